@@ -1,0 +1,87 @@
+"""Errors raised by parakit.
+
+Every error carries a stable code (``E1xx`` data formats, ``E2xx`` labels, ``E3xx`` text and
+similarity, ``E4xx`` splits) so messages are searchable, and data errors name the file, the
+line or record, and the field so the user can go straight to the problem.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ParakitError(Exception):
+    """Base class of every error parakit raises on purpose."""
+
+    code: str = "E000"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        if code is not None:
+            self.code = code
+        super().__init__(f"[{self.code}] {message}")
+
+
+class DataFormatError(ParakitError, ValueError):
+    """Input data does not follow its format.
+
+    Args:
+        message: what is wrong and, where possible, how to fix it.
+        path: the file being read.
+        line: 1-based line number (text formats) or record number (JSON lists, XML elements).
+        field: the column or key at fault.
+    """
+
+    code = "E100"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        code: str | None = None,
+        unit: str = "line",
+    ) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+        where = []
+        if self.path is not None:
+            where.append(self.path)
+        if line is not None:
+            where.append(f"{unit} {line}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {message}" if prefix else message, code=code)
+
+
+class LabelError(ParakitError, ValueError):
+    """A label string is not valid in its label scheme."""
+
+    code = "E200"
+
+
+class SpanError(ParakitError, ValueError):
+    """A span does not fit its document, or its text does not match."""
+
+    code = "E101"
+
+
+class SplitError(ParakitError, ValueError):
+    """Split settings that cannot be satisfied (bad ratios, missing times...)."""
+
+    code = "E400"
+
+
+def with_location(
+    error: ParakitError, *, path: str | Path | None, line: int | None, field: str | None,
+    unit: str = "line",
+) -> DataFormatError:
+    """Wrap a label/span error raised deep inside a reader into a located :class:`DataFormatError`."""
+    message = str(error)
+    # drop the inner code prefix, keep the inner code on the new error
+    if message.startswith(f"[{error.code}] "):
+        message = message[len(error.code) + 3 :]
+    return DataFormatError(message, path=path, line=line, field=field, code=error.code, unit=unit)

@@ -1,0 +1,177 @@
+"""Readers and writers for every supported corpus format, behind one ``read`` / ``write``.
+
+Example:
+    >>> from parakit.io import read, write, formats
+    >>> sorted(formats()["read"])[:3]
+    ['csv', 'etpc', 'jsonl']
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from parakit.errors import DataFormatError
+from parakit.io.atomic import atomic_write
+from parakit.io.etpc import read_etpc
+from parakit.io.jsonl import read_jsonl, write_jsonl
+from parakit.io.mrpc import read_mrpc
+from parakit.io.multipit import multireference, read_multipit, read_multireference
+from parakit.io.table import read_table, write_table
+from parakit.io.tmup import read_tmup
+from parakit.io.turku import read_opus_parsebank, read_turku, write_turku
+from parakit.schema import PairSet
+
+__all__ = [
+    "atomic_write", "detect_format", "formats", "multireference", "read", "read_etpc",
+    "read_jsonl", "read_mrpc", "read_multipit", "read_multireference", "read_opus_parsebank",
+    "read_table", "read_tmup", "read_turku", "write", "write_jsonl", "write_table", "write_turku",
+]
+
+
+def _read_csv(path: str | Path, **options: Any) -> PairSet:
+    return read_table(path, delimiter=",", **options)
+
+
+def _read_tsv(path: str | Path, **options: Any) -> PairSet:
+    return read_table(path, delimiter="\t", **options)
+
+
+READERS: dict[str, Callable[..., PairSet]] = {
+    "jsonl": read_jsonl,
+    "csv": _read_csv,
+    "tsv": _read_tsv,
+    "turku": read_turku,
+    "turku-opus-pb": read_opus_parsebank,
+    "multipit": read_multipit,
+    "multipit-multiref": read_multireference,
+    "tmup": read_tmup,
+    "mrpc": read_mrpc,
+    "etpc": read_etpc,
+}
+
+WRITERS: dict[str, Callable[..., Any]] = {
+    "jsonl": write_jsonl,
+    "csv": lambda ps, path, **o: write_table(ps, path, delimiter=",", **o),
+    "tsv": lambda ps, path, **o: write_table(ps, path, delimiter="\t", **o),
+    "turku": write_turku,
+}
+
+
+def formats() -> dict[str, list[str]]:
+    """The format names ``read`` and ``write`` accept."""
+    return {"read": sorted(READERS), "write": sorted(WRITERS)}
+
+
+def _first_line(path: Path) -> str:
+    from parakit.io._open import open_text
+
+    try:
+        with open_text(path) as handle:
+            return handle.readline()
+    except UnicodeDecodeError:
+        return ""
+
+
+def detect_format(path: str | Path) -> str:
+    """Guess a file's format from its name and first bytes.
+
+    Raises:
+        DataFormatError: when the format cannot be told; pass ``format=`` explicitly.
+    """
+    path = Path(path)
+    if path.is_dir():
+        if (path / "paraphrase_types.xml").exists() or any(path.glob("textual_*.xml")):
+            return "etpc"
+        raise DataFormatError("cannot tell the format of this folder", path=path, code="E113")
+    if not path.exists():
+        raise DataFormatError("no such file", path=path, code="E103")
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith(".jsonl"):
+        return "jsonl"
+    first = _first_line(path)
+    if name.endswith(".json"):
+        from parakit.io._open import open_text
+
+        with open_text(path) as handle:
+            head = handle.read(65536)
+        stripped = head.lstrip()
+        if stripped.startswith("{"):
+            return "multipit-multiref"
+        if '"lex-similarity"' in head:
+            return "turku-opus-pb"
+        if '"txt1"' in head:
+            return "turku"
+        if '"references"' in head:
+            return "multipit-multiref"
+        raise DataFormatError("cannot tell which JSON layout this is; pass format=...",
+                              path=path, code="E113")
+    if first.startswith("Quality\t#1 ID"):
+        return "mrpc"
+    if first.startswith("label\tsentence_A_ja"):
+        return "tmup"
+    if "\t" in first and "txt1" in first and "lex-similarity" in first:
+        return "turku-opus-pb"
+    if name.endswith(".csv"):
+        header = [h.strip().lower() for h in first.split(",")]
+        if header[:2] == ["sentence1", "sentence2"]:
+            return "multipit"
+        return "csv"
+    if name.endswith((".tsv", ".txt")):
+        return "tsv"
+    raise DataFormatError("cannot tell the format from the file name; pass format=...",
+                          path=path, code="E113")
+
+
+def read(path: str | Path, format: str | None = None, **options: Any) -> PairSet:
+    """Read any supported corpus file into a :class:`~parakit.schema.PairSet`.
+
+    Args:
+        path: file or folder (ETPC).
+        format: one of :func:`formats` ``["read"]``; guessed when omitted.
+        **options: passed to the format's reader (``columns=``, ``scheme=``, ``texts=``...).
+
+    Example:
+        >>> ps = read("../shared/data/mrpc/msr_paraphrase_train.txt")  # doctest: +SKIP
+        >>> len(ps)  # doctest: +SKIP
+        4076
+    """
+    name = format or detect_format(path)
+    try:
+        reader = READERS[name]
+    except KeyError:
+        raise DataFormatError(f"unknown format {name!r}; readable formats: "
+                              f"{', '.join(sorted(READERS))}", path=path, code="E113") from None
+    try:
+        return reader(path, **options)
+    except TypeError as err:
+        if "unexpected keyword argument" in str(err):
+            raise DataFormatError(f"option not understood by the {name} reader: {err}",
+                                  path=path, code="E114") from None
+        raise
+
+
+def write(pairs: PairSet, path: str | Path, format: str | None = None, **options: Any) -> Any:
+    """Write a pair set atomically; the format is taken from the extension when omitted
+    (``.jsonl``, ``.csv``, ``.tsv``, ``.json`` = Turku layout)."""
+    path = Path(path)
+    if format is None:
+        suffix = path.name.lower().removesuffix(".gz").rsplit(".", 1)[-1]
+        format = {"jsonl": "jsonl", "csv": "csv", "tsv": "tsv", "json": "turku"}.get(suffix)
+        if format is None:
+            raise DataFormatError(f"cannot tell the output format from {path.name!r}; pass "
+                                  f"format= one of {', '.join(sorted(WRITERS))}", path=path,
+                                  code="E113")
+    try:
+        writer = WRITERS[format]
+    except KeyError:
+        raise DataFormatError(f"unknown output format {format!r}; writable formats: "
+                              f"{', '.join(sorted(WRITERS))}", path=path, code="E113") from None
+    return writer(pairs, path, **options)
+
+
+def dumps_header(pairs: PairSet) -> str:
+    """The canonical JSONL header line of a pair set (handy for logs)."""
+    return json.dumps(pairs.header(), ensure_ascii=False)

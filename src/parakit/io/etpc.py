@@ -1,0 +1,190 @@
+"""ETPC, the Extended Typology Paraphrase Corpus (Q1), in its XML release v0.95.
+
+The release has six files (see ``ETPC_XML_v0.95.txt``): ``text_pairs.xml`` (the MRPC pairs with
+``mrpc_label``, ``etpc_label`` and ``negation``), ``paraphrase_types.xml`` (the typology), and
+four annotation files with one ``<relation>`` per atomic phenomenon: ``textual_paraphrases.xml``
+(pairs with MRPC label 1), ``textual_np_pos.xml`` / ``textual_np_neg.xml`` (pairs with MRPC
+label 0; sense-preserving / not) and ``negation.xml``.
+
+The reader loads whatever is present and says what is missing. Without ``text_pairs.xml`` the
+texts and (MRPC) labels can come from the MRPC training file, whose row numbers are ETPC's
+``pair_id`` 1–4076.
+"""
+
+from __future__ import annotations
+
+import logging
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from parakit.errors import DataFormatError
+from parakit.schema import Pair, PairSet
+
+logger = logging.getLogger(__name__)
+
+TEXT_PAIRS = "text_pairs.xml"
+TYPES = "paraphrase_types.xml"
+ANNOTATION_FILES = ("textual_paraphrases.xml", "textual_np_pos.xml", "textual_np_neg.xml",
+                    "negation.xml")
+ALL_FILES = (TEXT_PAIRS, TYPES, *ANNOTATION_FILES)
+
+
+def _parse(path: Path) -> ET.Element:
+    try:
+        return ET.parse(path).getroot()
+    except ET.ParseError as err:
+        line, _column = err.position
+        raise DataFormatError(f"malformed XML: {err}", path=path, line=line, code="E112") from None
+
+
+def _scope(text: str | None) -> list[int] | str | None:
+    """``"0, 8, 9"`` -> ``[0, 8, 9]``; ``"whole sentence"`` is kept as a string; empty -> None."""
+    if text is None or not text.strip():
+        return None
+    text = text.strip()
+    if not text[0].isdigit():
+        return text
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def read_paraphrase_types(path: str | Path) -> dict[int, dict[str, str]]:
+    """The typology: ``type_id -> {"name": ..., "category": ...}``."""
+    root = _parse(Path(path))
+    out = {}
+    for number, element in enumerate(root, start=1):
+        type_id = element.findtext("type_id")
+        if type_id is None:
+            raise DataFormatError("missing field", path=path, line=number, field="type_id",
+                                  unit="record", code="E106")
+        out[int(type_id)] = {"name": element.findtext("type_name") or "",
+                             "category": element.findtext("type_category") or ""}
+    return out
+
+
+def read_relations(path: str | Path, types: dict[int, dict[str, str]] | None = None
+                   ) -> dict[int, list[dict[str, Any]]]:
+    """The atomic phenomena of one annotation file, by ``pair_id``."""
+    path = Path(path)
+    root = _parse(path)
+    out: dict[int, list[dict[str, Any]]] = {}
+    for number, element in enumerate(root, start=1):
+        values = {child.tag: (child.text or "") for child in element}
+        for key in ("pair_id", "type_id"):
+            if not values.get(key, "").strip().isdigit():
+                raise DataFormatError(f"expected an integer, got {values.get(key)!r}", path=path,
+                                      line=number, field=key, unit="record", code="E106")
+        type_id = int(values["type_id"])
+        sense = values.get("sense_preserving", "").strip().lower()
+        phenomenon = {
+            "type_id": type_id,
+            "type_name": values.get("type_name", "").strip(),
+            "category": (types or {}).get(type_id, {}).get("category"),
+            "sense_preserving": {"yes": True, "no": False}.get(sense),
+            "s1_scope": _scope(values.get("s1_scope")),
+            "s2_scope": _scope(values.get("s2_scope")),
+            "key_s1": _scope(values.get("key_s1")),
+            "key_s2": _scope(values.get("key_s2")),
+            "s1_text": values.get("s1_text", "").strip() or None,
+            "s2_text": values.get("s2_text", "").strip() or None,
+            "file": path.name,
+        }
+        out.setdefault(int(values["pair_id"]), []).append(phenomenon)
+    return out
+
+
+def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "etpc"
+              ) -> PairSet:
+    """Read an ETPC XML folder.
+
+    Args:
+        folder: the folder with the XML files.
+        mrpc: MRPC training file, used for texts and labels when ``text_pairs.xml`` is absent.
+        label: ``etpc`` (re-annotated) or ``mrpc`` (original) label, when ``text_pairs.xml``
+            is present; only one should be used (see the ETPC documentation).
+
+    Returns:
+        pairs with ``metadata['phenomena']`` (atomic phenomena with type, category,
+        sense-preserving flag, scopes and keys), ``metadata['negation']`` when known, and
+        ``metadata['phenomena_annotated']`` saying whether the file covering the pair was
+        present. ``PairSet.metadata['etpc']`` lists present and missing files.
+
+    Raises:
+        DataFormatError: no texts are available (neither ``text_pairs.xml`` nor ``mrpc``).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DataFormatError("expected the ETPC folder", path=folder, code="E103")
+    if label not in ("etpc", "mrpc"):
+        raise ValueError(f"label must be 'etpc' or 'mrpc', not {label!r}")
+    present = [name for name in ALL_FILES if (folder / name).exists()]
+    missing = [name for name in ALL_FILES if name not in present]
+    types = read_paraphrase_types(folder / TYPES) if TYPES in present else None
+    relations = {name: read_relations(folder / name, types)
+                 for name in ANNOTATION_FILES if name in present}
+
+    base: list[Pair]
+    if TEXT_PAIRS in present:
+        base = _read_text_pairs(folder / TEXT_PAIRS, label)
+        label_source = label
+    elif mrpc is not None:
+        from parakit.io.mrpc import read_mrpc
+
+        base = [p.replace(metadata={**p.metadata, "mrpc_label": int(p.label or 0)})
+                for p in read_mrpc(mrpc)]
+        label_source = "mrpc"
+    else:
+        raise DataFormatError(
+            f"{TEXT_PAIRS} is missing, so the pair texts are unknown; pass mrpc=PATH to "
+            "msr_paraphrase_train.txt (CLI: --option mrpc=PATH) to take texts and MRPC labels "
+            "for pairs 1-4076 from MRPC", path=folder / TEXT_PAIRS, code="E111",
+        )
+    annotated_ids = {pid for rel in relations.values() for pid in rel}
+    pairs = []
+    for pair in base:
+        pid = int(pair.id)
+        phenomena = [ph for name in ANNOTATION_FILES if name in relations
+                     for ph in relations[name].get(pid, [])]
+        mrpc_label = pair.metadata.get("mrpc_label")
+        needed = ["negation.xml"]
+        needed += (["textual_paraphrases.xml"] if mrpc_label == 1
+                   else ["textual_np_pos.xml", "textual_np_neg.xml"])
+        meta = dict(pair.metadata)
+        meta["phenomena"] = [ph for ph in phenomena if ph["type_id"] != 100]
+        if "negation.xml" in relations:
+            meta["negation"] = pid in relations["negation.xml"] or bool(meta.get("negation"))
+        meta["phenomena_annotated"] = all(name in relations for name in needed)
+        pairs.append(pair.replace(metadata=meta))
+    with_text = {int(p.id) for p in pairs}
+    without_text = sorted(annotated_ids - with_text)
+    info = {"present": present, "missing": missing, "label_source": label_source,
+            "annotated_pairs_without_text": len(without_text)}
+    if missing:
+        logger.warning("ETPC folder %s lacks %s; %d annotated pairs have no text", folder,
+                       ", ".join(missing), len(without_text))
+    return PairSet(pairs, scheme="binary", name="etpc", lang="en",
+                   metadata={"format": "etpc", "etpc": info})
+
+
+def _read_text_pairs(path: Path, label: str) -> list[Pair]:
+    root = _parse(path)
+    pairs = []
+    for number, element in enumerate(root, start=1):
+        values = {child.tag: (child.text or "").strip() for child in element}
+        for key in ("pair_id", "sent1_raw", "sent2_raw", f"{label}_label"):
+            if key not in values:
+                raise DataFormatError("missing field", path=path, line=number, field=key,
+                                      unit="record", code="E106")
+        meta: dict[str, Any] = {
+            "mrpc_label": int(values.get("mrpc_label", "0") or 0),
+            "etpc_label": int(values.get("etpc_label", "0") or 0),
+            "negation": values.get("negation") == "1",
+            "sent1_id": values.get("sent1_id"),
+            "sent2_id": values.get("sent2_id"),
+            "sent1_tok": values.get("sent1_tok"),
+            "sent2_tok": values.get("sent2_tok"),
+        }
+        pairs.append(Pair(id=values["pair_id"], text1=values["sent1_raw"],
+                          text2=values["sent2_raw"], label=values[f"{label}_label"],
+                          metadata=meta))
+    return pairs

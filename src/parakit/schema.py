@@ -1,0 +1,567 @@
+"""The parakit data model: documents, spans, pairs, judgments and pair sets.
+
+Every stage of parakit reads and writes these types, so any stage can be entered on its own.
+The objects are frozen dataclasses: derive changed copies with :meth:`Pair.replace`.
+
+Example:
+    >>> from parakit.schema import Pair, PairSet
+    >>> ps = PairSet([Pair("p1", "A cat sat.", "The cat sat.", label="4")], scheme="turku")
+    >>> len(ps), ps.binary_labels()
+    (1, [1])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
+
+from parakit.errors import LabelError, SpanError
+from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
+
+if TYPE_CHECKING:  # pragma: no cover
+    import datasets
+    import pandas as pd
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A source document: subtitles of an episode, a news article, a forum message...
+
+    Attributes:
+        id: unique document id.
+        text: the full text; spans index into it.
+        metadata: free metadata such as ``source``, ``title``, ``time``, ``group``, ``lang``.
+    """
+
+    id: str
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "text": self.text}
+        if self.metadata:
+            out["metadata"] = self.metadata
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Document:
+        return cls(id=str(data["id"]), text=data["text"], metadata=dict(data.get("metadata") or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Character offsets ``[begin, end)`` into a document (Python slice notation)."""
+
+    doc_id: str
+    begin: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.begin, int) and isinstance(self.end, int)):
+            raise SpanError(f"span offsets must be integers, got {self.begin!r}, {self.end!r}")
+        if self.begin < 0 or self.end < self.begin:
+            raise SpanError(f"invalid span [{self.begin}, {self.end}) in document {self.doc_id!r}")
+
+    def text(self, document: Document | str) -> str:
+        """The text the span covers; raises :class:`SpanError` if it lies outside the document."""
+        text = document.text if isinstance(document, Document) else document
+        if self.end > len(text):
+            raise SpanError(
+                f"span [{self.begin}, {self.end}) lies outside document {self.doc_id!r} "
+                f"of length {len(text)}"
+            )
+        return text[self.begin : self.end]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"doc": self.doc_id, "begin": self.begin, "end": self.end}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Span:
+        return cls(str(data["doc"]), int(data["begin"]), int(data["end"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Judgment:
+    """One annotator's (or crowd worker's) judgment of a pair."""
+
+    annotator: str
+    label: str | None
+    time: str | None = None
+    gold: bool = False
+    rewrite: tuple[str, str] | None = None
+    unsure: bool = False
+    comment: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"annotator": self.annotator, "label": self.label}
+        for key in ("time", "comment"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.gold:
+            out["gold"] = True
+        if self.unsure:
+            out["unsure"] = True
+        if self.rewrite is not None:
+            out["rewrite"] = list(self.rewrite)
+        if self.metadata:
+            out["metadata"] = self.metadata
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Judgment:
+        rewrite = data.get("rewrite")
+        return cls(
+            annotator=str(data["annotator"]),
+            label=None if data.get("label") is None else str(data["label"]),
+            time=data.get("time"),
+            gold=bool(data.get("gold", False)),
+            rewrite=tuple(rewrite) if rewrite is not None else None,  # type: ignore[arg-type]
+            unsure=bool(data.get("unsure", False)),
+            comment=data.get("comment"),
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A candidate or labelled statement pair.
+
+    Attributes:
+        id: unique pair id within its set.
+        text1, text2: the two statements.
+        label: canonical label string of the set's scheme, or None when unlabelled.
+        span1, span2: where the statements come from in their documents (context), if known.
+        group: pairs of one group stay in one split (Turku ``goeswith``, a MultiPIT topic...).
+        split: ``train`` / ``dev`` / ``test`` ... if assigned.
+        fold: 0–99 fold if assigned.
+        time: ISO-8601 timestamp (used by time-ordered splits).
+        source: where the pair comes from (``opus``, ``news-headings``, ``mt``...).
+        rewrites: (rewrite1, rewrite2) pairs produced by annotators.
+        judgments: the individual judgments the label was derived from.
+        metadata: anything else (similarity scores, original ids, phenomena...).
+    """
+
+    id: str
+    text1: str
+    text2: str
+    label: str | None = None
+    span1: Span | None = None
+    span2: Span | None = None
+    group: str | None = None
+    split: str | None = None
+    fold: int | None = None
+    time: str | None = None
+    source: str | None = None
+    rewrites: tuple[tuple[str, str], ...] = ()
+    judgments: tuple[Judgment, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def replace(self, **changes: Any) -> Pair:
+        """A copy with ``changes`` applied."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict; empty optional fields are left out."""
+        out: dict[str, Any] = {"id": self.id, "text1": self.text1, "text2": self.text2}
+        if self.label is not None:
+            out["label"] = self.label
+        if self.span1 is not None:
+            out["span1"] = self.span1.to_dict()
+        if self.span2 is not None:
+            out["span2"] = self.span2.to_dict()
+        for key in ("group", "split", "fold", "time", "source"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.rewrites:
+            out["rewrites"] = [list(r) for r in self.rewrites]
+        if self.judgments:
+            out["judgments"] = [j.to_dict() for j in self.judgments]
+        if self.metadata:
+            out["metadata"] = self.metadata
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Pair:
+        """Inverse of :meth:`to_dict`."""
+        span1 = data.get("span1")
+        span2 = data.get("span2")
+        fold = data.get("fold")
+        label = data.get("label")
+        return cls(
+            id=str(data["id"]),
+            text1=data["text1"],
+            text2=data["text2"],
+            label=None if label is None else str(label),
+            span1=Span.from_dict(span1) if span1 else None,
+            span2=Span.from_dict(span2) if span2 else None,
+            group=None if data.get("group") is None else str(data["group"]),
+            split=data.get("split"),
+            fold=None if fold is None else int(fold),
+            time=data.get("time"),
+            source=data.get("source"),
+            rewrites=tuple((r[0], r[1]) for r in data.get("rewrites") or ()),
+            judgments=tuple(Judgment.from_dict(j) for j in data.get("judgments") or ()),
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+
+# Flat columns of a pair in tables (pandas, CSV, HF datasets); metadata keys become extra columns.
+FLAT_COLUMNS = (
+    "id", "text1", "text2", "label", "group", "split", "fold", "time", "source",
+)
+
+
+class PairSet(Sequence[Pair]):
+    """An ordered collection of pairs with corpus-level information.
+
+    Args:
+        pairs: the pairs; ids must be unique.
+        scheme: the label scheme (a name, a spec dict or a :class:`LabelScheme`); labels are
+            validated and normalised against it.
+        documents: documents that the pairs' spans point into, by id.
+        name: corpus name.
+        lang: language code(s) of the statements (``fi``, ``en``, ``ja``...).
+        metadata: free corpus-level metadata (provenance, licence, reader settings...).
+    """
+
+    def __init__(
+        self,
+        pairs: Iterable[Pair] = (),
+        *,
+        scheme: str | dict[str, Any] | LabelScheme = "binary",
+        documents: dict[str, Document] | Iterable[Document] | None = None,
+        name: str | None = None,
+        lang: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        validate: bool = True,
+    ) -> None:
+        self.scheme: LabelScheme = (
+            scheme if isinstance(scheme, LabelScheme)
+            else scheme_from_spec(scheme) if isinstance(scheme, dict)
+            else get_scheme(scheme)
+        )
+        self.pairs: list[Pair] = list(pairs)
+        if documents is None:
+            self.documents: dict[str, Document] = {}
+        elif isinstance(documents, dict):
+            self.documents = dict(documents)
+        else:
+            self.documents = {d.id: d for d in documents}
+        self.name = name
+        self.lang = lang
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        if validate:
+            self.validate()
+
+    # -- sequence protocol -------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    @overload
+    def __getitem__(self, index: int) -> Pair: ...
+    @overload
+    def __getitem__(self, index: slice) -> PairSet: ...
+    def __getitem__(self, index: int | slice) -> Pair | PairSet:
+        if isinstance(index, slice):
+            return self._derive(self.pairs[index])
+        return self.pairs[index]
+
+    def __iter__(self) -> Iterator[Pair]:
+        return iter(self.pairs)
+
+    def __repr__(self) -> str:
+        return (
+            f"PairSet(name={self.name!r}, pairs={len(self)}, scheme={self.scheme!r}, "
+            f"documents={len(self.documents)})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, PairSet)
+            and self.pairs == other.pairs
+            and self.scheme == other.scheme
+            and self.documents == other.documents
+            and self.name == other.name
+            and self.lang == other.lang
+            and self.metadata == other.metadata
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- validation ----------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Check unique ids and valid labels, normalising labels to the scheme's canonical form.
+
+        Raises:
+            LabelError: a pair's label is not valid in the scheme (names the pair id).
+            ValueError: duplicate pair ids.
+        """
+        seen: set[str] = set()
+        normalised = []
+        for pair in self.pairs:
+            if pair.id in seen:
+                raise ValueError(f"[E102] duplicate pair id {pair.id!r} in pair set {self.name!r}")
+            seen.add(pair.id)
+            if pair.label is not None:
+                try:
+                    canonical = self.scheme.normalize(pair.label)
+                except LabelError as err:
+                    raise LabelError(f"pair {pair.id!r}: {err}", code=err.code) from None
+                if canonical != pair.label:
+                    pair = pair.replace(label=canonical)
+            normalised.append(pair)
+        self.pairs = normalised
+
+    def verify_spans(self) -> int:
+        """Check that every span lies inside its document and covers exactly its statement.
+
+        Returns:
+            the number of spans checked.
+
+        Raises:
+            SpanError: naming the pair and the side that does not match.
+        """
+        checked = 0
+        for pair in self.pairs:
+            for side, span, text in ((1, pair.span1, pair.text1), (2, pair.span2, pair.text2)):
+                if span is None:
+                    continue
+                doc = self.documents.get(span.doc_id)
+                if doc is None:
+                    raise SpanError(f"pair {pair.id!r}: span{side} names unknown document "
+                                    f"{span.doc_id!r}")
+                try:
+                    covered = span.text(doc)
+                except SpanError as err:
+                    raise SpanError(f"pair {pair.id!r}: span{side}: {err}") from None
+                if covered != text:
+                    raise SpanError(
+                        f"pair {pair.id!r}: span{side} [{span.begin}, {span.end}) of document "
+                        f"{span.doc_id!r} covers {covered[:60]!r}, not text{side} {text[:60]!r}"
+                    )
+                checked += 1
+        return checked
+
+    # -- derived views ------------------------------------------------------------------------
+    def _derive(self, pairs: Iterable[Pair], **changes: Any) -> PairSet:
+        kwargs: dict[str, Any] = {
+            "scheme": self.scheme,
+            "documents": self.documents,
+            "name": self.name,
+            "lang": self.lang,
+            "metadata": self.metadata,
+        }
+        kwargs.update(changes)
+        return PairSet(pairs, validate=False, **kwargs)
+
+    def filter(self, predicate: Callable[[Pair], bool]) -> PairSet:
+        """The pairs for which ``predicate`` is true, as a new set."""
+        return self._derive(p for p in self.pairs if predicate(p))
+
+    def map(self, function: Callable[[Pair], Pair]) -> PairSet:
+        """A new set with ``function`` applied to every pair."""
+        return self._derive(function(p) for p in self.pairs)
+
+    def by_split(self) -> dict[str, PairSet]:
+        """The pairs grouped by their ``split`` (pairs without one are under ``None``)."""
+        groups: dict[Any, list[Pair]] = {}
+        for pair in self.pairs:
+            groups.setdefault(pair.split, []).append(pair)
+        return {key: self._derive(value) for key, value in groups.items()}
+
+    def binary_labels(self, reading: str | None = None) -> list[int | None]:
+        """Each pair's binary reading (None for unlabelled or undecided pairs)."""
+        return [
+            None if p.label is None else self.scheme.to_binary(p.label, reading)
+            for p in self.pairs
+        ]
+
+    def to_binary(self, reading: str | None = None, drop_undecided: bool = True) -> PairSet:
+        """A binary-scheme copy of this set under ``reading``; undecided pairs are dropped.
+
+        The original label is kept in ``metadata['original_label']``.
+        """
+        out = []
+        for pair, value in zip(self.pairs, self.binary_labels(reading), strict=True):
+            if value is None and drop_undecided:
+                continue
+            meta = dict(pair.metadata)
+            if pair.label is not None:
+                meta["original_label"] = pair.label
+            out.append(pair.replace(label=None if value is None else str(value), metadata=meta))
+        return self._derive(out, scheme=get_scheme("binary"))
+
+    def label_counts(self) -> Counter[str | None]:
+        """How many pairs carry each label."""
+        return Counter(p.label for p in self.pairs)
+
+    def texts(self) -> tuple[list[str], list[str]]:
+        """The two statement columns."""
+        return [p.text1 for p in self.pairs], [p.text2 for p in self.pairs]
+
+    # -- conversions ---------------------------------------------------------------------------
+    def header(self) -> dict[str, Any]:
+        """Corpus-level fields written as the first line of canonical JSONL."""
+        out: dict[str, Any] = {"scheme": self.scheme.spec()}
+        if self.name is not None:
+            out["name"] = self.name
+        if self.lang is not None:
+            out["lang"] = self.lang
+        if self.metadata:
+            out["metadata"] = self.metadata
+        return out
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per pair: the flat columns, ``span1``/``span2``/``rewrites``/``judgments`` as
+        objects, and one column per metadata key. Corpus fields go to ``DataFrame.attrs``."""
+        import pandas as pd
+
+        rows = []
+        for pair in self.pairs:
+            row = {key: getattr(pair, key) for key in FLAT_COLUMNS}
+            row["span1"] = pair.span1.to_dict() if pair.span1 else None
+            row["span2"] = pair.span2.to_dict() if pair.span2 else None
+            row["rewrites"] = [list(r) for r in pair.rewrites]
+            row["judgments"] = [j.to_dict() for j in pair.judgments]
+            for key, value in pair.metadata.items():
+                row[f"metadata.{key}"] = value
+            rows.append(row)
+        frame = pd.DataFrame(rows, columns=None if rows else [*FLAT_COLUMNS, "span1", "span2",
+                                                              "rewrites", "judgments"])
+        frame.attrs["parakit"] = self.header()
+        frame.attrs["parakit_documents"] = [d.to_dict() for d in self.documents.values()]
+        return frame
+
+    @classmethod
+    def from_pandas(
+        cls,
+        frame: pd.DataFrame,
+        scheme: str | dict[str, Any] | LabelScheme | None = None,
+        **kwargs: Any,
+    ) -> PairSet:
+        """Inverse of :meth:`to_pandas`; a plain frame needs at least ``text1`` and ``text2``
+        (ids default to the row number)."""
+        import math
+
+        header = dict(frame.attrs.get("parakit") or {})
+        documents = [Document.from_dict(d) for d in frame.attrs.get("parakit_documents") or []]
+
+        def clean(value: Any) -> Any:
+            if value is None:
+                return None
+            if isinstance(value, float) and math.isnan(value):
+                return None
+            if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+                return value.item()
+            return value
+
+        pairs = []
+        for index, record in enumerate(frame.to_dict(orient="records")):
+            data: dict[str, Any] = {"metadata": {}}
+            for key, value in record.items():
+                value = clean(value) if not isinstance(value, (list, dict)) else value
+                if key.startswith("metadata."):
+                    if value is not None:
+                        data["metadata"][key[len("metadata."):]] = value
+                elif hasattr(value, "tolist"):
+                    data[key] = value.tolist()
+                else:
+                    data[key] = value
+            data.setdefault("id", str(index))
+            if data.get("id") is None:
+                data["id"] = str(index)
+            pairs.append(Pair.from_dict(data))
+        options: dict[str, Any] = {
+            "scheme": scheme or header.get("scheme", "binary"),
+            "documents": documents,
+            "name": header.get("name"),
+            "lang": header.get("lang"),
+            "metadata": header.get("metadata"),
+        }
+        options.update(kwargs)
+        return cls(pairs, **options)
+
+    def to_dataset(self) -> datasets.Dataset:
+        """A Hugging Face :class:`datasets.Dataset`, one row per pair (nested fields as JSON
+        strings so every row has the same features); corpus fields go to ``info.description``."""
+        import json
+
+        import datasets
+
+        rows: dict[str, list[Any]] = {key: [] for key in FLAT_COLUMNS}
+        for extra in ("span1", "span2", "rewrites", "judgments", "metadata"):
+            rows[extra] = []
+        for pair in self.pairs:
+            for key in FLAT_COLUMNS:
+                rows[key].append(getattr(pair, key))
+            rows["span1"].append(json.dumps(pair.span1.to_dict()) if pair.span1 else None)
+            rows["span2"].append(json.dumps(pair.span2.to_dict()) if pair.span2 else None)
+            rows["rewrites"].append(json.dumps([list(r) for r in pair.rewrites]))
+            rows["judgments"].append(json.dumps([j.to_dict() for j in pair.judgments]))
+            rows["metadata"].append(json.dumps(pair.metadata, ensure_ascii=False))
+        features = datasets.Features(
+            {
+                **{k: datasets.Value("string") for k in FLAT_COLUMNS if k != "fold"},
+                "fold": datasets.Value("int32"),
+                **{k: datasets.Value("string") for k in ("span1", "span2", "rewrites",
+                                                         "judgments", "metadata")},
+            }
+        )
+        info = datasets.DatasetInfo(
+            description=json.dumps(
+                {"parakit": self.header(),
+                 "documents": [d.to_dict() for d in self.documents.values()]},
+                ensure_ascii=False,
+            ),
+            features=features,
+        )
+        return datasets.Dataset.from_dict(rows, features=features, info=info)
+
+    @classmethod
+    def from_dataset(
+        cls,
+        dataset: datasets.Dataset,
+        scheme: str | dict[str, Any] | LabelScheme | None = None,
+        **kwargs: Any,
+    ) -> PairSet:
+        """Inverse of :meth:`to_dataset`; a plain dataset needs ``text1`` and ``text2``
+        columns (``sentence1``/``sentence2`` are accepted too)."""
+        import json
+
+        header: dict[str, Any] = {}
+        documents: list[Document] = []
+        description = dataset.info.description or ""
+        if description.startswith("{"):
+            try:
+                info = json.loads(description)
+                header = info.get("parakit", {})
+                documents = [Document.from_dict(d) for d in info.get("documents", [])]
+            except json.JSONDecodeError:
+                header = {}
+        columns = set(dataset.column_names)
+        rename = {"sentence1": "text1", "sentence2": "text2"}
+        pairs = []
+        for index, row in enumerate(dataset):
+            data: dict[str, Any] = {rename.get(k, k): v for k, v in row.items()}
+            for key in ("span1", "span2", "rewrites", "judgments", "metadata"):
+                if key in columns and isinstance(data.get(key), str):
+                    data[key] = json.loads(data[key])
+            if data.get("id") is None:
+                data["id"] = str(index)
+            if "label" in data and data["label"] is not None:
+                data["label"] = str(data["label"])
+            pairs.append(Pair.from_dict(data))
+        options: dict[str, Any] = {
+            "scheme": scheme or header.get("scheme", "binary"),
+            "documents": documents,
+            "name": header.get("name"),
+            "lang": header.get("lang"),
+            "metadata": header.get("metadata"),
+        }
+        options.update(kwargs)
+        return cls(pairs, **options)
