@@ -285,16 +285,12 @@ def write_turku(
     """
     target = Path(path)
     kept = [p for p in pairs if p.label is None or p.label[:1] not in drop_labels]
-    items = [pair_to_turku(p) for p in kept]
-    with atomic_write(target) as handle:
-        json.dump(items, handle, ensure_ascii=False, indent=4, sort_keys=False)
-        handle.write("\n")
-    texts_path = None
     used = {s.doc_id for p in kept for s in (p.span1, p.span2) if s is not None}
+    missing = sorted(used - set(pairs.documents))
+    if missing:  # check before writing anything, so no half release is left behind
+        raise SpanError(f"spans point to documents the pair set does not hold: {missing[:5]}")
+    texts_path = None
     if used:
-        missing = sorted(used - set(pairs.documents))
-        if missing:
-            raise SpanError(f"spans point to documents the pair set does not hold: {missing[:5]}")
         texts_path = (
             Path(texts)
             if texts is not None
@@ -307,6 +303,9 @@ def write_turku(
                 ensure_ascii=False,
                 indent=4,
             )
+    with atomic_write(target) as handle:
+        json.dump([pair_to_turku(p) for p in kept], handle, ensure_ascii=False, indent=4)
+        handle.write("\n")
     return target, texts_path
 
 
