@@ -37,7 +37,7 @@ def iter_lines(path: str | Path, encoding: str = "utf-8-sig") -> Iterator[tuple[
         except UnicodeDecodeError as err:
             raise DataFormatError(
                 f"cannot decode the file as {encoding}: {err.reason}; pass encoding=... "
-                "(CLI: --encoding) with the file's real encoding",
+                "(CLI: -o encoding=NAME) with the file's real encoding",
                 path=path,
                 line=line_number + 1,
                 code="E104",
