@@ -8,7 +8,9 @@ core, so its peak resident memory is its own.
     python benchmarks/lexical_similarity.py              # 1,000,000 pairs
     python benchmarks/lexical_similarity.py --pairs 200000
 
-Prints a Markdown table: pairs/second and peak memory (RSS, and above the loaded input).
+Prints a Markdown table: pairs per CPU-second of the one core (CPU time, so a busy machine
+does not distort it; wall time and the load average are printed too) and peak memory (RSS, and
+above the loaded input).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def run_one(method: str, n: int) -> dict:
     texts1, texts2 = load_pairs(n)
     base = rss_mb()
     start = time.perf_counter()
+    cpu_start = time.process_time()
     if method == "wor-regex":
         from parakit.text import word_overlap_rates
 
