@@ -183,7 +183,7 @@ class NgramLM:
         return 10 ** (-self.log_prob(sentence) / self.n_tokens(sentence))
 
     def save(self, path: str | Path) -> None:
-        """Save as gzip JSON (atomic)."""
+        """Save as JSON (atomic; gzip-compressed when the name ends in ``.gz``)."""
         from parakit.io.atomic import atomic_write
 
         data = {"params": {"order": self.order, "smoothing": self.smoothing,
@@ -193,12 +193,13 @@ class NgramLM:
                 "n_sentences": self.n_sentences_, "vocabulary": self.vocabulary_,
                 "counts": [[[" ".join(g), c] for g, c in level.items()]
                            for level in self.counts_]}
-        with atomic_write(path, "wb") as handle:
-            handle.write(gzip.compress(json.dumps(data, ensure_ascii=False).encode()))
+        with atomic_write(path) as handle:
+            json.dump(data, handle, ensure_ascii=False)
 
     @classmethod
     def load(cls, path: str | Path) -> NgramLM:
-        data = json.loads(gzip.decompress(Path(path).read_bytes()))
+        raw = Path(path).read_bytes()
+        data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
         lm = cls(**data["params"])
         lm.counts_ = [{tuple(g.split(" ")): c for g, c in level} for level in data["counts"]]
         lm.totals_, lm.types_ = [], []
