@@ -19,8 +19,9 @@ DOCS = [
 def test_similarity_is_sklearn_tfidf_char_wb_4gram_cosine():
     texts = [d.text for d in DOCS]
     aligner = DocumentAligner().fit(texts)
-    vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(4, 4), sublinear_tf=True,
-                          max_features=200_000).fit(texts)
+    vec = TfidfVectorizer(
+        analyzer="char_wb", ngram_range=(4, 4), sublinear_tf=True, max_features=200_000
+    ).fit(texts)
     m = vec.transform(texts).toarray()
     expected = m[0] @ m[1] / (np.linalg.norm(m[0]) * np.linalg.norm(m[1]))
     got = aligner.similarity([texts[0]], [texts[1]])[0]
@@ -46,8 +47,10 @@ def test_key_restricts_comparisons_and_bad_band_is_rejected():
 
 def test_empty_documents_are_skipped_with_a_count(tmp_path):
     path = tmp_path / "docs.jsonl"
-    path.write_text('{"id": "a", "text": "one two three four"}\n{"id": "b", "text": "  "}\n'
-                    '{"id": "c", "text": "one two three five"}\n')
+    path.write_text(
+        '{"id": "a", "text": "one two three four"}\n{"id": "b", "text": "  "}\n'
+        '{"id": "c", "text": "one two three five"}\n'
+    )
     skips = SkipCounter()
     docs = read_documents(path, skips=skips)
     assert [d.id for d in docs] == ["a", "c"] and skips["empty-document"] == 1

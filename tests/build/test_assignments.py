@@ -3,8 +3,10 @@ import itertools
 from parakit.build.assignments import assignment_pairs
 from parakit.schema import Document
 
-ANSWERS = [Document(f"q1-{i}", f"Translation {i} of the contract text, version {i}.",
-                    {"assignment": "q1"}) for i in range(5)] + [
+ANSWERS = [
+    Document(f"q1-{i}", f"Translation {i} of the contract text, version {i}.", {"assignment": "q1"})
+    for i in range(5)
+] + [
     Document("q2-0", "An essay on corpus linguistics.", {"assignment": "q2"}),
     Document("q2-1", "Corpus linguistics studies language with corpora.", {"assignment": "q2"}),
     Document("q3-0", "Lonely answer.", {"assignment": "q3"}),

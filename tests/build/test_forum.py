@@ -12,8 +12,12 @@ MESSAGES = [
     _msg(1, "Best budget phone?", "tech", "Which cheap phone has the best camera these days?"),
     _msg(2, "best budget phone? ", "tech", "I need a cheap phone with a good camera, ideas?"),
     _msg(3, "Best budget phone?", "cars", "Which cheap phone has the best camera these days?"),
-    _msg(4, "Best budget phone?", "tech", "Which cheap phone has the best camera these days? "
-                                          "Thanks in advance."),
+    _msg(
+        4,
+        "Best budget phone?",
+        "tech",
+        "Which cheap phone has the best camera these days? Thanks in advance.",
+    ),
     _msg(5, "Sourdough starter", "food", "My sourdough starter smells odd, is it dead?"),
 ]
 

@@ -27,8 +27,10 @@ def test_bigram_kneser_ney_by_hand():
     # P(</s> | b) = (2 - .75)/2 + .75 * 1/2 * P1(</s>); P1(</s>) = 1.25/5 + .12 = 0.37
     assert lm.prob("</s>", ["b"]) == pytest.approx(0.625 + 0.375 * 0.37)
     assert lm.log_prob("a b") == pytest.approx(
-        math.log10(lm.prob("a", ["<s>"])) + math.log10(lm.prob("b", ["a"]))
-        + math.log10(lm.prob("</s>", ["b"])))
+        math.log10(lm.prob("a", ["<s>"]))
+        + math.log10(lm.prob("b", ["a"]))
+        + math.log10(lm.prob("</s>", ["b"]))
+    )
 
 
 def test_order_save_load_and_errors(tmp_path):

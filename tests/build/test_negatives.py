@@ -4,9 +4,11 @@ from parakit.build.negatives import random_negatives
 from parakit.errors import ParakitError
 from parakit.text import word_overlap_rate
 
-SENTS = ([f"the old man walked his dog in the park number {i}" for i in range(40)]
-         + [f"quarterly revenue grew by {i} percent" for i in range(40)]
-         + [f"she painted the kitchen wall blue on day {i}" for i in range(40)])
+SENTS = (
+    [f"the old man walked his dog in the park number {i}" for i in range(40)]
+    + [f"quarterly revenue grew by {i} percent" for i in range(40)]
+    + [f"she painted the kitchen wall blue on day {i}" for i in range(40)]
+)
 
 
 def test_random_pairs_are_distinct_unique_and_seeded():
@@ -14,8 +16,10 @@ def test_random_pairs_are_distinct_unique_and_seeded():
     assert len(ps) == 50
     keys = {frozenset((p.text1, p.text2)) for p in ps}
     assert len(keys) == 50 and all(p.text1 != p.text2 for p in ps)
-    assert all(p.metadata["wor"] == pytest.approx(word_overlap_rate(p.text1, p.text2), abs=1e-6)
-               for p in ps)
+    assert all(
+        p.metadata["wor"] == pytest.approx(word_overlap_rate(p.text1, p.text2), abs=1e-6)
+        for p in ps
+    )
     assert [p.text1 for p in random_negatives(SENTS, n=50, seed=3)] == [p.text1 for p in ps]
 
 

@@ -14,16 +14,23 @@ def _pairs_with_wor():
     for m in range(11):
         for rep in range(3 if m % 2 else 8):  # odd m: 3 pairs, even m: 8 pairs
             other = base[: 10 - m] + [f"x{rep}_{j}" for j in range(m)]
-            pairs.append(Pair(f"m{m}-{rep}", " ".join(base), " ".join(other),
-                              metadata={"qe": rep / 10}))
+            pairs.append(
+                Pair(f"m{m}-{rep}", " ".join(base), " ".join(other), metadata={"qe": rep / 10})
+            )
     pairs.append(Pair("exact", " ".join(base), " ".join(base)))
     pairs.append(Pair("reordered", " ".join(base), " ".join(reversed(base))))
     return PairSet(pairs)
 
 
 def test_wor_bins_are_ten_tenths_plus_one():
-    assert wor_bin_index(np.array([0.0, 0.05, 0.1, 0.55, 0.999, 1.0])).tolist() == \
-        [0, 0, 1, 5, 9, 10]
+    assert wor_bin_index(np.array([0.0, 0.05, 0.1, 0.55, 0.999, 1.0])).tolist() == [
+        0,
+        0,
+        1,
+        5,
+        9,
+        10,
+    ]
 
 
 def test_exactly_n_per_bin_when_available_and_short_bins_reported():
@@ -57,7 +64,7 @@ def test_order_by_takes_the_best_of_each_bin():
 
 def test_char_preset_uses_twenty_bins_of_tf_char_2_4_cosine():
     ps = _pairs_with_wor()
-    sample, report = balanced_sample(ps, n_per_bin=1, measure="char")
+    _, report = balanced_sample(ps, n_per_bin=1, measure="char")
     assert len(report.available) == 20 and report.edges[1] == (0.05, 0.1)
     cos = char_ngram_cosine([p.text1 for p in ps], [p.text2 for p in ps], ngram_range=(2, 4))
     expected = np.bincount(np.minimum((cos * 20).astype(int), 19), minlength=20)

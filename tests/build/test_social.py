@@ -29,18 +29,21 @@ from parakit.io import read
 def test_cleaning_rules():
     cleaner = SentenceCleaner()
     skips = SkipCounter()
-    text = ("Apple unveils the new iPhone today 📱🔥!! Prices start at just $999. Wow. "
-            "Follow me for more tech news and deals. See https://t.co/abc ★ now")
-    assert cleaner.clean_text(text, skips) == ["Apple unveils the new iPhone today !!",
-                                               "Prices start at just $999."]
+    text = (
+        "Apple unveils the new iPhone today 📱🔥!! Prices start at just $999. Wow. "
+        "Follow me for more tech news and deals. See https://t.co/abc ★ now"
+    )
+    assert cleaner.clean_text(text, skips) == [
+        "Apple unveils the new iPhone today !!",
+        "Prices start at just $999.",
+    ]
     assert skips == {"too-short": 2, "spam": 1}
     # dedupe on lowercased text without punctuation
-    assert cleaner.clean(["The market fell sharply on Monday.",
-                          "the market fell sharply on monday!!"]) == [
-        "The market fell sharply on Monday."]
+    assert cleaner.clean(
+        ["The market fell sharply on Monday.", "the market fell sharply on monday!!"]
+    ) == ["The market fell sharply on Monday."]
     custom = SentenceCleaner(spam_patterns=[r"\bmarket\b"], min_tokens=2)
-    assert custom.clean_text("The market fell sharply. Stocks fell too.") == [
-        "Stocks fell too."]
+    assert custom.clean_text("The market fell sharply. Stocks fell too.") == ["Stocks fell too."]
 
 
 def test_unigram_ranking_by_average_word_probability():
@@ -49,16 +52,19 @@ def test_unigram_ranking_by_average_word_probability():
     assert model.average_probability("the game") == pytest.approx((2 / 13 + 2 / 13) / 2)
     ranked = rank_groups([Group("g", sentences)], model)[0]
     assert ranked.sentences[-1] == "zebras quantum flux today"
-    assert ranked.metadata["avg_word_prob"] == sorted(ranked.metadata["avg_word_prob"],
-                                                      reverse=True)
+    assert ranked.metadata["avg_word_prob"] == sorted(
+        ranked.metadata["avg_word_prob"], reverse=True
+    )
     wf = WordfreqModel("en")
     assert wf.average_probability("the game was great") > wf.average_probability(
-        "zebras quantum flux")
+        "zebras quantum flux"
+    )
 
 
 def test_follow_up_schedule():
     assert [follow_up_size(n) for n in range(22)] == (
-        [0] * 4 + [20] * 3 + [30] * 3 + [40] * 3 + [50] * 8 + [0])
+        [0] * 4 + [20] * 3 + [30] * 3 + [40] * 3 + [50] * 8 + [0]
+    )
     assert FOLLOW_UP_SCHEDULE[0] == (4, 6, 20)
 
 
@@ -89,9 +95,11 @@ def test_url_seed_rule():
 
 
 def test_topics_and_balancing():
-    groups = [Group(f"s{i}", ["the team won the match"]) for i in range(5)] + \
-             [Group(f"p{i}", ["the senate passed the bill"]) for i in range(2)] + \
-             [Group("x", ["nothing here"])]
+    groups = (
+        [Group(f"s{i}", ["the team won the match"]) for i in range(5)]
+        + [Group(f"p{i}", ["the senate passed the bill"]) for i in range(2)]
+        + [Group("x", ["nothing here"])]
+    )
     labelled = assign_topics(groups, {"sports": ["team", "match"], "politics": ["senate"]})
     assert [g.topic for g in labelled] == ["sports"] * 5 + ["politics"] * 2 + ["other"]
     balanced = balance_topics(labelled, seed=0)
@@ -104,10 +112,21 @@ def test_stages_from_posts(tmp_path):
     path = tmp_path / "posts.jsonl"
     lines = []
     for i in range(30):
-        lines.append({"group": "t1", "kind": "trend", "topic": "tech",
-                      "text": f"the new phone {i} has a really good camera sensor"})
-        lines.append({"group": "u1", "kind": "url",
-                      "text": f"scientists sequence the komodo dragon genome part {i}"})
+        lines.append(
+            {
+                "group": "t1",
+                "kind": "trend",
+                "topic": "tech",
+                "text": f"the new phone {i} has a really good camera sensor",
+            }
+        )
+        lines.append(
+            {
+                "group": "u1",
+                "kind": "url",
+                "text": f"scientists sequence the komodo dragon genome part {i}",
+            }
+        )
     import json
 
     path.write_text("\n".join(json.dumps(x) for x in lines))
@@ -119,7 +138,8 @@ def test_stages_from_posts(tmp_path):
     assert not {(p.text1, p.text2) for p in follow} & {(p.text1, p.text2) for p in pilot}
     none = social_candidates(groups, "follow-up", pilot_counts={"t1": 2}, seed=5)
     assert len(none) == 0 and none.metadata["social"]["skipped_groups"] == {
-        "too-few-paraphrases": 1}
+        "too-few-paraphrases": 1
+    }
     url = social_candidates(groups, "url", url_seeds={"u1": 0})
     assert len(url) == 10 and all(p.metadata["rank1"] == 1 for p in url)
     assert len(social_candidates(groups, "url", url_seeds={"u1": None})) == 0

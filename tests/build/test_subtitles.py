@@ -94,9 +94,10 @@ def test_authored_pair_is_cut_into_correct_15_minute_segments(corpus):
     }
     versions = load_versions(corpus)
     assert [(v.title, v.series, v.version) for v in versions] == [
-        ("Show/S01E01", "Show", "v1"), ("Show/S01E01", "Show", "v2")]
-    ps = build_subtitle_pairs(versions, DocumentAligner(), min_segments=2, max_segments=2,
-                              seed=3)
+        ("Show/S01E01", "Show", "v1"),
+        ("Show/S01E01", "Show", "v2"),
+    ]
+    ps = build_subtitle_pairs(versions, DocumentAligner(), min_segments=2, max_segments=2, seed=3)
     assert len(ps) == 2
     by_segment = {p.metadata["segment"]: p for p in ps}
     for k, pair in by_segment.items():
@@ -115,12 +116,15 @@ def test_line_alignment_by_time_overlap(corpus):
 
 
 def test_most_distant_version_pair_in_band_is_chosen(corpus):
-    (corpus / "Show" / "S01E01" / "v3.srt").write_text(VERSION_A.replace("Good night.",
-                                                                         "Good night, dear."))
+    (corpus / "Show" / "S01E01" / "v3.srt").write_text(
+        VERSION_A.replace("Good night.", "Good night, dear.")
+    )
     versions = {v.version: v for v in load_versions(corpus)}
     fitted = DocumentAligner().fit([v.text for v in versions.values()])
-    sim = {(a, b): fitted.similarity([versions[a].text], [versions[b].text])[0]
-           for a, b in (("v1", "v2"), ("v1", "v3"), ("v2", "v3"))}
+    sim = {
+        (a, b): fitted.similarity([versions[a].text], [versions[b].text])[0]
+        for a, b in (("v1", "v2"), ("v1", "v3"), ("v2", "v3"))
+    }
     assert sim[("v1", "v3")] > max(sim[("v1", "v2")], sim[("v2", "v3")])
     most_distant = min(sim, key=sim.get)
     ps = build_subtitle_pairs(list(versions.values()), DocumentAligner(), seed=0)
@@ -142,8 +146,9 @@ def test_series_cap_limits_episodes(tmp_path):
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{v}.srt").write_text(text)
     versions = load_versions(root)
-    ps = build_subtitle_pairs(versions, DocumentAligner(), max_episodes_per_series=3,
-                              min_segments=1, max_segments=1)
+    ps = build_subtitle_pairs(
+        versions, DocumentAligner(), max_episodes_per_series=3, min_segments=1, max_segments=1
+    )
     assert len({p.group for p in ps}) == 3
     assert ps.metadata["skipped"]["series-cap"] == 2
 
@@ -151,7 +156,8 @@ def test_series_cap_limits_episodes(tmp_path):
 def test_broken_timestamps_and_unknown_encoding_are_skipped_and_counted(corpus, caplog):
     (corpus / "Show" / "S01E01" / "broken.srt").write_text(BROKEN)
     (corpus / "Show" / "S01E01" / "latin.srt").write_bytes(
-        VERSION_A.replace("Good night.", "Hyvää yötä.").encode("latin-1"))
+        VERSION_A.replace("Good night.", "Hyvää yötä.").encode("latin-1")
+    )
     skips = SkipCounter()
     with caplog.at_level(logging.WARNING, logger="parakit.build"):
         versions = load_versions(corpus, skips=skips)

@@ -4,6 +4,7 @@ the code path is real) and an OpenAI-compatible server started by the test."""
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -19,8 +20,12 @@ from parakit.build.translate import (
 )
 from parakit.errors import ParakitError
 
-SOURCES = ["the cat sat on the mat", "a dog ran in the park", "birds fly high in the sky",
-           "we like green tea"]
+SOURCES = [
+    "the cat sat on the mat",
+    "a dog ran in the park",
+    "birds fly high in the sky",
+    "we like green tea",
+]
 
 
 @pytest.fixture(scope="module")
@@ -33,43 +38,71 @@ def tiny_marian(tmp_path_factory):
     folder = tmp_path_factory.mktemp("marian")
     corpus = folder / "corpus.txt"
     corpus.write_text("\n".join(SOURCES * 20), encoding="utf-8")
-    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(folder / "sp"),
-                                   vocab_size=25, model_type="unigram", bos_id=-1, eos_id=1,
-                                   pad_id=-1, unk_id=0, minloglevel=2)
+    spm.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=str(folder / "sp"),
+        vocab_size=25,
+        model_type="unigram",
+        bos_id=-1,
+        eos_id=1,
+        pad_id=-1,
+        unk_id=0,
+        minloglevel=2,
+    )
     sp = spm.SentencePieceProcessor(model_file=str(folder / "sp.model"))
     vocab = {"<pad>": 0}
     for i in range(sp.get_piece_size()):
         vocab.setdefault(sp.id_to_piece(i), len(vocab))
     (folder / "vocab.json").write_text(json.dumps(vocab))
-    tokenizer = MarianTokenizer(str(folder / "sp.model"), str(folder / "sp.model"),
-                                str(folder / "vocab.json"))
+    tokenizer = MarianTokenizer(
+        str(folder / "sp.model"), str(folder / "sp.model"), str(folder / "vocab.json")
+    )
     model_dir = folder / "model"
     tokenizer.save_pretrained(model_dir)
-    config = MarianConfig(vocab_size=len(vocab), d_model=16, encoder_layers=1,
-                          decoder_layers=1, encoder_attention_heads=2,
-                          decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
-                          max_position_embeddings=64, pad_token_id=0,
-                          eos_token_id=vocab["</s>"], decoder_start_token_id=0,
-                          forced_eos_token_id=vocab["</s>"])
+    config = MarianConfig(
+        vocab_size=len(vocab),
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        eos_token_id=vocab["</s>"],
+        decoder_start_token_id=0,
+        forced_eos_token_id=vocab["</s>"],
+    )
     torch.manual_seed(0)
     MarianMTModel(config).save_pretrained(model_dir)
     return model_dir
 
 
 class _Handler(BaseHTTPRequestHandler):
-    requests: list = []
+    requests: ClassVar[list] = []
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         assert self.path.endswith("/chat/completions")
         _Handler.requests.append(body)
         text = body["messages"][-1]["content"]
         # a deterministic "translation": reversed words, upper case
         out = " ".join(reversed(text.split())).upper()
-        payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                   "choices": [{"index": 0, "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": out}}],
-                   "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        payload = {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": out},
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
         data = json.dumps(payload).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -129,20 +162,22 @@ def test_cache_resumes_after_an_interrupted_run(tmp_path):
     assert Flaky.calls == 3  # one failed batch earlier, one new batch now
 
 
-def test_tiny_marian_and_openai_systems_make_mt_candidates(tiny_marian, openai_server,
-                                                           tmp_path):
+def test_tiny_marian_and_openai_systems_make_mt_candidates(tiny_marian, openai_server, tmp_path):
     marian = HFTranslator(tiny_marian, batch_size=2, max_new_tokens=8, num_beams=1)
     out = marian.translate_batch(SOURCES[:2])
     assert len(out) == 2 and all(isinstance(t, str) for t in out)
     systems = [
         MTSystem("marian", marian, HFTranslator(tiny_marian, max_new_tokens=8, num_beams=1)),
-        MTSystem("llm", OpenAITranslator("test-mt", openai_server),
-                 OpenAITranslator("test-mt", openai_server, src_lang="Japanese",
-                                  tgt_lang="English")),
+        MTSystem(
+            "llm",
+            OpenAITranslator("test-mt", openai_server),
+            OpenAITranslator("test-mt", openai_server, src_lang="Japanese", tgt_lang="English"),
+        ),
     ]
     lm = NgramLM(order=3).fit(["the cat sat on the mat", "the dog sat on the mat"] * 3)
-    ps = mt_candidates(SOURCES, systems, cache_dir=tmp_path / "cache", lm=lm, max_sources=3,
-                       progress=False)
+    ps = mt_candidates(
+        SOURCES, systems, cache_dir=tmp_path / "cache", lm=lm, max_sources=3, progress=False
+    )
     assert len(ps) == 3 and all(p.source == "mt" for p in ps)
     qes = [p.metadata["qe"] for p in ps]
     assert qes == sorted(qes, reverse=True)
@@ -160,5 +195,5 @@ def test_tiny_marian_and_openai_systems_make_mt_candidates(tiny_marian, openai_s
 
 
 def test_missing_model_is_a_clear_error(tmp_path):
-    with pytest.raises(ParakitError, match="E505.*cannot load MT model"):
+    with pytest.raises(ParakitError, match=r"E505.*cannot load MT model"):
         HFTranslator(tmp_path / "nope").translate_batch(["x"])

@@ -62,10 +62,17 @@ class DocumentAligner:
         1.0
     """
 
-    def __init__(self, low: float = 0.0, high: float = 1.0, analyzer: str = "char_wb",
-                 ngram_range: tuple[int, int] = (4, 4), max_features: int | None = 200_000,
-                 sublinear_tf: bool = True, lowercase: bool = True, block_size: int = 2_000
-                 ) -> None:
+    def __init__(
+        self,
+        low: float = 0.0,
+        high: float = 1.0,
+        analyzer: str = "char_wb",
+        ngram_range: tuple[int, int] = (4, 4),
+        max_features: int | None = 200_000,
+        sublinear_tf: bool = True,
+        lowercase: bool = True,
+        block_size: int = 2_000,
+    ) -> None:
         self.low = low
         self.high = high
         self.analyzer = analyzer
@@ -77,8 +84,10 @@ class DocumentAligner:
 
     def _check_band(self) -> None:
         if not 0.0 <= self.low <= self.high <= 1.0:
-            raise ParakitError(f"similarity band [{self.low}, {self.high}] must satisfy "
-                               "0 <= low <= high <= 1", code="E500")
+            raise ParakitError(
+                f"similarity band [{self.low}, {self.high}] must satisfy 0 <= low <= high <= 1",
+                code="E500",
+            )
 
     def fit(self, texts: Iterable[str]) -> DocumentAligner:
         """Learn the vocabulary and idf from ``texts`` (all documents of the collection)."""
@@ -89,17 +98,19 @@ class DocumentAligner:
         if not any(t.strip() for t in texts):
             raise ParakitError("cannot fit the aligner: every text is empty", code="E501")
         self.vectorizer_ = TfidfVectorizer(
-            analyzer=self.analyzer, ngram_range=self.ngram_range,
-            max_features=self.max_features, sublinear_tf=self.sublinear_tf,
-            lowercase=self.lowercase, dtype=np.float32,
+            analyzer=self.analyzer,
+            ngram_range=self.ngram_range,
+            max_features=self.max_features,
+            sublinear_tf=self.sublinear_tf,
+            lowercase=self.lowercase,
+            dtype=np.float32,
         ).fit(texts)
         return self
 
     def transform(self, texts: Sequence[str]) -> Any:
         """L2-normalised sparse document vectors (rows)."""
         if not hasattr(self, "vectorizer_"):
-            raise ParakitError("DocumentAligner is not fitted; call fit(texts) first",
-                               code="E500")
+            raise ParakitError("DocumentAligner is not fitted; call fit(texts) first", code="E500")
         return self.vectorizer_.transform(list(texts))
 
     def similarity(self, texts1: Sequence[str], texts2: Sequence[str]) -> np.ndarray:
@@ -122,10 +133,13 @@ class DocumentAligner:
         sim = np.asarray(similarity)
         return (sim >= self.low) & (sim <= self.high)
 
-    def align(self, documents: Sequence[Document],
-              key: Callable[[Document], Any] | None = None,
-              candidates: Iterable[tuple[int, int]] | None = None,
-              skips: SkipCounter | None = None) -> list[DocumentPair]:
+    def align(
+        self,
+        documents: Sequence[Document],
+        key: Callable[[Document], Any] | None = None,
+        candidates: Iterable[tuple[int, int]] | None = None,
+        skips: SkipCounter | None = None,
+    ) -> list[DocumentPair]:
         """Document pairs inside the band.
 
         Args:
@@ -150,18 +164,23 @@ class DocumentAligner:
             if pair is not None:
                 batch.append(pair)
             if batch and (pair is None or len(batch) >= self.block_size * 10):
-                sims = self.similarity([documents[i].text for i, _ in batch],
-                                       [documents[j].text for _, j in batch])
+                sims = self.similarity(
+                    [documents[i].text for i, _ in batch], [documents[j].text for _, j in batch]
+                )
                 keep = self.in_band(sims)
-                out.extend(DocumentPair(documents[i], documents[j], float(s))
-                           for (i, j), s, k in zip(batch, sims, keep, strict=True) if k)
+                out.extend(
+                    DocumentPair(documents[i], documents[j], float(s))
+                    for (i, j), s, k in zip(batch, sims, keep, strict=True)
+                    if k
+                )
                 batch = []
         out.sort(key=lambda p: -p.similarity)
         return out
 
 
-def _candidate_pairs(documents: Sequence[Document], key: Callable[[Document], Any] | None
-                     ) -> Iterable[tuple[int, int]]:
+def _candidate_pairs(
+    documents: Sequence[Document], key: Callable[[Document], Any] | None
+) -> Iterable[tuple[int, int]]:
     if key is None:
         return itertools.combinations(range(len(documents)), 2)
     groups: dict[Any, list[int]] = {}
@@ -169,14 +188,19 @@ def _candidate_pairs(documents: Sequence[Document], key: Callable[[Document], An
         value = key(doc)
         if value is not None:
             groups.setdefault(value, []).append(index)
-    return itertools.chain.from_iterable(itertools.combinations(members, 2)
-                                         for members in groups.values())
+    return itertools.chain.from_iterable(
+        itertools.combinations(members, 2) for members in groups.values()
+    )
 
 
-def document_pairs_to_pairset(pairs: Iterable[DocumentPair], source: str | None = None,
-                              name: str | None = None, lang: str | None = None,
-                              group: Callable[[DocumentPair], str | None] | None = None,
-                              metadata: dict[str, Any] | None = None) -> PairSet:
+def document_pairs_to_pairset(
+    pairs: Iterable[DocumentPair],
+    source: str | None = None,
+    name: str | None = None,
+    lang: str | None = None,
+    group: Callable[[DocumentPair], str | None] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> PairSet:
     """Document pairs as a :class:`PairSet` ready for the extraction tool.
 
     Each pair's texts are the whole documents and its spans cover them; the pair id is
@@ -187,12 +211,23 @@ def document_pairs_to_pairset(pairs: Iterable[DocumentPair], source: str | None 
     for dp in pairs:
         documents[dp.doc1.id] = dp.doc1
         documents[dp.doc2.id] = dp.doc2
-        out.append(Pair(
-            id=f"{dp.doc1.id}|{dp.doc2.id}", text1=dp.doc1.text, text2=dp.doc2.text,
-            span1=Span(dp.doc1.id, 0, len(dp.doc1.text)),
-            span2=Span(dp.doc2.id, 0, len(dp.doc2.text)),
-            group=group(dp) if group else None, source=source,
-            metadata={"similarity": round(dp.similarity, 6), **dp.metadata},
-        ))
-    return PairSet(out, scheme="binary", documents=documents, name=name, lang=lang,
-                   metadata=dict(metadata or {}))
+        out.append(
+            Pair(
+                id=f"{dp.doc1.id}|{dp.doc2.id}",
+                text1=dp.doc1.text,
+                text2=dp.doc2.text,
+                span1=Span(dp.doc1.id, 0, len(dp.doc1.text)),
+                span2=Span(dp.doc2.id, 0, len(dp.doc2.text)),
+                group=group(dp) if group else None,
+                source=source,
+                metadata={"similarity": round(dp.similarity, 6), **dp.metadata},
+            )
+        )
+    return PairSet(
+        out,
+        scheme="binary",
+        documents=documents,
+        name=name,
+        lang=lang,
+        metadata=dict(metadata or {}),
+    )

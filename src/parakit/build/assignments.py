@@ -26,9 +26,14 @@ from parakit.errors import DataFormatError, ParakitError
 from parakit.schema import Document, PairSet
 
 
-def assignment_pairs(answers: Sequence[Document], max_pairs: int | None = 3,
-                     key: str = "assignment", aligner: DocumentAligner | None = None,
-                     seed: int = 0, skips: SkipCounter | None = None) -> PairSet:
+def assignment_pairs(
+    answers: Sequence[Document],
+    max_pairs: int | None = 3,
+    key: str = "assignment",
+    aligner: DocumentAligner | None = None,
+    seed: int = 0,
+    skips: SkipCounter | None = None,
+) -> PairSet:
     """All answer pairs per assignment, at most ``max_pairs`` per assignment (random).
 
     Args:
@@ -61,13 +66,18 @@ def assignment_pairs(answers: Sequence[Document], max_pairs: int | None = 3,
             continue
         pairs = list(itertools.combinations(members, 2))
         sims = aligner.similarity([a.text for a, _ in pairs], [b.text for _, b in pairs])
-        candidates = [(a, b, float(s)) for (a, b), s in zip(pairs, sims, strict=True)
-                      if not band or aligner.in_band(s)]
+        candidates = [
+            (a, b, float(s))
+            for (a, b), s in zip(pairs, sims, strict=True)
+            if not band or aligner.in_band(s)
+        ]
         if max_pairs is not None and len(candidates) > max_pairs:
             skips["over-cap"] += len(candidates) - max_pairs
             candidates = rng.sample(candidates, max_pairs)
         out.extend(DocumentPair(a, b, s, {"assignment": name}) for a, b, s in candidates)
     return document_pairs_to_pairset(
-        out, source="assignments", group=lambda dp: dp.metadata["assignment"],
+        out,
+        source="assignments",
+        group=lambda dp: dp.metadata["assignment"],
         metadata={"skipped": skips.as_dict(), "max_pairs": max_pairs, "seed": seed},
     )

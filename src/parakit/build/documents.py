@@ -37,8 +37,9 @@ class SkipCounter(Counter):
         return dict(sorted(self.items()))
 
 
-def decode_bytes(data: bytes, path: str | Path, encodings: Sequence[str] = DEFAULT_ENCODINGS
-                 ) -> str:
+def decode_bytes(
+    data: bytes, path: str | Path, encodings: Sequence[str] = DEFAULT_ENCODINGS
+) -> str:
     """Decode ``data`` with the first encoding of ``encodings`` that works.
 
     Raises:
@@ -52,7 +53,9 @@ def decode_bytes(data: bytes, path: str | Path, encodings: Sequence[str] = DEFAU
     raise DataFormatError(
         f"cannot decode the file with any of the encodings {list(encodings)}; pass the file's "
         "real encoding (Python API: encodings=[...]; CLI: --encoding, repeatable, e.g. "
-        "--encoding utf-8 --encoding cp1252)", path=path, code="E503",
+        "--encoding utf-8 --encoding cp1252)",
+        path=path,
+        code="E503",
     )
 
 
@@ -64,22 +67,24 @@ def read_text_file(path: str | Path, encodings: Sequence[str] = DEFAULT_ENCODING
     return decode_bytes(path.read_bytes(), path, encodings)
 
 
-def document_from_record(record: dict[str, Any], path: str | Path, line: int,
-                         text_field: str = "text") -> Document:
+def document_from_record(
+    record: dict[str, Any], path: str | Path, line: int, text_field: str = "text"
+) -> Document:
     """A :class:`Document` from one JSON record; keys other than id/text go to metadata."""
     if not isinstance(record, dict):
         raise DataFormatError("expected a JSON object", path=path, line=line, code="E502")
     for key in ("id", text_field):
         if key not in record:
-            raise DataFormatError(f"missing field {key!r}", path=path, line=line, field=key,
-                                  code="E502")
+            raise DataFormatError(
+                f"missing field {key!r}", path=path, line=line, field=key, code="E502"
+            )
     text = record[text_field]
     if not isinstance(text, str):
-        raise DataFormatError("expected a string", path=path, line=line, field=text_field,
-                              code="E502")
+        raise DataFormatError(
+            "expected a string", path=path, line=line, field=text_field, code="E502"
+        )
     metadata = dict(record.get("metadata") or {})
-    metadata.update({k: v for k, v in record.items()
-                     if k not in ("id", text_field, "metadata")})
+    metadata.update({k: v for k, v in record.items() if k not in ("id", text_field, "metadata")})
     return Document(str(record["id"]), text, metadata)
 
 
@@ -90,8 +95,12 @@ def iter_records(path: str | Path, encoding: str = "utf-8-sig") -> Iterable[tupl
     yield from iter_jsonl(path, encoding=encoding)
 
 
-def read_documents(path: str | Path, text_field: str = "text", encoding: str = "utf-8-sig",
-                   skips: SkipCounter | None = None) -> list[Document]:
+def read_documents(
+    path: str | Path,
+    text_field: str = "text",
+    encoding: str = "utf-8-sig",
+    skips: SkipCounter | None = None,
+) -> list[Document]:
     """Read a documents JSONL; empty documents are skipped (logged and counted in ``skips``).
 
     Args:

@@ -40,8 +40,12 @@ def is_contained(shorter: str, longer: str) -> bool:
     return a in b
 
 
-def forum_pairs(messages: Sequence[Document], aligner: DocumentAligner,
-                drop_contained: bool = True, skips: SkipCounter | None = None) -> PairSet:
+def forum_pairs(
+    messages: Sequence[Document],
+    aligner: DocumentAligner,
+    drop_contained: bool = True,
+    skips: SkipCounter | None = None,
+) -> PairSet:
     """Pairs of thread openers with the same (normalised) title and sub-forum, in the band,
     the shorter not contained in the longer.
 
@@ -55,11 +59,12 @@ def forum_pairs(messages: Sequence[Document], aligner: DocumentAligner,
     for doc in messages:
         for key in ("title", "subforum"):
             if key not in doc.metadata:
-                raise DataFormatError(f"message {doc.id!r} has no {key!r}", field=key,
-                                      code="E502")
+                raise DataFormatError(f"message {doc.id!r} has no {key!r}", field=key, code="E502")
     aligned = aligner.align(
-        messages, key=lambda d: (_norm_title(str(d.metadata["title"])),
-                                 str(d.metadata["subforum"])), skips=skips)
+        messages,
+        key=lambda d: (_norm_title(str(d.metadata["title"])), str(d.metadata["subforum"])),
+        skips=skips,
+    )
     kept = []
     for dp in aligned:
         if drop_contained and is_contained(dp.doc1.text, dp.doc2.text):
@@ -67,7 +72,8 @@ def forum_pairs(messages: Sequence[Document], aligner: DocumentAligner,
             continue
         kept.append(dp)
     return document_pairs_to_pairset(
-        kept, source="forum",
+        kept,
+        source="forum",
         group=lambda dp: f"{dp.doc1.metadata['subforum']}/{_norm_title(dp.doc1.metadata['title'])}",
         metadata={"skipped": skips.as_dict(), "band": [aligner.low, aligner.high]},
     )

@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import array
+import contextlib
 import json
 import logging
 import random
@@ -59,9 +60,15 @@ class SentenceEncoder:
         normalize: L2-normalise the vectors (then L2 distance ranks like cosine).
     """
 
-    def __init__(self, model: str | Path, kind: str = "auto", batch_size: int = 64,
-                 max_length: int = 128, device: str | None = None, normalize: bool = False
-                 ) -> None:
+    def __init__(
+        self,
+        model: str | Path,
+        kind: str = "auto",
+        batch_size: int = 64,
+        max_length: int = 128,
+        device: str | None = None,
+        normalize: bool = False,
+    ) -> None:
         self.model = str(model)
         self.kind = kind
         self.batch_size = batch_size
@@ -76,11 +83,15 @@ class SentenceEncoder:
 
         kind = self.kind
         if kind == "auto":
-            kind = ("sentence-transformers" if (Path(self.model) / "modules.json").exists()
-                    else "mean-pool")
+            kind = (
+                "sentence-transformers"
+                if (Path(self.model) / "modules.json").exists()
+                else "mean-pool"
+            )
         if kind not in ("sentence-transformers", "mean-pool"):
-            raise ParakitError("kind must be 'auto', 'sentence-transformers' or 'mean-pool'",
-                               code="E509")
+            raise ParakitError(
+                "kind must be 'auto', 'sentence-transformers' or 'mean-pool'", code="E509"
+            )
         self.device_ = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
         if kind == "sentence-transformers":
             from sentence_transformers import SentenceTransformer
@@ -100,15 +111,24 @@ class SentenceEncoder:
 
         self._load()
         if self.kind_ == "sentence-transformers":
-            vectors = self.st_.encode(list(texts), batch_size=self.batch_size,
-                                      convert_to_numpy=True, show_progress_bar=False,
-                                      normalize_embeddings=self.normalize)
+            vectors = self.st_.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+                normalize_embeddings=self.normalize,
+            )
             return np.ascontiguousarray(vectors, dtype=np.float32)
         out = []
         for start in range(0, len(texts), self.batch_size):
-            batch = list(texts[start:start + self.batch_size])
-            enc = self.tokenizer_(batch, padding=True, truncation=True,
-                                  max_length=self.max_length, return_tensors="pt")
+            batch = list(texts[start : start + self.batch_size])
+            enc = self.tokenizer_(
+                batch,
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
+            )
             enc = {k: v.to(self.device_) for k, v in enc.items()}
             with torch.inference_mode():
                 hidden = self.encoder_(**enc).last_hidden_state
@@ -122,8 +142,9 @@ class SentenceEncoder:
         return np.ascontiguousarray(np.concatenate(out), dtype=np.float32)
 
 
-def iter_sentences(path: str | Path, text_field: str = "text", source_field: str = "source"
-                   ) -> Iterator[tuple[str, str]]:
+def iter_sentences(
+    path: str | Path, text_field: str = "text", source_field: str = "source"
+) -> Iterator[tuple[str, str]]:
     """``(text, source)`` of each sentence: JSONL objects (``.jsonl``/``.jsonl.gz``) or plain
     lines (source ``"-"``); blank texts are skipped."""
     from parakit.io._open import iter_lines
@@ -137,11 +158,17 @@ def iter_sentences(path: str | Path, text_field: str = "text", source_field: str
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
-                raise DataFormatError(f"malformed JSON: {err.msg}", path=path,
-                                      line=line_number, code="E105") from None
+                raise DataFormatError(
+                    f"malformed JSON: {err.msg}", path=path, line=line_number, code="E105"
+                ) from None
             if not isinstance(record, dict) or text_field not in record:
-                raise DataFormatError(f"missing field {text_field!r}", path=path,
-                                      line=line_number, field=text_field, code="E502")
+                raise DataFormatError(
+                    f"missing field {text_field!r}",
+                    path=path,
+                    line=line_number,
+                    field=text_field,
+                    code="E502",
+                )
             text = str(record[text_field])
             if not text.strip():
                 continue
@@ -201,8 +228,15 @@ class _TextStore:
         return [out[int(r)] for r in rows]
 
 
-def _search_source(vectors: np.ndarray, rows: np.ndarray, k: int, factory: str, metric: str,
-                   chunk_size: int, seed: int) -> np.ndarray:
+def _search_source(
+    vectors: np.ndarray,
+    rows: np.ndarray,
+    k: int,
+    factory: str,
+    metric: str,
+    chunk_size: int,
+    seed: int,
+) -> np.ndarray:
     """Canonical ``(min, max)`` global row pairs of the kNN graph of one source."""
     import faiss
 
@@ -220,9 +254,11 @@ def _search_source(vectors: np.ndarray, rows: np.ndarray, k: int, factory: str, 
     kk = min(k + 1, len(rows))
     pairs = []
     for start in range(0, len(rows), chunk_size):
-        _, neighbours = index.search(sub[start:start + chunk_size], kk)
+        _, neighbours = index.search(sub[start : start + chunk_size], kk)
         query = np.arange(start, start + len(neighbours))[:, None].repeat(kk, axis=1)
         valid = (neighbours >= 0) & (neighbours != query)
+        # ties can push the sentence itself out of its own list: keep k others at most
+        valid &= np.cumsum(valid, axis=1) <= k
         a = rows[query[valid]]
         b = rows[neighbours[valid]]
         pairs.append(np.stack([np.minimum(a, b), np.maximum(a, b)], axis=1))
@@ -231,11 +267,21 @@ def _search_source(vectors: np.ndarray, rows: np.ndarray, k: int, factory: str, 
     return np.unique(np.concatenate(pairs).astype(np.int64), axis=0)
 
 
-def mine_knn(input_path: str | Path, encoder: SentenceEncoder, out_dir: str | Path, k: int = 5,
-             chunk_size: int = 10_000, factory: str = "Flat", metric: str = "l2",
-             n_per_bin: int | None = 100, n_bins: int = 20, seed: int = 0,
-             text_field: str = "text", source_field: str = "source", progress: bool = True
-             ) -> KnnResult:
+def mine_knn(
+    input_path: str | Path,
+    encoder: SentenceEncoder,
+    out_dir: str | Path,
+    k: int = 5,
+    chunk_size: int = 10_000,
+    factory: str = "Flat",
+    metric: str = "l2",
+    n_per_bin: int | None = 100,
+    n_bins: int = 20,
+    seed: int = 0,
+    text_field: str = "text",
+    source_field: str = "source",
+    progress: bool = True,
+) -> KnnResult:
     """Mine kNN candidate pairs within each source and sample them over similarity bins.
 
     Args:
@@ -277,15 +323,13 @@ def mine_knn(input_path: str | Path, encoder: SentenceEncoder, out_dir: str | Pa
         bar = tqdm(desc="embed", unit="sent")
     try:
         with open(vector_path, "wb") as vec_handle:
-            for chunk in _chunks(iter_sentences(input_path, text_field, source_field),
-                                 chunk_size):
+            for chunk in _chunks(iter_sentences(input_path, text_field, source_field), chunk_size):
                 texts = [t for t, _ in chunk]
                 vectors = encoder.encode(texts)
                 dim = vectors.shape[1]
                 vec_handle.write(vectors.tobytes())
                 store.extend(texts)
-                source_codes.extend(source_ids.setdefault(s, len(source_ids))
-                                    for _, s in chunk)
+                source_codes.extend(source_ids.setdefault(s, len(source_ids)) for _, s in chunk)
                 n += len(chunk)
                 if bar is not None:
                     bar.update(len(chunk))
@@ -310,23 +354,33 @@ def mine_knn(input_path: str | Path, encoder: SentenceEncoder, out_dir: str | Pa
     sim = CharNgramSimilarity(ngram_range=(2, 4), analyzer="char_wb")
     bins = np.empty(len(pairs), dtype=np.int16)
     candidates_path = out_dir / "candidates.jsonl"
-    header = {"parakit": 1, **PairSet([], scheme="binary", name="knn-candidates",
-                                      metadata={"knn": {"k": k, "metric": metric,
-                                                        "factory": factory,
-                                                        "encoder": encoder.model}}).header()}
+    header = {
+        "parakit": 1,
+        **PairSet(
+            [],
+            scheme="binary",
+            name="knn-candidates",
+            metadata={
+                "knn": {"k": k, "metric": metric, "factory": factory, "encoder": encoder.model}
+            },
+        ).header(),
+    }
     with atomic_write(candidates_path) as handle:
         handle.write(json.dumps(header, ensure_ascii=False) + "\n")
         for start in range(0, len(pairs), chunk_size):
-            block = pairs[start:start + chunk_size]
+            block = pairs[start : start + chunk_size]
             texts1 = store.get(block[:, 0])
             texts2 = store.get(block[:, 1])
             values = sim.score(texts1, texts2)
-            bins[start:start + len(block)] = similarity_bins(values, n_bins)
+            bins[start : start + len(block)] = similarity_bins(values, n_bins)
             for (a, b), t1, t2, v in zip(block, texts1, texts2, values, strict=True):
                 pair = _pair(int(a), int(b), t1, t2, float(v), names[int(codes[a])])
                 handle.write(json.dumps(pair.to_dict(), ensure_ascii=False) + "\n")
-    counts = np.bincount(bins.astype(np.int64), minlength=n_bins).tolist() if len(pairs) \
+    counts = (
+        np.bincount(bins.astype(np.int64), minlength=n_bins).tolist()
+        if len(pairs)
         else [0] * n_bins
+    )
     sample_path = None
     sampled = [0] * n_bins
     if n_per_bin is not None:
@@ -340,27 +394,47 @@ def mine_knn(input_path: str | Path, encoder: SentenceEncoder, out_dir: str | Pa
         block = pairs[chosen] if chosen else np.empty((0, 2), dtype=np.int64)
         texts1, texts2 = store.get(block[:, 0]), store.get(block[:, 1])
         values = sim.score(texts1, texts2) if len(block) else np.empty(0)
-        sample = [_pair(int(a), int(b), t1, t2, float(v), names[int(codes[a])],
-                        bin_=int(similarity_bins(np.array([v]), n_bins)[0]))
-                  for (a, b), t1, t2, v in zip(block, texts1, texts2, values, strict=True)]
-        report = {"n_per_bin": n_per_bin, "available": counts, "sampled": sampled,
-                  "short_bins": [i for i, c in enumerate(counts) if c < n_per_bin]}
+        sample = [
+            _pair(
+                int(a),
+                int(b),
+                t1,
+                t2,
+                float(v),
+                names[int(codes[a])],
+                bin_=int(similarity_bins(np.array([v]), n_bins)[0]),
+            )
+            for (a, b), t1, t2, v in zip(block, texts1, texts2, values, strict=True)
+        ]
+        report = {
+            "n_per_bin": n_per_bin,
+            "available": counts,
+            "sampled": sampled,
+            "short_bins": [i for i, c in enumerate(counts) if c < n_per_bin],
+        }
         sample_path = out_dir / "sample.jsonl"
         from parakit.io import write
 
-        write(PairSet(sample, scheme="binary", name="knn-sample",
-                      metadata={"sampling": report, "seed": seed}), sample_path, format="jsonl")
+        write(
+            PairSet(
+                sample,
+                scheme="binary",
+                name="knn-sample",
+                metadata={"sampling": report, "seed": seed},
+            ),
+            sample_path,
+            format="jsonl",
+        )
     for leftover in (vector_path, store.path):
         leftover.unlink(missing_ok=True)
-    try:
-        work.rmdir()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        work.rmdir()  # only when empty
     return KnnResult(candidates_path, sample_path, n, len(pairs), counts, sampled)
 
 
-def _pair(a: int, b: int, text1: str, text2: str, value: float, source: str,
-          bin_: int | None = None) -> Pair:
+def _pair(
+    a: int, b: int, text1: str, text2: str, value: float, source: str, bin_: int | None = None
+) -> Pair:
     meta: dict[str, Any] = {"char_tf_cosine": round(value, 6), "rows": [a, b]}
     if bin_ is not None:
         meta["bin"] = bin_

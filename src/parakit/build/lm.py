@@ -58,9 +58,16 @@ class NgramLM:
         lang: language of the text (``ja`` uses the morphological analyser).
     """
 
-    def __init__(self, order: int = 5, smoothing: str = "kneser-ney", discount: float = 0.75,
-                 k: float = 1.0, lowercase: bool = False, method: str | None = None,
-                 lang: str | None = None) -> None:
+    def __init__(
+        self,
+        order: int = 5,
+        smoothing: str = "kneser-ney",
+        discount: float = 0.75,
+        k: float = 1.0,
+        lowercase: bool = False,
+        method: str | None = None,
+        lang: str | None = None,
+    ) -> None:
         self.order = order
         self.smoothing = smoothing
         self.discount = discount
@@ -70,8 +77,7 @@ class NgramLM:
         self.lang = lang
 
     def _tokens(self, sentence: str) -> list[str]:
-        return get_tokenizer(lang=self.lang, method=self.method, lowercase=self.lowercase)(
-            sentence)
+        return get_tokenizer(lang=self.lang, method=self.method, lowercase=self.lowercase)(sentence)
 
     def _check(self) -> None:
         if self.order < 1:
@@ -94,7 +100,7 @@ class NgramLM:
             n_sentences += 1
             for n in range(1, n_max + 1):
                 for i in range(len(words) - n + 1):
-                    gram = tuple(words[i:i + n])
+                    gram = tuple(words[i : i + n])
                     if gram == (BOS,):
                         continue
                     raw[n][gram] += 1
@@ -137,10 +143,8 @@ class NgramLM:
             c = self.counts_[n].get((*history, word), 0)
             total = self.totals_[n].get(history, 0.0)
             return (c + self.k) / (total + self.k * v)
-        if not history:
-            lower = 1.0 / (len(self.vocabulary_) + 1)  # uniform over vocabulary + <unk>
-        else:
-            lower = self._prob(word, history[1:])
+        # below the unigrams: uniform over the vocabulary + <unk>
+        lower = self._prob(word, history[1:]) if history else 1.0 / (len(self.vocabulary_) + 1)
         total = self.totals_[n].get(history, 0.0)
         if total == 0:
             return lower
@@ -152,7 +156,7 @@ class NgramLM:
         """``P(word | history)`` (the last ``order - 1`` history words count)."""
         if not hasattr(self, "counts_"):
             raise ParakitError("NgramLM is not fitted", code="E507")
-        h = tuple(history)[len(history) - (self.order - 1):] if self.order > 1 else ()
+        h = tuple(history)[len(history) - (self.order - 1) :] if self.order > 1 else ()
         if word not in self.vocabulary_set:
             word = UNK
         return self._prob(word, h)
@@ -186,13 +190,20 @@ class NgramLM:
         """Save as JSON (atomic; gzip-compressed when the name ends in ``.gz``)."""
         from parakit.io.atomic import atomic_write
 
-        data = {"params": {"order": self.order, "smoothing": self.smoothing,
-                           "discount": self.discount, "k": self.k,
-                           "lowercase": self.lowercase, "method": self.method,
-                           "lang": self.lang},
-                "n_sentences": self.n_sentences_, "vocabulary": self.vocabulary_,
-                "counts": [[[" ".join(g), c] for g, c in level.items()]
-                           for level in self.counts_]}
+        data = {
+            "params": {
+                "order": self.order,
+                "smoothing": self.smoothing,
+                "discount": self.discount,
+                "k": self.k,
+                "lowercase": self.lowercase,
+                "method": self.method,
+                "lang": self.lang,
+            },
+            "n_sentences": self.n_sentences_,
+            "vocabulary": self.vocabulary_,
+            "counts": [[[" ".join(g), c] for g, c in level.items()] for level in self.counts_],
+        }
         with atomic_write(path) as handle:
             json.dump(data, handle, ensure_ascii=False)
 
@@ -224,9 +235,11 @@ class KenLM:
         try:
             import kenlm
         except ImportError:
-            raise ParakitError("KenLM models need the kenlm package (pip install kenlm); or "
-                               "train parakit's NgramLM: parakit build translate --lm-train",
-                               code="E507") from None
+            raise ParakitError(
+                "KenLM models need the kenlm package (pip install kenlm); or "
+                "train parakit's NgramLM: parakit build translate --lm-train",
+                code="E507",
+            ) from None
         self.path = str(path)
         self.model_ = kenlm.Model(self.path)
 
@@ -245,15 +258,17 @@ def load_lm(path: str | Path) -> Any:
     return NgramLM.load(path)
 
 
-def lm_order(sentences: Sequence[str], lm: Any, per_token: bool = True
-             ) -> tuple[np.ndarray, np.ndarray]:
+def lm_order(
+    sentences: Sequence[str], lm: Any, per_token: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """Indices of ``sentences`` from most to least probable, and the scores.
 
     Args:
         per_token: rank by log10 probability per predicted token (default; the total favours
             short sentences) or by the total (``False``, KenLM's raw score).
     """
-    scores = np.array([lm.log_prob(s) / (lm.n_tokens(s) if per_token else 1)
-                       for s in sentences], dtype=np.float64)
+    scores = np.array(
+        [lm.log_prob(s) / (lm.n_tokens(s) if per_token else 1) for s in sentences], dtype=np.float64
+    )
     order = np.argsort(-scores, kind="stable")
     return order, scores

@@ -29,10 +29,17 @@ from parakit.text import get_tokenizer
 logger = logging.getLogger("parakit.build")
 
 
-def random_negatives(sentences: Sequence[str], n: int, wor_band: tuple[float, float] | None
-                     = None, seed: int = 0, lang: str | None = None, method: str | None = None,
-                     candidates_per_anchor: int = 200,
-                     max_attempts: int | None = None, source: str = "random") -> PairSet:
+def random_negatives(
+    sentences: Sequence[str],
+    n: int,
+    wor_band: tuple[float, float] | None = None,
+    seed: int = 0,
+    lang: str | None = None,
+    method: str | None = None,
+    candidates_per_anchor: int = 200,
+    max_attempts: int | None = None,
+    source: str = "random",
+) -> PairSet:
     """``n`` random sentence pairs (distinct texts, no pair twice in either order).
 
     Args:
@@ -74,14 +81,18 @@ def random_negatives(sentences: Sequence[str], n: int, wor_band: tuple[float, fl
         attempts += 1
         i = rng.randrange(len(unique))
         if index is None:
-            partners = [rng.randrange(len(unique)) for _ in range(candidates_per_anchor
-                                                                    if wor_band else 1)]
+            partners = [
+                rng.randrange(len(unique)) for _ in range(candidates_per_anchor if wor_band else 1)
+            ]
         else:
             pool: set[int] = set()
             for token in sorted(token_sets[i]):
                 ids = index[token]
-                pool.update(ids if len(ids) <= candidates_per_anchor
-                            else rng.sample(ids, candidates_per_anchor))
+                pool.update(
+                    ids
+                    if len(ids) <= candidates_per_anchor
+                    else rng.sample(ids, candidates_per_anchor)
+                )
             partners = sorted(pool)
             rng.shuffle(partners)
         for j in partners:
@@ -94,13 +105,35 @@ def random_negatives(sentences: Sequence[str], n: int, wor_band: tuple[float, fl
             if wor_band is not None and not wor_band[0] <= wor <= wor_band[1]:
                 continue
             seen.add(key)
-            out.append(Pair(id=f"neg-{len(out)}", text1=unique[i], text2=unique[j],
-                            source=source, metadata={"wor": round(wor, 6)}))
+            out.append(
+                Pair(
+                    id=f"neg-{len(out)}",
+                    text1=unique[i],
+                    text2=unique[j],
+                    source=source,
+                    metadata={"wor": round(wor, 6)},
+                )
+            )
             break
     if len(out) < n:
-        logger.warning("random_negatives: found %d of %d pairs in %d attempts (band %s)",
-                       len(out), n, attempts, wor_band)
-    return PairSet(out, scheme="binary", lang=lang,
-                   metadata={"negatives": {"requested": n, "found": len(out),
-                                           "attempts": attempts, "wor_band": wor_band,
-                                           "seed": seed}})
+        logger.warning(
+            "random_negatives: found %d of %d pairs in %d attempts (band %s)",
+            len(out),
+            n,
+            attempts,
+            wor_band,
+        )
+    return PairSet(
+        out,
+        scheme="binary",
+        lang=lang,
+        metadata={
+            "negatives": {
+                "requested": n,
+                "found": len(out),
+                "attempts": attempts,
+                "wor_band": wor_band,
+                "seed": seed,
+            }
+        },
+    )

@@ -22,8 +22,9 @@ from parakit.errors import ParakitError
 from parakit.text import sentence_bleu
 
 
-def back_translation_qe(sources: Sequence[str], back_translations: Sequence[Sequence[str]],
-                        tokenize: str = "13a") -> np.ndarray:
+def back_translation_qe(
+    sources: Sequence[str], back_translations: Sequence[Sequence[str]], tokenize: str = "13a"
+) -> np.ndarray:
     """QE of each source: the product over systems of ``SBLEU(source, back_translation)/100``.
 
     Args:
@@ -36,8 +37,11 @@ def back_translation_qe(sources: Sequence[str], back_translations: Sequence[Sequ
     qe = np.ones(len(sources), dtype=np.float64)
     for system in back_translations:
         if len(system) != len(sources):
-            raise ParakitError("each system needs one back-translation per source",
-                               code="E505")
-        qe *= np.array([sentence_bleu(bt, src, tokenize=tokenize) / 100.0
-                        for src, bt in zip(sources, system, strict=True)])
+            raise ParakitError("each system needs one back-translation per source", code="E505")
+        qe *= np.array(
+            [
+                sentence_bleu(bt, src, tokenize=tokenize) / 100.0
+                for src, bt in zip(sources, system, strict=True)
+            ]
+        )
     return qe

@@ -62,18 +62,25 @@ class BinReport:
         return [i for i, a in enumerate(self.available) if a < self.n_per_bin]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"measure": self.measure, "n_per_bin": self.n_per_bin,
-                "excluded_exact": self.excluded_exact,
-                "bins": [{"bin": i, "low": lo, "high": hi, "available": a, "sampled": s}
-                         for i, ((lo, hi), a, s) in enumerate(
-                             zip(self.edges, self.available, self.sampled, strict=True))],
-                "short_bins": self.short_bins()}
+        return {
+            "measure": self.measure,
+            "n_per_bin": self.n_per_bin,
+            "excluded_exact": self.excluded_exact,
+            "bins": [
+                {"bin": i, "low": lo, "high": hi, "available": a, "sampled": s}
+                for i, ((lo, hi), a, s) in enumerate(
+                    zip(self.edges, self.available, self.sampled, strict=True)
+                )
+            ],
+            "short_bins": self.short_bins(),
+        }
 
     def table(self) -> str:
         """A plain-text table (printed by the CLI)."""
         lines = [f"{'bin':>3}  {'range':<13} {'available':>9} {'sampled':>7}"]
-        for i, ((lo, hi), a, s) in enumerate(zip(self.edges, self.available, self.sampled,
-                                                 strict=True)):
+        for i, ((lo, hi), a, s) in enumerate(
+            zip(self.edges, self.available, self.sampled, strict=True)
+        ):
             rng = f"[{lo:.2f}, {hi:.2f}" + ("]" if lo == hi else ")")
             flag = "  short" if a < self.n_per_bin else ""
             lines.append(f"{i:>3}  {rng:<13} {a:>9} {s:>7}{flag}")
@@ -92,8 +99,12 @@ def wor_edges() -> list[tuple[float, float]]:
     return [(i / 10, (i + 1) / 10) for i in range(10)] + [(1.0, 1.0)]
 
 
-def compute_measure(pairs: PairSet | Sequence[tuple[str, str]], measure: str = "wor",
-                    lang: str | None = None, method: str | None = None) -> np.ndarray:
+def compute_measure(
+    pairs: PairSet | Sequence[tuple[str, str]],
+    measure: str = "wor",
+    lang: str | None = None,
+    method: str | None = None,
+) -> np.ndarray:
     """The similarity of every pair under a named measure (``wor`` or ``char``), or a
     metadata key holding a precomputed value."""
     if isinstance(pairs, PairSet):
@@ -105,22 +116,31 @@ def compute_measure(pairs: PairSet | Sequence[tuple[str, str]], measure: str = "
     if measure == "wor":
         return word_overlap_rates(texts1, texts2, lang=lang, method=method)
     if measure == "char":
-        return CharNgramSimilarity(ngram_range=(2, 4), analyzer="char_wb").score(texts1,
-                                                                                 texts2)
+        return CharNgramSimilarity(ngram_range=(2, 4), analyzer="char_wb").score(texts1, texts2)
     if isinstance(pairs, PairSet):
         try:
             return np.array([float(p.metadata[measure]) for p in pairs])
         except KeyError:
             pass
-    raise ParakitError(f"unknown measure {measure!r}: use 'wor', 'char' or a metadata key "
-                       "present on every pair", code="E508")
+    raise ParakitError(
+        f"unknown measure {measure!r}: use 'wor', 'char' or a metadata key present on every pair",
+        code="E508",
+    )
 
 
-def balanced_sample(pairs: PairSet, n_per_bin: int, measure: str = "wor",
-                    n_bins: int | None = None, values: np.ndarray | None = None,
-                    exclude_exact: bool | None = None, order_by: str | None = None,
-                    seed: int = 0, lang: str | None = None, method: str | None = None,
-                    key: Callable[[Any], Any] | None = None) -> tuple[PairSet, BinReport]:
+def balanced_sample(
+    pairs: PairSet,
+    n_per_bin: int,
+    measure: str = "wor",
+    n_bins: int | None = None,
+    values: np.ndarray | None = None,
+    exclude_exact: bool | None = None,
+    order_by: str | None = None,
+    seed: int = 0,
+    lang: str | None = None,
+    method: str | None = None,
+    key: Callable[[Any], Any] | None = None,
+) -> tuple[PairSet, BinReport]:
     """Draw ``n_per_bin`` pairs from each similarity bin.
 
     Args:
@@ -143,8 +163,11 @@ def balanced_sample(pairs: PairSet, n_per_bin: int, measure: str = "wor",
         raise ParakitError("n_per_bin must be >= 0", code="E508")
     if exclude_exact is None:
         exclude_exact = measure == "wor"
-    sim = compute_measure(pairs, measure, lang=lang, method=method) if values is None \
+    sim = (
+        compute_measure(pairs, measure, lang=lang, method=method)
+        if values is None
         else np.asarray(values, dtype=np.float64)
+    )
     if sim.shape != (len(pairs),):
         raise ParakitError("values must have one entry per pair", code="E508")
     if measure == "wor" and n_bins in (None, 11):
@@ -154,8 +177,11 @@ def balanced_sample(pairs: PairSet, n_per_bin: int, measure: str = "wor",
         n_bins = n_bins or PRESETS.get(measure, (20, ""))[0]
         bins = similarity_bins(sim, n_bins)
         edges = [(i / n_bins, (i + 1) / n_bins) for i in range(n_bins)]
-    exact = np.array([p.text1 == p.text2 for p in pairs], dtype=bool) if exclude_exact \
+    exact = (
+        np.array([p.text1 == p.text2 for p in pairs], dtype=bool)
+        if exclude_exact
         else np.zeros(len(pairs), dtype=bool)
+    )
     rng = random.Random(seed)
     available, sampled, chosen = [], [], []
     for b in range(len(edges)):
@@ -168,20 +194,44 @@ def balanced_sample(pairs: PairSet, n_per_bin: int, measure: str = "wor",
             take = sorted(rng.sample(members, min(n_per_bin, len(members))))
         sampled.append(len(take))
         chosen.extend((i, b) for i in take)
-    out = [pairs[i].replace(metadata={**pairs[i].metadata, "bin": b,
-                                      measure if measure in PRESETS else f"{measure}":
-                                      round(float(sim[i]), 6)})
-           for i, b in chosen]
+    out = [
+        pairs[i].replace(
+            metadata={
+                **pairs[i].metadata,
+                "bin": b,
+                measure if measure in PRESETS else f"{measure}": round(float(sim[i]), 6),
+            }
+        )
+        for i, b in chosen
+    ]
     report = BinReport(edges, available, sampled, n_per_bin, int(exact.sum()), measure)
-    result = PairSet(out, scheme=pairs.scheme, documents=pairs.documents, name=pairs.name,
-                     lang=pairs.lang, metadata={**pairs.metadata, "sampling": report.to_dict()})
+    result = PairSet(
+        out,
+        scheme=pairs.scheme,
+        documents=pairs.documents,
+        name=pairs.name,
+        lang=pairs.lang,
+        metadata={**pairs.metadata, "sampling": report.to_dict()},
+    )
     return result, report
 
 
-def histogram(pairs: PairSet, measure: str = "wor", n_bins: int | None = None,
-              lang: str | None = None, method: str | None = None,
-              exclude_exact: bool | None = None) -> BinReport:
+def histogram(
+    pairs: PairSet,
+    measure: str = "wor",
+    n_bins: int | None = None,
+    lang: str | None = None,
+    method: str | None = None,
+    exclude_exact: bool | None = None,
+) -> BinReport:
     """Counts per bin (a sample of size 0): the availability report alone."""
-    _, report = balanced_sample(pairs, 0, measure=measure, n_bins=n_bins, lang=lang,
-                                method=method, exclude_exact=exclude_exact)
+    _, report = balanced_sample(
+        pairs,
+        0,
+        measure=measure,
+        n_bins=n_bins,
+        lang=lang,
+        method=method,
+        exclude_exact=exclude_exact,
+    )
     return report

@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import sys
@@ -50,7 +51,10 @@ from parakit.text import dedup_key, get_tokenizer, split_sentences
 
 #: (low, high, extra pairs): paraphrases found among the 20 pilot pairs -> pairs to deploy.
 FOLLOW_UP_SCHEDULE: tuple[tuple[int, int, int], ...] = (
-    (4, 6, 20), (7, 9, 30), (10, 12, 40), (13, 20, 50),
+    (4, 6, 20),
+    (7, 9, 30),
+    (10, 12, 40),
+    (13, 20, 50),
 )
 
 #: Default spam patterns (case-insensitive regexes); pass your own list to replace them.
@@ -76,8 +80,9 @@ def symbol_pattern() -> re.Pattern[str]:
     start = None
     for cp in range(sys.maxunicode + 1):
         ch = chr(cp)
-        remove = (unicodedata.category(ch) in ("So", "Sk", "Sm", "Co", "Cs")
-                  and ch not in _KEEP_SYMBOLS) or cp in (0x200D, 0xFE0E, 0xFE0F, 0x20E3)
+        remove = (
+            unicodedata.category(ch) in ("So", "Sk", "Sm", "Co", "Cs") and ch not in _KEEP_SYMBOLS
+        ) or cp in (0x200D, 0xFE0E, 0xFE0F, 0x20E3)
         if remove and start is None:
             start = cp
         elif not remove and start is not None:
@@ -85,8 +90,10 @@ def symbol_pattern() -> re.Pattern[str]:
             start = None
     if start is not None:
         ranges.append((start, sys.maxunicode))
-    parts = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
-                    for a, b in ranges)
+    parts = "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in ranges
+    )
     return re.compile(f"[{parts}]+")
 
 
@@ -108,8 +115,11 @@ class SentenceCleaner:
     lang: str | None = None
 
     def __post_init__(self) -> None:
-        self._spam = re.compile("|".join(f"(?:{p})" for p in self.spam_patterns),
-                                re.IGNORECASE) if self.spam_patterns else None
+        self._spam = (
+            re.compile("|".join(f"(?:{p})" for p in self.spam_patterns), re.IGNORECASE)
+            if self.spam_patterns
+            else None
+        )
         self._tokenize = get_tokenizer(lang=self.lang)
         self._symbols = symbol_pattern()
 
@@ -225,19 +235,26 @@ def read_posts(path: str | Path, skips: SkipCounter | None = None) -> list[Group
             raise DataFormatError("expected a JSON object", path=path, line=line, code="E502")
         for key in ("group", "text"):
             if key not in record:
-                raise DataFormatError(f"missing field {key!r}", path=path, line=line,
-                                      field=key, code="E502")
+                raise DataFormatError(
+                    f"missing field {key!r}", path=path, line=line, field=key, code="E502"
+                )
         kind = str(record.get("kind") or "trend")
         if kind not in ("trend", "url"):
-            raise DataFormatError(f"kind must be 'trend' or 'url', not {kind!r}", path=path,
-                                  line=line, field="kind", code="E502")
+            raise DataFormatError(
+                f"kind must be 'trend' or 'url', not {kind!r}",
+                path=path,
+                line=line,
+                field="kind",
+                code="E502",
+            )
         text = str(record["text"] or "")
         if not text.strip():
             skips.skip("empty-document", f"{path} line {line}")
             continue
         gid = str(record["group"])
-        group = groups.setdefault(gid, Group(gid, [], kind, record.get("topic"),
-                                             record.get("time")))
+        group = groups.setdefault(
+            gid, Group(gid, [], kind, record.get("topic"), record.get("time"))
+        )
         group.sentences.append(text)
     return list(groups.values())
 
@@ -266,9 +283,13 @@ def groups_from_pairs(pairs: PairSet, kind: str = "trend") -> list[Group]:
     return [Group(f"g{i}", sentences, kind) for i, sentences in enumerate(members.values())]
 
 
-def clean_groups(groups: Sequence[Group], cleaner: SentenceCleaner | None = None,
-                 dedupe: str = "group", min_sentences: int = 2,
-                 skips: SkipCounter | None = None) -> list[Group]:
+def clean_groups(
+    groups: Sequence[Group],
+    cleaner: SentenceCleaner | None = None,
+    dedupe: str = "group",
+    min_sentences: int = 2,
+    skips: SkipCounter | None = None,
+) -> list[Group]:
     """Clean every group's sentences (M2); dedupe within a ``group`` or ``global``-ly; drop
     groups left with fewer than ``min_sentences``."""
     if dedupe not in ("group", "global"):
@@ -292,8 +313,7 @@ def clean_groups(groups: Sequence[Group], cleaner: SentenceCleaner | None = None
         if len(kept) < min_sentences:
             skips["small-group"] += 1
             continue
-        out.append(Group(group.id, kept, group.kind, group.topic, group.time,
-                         dict(group.metadata)))
+        out.append(Group(group.id, kept, group.kind, group.topic, group.time, dict(group.metadata)))
     return out
 
 
@@ -306,15 +326,22 @@ def rank_groups(groups: Sequence[Group], model: Any = None) -> list[Group]:
     for group in groups:
         scores = [model.average_probability(s) for s in group.sentences]
         order = sorted(range(len(scores)), key=lambda i: -scores[i])
-        out.append(Group(group.id, [group.sentences[i] for i in order], group.kind,
-                         group.topic, group.time,
-                         {**group.metadata, "avg_word_prob": [round(scores[i], 8)
-                                                              for i in order]}))
+        out.append(
+            Group(
+                group.id,
+                [group.sentences[i] for i in order],
+                group.kind,
+                group.topic,
+                group.time,
+                {**group.metadata, "avg_word_prob": [round(scores[i], 8) for i in order]},
+            )
+        )
     return out
 
 
-def pilot_pairs(n_sentences: int, rng: random.Random, n_seeds: int = 2, n_partners: int = 10,
-                pool: int = 20) -> list[tuple[int, int]]:
+def pilot_pairs(
+    n_sentences: int, rng: random.Random, n_seeds: int = 2, n_partners: int = 10, pool: int = 20
+) -> list[tuple[int, int]]:
     """Rank-index pairs of the pilot: each of the top ``n_seeds`` with ``n_partners`` random
     sentences among ranks ``n_seeds``..``pool - 1`` (0-based)."""
     candidates = list(range(n_seeds, min(pool, n_sentences)))
@@ -325,8 +352,9 @@ def pilot_pairs(n_sentences: int, rng: random.Random, n_seeds: int = 2, n_partne
     return out
 
 
-def follow_up_size(n_paraphrases: int,
-                   schedule: Sequence[tuple[int, int, int]] = FOLLOW_UP_SCHEDULE) -> int:
+def follow_up_size(
+    n_paraphrases: int, schedule: Sequence[tuple[int, int, int]] = FOLLOW_UP_SCHEDULE
+) -> int:
     """Pairs to deploy after the pilot found ``n_paraphrases`` paraphrases (0 below 4)."""
     for low, high, size in schedule:
         if low <= n_paraphrases <= high:
@@ -334,10 +362,15 @@ def follow_up_size(n_paraphrases: int,
     return 0
 
 
-def follow_up_pairs(n_sentences: int, n_pairs: int, rng: random.Random,
-                    exclude: Iterable[tuple[int, int]] = (), n_top: int = 5,
-                    partner_ranks: tuple[int, int] = (5, 50), per_seed: int = 10
-                    ) -> list[tuple[int, int]]:
+def follow_up_pairs(
+    n_sentences: int,
+    n_pairs: int,
+    rng: random.Random,
+    exclude: Iterable[tuple[int, int]] = (),
+    n_top: int = 5,
+    partner_ranks: tuple[int, int] = (5, 50),
+    per_seed: int = 10,
+) -> list[tuple[int, int]]:
     """``n_pairs`` more pairs in blocks of ``per_seed``: a distinct random seed among the top
     ``n_top`` with ``per_seed`` random partners of 0-based ranks
     ``partner_ranks[0]``..``partner_ranks[1] - 1``; pilot pairs in ``exclude`` are avoided."""
@@ -346,7 +379,7 @@ def follow_up_pairs(n_sentences: int, n_pairs: int, rng: random.Random,
     seeds = list(range(min(n_top, n_sentences)))
     rng.shuffle(seeds)
     out: list[tuple[int, int]] = []
-    for seed in itertools_cycle(seeds):
+    for seed in itertools.cycle(seeds):
         if len(out) >= n_pairs or not partners:
             break
         free = [p for p in partners if (min(seed, p), max(seed, p)) not in excluded]
@@ -361,15 +394,14 @@ def follow_up_pairs(n_sentences: int, n_pairs: int, rng: random.Random,
     return out
 
 
-def itertools_cycle(items: Sequence[int]) -> Iterable[int]:
-    while items:
-        yield from items
-
-
 def url_seed_task(group: Group, size: int = 11) -> dict[str, Any]:
     """The annotation task of a URL group: its top ``size`` ranked sentences."""
-    return {"group": group.id, "kind": group.kind, "topic": group.topic,
-            "sentences": group.sentences[:size]}
+    return {
+        "group": group.id,
+        "kind": group.kind,
+        "topic": group.topic,
+        "sentences": group.sentences[:size],
+    }
 
 
 def choose_url_seed(paraphrase_counts: dict[int, int], min_paraphrases: int = 3) -> int | None:
@@ -391,13 +423,20 @@ def url_pairs(n_sentences: int, seed: int | None, size: int = 11) -> list[tuple[
     return [(seed, j) for j in range(min(size, n_sentences)) if j != seed]
 
 
-def assign_topics(groups: Sequence[Group], keywords: dict[str, Sequence[str]],
-                  default: str = "other", overwrite: bool = False) -> list[Group]:
+def assign_topics(
+    groups: Sequence[Group],
+    keywords: dict[str, Sequence[str]],
+    default: str = "other",
+    overwrite: bool = False,
+) -> list[Group]:
     """Topic of each group: the topic whose keywords occur most often in its sentences
     (case-insensitive whole words); ``default`` when none occurs. Given topics are kept
     unless ``overwrite``."""
-    patterns = {topic: re.compile(r"\b(?:" + "|".join(re.escape(k) for k in words) + r")\b",
-                                  re.IGNORECASE) for topic, words in keywords.items() if words}
+    patterns = {
+        topic: re.compile(r"\b(?:" + "|".join(re.escape(k) for k in words) + r")\b", re.IGNORECASE)
+        for topic, words in keywords.items()
+        if words
+    }
     out = []
     for group in groups:
         topic = group.topic
@@ -406,13 +445,17 @@ def assign_topics(groups: Sequence[Group], keywords: dict[str, Sequence[str]],
             hits = {t: len(p.findall(text)) for t, p in patterns.items()}
             best = max(hits.items(), key=lambda kv: kv[1], default=(default, 0))
             topic = best[0] if best[1] > 0 else default
-        out.append(Group(group.id, group.sentences, group.kind, topic, group.time,
-                         dict(group.metadata)))
+        out.append(
+            Group(group.id, group.sentences, group.kind, topic, group.time, dict(group.metadata))
+        )
     return out
 
 
-def balance_topics(groups: Sequence[Group], per_topic: int | None = None, seed: int = 0,
-                   ) -> list[Group]:
+def balance_topics(
+    groups: Sequence[Group],
+    per_topic: int | None = None,
+    seed: int = 0,
+) -> list[Group]:
     """The same number of groups per topic (default: the smallest topic's count), drawn at
     random; groups without a topic count as ``"none"``."""
     rng = random.Random(seed)
@@ -428,11 +471,14 @@ def balance_topics(groups: Sequence[Group], per_topic: int | None = None, seed: 
     return [g for g in groups if id(g) in chosen]
 
 
-def social_candidates(groups: Sequence[Group], stage: str = "pilot",
-                      pilot_counts: dict[str, int] | None = None,
-                      url_seeds: dict[str, int | None] | None = None, seed: int = 0,
-                      schedule: Sequence[tuple[int, int, int]] = FOLLOW_UP_SCHEDULE,
-                      ) -> PairSet:
+def social_candidates(
+    groups: Sequence[Group],
+    stage: str = "pilot",
+    pilot_counts: dict[str, int] | None = None,
+    url_seeds: dict[str, int | None] | None = None,
+    seed: int = 0,
+    schedule: Sequence[tuple[int, int, int]] = FOLLOW_UP_SCHEDULE,
+) -> PairSet:
     """Candidate pairs of ranked groups for one M3 stage.
 
     Args:
@@ -473,19 +519,25 @@ def social_candidates(groups: Sequence[Group], stage: str = "pilot",
             chosen = follow_up_pairs(n, size, rng, exclude=pilot)
         else:
             if url_seeds is None:
-                raise ParakitError("stage 'url' needs url_seeds (group -> seed index)",
-                                   code="E500")
+                raise ParakitError("stage 'url' needs url_seeds (group -> seed index)", code="E500")
             chosen = url_pairs(n, url_seeds.get(group.id))
             if not chosen:
                 skipped["no-seed"] += 1
                 continue
         for i, j in chosen:
-            pairs.append(Pair(
-                id=f"{group.id}:{stage}:{i}-{j}", text1=group.sentences[i],
-                text2=group.sentences[j], group=group.id, time=group.time,
-                source=f"social-{kind}",
-                metadata={"stage": stage, "rank1": i + 1, "rank2": j + 1,
-                          "topic": group.topic}))
-    return PairSet(pairs, scheme="binary",
-                   metadata={"social": {"stage": stage, "seed": seed,
-                                        "skipped_groups": dict(skipped)}})
+            pairs.append(
+                Pair(
+                    id=f"{group.id}:{stage}:{i}-{j}",
+                    text1=group.sentences[i],
+                    text2=group.sentences[j],
+                    group=group.id,
+                    time=group.time,
+                    source=f"social-{kind}",
+                    metadata={"stage": stage, "rank1": i + 1, "rank2": j + 1, "topic": group.topic},
+                )
+            )
+    return PairSet(
+        pairs,
+        scheme="binary",
+        metadata={"social": {"stage": stage, "seed": seed, "skipped_groups": dict(skipped)}},
+    )

@@ -78,16 +78,19 @@ def read_srt(path: str | Path, encodings: Sequence[str] = DEFAULT_ENCODINGS) -> 
         if isinstance(start, int):
             line = text.count("\n", 0, start) + 1
         raise DataFormatError(
-            f"broken SRT block (timestamps must look like 00:01:02,345 --> 00:01:04,000): "
-            f"{err}", path=path, line=line, code="E504",
+            f"broken SRT block (timestamps must look like 00:01:02,345 --> 00:01:04,000): {err}",
+            path=path,
+            line=line,
+            code="E504",
         ) from None
     subtitles = [s for s in subtitles if s.content.strip()]
     if not subtitles:
         raise DataFormatError("no subtitle with text", path=path, code="E501")
     for sub in subtitles:
         if sub.end < sub.start:
-            raise DataFormatError(f"subtitle {sub.index} ends before it starts", path=path,
-                                  code="E504")
+            raise DataFormatError(
+                f"subtitle {sub.index} ends before it starts", path=path, code="E504"
+            )
     subtitles.sort(key=lambda s: (s.start, s.end))
     return subtitles
 
@@ -97,12 +100,14 @@ def _layout_entries(root: Path) -> list[dict[str, Any]]:
     for path in sorted(root.rglob("*.srt")):
         rel = path.relative_to(root)
         if len(rel.parts) < 2:
-            raise DataFormatError("SRT files must be inside a title folder "
-                                  "(ROOT/<title>/<version>.srt)", path=path, code="E502")
+            raise DataFormatError(
+                "SRT files must be inside a title folder (ROOT/<title>/<version>.srt)",
+                path=path,
+                code="E502",
+            )
         title = "/".join(rel.parts[:-1])
         series = "/".join(rel.parts[:-2]) or None
-        entries.append({"path": str(path), "title": title, "series": series,
-                        "version": path.stem})
+        entries.append({"path": str(path), "title": title, "series": series, "version": path.stem})
     return entries
 
 
@@ -112,20 +117,29 @@ def _manifest_entries(manifest: Path) -> list[dict[str, Any]]:
     entries = []
     for line, record in iter_records(manifest):
         if not isinstance(record, dict) or "path" not in record or "title" not in record:
-            raise DataFormatError("each manifest line needs 'path' and 'title'",
-                                  path=manifest, line=line, code="E502")
+            raise DataFormatError(
+                "each manifest line needs 'path' and 'title'", path=manifest, line=line, code="E502"
+            )
         path = Path(record["path"])
         if not path.is_absolute():
             path = manifest.parent / path
-        entries.append({"path": str(path), "title": str(record["title"]),
-                        "series": record.get("series"),
-                        "version": str(record.get("version") or path.stem)})
+        entries.append(
+            {
+                "path": str(path),
+                "title": str(record["title"]),
+                "series": record.get("series"),
+                "version": str(record.get("version") or path.stem),
+            }
+        )
     return entries
 
 
-def load_versions(source: str | Path, encodings: Sequence[str] = DEFAULT_ENCODINGS,
-                  on_error: str = "skip", skips: SkipCounter | None = None
-                  ) -> list[SubtitleVersion]:
+def load_versions(
+    source: str | Path,
+    encodings: Sequence[str] = DEFAULT_ENCODINGS,
+    on_error: str = "skip",
+    skips: SkipCounter | None = None,
+) -> list[SubtitleVersion]:
     """Read all subtitle versions from a folder (see the module layout) or a manifest JSONL.
 
     Args:
@@ -152,16 +166,21 @@ def load_versions(source: str | Path, encodings: Sequence[str] = DEFAULT_ENCODIN
             if on_error == "raise":
                 raise
             reason = {"E503": "undecodable", "E504": "broken-srt", "E501": "empty"}.get(
-                err.code, "bad-file")
+                err.code, "bad-file"
+            )
             skips.skip(reason, entry["path"], str(err))
             continue
-        versions.append(SubtitleVersion(entry["title"], entry["version"], entry["path"], subs,
-                                        series=entry["series"]))
+        versions.append(
+            SubtitleVersion(
+                entry["title"], entry["version"], entry["path"], subs, series=entry["series"]
+            )
+        )
     return versions
 
 
-def segment_texts(subtitles: Iterable[Any], minutes: float = 15.0,
-                  offset: dt.timedelta = dt.timedelta(0)) -> dict[int, str]:
+def segment_texts(
+    subtitles: Iterable[Any], minutes: float = 15.0, offset: dt.timedelta = dt.timedelta(0)
+) -> dict[int, str]:
     """Texts of the ``minutes``-long windows of playing time, by window index.
 
     A subtitle belongs to the window its (start + ``offset``) falls in; lines are joined
@@ -197,8 +216,9 @@ def align_lines(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, int]]:
     return out
 
 
-def choose_version_pair(versions: Sequence[SubtitleVersion], aligner: DocumentAligner
-                        ) -> tuple[SubtitleVersion, SubtitleVersion, float] | None:
+def choose_version_pair(
+    versions: Sequence[SubtitleVersion], aligner: DocumentAligner
+) -> tuple[SubtitleVersion, SubtitleVersion, float] | None:
     """The most lexically distant pair of versions whose cosine is inside the band."""
     best = None
     pairs = list(itertools.combinations(versions, 2))
@@ -211,10 +231,16 @@ def choose_version_pair(versions: Sequence[SubtitleVersion], aligner: DocumentAl
     return best
 
 
-def build_subtitle_pairs(versions: Sequence[SubtitleVersion], aligner: DocumentAligner,
-                         segment_minutes: float = 15.0, min_segments: int = 1,
-                         max_segments: int = 2, max_episodes_per_series: int | None = 10,
-                         seed: int = 0, skips: SkipCounter | None = None) -> PairSet:
+def build_subtitle_pairs(
+    versions: Sequence[SubtitleVersion],
+    aligner: DocumentAligner,
+    segment_minutes: float = 15.0,
+    min_segments: int = 1,
+    max_segments: int = 2,
+    max_episodes_per_series: int | None = 10,
+    seed: int = 0,
+    skips: SkipCounter | None = None,
+) -> PairSet:
     """Segment pairs of alternative subtitle versions (T2), ready for extraction.
 
     Args:
@@ -271,19 +297,43 @@ def build_subtitle_pairs(versions: Sequence[SubtitleVersion], aligner: DocumentA
         n = min(len(common), rng.randint(min_segments, max_segments))
         for k in sorted(rng.sample(common, n)):
             start = dt.timedelta(minutes=segment_minutes * k)
-            meta = {"title": title, "series": a.series, "segment": k,
-                    "start": str(start), "segment_minutes": segment_minutes}
-            doc_a = Document(f"{title}/{a.version}#{k}", seg_a[k],
-                             {**meta, "version": a.version, "path": a.path})
-            doc_b = Document(f"{title}/{b.version}#{k}", seg_b[k],
-                             {**meta, "version": b.version, "path": b.path})
-            pairs.append(DocumentPair(doc_a, doc_b, sim, {
-                "version_similarity": round(sim, 6), "segment": k, "start": str(start),
-                "versions": [a.version, b.version], "n_versions": len(group)}))
+            meta = {
+                "title": title,
+                "series": a.series,
+                "segment": k,
+                "start": str(start),
+                "segment_minutes": segment_minutes,
+            }
+            doc_a = Document(
+                f"{title}/{a.version}#{k}", seg_a[k], {**meta, "version": a.version, "path": a.path}
+            )
+            doc_b = Document(
+                f"{title}/{b.version}#{k}", seg_b[k], {**meta, "version": b.version, "path": b.path}
+            )
+            pairs.append(
+                DocumentPair(
+                    doc_a,
+                    doc_b,
+                    sim,
+                    {
+                        "version_similarity": round(sim, 6),
+                        "segment": k,
+                        "start": str(start),
+                        "versions": [a.version, b.version],
+                        "n_versions": len(group),
+                    },
+                )
+            )
     return document_pairs_to_pairset(
-        pairs, source="subtitles", group=lambda dp: dp.doc1.metadata["title"],
-        metadata={"skipped": skips.as_dict(), "band": [aligner.low, aligner.high],
-                  "segment_minutes": segment_minutes, "seed": seed},
+        pairs,
+        source="subtitles",
+        group=lambda dp: dp.doc1.metadata["title"],
+        metadata={
+            "skipped": skips.as_dict(),
+            "band": [aligner.low, aligner.high],
+            "segment_minutes": segment_minutes,
+            "seed": seed,
+        },
     )
 
 

@@ -68,10 +68,17 @@ class HFTranslator(Translator):
         revision: hub revision pin.
     """
 
-    def __init__(self, model: str | Path, src_lang: str | None = None,
-                 tgt_lang: str | None = None, batch_size: int = 16, max_new_tokens: int = 256,
-                 num_beams: int = 4, device: str | None = None, revision: str | None = None
-                 ) -> None:
+    def __init__(
+        self,
+        model: str | Path,
+        src_lang: str | None = None,
+        tgt_lang: str | None = None,
+        batch_size: int = 16,
+        max_new_tokens: int = 256,
+        num_beams: int = 4,
+        device: str | None = None,
+        revision: str | None = None,
+    ) -> None:
         self.model = str(model)
         self.src_lang = src_lang
         self.tgt_lang = tgt_lang
@@ -83,8 +90,10 @@ class HFTranslator(Translator):
 
     @property
     def signature(self) -> str:
-        return (f"hf:{self.model}@{self.revision or ''}|{self.src_lang}->{self.tgt_lang}"
-                f"|beams={self.num_beams}|max={self.max_new_tokens}")
+        return (
+            f"hf:{self.model}@{self.revision or ''}|{self.src_lang}->{self.tgt_lang}"
+            f"|beams={self.num_beams}|max={self.max_new_tokens}"
+        )
 
     def _load(self) -> None:
         if hasattr(self, "model_"):
@@ -94,11 +103,9 @@ class HFTranslator(Translator):
 
         try:
             self.tokenizer_ = AutoTokenizer.from_pretrained(self.model, revision=self.revision)
-            self.model_ = AutoModelForSeq2SeqLM.from_pretrained(self.model,
-                                                                revision=self.revision)
+            self.model_ = AutoModelForSeq2SeqLM.from_pretrained(self.model, revision=self.revision)
         except (OSError, ValueError) as err:
-            raise ParakitError(f"cannot load MT model {self.model!r}: {err}", code="E505") \
-                from None
+            raise ParakitError(f"cannot load MT model {self.model!r}: {err}", code="E505") from None
         self.device_ = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model_.to(self.device_).eval()
         self.generate_kwargs_: dict[str, Any] = {}
@@ -110,8 +117,10 @@ class HFTranslator(Translator):
             else:  # NLLB and other language-token models
                 bos = self.tokenizer_.convert_tokens_to_ids(self.tgt_lang)
                 if bos is None or bos == self.tokenizer_.unk_token_id:
-                    raise ParakitError(f"the tokenizer of {self.model!r} has no language "
-                                       f"token {self.tgt_lang!r}", code="E505")
+                    raise ParakitError(
+                        f"the tokenizer of {self.model!r} has no language token {self.tgt_lang!r}",
+                        code="E505",
+                    )
             self.generate_kwargs_["forced_bos_token_id"] = bos
 
     def translate_batch(self, texts: list[str]) -> list[str]:
@@ -121,15 +130,22 @@ class HFTranslator(Translator):
         encoded = self.tokenizer_(texts, return_tensors="pt", padding=True, truncation=True)
         encoded = {k: v.to(self.device_) for k, v in encoded.items()}
         with torch.inference_mode():
-            generated = self.model_.generate(**encoded, max_new_tokens=self.max_new_tokens,
-                                             num_beams=self.num_beams, do_sample=False,
-                                             **self.generate_kwargs_)
-        return [t.strip() for t in self.tokenizer_.batch_decode(generated,
-                                                                skip_special_tokens=True)]
+            generated = self.model_.generate(
+                **encoded,
+                max_new_tokens=self.max_new_tokens,
+                num_beams=self.num_beams,
+                do_sample=False,
+                **self.generate_kwargs_,
+            )
+        return [
+            t.strip() for t in self.tokenizer_.batch_decode(generated, skip_special_tokens=True)
+        ]
 
 
-DEFAULT_PROMPT = ("Translate the following text from {src} to {tgt}. Answer with the "
-                  "translation only, no comments or quotes.")
+DEFAULT_PROMPT = (
+    "Translate the following text from {src} to {tgt}. Answer with the "
+    "translation only, no comments or quotes."
+)
 
 
 class OpenAITranslator(Translator):
@@ -146,10 +162,19 @@ class OpenAITranslator(Translator):
         timeout, max_retries: per request.
     """
 
-    def __init__(self, model: str, base_url: str, src_lang: str = "English",
-                 tgt_lang: str = "Japanese", api_key: str | None = None,
-                 prompt: str = DEFAULT_PROMPT, temperature: float = 0.0, batch_size: int = 8,
-                 timeout: float = 120.0, max_retries: int = 3) -> None:
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        src_lang: str = "English",
+        tgt_lang: str = "Japanese",
+        api_key: str | None = None,
+        prompt: str = DEFAULT_PROMPT,
+        temperature: float = 0.0,
+        batch_size: int = 8,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+    ) -> None:
         self.model = model
         self.base_url = base_url
         self.src_lang = src_lang
@@ -164,17 +189,21 @@ class OpenAITranslator(Translator):
     @property
     def signature(self) -> str:
         digest = hashlib.sha1(self.prompt.encode()).hexdigest()[:8]
-        return (f"openai:{self.base_url}|{self.model}|{self.src_lang}->{self.tgt_lang}"
-                f"|t={self.temperature}|prompt={digest}")
+        return (
+            f"openai:{self.base_url}|{self.model}|{self.src_lang}->{self.tgt_lang}"
+            f"|t={self.temperature}|prompt={digest}"
+        )
 
     def _client(self) -> Any:
         if not hasattr(self, "client_"):
             from openai import OpenAI
 
-            self.client_ = OpenAI(base_url=self.base_url, timeout=self.timeout,
-                                  max_retries=self.max_retries,
-                                  api_key=self.api_key or os.environ.get("OPENAI_API_KEY")
-                                  or "none")
+            self.client_ = OpenAI(
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+                api_key=self.api_key or os.environ.get("OPENAI_API_KEY") or "none",
+            )
         return self.client_
 
     def _one(self, text: str) -> str:
@@ -182,17 +211,23 @@ class OpenAITranslator(Translator):
 
         try:
             response = self._client().chat.completions.create(
-                model=self.model, temperature=self.temperature,
-                messages=[{"role": "system", "content": self.prompt.format(
-                    src=self.src_lang, tgt=self.tgt_lang)},
-                          {"role": "user", "content": text}])
+                model=self.model,
+                temperature=self.temperature,
+                messages=[
+                    {
+                        "role": "system",
+                        "content": self.prompt.format(src=self.src_lang, tgt=self.tgt_lang),
+                    },
+                    {"role": "user", "content": text},
+                ],
+            )
         except openai.OpenAIError as err:
-            raise ParakitError(f"translation request to {self.base_url} failed: {err}",
-                               code="E505") from None
+            raise ParakitError(
+                f"translation request to {self.base_url} failed: {err}", code="E505"
+            ) from None
         content = response.choices[0].message.content
         if content is None:
-            raise ParakitError(f"{self.base_url} returned no text for {text[:60]!r}",
-                               code="E505")
+            raise ParakitError(f"{self.base_url} returned no text for {text[:60]!r}", code="E505")
         return content.strip()
 
     def translate_batch(self, texts: list[str]) -> list[str]:
@@ -218,8 +253,9 @@ class TranslationCache:
                     try:
                         record = json.loads(line)
                     except json.JSONDecodeError:
-                        logger.warning("translation cache %s: ignoring broken line %d",
-                                       self.path, number)
+                        logger.warning(
+                            "translation cache %s: ignoring broken line %d", self.path, number
+                        )
                         continue
                     if "signature" in record:
                         continue
@@ -239,8 +275,13 @@ class TranslationCache:
             os.fsync(handle.fileno())
 
 
-def translate(translator: Translator, texts: Sequence[str], cache_dir: str | Path | None = None,
-              progress: bool = True, desc: str | None = None) -> list[str]:
+def translate(
+    translator: Translator,
+    texts: Sequence[str],
+    cache_dir: str | Path | None = None,
+    progress: bool = True,
+    desc: str | None = None,
+) -> list[str]:
     """Translate ``texts`` in batches, through the cache when ``cache_dir`` is given.
 
     Duplicates are translated once; cached sentences are not sent again.
@@ -249,7 +290,7 @@ def translate(translator: Translator, texts: Sequence[str], cache_dir: str | Pat
     done: dict[str, str] = dict(cache.entries) if cache else {}
     todo = [t for t in dict.fromkeys(texts) if t not in done]
     batch_size = max(1, translator.batch_size)
-    batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
+    batches = [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
     iterator: Any = batches
     if progress and batches:
         from tqdm.auto import tqdm
@@ -258,8 +299,11 @@ def translate(translator: Translator, texts: Sequence[str], cache_dir: str | Pat
     for batch in iterator:
         outputs = translator.translate_batch(list(batch))
         if len(outputs) != len(batch):
-            raise ParakitError(f"{translator.signature} returned {len(outputs)} translations "
-                               f"for {len(batch)} sentences", code="E505")
+            raise ParakitError(
+                f"{translator.signature} returned {len(outputs)} translations "
+                f"for {len(batch)} sentences",
+                code="E505",
+            )
         if cache:
             cache.add(batch, outputs)
         done.update(zip(batch, outputs, strict=True))
@@ -275,11 +319,17 @@ class MTSystem:
     backward: Translator | None = None
 
 
-def mt_candidates(sources: Sequence[str], systems: Sequence[MTSystem],
-                  cache_dir: str | Path | None = None, lm: Any = None,
-                  max_sources: int | None = None, per_token: bool = True,
-                  bleu_tokenize: str = "13a", lang: str | None = None,
-                  progress: bool = True) -> PairSet:
+def mt_candidates(
+    sources: Sequence[str],
+    systems: Sequence[MTSystem],
+    cache_dir: str | Path | None = None,
+    lm: Any = None,
+    max_sources: int | None = None,
+    per_token: bool = True,
+    bleu_tokenize: str = "13a",
+    lang: str | None = None,
+    progress: bool = True,
+) -> PairSet:
     """MT round-trip candidate pairs (J1–J3).
 
     Args:
@@ -315,14 +365,17 @@ def mt_candidates(sources: Sequence[str], systems: Sequence[MTSystem],
         sources = [sources[i] for i in order]
     if max_sources is not None:
         sources = sources[:max_sources]
-    outputs = {s.name: translate(s.forward, sources, cache_dir, progress, f"{s.name} forward")
-               for s in systems}
+    outputs = {
+        s.name: translate(s.forward, sources, cache_dir, progress, f"{s.name} forward")
+        for s in systems
+    }
     back: dict[str, list[str]] = {}
     if all(s.backward is not None for s in systems):
         for s in systems:
             assert s.backward is not None
-            back[s.name] = translate(s.backward, outputs[s.name], cache_dir, progress,
-                                     f"{s.name} back")
+            back[s.name] = translate(
+                s.backward, outputs[s.name], cache_dir, progress, f"{s.name} back"
+            )
     pairs = []
     for i, source in enumerate(sources):
         for a, b in itertools.combinations(systems, 2):
@@ -330,18 +383,42 @@ def mt_candidates(sources: Sequence[str], systems: Sequence[MTSystem],
             if back:
                 bts = [back[a.name][i], back[b.name][i]]
                 meta["back_translations"] = bts
-                meta["qe"] = round(float(back_translation_qe([source], [[bts[0]], [bts[1]]],
-                                                             tokenize=bleu_tokenize)[0]), 6)
+                meta["qe"] = round(
+                    float(
+                        back_translation_qe([source], [[bts[0]], [bts[1]]], tokenize=bleu_tokenize)[
+                            0
+                        ]
+                    ),
+                    6,
+                )
             if source in lm_scores:
                 meta["lm_score"] = round(lm_scores[source], 6)
-            pairs.append(Pair(id=f"mt-{i}-{a.name}-{b.name}", text1=outputs[a.name][i],
-                              text2=outputs[b.name][i], source="mt", group=f"src-{i}",
-                              metadata=meta))
+            pairs.append(
+                Pair(
+                    id=f"mt-{i}-{a.name}-{b.name}",
+                    text1=outputs[a.name][i],
+                    text2=outputs[b.name][i],
+                    source="mt",
+                    group=f"src-{i}",
+                    metadata=meta,
+                )
+            )
     if back:
         pairs.sort(key=lambda p: -p.metadata["qe"])
-    return PairSet(pairs, scheme="binary", lang=lang,
-                   metadata={"mt": {"systems": {s.name: {"forward": s.forward.signature,
-                                                         "backward": s.backward.signature
-                                                         if s.backward else None}
-                                                for s in systems},
-                                    "n_sources": len(sources)}})
+    return PairSet(
+        pairs,
+        scheme="binary",
+        lang=lang,
+        metadata={
+            "mt": {
+                "systems": {
+                    s.name: {
+                        "forward": s.forward.signature,
+                        "backward": s.backward.signature if s.backward else None,
+                    }
+                    for s in systems
+                },
+                "n_sources": len(sources),
+            }
+        },
+    )
