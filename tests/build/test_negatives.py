@@ -32,6 +32,21 @@ def test_wor_band_fills_high_overlap_negatives():
     assert len(ps) == 0 and ps.metadata["negatives"]["found"] == 0
 
 
+def test_excluded_pairs_are_never_returned():
+    sents = ["a b c d e", "a b c d f", "a b c x y", "p q r s t"]
+    ps = random_negatives(
+        sents,
+        n=3,
+        wor_band=(0.1, 1.0),
+        seed=0,
+        max_attempts=200,
+        exclude=[("a b c d f", "a b c d e")],
+    )
+    got = {frozenset((p.text1, p.text2)) for p in ps}
+    assert frozenset(("a b c d e", "a b c d f")) not in got
+    assert got == {frozenset(("a b c d e", "a b c x y")), frozenset(("a b c d f", "a b c x y"))}
+
+
 def test_bad_arguments():
     with pytest.raises(ParakitError, match="E501"):
         random_negatives(["same", "same"], n=1)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from parakit.errors import ParakitError
 from parakit.schema import Pair, PairSet
@@ -39,6 +39,7 @@ def random_negatives(
     candidates_per_anchor: int = 200,
     max_attempts: int | None = None,
     source: str = "random",
+    exclude: Iterable[tuple[str, str]] = (),
 ) -> PairSet:
     """``n`` random sentence pairs (distinct texts, no pair twice in either order).
 
@@ -53,6 +54,8 @@ def random_negatives(
         max_attempts: anchors tried before giving up (default ``50 * n``); fewer than ``n``
             pairs are then returned and a warning is logged.
         source: ``Pair.source`` of the output.
+        exclude: text pairs (either order) never to return, e.g. the known pairs of the
+            corpus the sentences come from (a high-WOR random pair may be one of them).
 
     Returns:
         unlabelled candidate pairs with ``metadata["wor"]``.
@@ -74,6 +77,7 @@ def random_negatives(
         for i, tokens in enumerate(token_sets):
             for token in tokens:
                 index.setdefault(token, []).append(i)
+    excluded = {frozenset(pair) for pair in exclude}
     seen: set[tuple[int, int]] = set()
     out: list[Pair] = []
     attempts = 0
@@ -97,7 +101,7 @@ def random_negatives(
             rng.shuffle(partners)
         for j in partners:
             key = (min(i, j), max(i, j))
-            if i == j or key in seen:
+            if i == j or key in seen or frozenset((unique[i], unique[j])) in excluded:
                 continue
             a, b = token_sets[i], token_sets[j]
             union = len(a | b)
