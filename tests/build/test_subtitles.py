@@ -153,6 +153,29 @@ def test_series_cap_limits_episodes(tmp_path):
     assert ps.metadata["skipped"]["series-cap"] == 2
 
 
+def test_second_round_prefers_high_yield_titles_and_new_segments(tmp_path):
+    root = tmp_path / "subs"
+    for title in ("MovieA", "MovieB", "MovieC"):
+        for v, text in (("a", VERSION_A), ("b", VERSION_B)):
+            (root / title).mkdir(parents=True, exist_ok=True)
+            (root / title / f"{v}.srt").write_text(text)
+    versions = load_versions(root)
+    first = build_subtitle_pairs(versions, DocumentAligner(), min_segments=1, max_segments=1)
+    used = {(p.group, p.metadata["segment"]) for p in first}
+    yields = {"MovieA": 2, "MovieB": 9, "MovieC": 5}
+    second = build_subtitle_pairs(
+        versions,
+        DocumentAligner(),
+        min_segments=1,
+        max_segments=1,
+        used_segments=used,
+        priority=yields,
+        max_titles=2,
+    )
+    assert [p.group for p in second] == ["MovieB", "MovieC"]
+    assert not {(p.group, p.metadata["segment"]) for p in second} & used
+
+
 def test_broken_timestamps_and_unknown_encoding_are_skipped_and_counted(corpus, caplog):
     (corpus / "Show" / "S01E01" / "broken.srt").write_text(BROKEN)
     (corpus / "Show" / "S01E01" / "latin.srt").write_bytes(

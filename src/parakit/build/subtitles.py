@@ -32,7 +32,7 @@ import datetime as dt
 import itertools
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -240,6 +240,9 @@ def build_subtitle_pairs(
     max_episodes_per_series: int | None = 10,
     seed: int = 0,
     skips: SkipCounter | None = None,
+    used_segments: Collection[tuple[str, int]] = (),
+    priority: Mapping[str, float] | None = None,
+    max_titles: int | None = None,
 ) -> PairSet:
     """Segment pairs of alternative subtitle versions (T2), ready for extraction.
 
@@ -250,6 +253,11 @@ def build_subtitle_pairs(
         min_segments, max_segments: segments drawn per title, uniformly in this range.
         max_episodes_per_series: cap of titles per series (``None``: no cap).
         seed: random seed of segment and episode choices.
+        used_segments: ``(title, segment index)`` already used (a second round draws other
+            segments).
+        priority: second round: only these titles, highest value first (the paper ranked
+            titles by the number of candidates extracted in the first round).
+        max_titles: process at most this many titles (after the series cap and priority).
 
     Returns:
         A PairSet of segment document pairs (document id ``<title>/<version>#<k>``), with
@@ -277,8 +285,17 @@ def build_subtitle_pairs(
                     skips["series-cap"] += 1
                 titles = sorted(rng.sample(titles, max_episodes_per_series))
             chosen_titles.extend(titles)
+    if priority is not None:
+        chosen_titles = sorted(
+            (t for t in chosen_titles if t in priority), key=lambda t: (-priority[t], t)
+        )
+    else:
+        chosen_titles = sorted(chosen_titles)
+    if max_titles is not None:
+        chosen_titles = chosen_titles[:max_titles]
+    used = set(used_segments)
     pairs: list[DocumentPair] = []
-    for title in sorted(chosen_titles):
+    for title in chosen_titles:
         group = by_title[title]
         if len(group) < 2:
             skips.skip("single-version", f"title {title!r}")
@@ -290,7 +307,7 @@ def build_subtitle_pairs(
         a, b, sim = choice
         seg_a = segment_texts(a.subtitles, segment_minutes)
         seg_b = segment_texts(b.subtitles, segment_minutes)
-        common = sorted(set(seg_a) & set(seg_b))
+        common = sorted(k for k in set(seg_a) & set(seg_b) if (title, k) not in used)
         if not common:
             skips.skip("no-common-segment", f"title {title!r}")
             continue
