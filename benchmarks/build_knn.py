@@ -49,15 +49,30 @@ def _run_one(args: argparse.Namespace) -> None:
         _prepare(Path(args.data), args.one, inp)
         start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         t = time.perf_counter()
-        result = mine_knn(inp, SentenceEncoder(get_model_path(), batch_size=64),
-                          Path(tmp) / "out", k=5, chunk_size=args.chunk_size, n_per_bin=100,
-                          progress=False)
+        result = mine_knn(
+            inp,
+            SentenceEncoder(get_model_path(), batch_size=64),
+            Path(tmp) / "out",
+            k=5,
+            chunk_size=args.chunk_size,
+            n_per_bin=100,
+            progress=False,
+        )
         seconds = time.perf_counter() - t
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"n": result.n_sentences, "candidates": result.n_candidates,
-                      "sampled": sum(result.sampled_counts), "seconds": seconds,
-                      "sent_per_s": result.n_sentences / seconds, "peak_rss_mb": peak,
-                      "rss_before_mb": start_rss}))
+    print(
+        json.dumps(
+            {
+                "n": result.n_sentences,
+                "candidates": result.n_candidates,
+                "sampled": sum(result.sampled_counts),
+                "seconds": seconds,
+                "sent_per_s": result.n_sentences / seconds,
+                "peak_rss_mb": peak,
+                "rss_before_mb": start_rss,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -73,17 +88,35 @@ def main() -> None:
         return
     rows = []
     for n in args.sizes:
-        out = subprocess.run([sys.executable, __file__, "--one", str(n), "--data", args.data,
-                              "--chunk-size", str(args.chunk_size), "--threads",
-                              str(args.threads)], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                str(n),
+                "--data",
+                args.data,
+                "--chunk-size",
+                str(args.chunk_size),
+                "--threads",
+                str(args.threads),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"| {'sentences':>9} | {'candidates':>10} | {'sampled':>7} | {'seconds':>7} | "
-          f"{'sent/s':>6} | {'peak RSS MB':>11} | {'RSS after imports MB':>20} |")
+    print(
+        f"| {'sentences':>9} | {'candidates':>10} | {'sampled':>7} | {'seconds':>7} | "
+        f"{'sent/s':>6} | {'peak RSS MB':>11} | {'RSS after imports MB':>20} |"
+    )
     print("|" + "|".join("-" * (w + 2) for w in (9, 10, 7, 7, 6, 11, 20)) + "|")
     for r in rows:
-        print(f"| {r['n']:>9} | {r['candidates']:>10} | {r['sampled']:>7} | "
-              f"{r['seconds']:>7.1f} | {r['sent_per_s']:>6.0f} | {r['peak_rss_mb']:>11.0f} | "
-              f"{r['rss_before_mb']:>20.0f} |")
+        print(
+            f"| {r['n']:>9} | {r['candidates']:>10} | {r['sampled']:>7} | "
+            f"{r['seconds']:>7.1f} | {r['sent_per_s']:>6.0f} | {r['peak_rss_mb']:>11.0f} | "
+            f"{r['rss_before_mb']:>20.0f} |"
+        )
 
 
 if __name__ == "__main__":

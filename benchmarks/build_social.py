@@ -57,18 +57,24 @@ def main() -> None:
     stage("pilot pairs (M3)", len(ranked), t)
     total = sum(r[2] for r in rows)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"MultiPIT auto-train: {len(pairs)} pairs, {n_sentences} unique sentences, "
-          f"{len(groups)} groups")
-    print(f"after cleaning: {n_clean} sentences in {len(cleaned)} groups (>= 2 sentences); "
-          f"dropped: {skips.as_dict()}")
+    print(
+        f"MultiPIT auto-train: {len(pairs)} pairs, {n_sentences} unique sentences, "
+        f"{len(groups)} groups"
+    )
+    print(
+        f"after cleaning: {n_clean} sentences in {len(cleaned)} groups (>= 2 sentences); "
+        f"dropped: {skips.as_dict()}"
+    )
     print(f"pilot candidate pairs: {len(pilot)}")
     print()
     print(f"| {'stage':<30} | {'items':>8} | {'seconds':>8} | {'items/s':>10} |")
     print(f"|{'-' * 32}|{'-' * 10}|{'-' * 10}|{'-' * 12}|")
     for name, n, seconds, rate in rows:
         print(f"| {name:<30} | {n:>8} | {seconds:>8.2f} | {rate:>10.0f} |")
-    print(f"| {'total (sentences/s)':<30} | {n_sentences:>8} | {total:>8.2f} | "
-          f"{n_sentences / total:>10.0f} |")
+    print(
+        f"| {'total (sentences/s)':<30} | {n_sentences:>8} | {total:>8.2f} | "
+        f"{n_sentences / total:>10.0f} |"
+    )
     print(f"\npeak RSS: {peak_mb:.0f} MB")
 
 
