@@ -103,8 +103,8 @@ def main() -> None:
     parser.add_argument(
         "--reference-pairs",
         type=int,
-        default=100_000,
-        help="pairs for the scikit-learn reference (it needs ~4 GB per 1M)",
+        default=None,
+        help="pairs for the scikit-learn reference (default: --pairs; it needs ~8 GB per 1M)",
     )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -119,8 +119,9 @@ def main() -> None:
             "OPENBLAS_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
         }
+        n = (args.reference_pairs or args.pairs) if method.startswith("sklearn") else args.pairs
         result = subprocess.run(
-            [sys.executable, __file__, "--one", method, "--pairs", str(args.pairs)],
+            [sys.executable, __file__, "--one", method, "--pairs", str(n)],
             capture_output=True,
             text=True,
             env=env,
