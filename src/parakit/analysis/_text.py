@@ -13,7 +13,7 @@ from functools import lru_cache
 _TOKEN = re.compile(r"\w+(?:[-'’.]\w+)*|[^\w\s]", re.UNICODE)
 _WORD = re.compile(r"\w", re.UNICODE)
 # A sentence ends at . ! ? … (with closing quotes/brackets) followed by whitespace.
-_SENT_END = re.compile(r"[.!?…]+[\"'”’»)\]]*\s+")
+_SENT_END = re.compile(r"[.!?…。！？]+[\"'”’»)\]」』]*\s*")
 _OPENERS = "\"'“‘«([-–— "
 SIMPLEMMA_LANGS = frozenset(
     "ast bg ca cs cy da de el en enm es et fa fi fr ga gd gl gv hbs hi hu hy id is it ka la "
@@ -38,7 +38,11 @@ def split_sentences(text: str) -> list[str]:
     start = 0
     for match in _SENT_END.finditer(text):
         rest = text[match.end() :].lstrip(_OPENERS)
-        if rest and (rest[0].isupper() or rest[0].isdigit()):
+        if not match.group().strip()[-1:] in "。！？" and match.group() == match.group().rstrip():
+            continue  # Latin punctuation needs whitespace after it
+        # Next sentence starts with a capital, a digit, or an uncased letter (CJK...).
+        if rest and (rest[0].isupper() or rest[0].isdigit()
+                     or (rest[0].isalpha() and not rest[0].islower())):
             out.append(text[start : match.end()].strip())
             start = match.end()
     tail = text[start:].strip()
