@@ -239,7 +239,10 @@ def friedman_nemenyi(scores: np.ndarray, groups: list[str] | None = None, *,
                             "columns first")
     oriented = -scores if higher_is_better else scores
     ranks = np.vstack([rankdata(row, method="average") for row in oriented])
-    stat, p = friedmanchisquare(*oriented.T)
+    if np.all(ranks == ranks[0, 0]):
+        stat, p = 0.0, 1.0  # every block ties every group: no evidence of a difference
+    else:
+        stat, p = friedmanchisquare(*oriented.T)
     pvalues = sp.posthoc_nemenyi_friedman(oriented).to_numpy()
     return FriedmanNemenyi(
         groups=groups, ranks=ranks, average_ranks=ranks.mean(axis=0),
