@@ -74,8 +74,9 @@ def test_synonym_file_bad_line(tmp_path):
 
 def test_mythes_reader(tmp_path):
     path = tmp_path / "th.dat"
-    path.write_bytes("ISO-8859-1\nbil|1\n(noun)|automobil|fordon (generic term)\n".encode(
-        "latin-1"))
+    path.write_bytes(
+        "ISO-8859-1\nbil|1\n(noun)|automobil|fordon (generic term)\n".encode("latin-1")
+    )
     res = SynonymResource.from_mythes(path)
     assert res.are_synonyms("automobil", "bil")
     assert not res.are_synonyms("bil", "fordon")

@@ -19,17 +19,23 @@ from parakit.schema import Pair, PairSet
 
 def _pairs(*texts, scheme="binary", labels=None):
     labels = labels or ["1"] * len(texts)
-    return PairSet([Pair(str(i), a, b, label=lab)
-                    for i, ((a, b), lab) in enumerate(zip(texts, labels, strict=True))],
-                   scheme=scheme)
+    return PairSet(
+        [
+            Pair(str(i), a, b, label=lab)
+            for i, ((a, b), lab) in enumerate(zip(texts, labels, strict=True))
+        ],
+        scheme=scheme,
+    )
 
 
 def test_surface_phenomena_hand_cases():
-    ps = _pairs(("He is not here.", "He is here."),
-                ("Paid 5 dollars to Anna.", "Paid 6 dollars to Anna."),
-                ("I met Anna today.", "I met Maria today."),
-                ("Hello, world", "hello world!"),
-                ("same", "same"))
+    ps = _pairs(
+        ("He is not here.", "He is here."),
+        ("Paid 5 dollars to Anna.", "Paid 6 dollars to Anna."),
+        ("I met Anna today.", "I met Maria today."),
+        ("Hello, world", "hello world!"),
+        ("same", "same"),
+    )
     ph = surface_phenomena(ps, lang="en")
     assert ph.column("negation mismatch").tolist() == [True, False, False, False, False]
     assert ph.column("number mismatch").tolist() == [False, True, False, False, False]
@@ -51,8 +57,14 @@ def test_swedish_and_finnish_negation():
 
 
 def test_turku_labels_and_flags():
-    ps = _pairs(("a", "b"), ("c", "d"), ("e", "f"), ("g", "h"), scheme="turku",
-                labels=["4>i", "3", "4", "2"])
+    ps = _pairs(
+        ("a", "b"),
+        ("c", "d"),
+        ("e", "f"),
+        ("g", "h"),
+        scheme="turku",
+        labels=["4>i", "3", "4", "2"],
+    )
     ph = turku_phenomena(ps)
     assert ph.column("label 4").tolist() == [True, False, True, False]
     assert ph.column("flag > (subsumption)").tolist() == [True, False, False, False]

@@ -23,8 +23,9 @@ def toy():
     matrix[15:40, 1] = True
     matrix[30:, 2] = True
     matrix[:3, 3] = True  # a rare phenomenon
-    ph = Phenomena(["A", "B", "C", "rare"], ["x", "x", "y", "y"], matrix,
-                   [str(i) for i in range(n)])
+    ph = Phenomena(
+        ["A", "B", "C", "rare"], ["x", "x", "y", "y"], matrix, [str(i) for i in range(n)]
+    )
     s1 = y.copy()
     s1[:10] = 1 - s1[:10]  # S1 errs on the first 10 pairs (inside A)
     s2 = y.copy()
@@ -54,8 +55,11 @@ def test_significance_tests_match_direct_calls(toy):
     assert row["p"]["S1"] == pytest.approx(mann_whitney(correct[:20], correct).p)
     rare = next(r for r in prof.table if r["phenomenon"] == "rare")
     assert rare["p"]["S1"] is None  # "na": fewer than min_support pairs
-    mc = next(r for r in prof.mcnemar
-              if (r["system_a"], r["system_b"], r["phenomenon"]) == ("S1", "S2", "A"))
+    mc = next(
+        r
+        for r in prof.mcnemar
+        if (r["system_a"], r["system_b"], r["phenomenon"]) == ("S1", "S2", "A")
+    )
     c2 = (preds["S2"] == y).astype(int)
     direct = mcnemar(correct[:20], c2[:20])
     assert (mc["b"], mc["c"], mc["p"]) == (0, 10, direct.p)
@@ -80,15 +84,22 @@ def test_friedman_note_with_one_system(toy):
 
 def test_checks_distribution_and_correlation():
     y = np.array([1, 1, 0, 0])
-    ph = Phenomena(["a", "b", "c"], ["x"] * 3,
-                   np.array([[1, 1, 0], [1, 1, 0], [0, 0, 1], [1, 0, 1]]), list("1234"))
+    ph = Phenomena(
+        ["a", "b", "c"],
+        ["x"] * 3,
+        np.array([[1, 1, 0], [1, 1, 0], [0, 0, 1], [1, 0, 1]]),
+        list("1234"),
+    )
     checks = phenomena_checks(y, ph, threshold=0.1)
     dist = {d["phenomenon"]: (d["positives"], d["negatives"]) for d in checks["distribution"]}
     # Positives: a, b, a, b -> a 1/2, b 1/2; negatives: c, a, c -> a 1/3, c 2/3.
     assert dist["a"] == pytest.approx((0.5, 1 / 3)) and dist["c"] == pytest.approx((0.0, 2 / 3))
     assert checks["total_variation"] == pytest.approx(0.5 * (1 / 6 + 1 / 2 + 2 / 3))
-    r_ab = next(item["r"] for item in checks["correlation"]["over_threshold"]
-                if {item["a"], item["b"]} == {"a", "b"})
+    r_ab = next(
+        item["r"]
+        for item in checks["correlation"]["over_threshold"]
+        if {item["a"], item["b"]} == {"a", "b"}
+    )
     assert r_ab == pytest.approx(np.corrcoef([1, 1, 0, 1], [1, 1, 0, 0])[0, 1])
 
 
@@ -106,9 +117,11 @@ def test_load_predictions_long_wide_jsonl(tmp_path):
     wide = tmp_path / "wide.tsv"
     wide.write_text("id\tA\tB\n2\t0\t0\n1\t1\t1\n")
     jl = tmp_path / "p.jsonl"
-    jl.write_text('{"id": "1", "predictions": {"A": 1, "B": 1}}\n'
-                  '{"id": "2", "system": "A", "prediction": 0}\n'
-                  '{"id": "2", "system": "B", "prediction": 0}\n')
+    jl.write_text(
+        '{"id": "1", "predictions": {"A": 1, "B": 1}}\n'
+        '{"id": "2", "system": "A", "prediction": 0}\n'
+        '{"id": "2", "system": "B", "prediction": 0}\n'
+    )
     for path in (long, wide, jl):
         out = load_predictions(path, ids=["1", "2"])
         assert out["A"].tolist() == [1, 0] and out["B"].tolist() == [1, 0]

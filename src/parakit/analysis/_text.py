@@ -16,8 +16,57 @@ _WORD = re.compile(r"\w", re.UNICODE)
 _SENT_END = re.compile(r"[.!?…。！？]+[\"'”’»)\]」』]*\s*")
 _OPENERS = "\"'“‘«([-–— "
 SIMPLEMMA_LANGS = frozenset(
-    "ast bg ca cs cy da de el en enm es et fa fi fr ga gd gl gv hbs hi hu hy id is it ka la "
-    "lb lt lv mk ms nb nl nn pl pt ro ru se sk sl sq sv sw tl tr uk".split()
+    [
+        "ast",
+        "bg",
+        "ca",
+        "cs",
+        "cy",
+        "da",
+        "de",
+        "el",
+        "en",
+        "enm",
+        "es",
+        "et",
+        "fa",
+        "fi",
+        "fr",
+        "ga",
+        "gd",
+        "gl",
+        "gv",
+        "hbs",
+        "hi",
+        "hu",
+        "hy",
+        "id",
+        "is",
+        "it",
+        "ka",
+        "la",
+        "lb",
+        "lt",
+        "lv",
+        "mk",
+        "ms",
+        "nb",
+        "nl",
+        "nn",
+        "pl",
+        "pt",
+        "ro",
+        "ru",
+        "se",
+        "sk",
+        "sl",
+        "sq",
+        "sv",
+        "sw",
+        "tl",
+        "tr",
+        "uk",
+    ]
 )
 
 
@@ -38,11 +87,12 @@ def split_sentences(text: str) -> list[str]:
     start = 0
     for match in _SENT_END.finditer(text):
         rest = text[match.end() :].lstrip(_OPENERS)
-        if not match.group().strip()[-1:] in "。！？" and match.group() == match.group().rstrip():
+        if match.group().strip()[-1:] not in "。！？" and match.group() == match.group().rstrip():
             continue  # Latin punctuation needs whitespace after it
         # Next sentence starts with a capital, a digit, or an uncased letter (CJK...).
-        if rest and (rest[0].isupper() or rest[0].isdigit()
-                     or (rest[0].isalpha() and not rest[0].islower())):
+        if rest and (
+            rest[0].isupper() or rest[0].isdigit() or (rest[0].isalpha() and not rest[0].islower())
+        ):
             out.append(text[start : match.end()].strip())
             start = match.end()
     tail = text[start:].strip()

@@ -78,9 +78,15 @@ def pair_structure(a: str, b: str) -> str:
     return f"{x}-{y}"
 
 
-def lexical_similarity(texts1: Sequence[str], texts2: Sequence[str], *,
-                       ngram_range: tuple[int, int] = (2, 4), analyzer: str = "char",
-                       use_idf: bool = True, max_features: int | None = 200_000) -> np.ndarray:
+def lexical_similarity(
+    texts1: Sequence[str],
+    texts2: Sequence[str],
+    *,
+    ngram_range: tuple[int, int] = (2, 4),
+    analyzer: str = "char",
+    use_idf: bool = True,
+    max_features: int | None = 200_000,
+) -> np.ndarray:
     """Cosine of TF-IDF character n-gram vectors of each pair (T12), fitted on all statements
     of the given pairs.
 
@@ -93,8 +99,13 @@ def lexical_similarity(texts1: Sequence[str], texts2: Sequence[str], *,
 
     if len(texts1) == 0:
         return np.zeros(0)
-    vectorizer = TfidfVectorizer(analyzer=analyzer, ngram_range=ngram_range, use_idf=use_idf,
-                                 lowercase=True, max_features=max_features)
+    vectorizer = TfidfVectorizer(
+        analyzer=analyzer,
+        ngram_range=ngram_range,
+        use_idf=use_idf,
+        lowercase=True,
+        max_features=max_features,
+    )
     vectorizer.fit(list(texts1) + list(texts2))
     a = vectorizer.transform(texts1)
     b = vectorizer.transform(texts2)  # rows are L2-normalised, so the dot product is cosine
@@ -147,36 +158,49 @@ class CorpusStats:
         for value, name in ((1, "positive"), (0, "negative")):
             sel = self.similarity[self.binary == value]
             if len(sel):
-                sims[name] = {"mean": float(sel.mean()), "median": float(np.median(sel)),
-                              "n": len(sel)}
+                sims[name] = {
+                    "mean": float(sel.mean()),
+                    "median": float(np.median(sel)),
+                    "n": len(sel),
+                }
         return {
             "name": self.name,
             "lang": self.lang,
             "n_pairs": self.n_pairs,
             "n_total": self.n_total,
             "labels": self.label_counts,
-            "binary": {"positive": int((self.binary == 1).sum()),
-                       "negative": int((self.binary == 0).sum()),
-                       "unknown": int((self.binary < 0).sum())},
-            "tokens_per_statement": {"mean": float(self.tokens.mean()) if len(self.tokens)
-                                     else 0.0,
-                                     "median": float(np.median(self.tokens))
-                                     if len(self.tokens) else 0.0},
-            "similarity": {"mean": float(self.similarity.mean()) if len(self.similarity)
-                           else 0.0, "by_label": sims},
-            "statement_structure": {k: v / statements
-                                    for k, v in self.statement_structure.items()},
+            "binary": {
+                "positive": int((self.binary == 1).sum()),
+                "negative": int((self.binary == 0).sum()),
+                "unknown": int((self.binary < 0).sum()),
+            },
+            "tokens_per_statement": {
+                "mean": float(self.tokens.mean()) if len(self.tokens) else 0.0,
+                "median": float(np.median(self.tokens)) if len(self.tokens) else 0.0,
+            },
+            "similarity": {
+                "mean": float(self.similarity.mean()) if len(self.similarity) else 0.0,
+                "by_label": sims,
+            },
+            "statement_structure": {k: v / statements for k, v in self.statement_structure.items()},
             "pair_structure": {k: v / pairs for k, v in self.pair_structure.items()},
             "patterns_positive": self.pattern_shares(True),
             "signature": self.signature,
         }
 
 
-def corpus_stats(pairs: PairSet, *, name: str | None = None, lang: str | None = None,
-                 synonyms: str | Path | Any = "auto", sample_size: int | None = None,
-                 seed: int = 0, has_verb: Callable[[str], bool] | None = None,
-                 ngram_range: tuple[int, int] = (2, 4), reading: str | None = None
-                 ) -> CorpusStats:
+def corpus_stats(
+    pairs: PairSet,
+    *,
+    name: str | None = None,
+    lang: str | None = None,
+    synonyms: str | Path | Any = "auto",
+    sample_size: int | None = None,
+    seed: int = 0,
+    has_verb: Callable[[str], bool] | None = None,
+    ngram_range: tuple[int, int] = (2, 4),
+    reading: str | None = None,
+) -> CorpusStats:
     """Compute the T12 statistics of a corpus.
 
     Args:
@@ -201,8 +225,11 @@ def corpus_stats(pairs: PairSet, *, name: str | None = None, lang: str | None = 
         pairs = pairs._derive([pairs[int(i)] for i in idx])
     lang = lang or pairs.lang
     texts1, texts2 = pairs.texts()
-    binary = np.array([-1 if b is None else b for b in pairs.binary_labels(reading)], dtype=int) \
-        if len(pairs) else np.zeros(0, dtype=int)
+    binary = (
+        np.array([-1 if b is None else b for b in pairs.binary_labels(reading)], dtype=int)
+        if len(pairs)
+        else np.zeros(0, dtype=int)
+    )
     tokens = np.array([len(_text.tokenize(t)) for t in texts1 + texts2], dtype=int)
     classes1 = [statement_structure(t, has_verb) for t in texts1]
     classes2 = [statement_structure(t, has_verb) for t in texts2]
@@ -220,20 +247,38 @@ def corpus_stats(pairs: PairSet, *, name: str | None = None, lang: str | None = 
         statement_structure={k: structure.get(k, 0) for k in STATEMENT_CLASSES},
         pair_classes=[pair_structure(a, b) for a, b in zip(classes1, classes2, strict=True)],
         patterns=detector.detect_many(texts1, texts2),
-        signature={"sample_size": sample_size, "seed": seed,
-                   "similarity": f"tfidf-char-{ngram_range[0]}-{ngram_range[1]}-cosine",
-                   "tokenizer": "parakit.analysis regex", "verb_check": has_verb is not None,
-                   "patterns": detector.signature, "patterns_order": list(PATTERNS)},
+        signature={
+            "sample_size": sample_size,
+            "seed": seed,
+            "similarity": f"tfidf-char-{ngram_range[0]}-{ngram_range[1]}-cosine",
+            "tokenizer": "parakit.analysis regex",
+            "verb_check": has_verb is not None,
+            "patterns": detector.signature,
+            "patterns_order": list(PATTERNS),
+        },
     )
 
 
-def compare_corpora(corpora: Mapping[str, PairSet], *, sample_size: int | None = 12_000,
-                    seed: int = 0, synonyms: str | Path | Any = "auto",
-                    langs: Mapping[str, str] | None = None) -> list[CorpusStats]:
+def compare_corpora(
+    corpora: Mapping[str, PairSet],
+    *,
+    sample_size: int | None = 12_000,
+    seed: int = 0,
+    synonyms: str | Path | Any = "auto",
+    langs: Mapping[str, str] | None = None,
+) -> list[CorpusStats]:
     """:func:`corpus_stats` of several corpora on equal-size samples (T12: 12,000 pairs).
 
     A corpus smaller than ``sample_size`` is used whole; the report says so.
     """
-    return [corpus_stats(pairs, name=name, lang=(langs or {}).get(name), synonyms=synonyms,
-                         sample_size=sample_size, seed=seed)
-            for name, pairs in corpora.items()]
+    return [
+        corpus_stats(
+            pairs,
+            name=name,
+            lang=(langs or {}).get(name),
+            synonyms=synonyms,
+            sample_size=sample_size,
+            seed=seed,
+        )
+        for name, pairs in corpora.items()
+    ]

@@ -45,8 +45,14 @@ from parakit.analysis.function_words import function_words
 from parakit.analysis.synonyms import SynonymResource, load_synonyms
 
 #: The six T13 patterns, in detection order.
-T13_PATTERNS = ("word_reordering", "inflection_only", "lemma_reordering",
-                "same_content_lemmas", "synonym_substitution", "content_synonyms")
+T13_PATTERNS = (
+    "word_reordering",
+    "inflection_only",
+    "lemma_reordering",
+    "same_content_lemmas",
+    "synonym_substitution",
+    "content_synonyms",
+)
 #: Every value :meth:`PatternDetector.detect` returns, in detection order.
 PATTERNS = ("identical", "surface_only", *T13_PATTERNS, "other")
 #: Human-readable names for reports.
@@ -81,9 +87,12 @@ class PatternDetector:
         'synonym_substitution'
     """
 
-    def __init__(self, lang: str | None = None,
-                 synonyms: str | Path | SynonymResource | None = "auto",
-                 function_words: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        lang: str | None = None,
+        synonyms: str | Path | SynonymResource | None = "auto",
+        function_words: Iterable[str] | None = None,
+    ) -> None:
         self.lang = lang
         self.synonyms = synonyms
         self.function_words = function_words
@@ -91,8 +100,11 @@ class PatternDetector:
     # Resolved lazily so that construction stays free of I/O (scikit-learn style).
     def _resources(self) -> tuple[SynonymResource | None, frozenset[str]]:
         if not hasattr(self, "_resolved"):
-            fw = (frozenset(w.lower() for w in self.function_words)
-                  if self.function_words is not None else function_words(self.lang))
+            fw = (
+                frozenset(w.lower() for w in self.function_words)
+                if self.function_words is not None
+                else function_words(self.lang)
+            )
             self._resolved = (load_synonyms(self.synonyms, self.lang), fw)
         return self._resolved
 
@@ -100,10 +112,13 @@ class PatternDetector:
     def signature(self) -> dict[str, Any]:
         """Settings that produced the patterns (for report provenance)."""
         syn, fw = self._resources()
-        return {"lang": self.lang, "lemmatizer": _text.lemmatizer_for(self.lang),
-                "synonyms": syn.name if syn is not None else None,
-                "synonym_entries": len(syn) if syn is not None else 0,
-                "function_words": len(fw)}
+        return {
+            "lang": self.lang,
+            "lemmatizer": _text.lemmatizer_for(self.lang),
+            "synonyms": syn.name if syn is not None else None,
+            "synonym_entries": len(syn) if syn is not None else 0,
+            "function_words": len(fw),
+        }
 
     def _lemmas(self, words: Sequence[str]) -> list[str]:
         return [_text.lemma(w, self.lang) for w in words]
@@ -145,8 +160,9 @@ class PatternDetector:
         return [self.detect(a, b) for a, b in zip(texts1, texts2, strict=True)]
 
 
-def _synonym_match(w1: Sequence[str], l1: Sequence[str], w2: Sequence[str], l2: Sequence[str],
-                   syn: SynonymResource) -> bool:
+def _synonym_match(
+    w1: Sequence[str], l1: Sequence[str], w2: Sequence[str], l2: Sequence[str], syn: SynonymResource
+) -> bool:
     """Whether the lemmas left after removing shared ones pair up one-to-one as synonyms."""
     if len(l1) != len(l2):
         return False

@@ -63,8 +63,9 @@ class Phenomena:
     def __post_init__(self) -> None:
         self.matrix = np.asarray(self.matrix, dtype=bool).reshape(len(self.ids), len(self.names))
         if len(self.categories) != len(self.names):
-            raise AnalysisError(f"{len(self.categories)} categories for {len(self.names)} "
-                                "phenomena", E_SHAPE)
+            raise AnalysisError(
+                f"{len(self.categories)} categories for {len(self.names)} phenomena", E_SHAPE
+            )
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -74,8 +75,9 @@ class Phenomena:
         try:
             return self.matrix[:, self.names.index(name)]
         except ValueError:
-            raise AnalysisError(f"no phenomenon {name!r}; known: {', '.join(self.names)}",
-                                E_NO_PHENOMENA) from None
+            raise AnalysisError(
+                f"no phenomenon {name!r}; known: {', '.join(self.names)}", E_NO_PHENOMENA
+            ) from None
 
     def support(self) -> dict[str, int]:
         """Number of pairs containing each phenomenon."""
@@ -84,8 +86,14 @@ class Phenomena:
     def select(self, names: Sequence[str]) -> Phenomena:
         """Only the phenomena in ``names`` (in that order)."""
         idx = [self.names.index(n) for n in names]
-        return Phenomena([self.names[i] for i in idx], [self.categories[i] for i in idx],
-                         self.matrix[:, idx], list(self.ids), self.source, dict(self.signature))
+        return Phenomena(
+            [self.names[i] for i in idx],
+            [self.categories[i] for i in idx],
+            self.matrix[:, idx],
+            list(self.ids),
+            self.source,
+            dict(self.signature),
+        )
 
     def drop_rare(self, min_support: int = 1) -> Phenomena:
         """Without the phenomena that fewer than ``min_support`` pairs contain."""
@@ -95,18 +103,27 @@ class Phenomena:
     def rows(self, mask: np.ndarray) -> Phenomena:
         """Only the rows where ``mask`` is true."""
         mask = np.asarray(mask, dtype=bool)
-        return Phenomena(list(self.names), list(self.categories), self.matrix[mask],
-                         [i for i, m in zip(self.ids, mask, strict=True) if m], self.source,
-                         dict(self.signature))
+        return Phenomena(
+            list(self.names),
+            list(self.categories),
+            self.matrix[mask],
+            [i for i, m in zip(self.ids, mask, strict=True) if m],
+            self.source,
+            dict(self.signature),
+        )
 
     def concat(self, other: Phenomena) -> Phenomena:
         """Columns of ``self`` then ``other``, for the same pairs."""
         if self.ids != other.ids:
             raise AnalysisError("cannot combine phenomena of different pair lists", E_SHAPE)
-        return Phenomena(self.names + other.names, self.categories + other.categories,
-                         np.hstack([self.matrix, other.matrix]), list(self.ids),
-                         f"{self.source}+{other.source}",
-                         {**self.signature, **other.signature})
+        return Phenomena(
+            self.names + other.names,
+            self.categories + other.categories,
+            np.hstack([self.matrix, other.matrix]),
+            list(self.ids),
+            f"{self.source}+{other.source}",
+            {**self.signature, **other.signature},
+        )
 
     def to_frame(self):  # -> pandas.DataFrame
         """A pandas DataFrame of booleans, indexed by pair id."""
@@ -115,15 +132,25 @@ class Phenomena:
         return pd.DataFrame(self.matrix, index=self.ids, columns=self.names)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "signature": self.signature,
-                "phenomena": [{"name": n, "category": c, "support": s}
-                              for n, c, s in zip(self.names, self.categories,
-                                                 self.support().values(), strict=True)]}
+        return {
+            "source": self.source,
+            "signature": self.signature,
+            "phenomena": [
+                {"name": n, "category": c, "support": s}
+                for n, c, s in zip(
+                    self.names, self.categories, self.support().values(), strict=True
+                )
+            ],
+        }
 
 
-def from_lists(pairs: PairSet, lists: Sequence[Sequence[str]],
-               categories: dict[str, str] | None = None, source: str = "custom",
-               order: Sequence[str] | None = None) -> Phenomena:
+def from_lists(
+    pairs: PairSet,
+    lists: Sequence[Sequence[str]],
+    categories: dict[str, str] | None = None,
+    source: str = "custom",
+    order: Sequence[str] | None = None,
+) -> Phenomena:
     """Build a table from one list of phenomenon names per pair."""
     if len(lists) != len(pairs):
         raise AnalysisError(f"{len(lists)} phenomenon lists for {len(pairs)} pairs", E_SHAPE)
@@ -142,8 +169,14 @@ def from_lists(pairs: PairSet, lists: Sequence[Sequence[str]],
 
 # --- ETPC -------------------------------------------------------------------------------
 
-def etpc_phenomena(pairs: PairSet, *, sense_preserving: bool | None = None,
-                   include_negation: bool = True, annotated_only: bool = True) -> Phenomena:
+
+def etpc_phenomena(
+    pairs: PairSet,
+    *,
+    sense_preserving: bool | None = None,
+    include_negation: bool = True,
+    annotated_only: bool = True,
+) -> Phenomena:
     """ETPC atomic phenomena of pairs read with ``parakit.io.read(..., format="etpc")``.
 
     Args:
@@ -175,9 +208,12 @@ def etpc_phenomena(pairs: PairSet, *, sense_preserving: bool | None = None,
             categories["Contains negation"] = "Other"
         lists.append(names)
     if annotated_only and annotated == 0:
-        raise AnalysisError("none of these pairs has ETPC phenomenon annotation; read the ETPC "
-                            "folder with parakit.io.read(folder, format='etpc', mrpc=PATH) and "
-                            "keep the pairs with metadata['phenomena_annotated']", E_NO_PHENOMENA)
+        raise AnalysisError(
+            "none of these pairs has ETPC phenomenon annotation; read the ETPC "
+            "folder with parakit.io.read(folder, format='etpc', mrpc=PATH) and "
+            "keep the pairs with metadata['phenomena_annotated']",
+            E_NO_PHENOMENA,
+        )
     out = from_lists(pairs, lists, categories, source="etpc")
     out.signature = {"etpc_sense_preserving": sense_preserving}
     return out
@@ -186,9 +222,14 @@ def etpc_phenomena(pairs: PairSet, *, sense_preserving: bool | None = None,
 # --- Turku labels and flags --------------------------------------------------------------
 
 TURKU_PHENOMENA = {
-    "label 2": "base label", "label 3": "base label", "label 4": "base label",
-    "label 4 (no flag)": "base label", "flag < (subsumption)": "flag",
-    "flag > (subsumption)": "flag", "flag s (style)": "flag", "flag i (minor deviation)": "flag",
+    "label 2": "base label",
+    "label 3": "base label",
+    "label 4": "base label",
+    "label 4 (no flag)": "base label",
+    "flag < (subsumption)": "flag",
+    "flag > (subsumption)": "flag",
+    "flag s (style)": "flag",
+    "flag i (minor deviation)": "flag",
 }
 
 
@@ -198,8 +239,12 @@ def turku_phenomena(pairs: PairSet) -> Phenomena:
     from parakit.labels import get_scheme
 
     scheme = get_scheme("turku")
-    flag_names = {"<": "flag < (subsumption)", ">": "flag > (subsumption)",
-                  "s": "flag s (style)", "i": "flag i (minor deviation)"}
+    flag_names = {
+        "<": "flag < (subsumption)",
+        ">": "flag > (subsumption)",
+        "s": "flag s (style)",
+        "i": "flag i (minor deviation)",
+    }
     lists = []
     for pair in pairs:
         if pair.label is None:
@@ -217,17 +262,60 @@ def turku_phenomena(pairs: PairSet) -> Phenomena:
 # --- automatic surface phenomena ---------------------------------------------------------
 
 NEGATION_WORDS = {
-    "en": {"not", "n't", "no", "never", "nobody", "nothing", "none", "neither", "nor", "nowhere",
-           "cannot", "without"},
-    "sv": {"inte", "ej", "icke", "aldrig", "ingen", "inget", "inga", "ingenting", "ingenstans",
-           "varken", "utan"},
-    "fi": {"ei", "en", "et", "emme", "ette", "eivät", "älä", "älkää", "eikä", "enkä", "etkä",
-           "emmekä", "ettekä", "eivätkä", "ilman", "ikinä", "koskaan"},
+    "en": {
+        "not",
+        "n't",
+        "no",
+        "never",
+        "nobody",
+        "nothing",
+        "none",
+        "neither",
+        "nor",
+        "nowhere",
+        "cannot",
+        "without",
+    },
+    "sv": {
+        "inte",
+        "ej",
+        "icke",
+        "aldrig",
+        "ingen",
+        "inget",
+        "inga",
+        "ingenting",
+        "ingenstans",
+        "varken",
+        "utan",
+    },
+    "fi": {
+        "ei",
+        "en",
+        "et",
+        "emme",
+        "ette",
+        "eivät",
+        "älä",
+        "älkää",
+        "eikä",
+        "enkä",
+        "etkä",
+        "emmekä",
+        "ettekä",
+        "eivätkä",
+        "ilman",
+        "ikinä",
+        "koskaan",
+    },
 }
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 #: (label, lower bound) of the length-ratio bins (shorter / longer statement, in words).
-LENGTH_BINS = (("length ratio < 0.5", 0.0), ("length ratio 0.5-0.75", 0.5),
-               ("length ratio >= 0.75", 0.75))
+LENGTH_BINS = (
+    ("length ratio < 0.5", 0.0),
+    ("length ratio 0.5-0.75", 0.5),
+    ("length ratio >= 0.75", 0.75),
+)
 #: Lower bounds of the word-overlap (Jaccard of word sets, J4) bins.
 OVERLAP_BINS = (0.0, 0.2, 0.4, 0.6, 0.8)
 
@@ -270,12 +358,25 @@ def surface_phenomena(pairs: PairSet, lang: str | None = None) -> Phenomena:
     three length-ratio bins and five word-overlap bins.
     """
     lang = lang or pairs.lang
-    overlap_names = [f"word overlap {lo:.1f}-{hi:.1f}" for lo, hi in
-                     zip(OVERLAP_BINS, [*OVERLAP_BINS[1:], 1.0], strict=True)]
-    names = ["identity", "case/punctuation only", "negation mismatch", "number mismatch",
-             "entity mismatch", *(n for n, _ in LENGTH_BINS), *overlap_names]
-    cats = ["identity"] * 2 + ["mismatch"] * 3 + ["length"] * len(LENGTH_BINS) \
+    overlap_names = [
+        f"word overlap {lo:.1f}-{hi:.1f}"
+        for lo, hi in zip(OVERLAP_BINS, [*OVERLAP_BINS[1:], 1.0], strict=True)
+    ]
+    names = [
+        "identity",
+        "case/punctuation only",
+        "negation mismatch",
+        "number mismatch",
+        "entity mismatch",
+        *(n for n, _ in LENGTH_BINS),
+        *overlap_names,
+    ]
+    cats = (
+        ["identity"] * 2
+        + ["mismatch"] * 3
+        + ["length"] * len(LENGTH_BINS)
         + ["lexical overlap"] * len(overlap_names)
+    )
     matrix = np.zeros((len(pairs), len(names)), dtype=bool)
     for row, pair in enumerate(pairs):
         w1, w2 = _text.words(pair.text1), _text.words(pair.text2)
@@ -295,13 +396,22 @@ def surface_phenomena(pairs: PairSet, lang: str | None = None) -> Phenomena:
         values += [i == length_bin for i in range(len(LENGTH_BINS))]
         values += [i == overlap_bin for i in range(len(OVERLAP_BINS))]
         matrix[row] = values
-    return Phenomena(names, cats, matrix, [p.id for p in pairs], source="surface",
-                     signature={"surface_lang": lang})
+    return Phenomena(
+        names,
+        cats,
+        matrix,
+        [p.id for p in pairs],
+        source="surface",
+        signature={"surface_lang": lang},
+    )
 
 
-def pattern_phenomena(pairs: PairSet, lang: str | None = None,
-                      synonyms: str | Path | Any = "auto",
-                      detector: Any = None) -> Phenomena:
+def pattern_phenomena(
+    pairs: PairSet,
+    lang: str | None = None,
+    synonyms: str | Path | Any = "auto",
+    detector: Any = None,
+) -> Phenomena:
     """One-hot T13 patterns (the six patterns; identity/surface-only/other are left out since
     :func:`surface_phenomena` covers them)."""
     from parakit.analysis.patterns import PATTERN_TITLES, T13_PATTERNS, PatternDetector
@@ -310,14 +420,20 @@ def pattern_phenomena(pairs: PairSet, lang: str | None = None,
     patterns = detector.detect_many(*pairs.texts())
     names = [PATTERN_TITLES[p] for p in T13_PATTERNS]
     matrix = np.array([[p == name for name in T13_PATTERNS] for p in patterns], dtype=bool)
-    out = Phenomena(names, ["T13 pattern"] * len(names), matrix.reshape(len(pairs), len(names)),
-                    [p.id for p in pairs], source="patterns",
-                    signature={"patterns": detector.signature})
+    out = Phenomena(
+        names,
+        ["T13 pattern"] * len(names),
+        matrix.reshape(len(pairs), len(names)),
+        [p.id for p in pairs],
+        source="patterns",
+        signature={"patterns": detector.signature},
+    )
     return out
 
 
-def automatic_phenomena(pairs: PairSet, lang: str | None = None,
-                        synonyms: str | Path | Any = "auto") -> Phenomena:
+def automatic_phenomena(
+    pairs: PairSet, lang: str | None = None, synonyms: str | Path | Any = "auto"
+) -> Phenomena:
     """:func:`surface_phenomena` + :func:`pattern_phenomena`."""
     out = surface_phenomena(pairs, lang).concat(pattern_phenomena(pairs, lang, synonyms))
     out.source = "automatic"
@@ -344,8 +460,10 @@ def get_phenomena(pairs: PairSet, source: str = "auto", **options: Any) -> Pheno
         else:
             source = "automatic"
     if source not in SOURCES:
-        raise AnalysisError(f"unknown phenomena source {source!r}; choose from "
-                            f"{', '.join(['auto', *SOURCES])}", E_NO_PHENOMENA)
+        raise AnalysisError(
+            f"unknown phenomena source {source!r}; choose from {', '.join(['auto', *SOURCES])}",
+            E_NO_PHENOMENA,
+        )
     if source in ("etpc", "turku"):
         return SOURCES[source](pairs)
     return SOURCES[source](pairs, **options)

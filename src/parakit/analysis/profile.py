@@ -63,12 +63,16 @@ def _binary(value: Any, *, path: Path | None = None, line: int | None = None) ->
         return 1
     if text in _FALSE:
         return 0
-    raise DataFormatError(f"prediction {value!r} is not binary (use 0/1, true/false)",
-                          path=path, line=line, field="prediction", code="E1004")
+    raise DataFormatError(
+        f"prediction {value!r} is not binary (use 0/1, true/false)",
+        path=path,
+        line=line,
+        field="prediction",
+        code="E1004",
+    )
 
 
-def load_predictions(path: str | Path, ids: Sequence[str] | None = None
-                     ) -> dict[str, np.ndarray]:
+def load_predictions(path: str | Path, ids: Sequence[str] | None = None) -> dict[str, np.ndarray]:
     """Read system predictions from CSV, TSV or JSONL.
 
     Layouts (header required for CSV/TSV):
@@ -110,27 +114,34 @@ def load_predictions(path: str | Path, ids: Sequence[str] | None = None
                 try:
                     record = json.loads(raw)
                 except json.JSONDecodeError as err:
-                    raise DataFormatError(f"invalid JSON: {err.msg}", path=path, line=number,
-                                          code="E1004") from None
+                    raise DataFormatError(
+                        f"invalid JSON: {err.msg}", path=path, line=number, code="E1004"
+                    ) from None
                 if "id" not in record:
-                    raise DataFormatError("missing field", path=path, line=number, field="id",
-                                          code="E1004")
+                    raise DataFormatError(
+                        "missing field", path=path, line=number, field="id", code="E1004"
+                    )
                 if "predictions" in record:
                     for system, value in record["predictions"].items():
                         put(str(system), str(record["id"]), value, number)
                 elif "system" in record and "prediction" in record:
                     put(str(record["system"]), str(record["id"]), record["prediction"], number)
                 else:
-                    raise DataFormatError("expected 'system' + 'prediction' or 'predictions'",
-                                          path=path, line=number, code="E1004")
+                    raise DataFormatError(
+                        "expected 'system' + 'prediction' or 'predictions'",
+                        path=path,
+                        line=number,
+                        code="E1004",
+                    )
     else:
         delimiter = "\t" if path.suffix in (".tsv", ".txt") else ","
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle, delimiter=delimiter)
             fields = reader.fieldnames or []
             if "id" not in fields:
-                raise DataFormatError("the header needs an 'id' column", path=path, line=1,
-                                      field="id", code="E1004")
+                raise DataFormatError(
+                    "the header needs an 'id' column", path=path, line=1, field="id", code="E1004"
+                )
             long = {"system", "prediction"} <= set(fields)
             for number, row in enumerate(reader, start=2):
                 if long:
@@ -146,9 +157,12 @@ def load_predictions(path: str | Path, ids: Sequence[str] | None = None
     for system, values in table.items():
         missing = [i for i in wanted if i not in values]
         if missing:
-            raise DataFormatError(f"system {system!r} has no prediction for {len(missing)} "
-                                  f"pair(s), e.g. id {missing[0]!r}", path=path,
-                                  code="E1006")
+            raise DataFormatError(
+                f"system {system!r} has no prediction for {len(missing)} "
+                f"pair(s), e.g. id {missing[0]!r}",
+                path=path,
+                code="E1006",
+            )
         out[system] = np.array([values[i] for i in wanted], dtype=int)
     return out
 
@@ -215,8 +229,11 @@ class PerformanceProfile:
 
         rows = []
         for row in self.table:
-            out = {"phenomenon": row["phenomenon"], "category": row["category"],
-                   "support": row["support"]}
+            out = {
+                "phenomenon": row["phenomenon"],
+                "category": row["category"],
+                "support": row["support"],
+            }
             for system in self.systems:
                 out[f"{system} acc"] = row["accuracy"][system]
                 out[f"{system} p"] = row["p"][system]
@@ -230,11 +247,16 @@ def _f1(y: np.ndarray, p: np.ndarray) -> float:
     return float(f1_score(y, p, pos_label=1, zero_division=0))
 
 
-def profile(y_true: Sequence[int] | np.ndarray,
-            predictions: Mapping[str, Sequence[int] | np.ndarray],
-            phenomena: Phenomena, *, min_support: int = 5, alpha: float = 0.05,
-            mcnemar_pairs: Sequence[tuple[str, str]] | None = None,
-            correlation_threshold: float = 0.1) -> PerformanceProfile:
+def profile(
+    y_true: Sequence[int] | np.ndarray,
+    predictions: Mapping[str, Sequence[int] | np.ndarray],
+    phenomena: Phenomena,
+    *,
+    min_support: int = 5,
+    alpha: float = 0.05,
+    mcnemar_pairs: Sequence[tuple[str, str]] | None = None,
+    correlation_threshold: float = 0.1,
+) -> PerformanceProfile:
     """Compute the performance profile of one or more systems.
 
     Args:
@@ -265,26 +287,31 @@ def profile(y_true: Sequence[int] | np.ndarray,
     for name, values in predictions.items():
         arr = np.asarray(values)
         if arr.shape != (n,):
-            raise AnalysisError(f"system {name!r} has {arr.shape} predictions for {n} pairs",
-                                E_SHAPE)
+            raise AnalysisError(
+                f"system {name!r} has {arr.shape} predictions for {n} pairs", E_SHAPE
+            )
         if not set(np.unique(arr)) <= {0, 1}:
             raise AnalysisError(f"system {name!r} has non-binary predictions", E_SHAPE)
         preds[str(name)] = arr.astype(int)
     systems = list(preds)
     y = y.astype(int)
     correct = {s: (p == y).astype(int) for s, p in preds.items()}
-    overall = {s: {"accuracy": float(correct[s].mean()), "f1": _f1(y, preds[s]), "n": n}
-               for s in systems}
+    overall = {
+        s: {"accuracy": float(correct[s].mean()), "f1": _f1(y, preds[s]), "n": n} for s in systems
+    }
 
     table = []
-    for j, (name, category) in enumerate(zip(phenomena.names, phenomena.categories,
-                                             strict=True)):
+    for j, (name, category) in enumerate(zip(phenomena.names, phenomena.categories, strict=True)):
         mask = phenomena.matrix[:, j]
         support = int(mask.sum())
         row: dict[str, Any] = {
-            "phenomenon": name, "category": category, "support": support,
+            "phenomenon": name,
+            "category": category,
+            "support": support,
             "positive_share": float(y[mask].mean()) if support else None,
-            "accuracy": {}, "p": {}, "u": {},
+            "accuracy": {},
+            "p": {},
+            "u": {},
         }
         for s in systems:
             sub = correct[s][mask]
@@ -305,12 +332,20 @@ def profile(y_true: Sequence[int] | np.ndarray,
             if mask.sum() == 0:
                 continue
             test = mcnemar(correct[a][mask], correct[b][mask])
-            mc_rows.append({"system_a": a, "system_b": b, "phenomenon": name,
-                            "support": int(mask.sum()),
-                            "acc_a": float(correct[a][mask].mean()),
-                            "acc_b": float(correct[b][mask].mean()),
-                            "b": test.details["b"], "c": test.details["c"],
-                            "p": test.p, "method": test.method})
+            mc_rows.append(
+                {
+                    "system_a": a,
+                    "system_b": b,
+                    "phenomenon": name,
+                    "support": int(mask.sum()),
+                    "acc_a": float(correct[a][mask].mean()),
+                    "acc_b": float(correct[b][mask].mean()),
+                    "b": test.details["b"],
+                    "c": test.details["c"],
+                    "p": test.p,
+                    "method": test.method,
+                }
+            )
 
     ranked = [r for r in table if r["support"] >= max(min_support, 1)]
     friedman, note = None, None
@@ -324,15 +359,27 @@ def profile(y_true: Sequence[int] | np.ndarray,
 
     checks = phenomena_checks(y, phenomena, threshold=correlation_threshold)
     return PerformanceProfile(
-        systems=systems, phenomena=phenomena, y_true=y, predictions=preds, overall=overall,
-        table=table, mcnemar=mc_rows, friedman=friedman, friedman_note=note, checks=checks,
-        settings={"min_support": min_support, "alpha": alpha,
-                  "correlation_threshold": correlation_threshold},
+        systems=systems,
+        phenomena=phenomena,
+        y_true=y,
+        predictions=preds,
+        overall=overall,
+        table=table,
+        mcnemar=mc_rows,
+        friedman=friedman,
+        friedman_note=note,
+        checks=checks,
+        settings={
+            "min_support": min_support,
+            "alpha": alpha,
+            "correlation_threshold": correlation_threshold,
+        },
     )
 
 
-def phenomena_checks(y_true: np.ndarray, phenomena: Phenomena, threshold: float = 0.1
-                     ) -> dict[str, Any]:
+def phenomena_checks(
+    y_true: np.ndarray, phenomena: Phenomena, threshold: float = 0.1
+) -> dict[str, Any]:
     """The checks of Q3 (Kovatchev et al. 2019 §3.2).
 
     Returns:
@@ -347,8 +394,10 @@ def phenomena_checks(y_true: np.ndarray, phenomena: Phenomena, threshold: float 
     neg = m[~y].sum(axis=0)
     pos_dist = pos / pos.sum() if pos.sum() else np.zeros_like(pos)
     neg_dist = neg / neg.sum() if neg.sum() else np.zeros_like(neg)
-    distribution = [{"phenomenon": name, "positives": float(p), "negatives": float(q)}
-                    for name, p, q in zip(phenomena.names, pos_dist, neg_dist, strict=True)]
+    distribution = [
+        {"phenomenon": name, "positives": float(p), "negatives": float(q)}
+        for name, p, q in zip(phenomena.names, pos_dist, neg_dist, strict=True)
+    ]
     out: dict[str, Any] = {
         "distribution": distribution,
         "total_variation": float(0.5 * np.abs(pos_dist - neg_dist).sum()),
@@ -358,14 +407,29 @@ def phenomena_checks(y_true: np.ndarray, phenomena: Phenomena, threshold: float 
         r = pearson_matrix(m[:, varying])
         iu = np.triu_indices(len(varying), k=1)
         values = r[iu]
-        over = [{"a": phenomena.names[varying[i]], "b": phenomena.names[varying[j]],
-                 "r": float(r[i, j])}
-                for i, j in zip(*iu, strict=True) if abs(r[i, j]) >= threshold]
+        over = [
+            {
+                "a": phenomena.names[varying[i]],
+                "b": phenomena.names[varying[j]],
+                "r": float(r[i, j]),
+            }
+            for i, j in zip(*iu, strict=True)
+            if abs(r[i, j]) >= threshold
+        ]
         over.sort(key=lambda item: -abs(item["r"]))
-        out["correlation"] = {"max_abs_r": float(np.nanmax(np.abs(values))),
-                              "threshold": threshold, "n_over_threshold": len(over),
-                              "n_pairs": len(values), "over_threshold": over[:50]}
+        out["correlation"] = {
+            "max_abs_r": float(np.nanmax(np.abs(values))),
+            "threshold": threshold,
+            "n_over_threshold": len(over),
+            "n_pairs": len(values),
+            "over_threshold": over[:50],
+        }
     else:
-        out["correlation"] = {"max_abs_r": None, "threshold": threshold,
-                              "n_over_threshold": 0, "n_pairs": 0, "over_threshold": []}
+        out["correlation"] = {
+            "max_abs_r": None,
+            "threshold": threshold,
+            "n_over_threshold": 0,
+            "n_pairs": 0,
+            "over_threshold": [],
+        }
     return out

@@ -53,12 +53,22 @@ class TestResult:
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"statistic": self.statistic, "p": self.p, "method": self.method, "n": self.n,
-                **self.details}
+        return {
+            "statistic": self.statistic,
+            "p": self.p,
+            "method": self.method,
+            "n": self.n,
+            **self.details,
+        }
 
 
-def mann_whitney(subset_correct: np.ndarray, all_correct: np.ndarray, *, min_support: int = 5,
-                 alternative: str = "two-sided") -> TestResult:
+def mann_whitney(
+    subset_correct: np.ndarray,
+    all_correct: np.ndarray,
+    *,
+    min_support: int = 5,
+    alternative: str = "two-sided",
+) -> TestResult:
     """Mann–Whitney U of a phenomenon's correct/incorrect predictions vs the whole test set.
 
     As in Kovatchev et al. (2019, §5.2, Table 2): the two samples are the 0/1 correctness of the
@@ -86,8 +96,13 @@ def mann_whitney(subset_correct: np.ndarray, all_correct: np.ndarray, *, min_sup
     if x.ndim != 1 or y.ndim != 1:
         raise AnalysisError("mann_whitney expects two 1-d arrays of 0/1 correctness")
     if len(x) < min_support or len(y) == 0:
-        return TestResult(None, None, "mann-whitney-u", n=len(x),
-                          details={"reason": f"fewer than {min_support} pairs"})
+        return TestResult(
+            None,
+            None,
+            "mann-whitney-u",
+            n=len(x),
+            details={"reason": f"fewer than {min_support} pairs"},
+        )
     # Constant identical samples make the statistic undefined (no variance at all).
     if np.all(x == x[0]) and np.all(y == x[0]):
         return TestResult(float(len(x) * len(y) / 2), 1.0, "mann-whitney-u", n=len(x))
@@ -95,8 +110,13 @@ def mann_whitney(subset_correct: np.ndarray, all_correct: np.ndarray, *, min_sup
     return TestResult(float(res.statistic), float(res.pvalue), "mann-whitney-u", n=len(x))
 
 
-def mcnemar(correct_a: np.ndarray, correct_b: np.ndarray, *, exact: bool | str = "auto",
-            exact_below: int = 25) -> TestResult:
+def mcnemar(
+    correct_a: np.ndarray,
+    correct_b: np.ndarray,
+    *,
+    exact: bool | str = "auto",
+    exact_below: int = 25,
+) -> TestResult:
     """McNemar's paired test of two systems' correctness on the same pairs (statsmodels).
 
     Args:
@@ -119,8 +139,9 @@ def mcnemar(correct_a: np.ndarray, correct_b: np.ndarray, *, exact: bool | str =
     a = np.asarray(correct_a).astype(bool)
     b_ = np.asarray(correct_b).astype(bool)
     if a.shape != b_.shape or a.ndim != 1:
-        raise AnalysisError(f"mcnemar expects two equal-length 1-d arrays, got shapes "
-                            f"{a.shape} and {b_.shape}")
+        raise AnalysisError(
+            f"mcnemar expects two equal-length 1-d arrays, got shapes {a.shape} and {b_.shape}"
+        )
     both = int(np.sum(a & b_))
     b = int(np.sum(a & ~b_))
     c = int(np.sum(~a & b_))
@@ -128,12 +149,17 @@ def mcnemar(correct_a: np.ndarray, correct_b: np.ndarray, *, exact: bool | str =
     use_exact = (b + c) < exact_below if exact == "auto" else bool(exact)
     details = {"b": b, "c": c, "both": both, "neither": neither}
     if b + c == 0:
-        return TestResult(0.0, 1.0, "mcnemar-exact" if use_exact else "mcnemar-chi2",
-                          n=len(a), details=details)
+        return TestResult(
+            0.0, 1.0, "mcnemar-exact" if use_exact else "mcnemar-chi2", n=len(a), details=details
+        )
     res = _mcnemar([[both, b], [c, neither]], exact=use_exact, correction=True)
-    return TestResult(float(res.statistic), float(res.pvalue),
-                      "mcnemar-exact" if use_exact else "mcnemar-chi2", n=len(a),
-                      details=details)
+    return TestResult(
+        float(res.statistic),
+        float(res.pvalue),
+        "mcnemar-exact" if use_exact else "mcnemar-chi2",
+        n=len(a),
+        details=details,
+    )
 
 
 def nemenyi_q(k: int, alpha: float = 0.05) -> float:
@@ -201,8 +227,13 @@ class FriedmanNemenyi:
         }
 
 
-def friedman_nemenyi(scores: np.ndarray, groups: list[str] | None = None, *,
-                     alpha: float = 0.05, higher_is_better: bool = True) -> FriedmanNemenyi:
+def friedman_nemenyi(
+    scores: np.ndarray,
+    groups: list[str] | None = None,
+    *,
+    alpha: float = 0.05,
+    higher_is_better: bool = True,
+) -> FriedmanNemenyi:
     """Friedman test and Nemenyi post-hoc over a blocks × groups score matrix.
 
     In Q6 the blocks are systems and the groups are phenomena: each system's phenomenon
@@ -232,11 +263,13 @@ def friedman_nemenyi(scores: np.ndarray, groups: list[str] | None = None, *,
     if len(groups) != k:
         raise AnalysisError(f"{len(groups)} group names for {k} columns")
     if n < 2 or k < 3:
-        raise AnalysisError(f"the Friedman test needs >= 2 blocks and >= 3 groups, got "
-                            f"{n} × {k}", E_TOO_FEW)
+        raise AnalysisError(
+            f"the Friedman test needs >= 2 blocks and >= 3 groups, got {n} × {k}", E_TOO_FEW
+        )
     if np.isnan(scores).any():
-        raise AnalysisError("scores contain NaN (a phenomenon with no pairs?); drop those "
-                            "columns first")
+        raise AnalysisError(
+            "scores contain NaN (a phenomenon with no pairs?); drop those columns first"
+        )
     oriented = -scores if higher_is_better else scores
     ranks = np.vstack([rankdata(row, method="average") for row in oriented])
     if np.all(ranks == ranks[0, 0]):
@@ -245,10 +278,13 @@ def friedman_nemenyi(scores: np.ndarray, groups: list[str] | None = None, *,
         stat, p = friedmanchisquare(*oriented.T)
     pvalues = sp.posthoc_nemenyi_friedman(oriented).to_numpy()
     return FriedmanNemenyi(
-        groups=groups, ranks=ranks, average_ranks=ranks.mean(axis=0),
-        friedman=TestResult(float(stat), float(p), "friedman-chi2", n=n,
-                            details={"k": k}),
-        cd=nemenyi_cd(k, n, alpha), pvalues=pvalues, alpha=alpha,
+        groups=groups,
+        ranks=ranks,
+        average_ranks=ranks.mean(axis=0),
+        friedman=TestResult(float(stat), float(p), "friedman-chi2", n=n, details={"k": k}),
+        cd=nemenyi_cd(k, n, alpha),
+        pvalues=pvalues,
+        alpha=alpha,
     )
 
 

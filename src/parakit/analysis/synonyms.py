@@ -82,16 +82,21 @@ class SynonymResource:
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except UnicodeDecodeError as err:
-            raise DataFormatError(f"synonym file is not UTF-8: {err}", path=path,
-                                  code="E1011") from None
+            raise DataFormatError(
+                f"synonym file is not UTF-8: {err}", path=path, code="E1011"
+            ) from None
         for number, line in enumerate(lines, start=1):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
             words = [w for w in _SPLIT.split(line) if w.strip()]
             if len(words) < 2:
-                raise DataFormatError("a synonym line needs at least two words separated by "
-                                      "tab, comma or |", path=path, line=number, code="E1012")
+                raise DataFormatError(
+                    "a synonym line needs at least two words separated by tab, comma or |",
+                    path=path,
+                    line=number,
+                    code="E1012",
+                )
             res.add(words)
         return res
 
@@ -107,8 +112,9 @@ class SynonymResource:
         try:
             text = body.decode(encoding, errors="replace")
         except LookupError:
-            raise DataFormatError(f"unknown encoding {encoding!r} on the first line",
-                                  path=path, line=1, code="E1011") from None
+            raise DataFormatError(
+                f"unknown encoding {encoding!r} on the first line", path=path, line=1, code="E1011"
+            ) from None
         res = cls(name=str(path))
         lines = text.splitlines()
         i = 0
@@ -148,8 +154,9 @@ def _load_mythes_cached(path: str) -> SynonymResource:
     return SynonymResource.from_mythes(path)
 
 
-def load_synonyms(spec: str | Path | SynonymResource | None, lang: str | None
-                  ) -> SynonymResource | None:
+def load_synonyms(
+    spec: str | Path | SynonymResource | None, lang: str | None
+) -> SynonymResource | None:
     """Resolve a synonym option: None, ``"auto"`` (a shipped thesaurus for ``lang`` if any),
     a path (``.dat`` = MyThes, otherwise a synonym file), or a ready resource."""
     if spec is None or isinstance(spec, SynonymResource):
@@ -157,5 +164,8 @@ def load_synonyms(spec: str | Path | SynonymResource | None, lang: str | None
     if str(spec) == "auto":
         return SynonymResource.shipped(lang)
     path = Path(spec)
-    return SynonymResource.from_mythes(path) if path.suffix == ".dat" \
+    return (
+        SynonymResource.from_mythes(path)
+        if path.suffix == ".dat"
         else SynonymResource.from_file(path)
+    )
