@@ -1,20 +1,15 @@
-"""Small text helpers of the analysis package (tokens, words, sentences, lemmas).
-
-``parakit.text`` will provide the project-wide tokenizer and sentence splitter; these helpers
-are the analysis package's own, deterministic versions, kept here so the analysis results do
-not change under it.
-"""
+"""Text helpers of the analysis package: words and lemmas on top of :mod:`parakit.text`."""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
-_TOKEN = re.compile(r"\w+(?:[-'’.]\w+)*|[^\w\s]", re.UNICODE)
+from parakit.text.sentences import split_sentences as _split_sentences
+from parakit.text.tokenize import TOKEN_PATTERN
+
+_TOKEN = TOKEN_PATTERN
 _WORD = re.compile(r"\w", re.UNICODE)
-# A sentence ends at . ! ? … (with closing quotes/brackets) followed by whitespace.
-_SENT_END = re.compile(r"[.!?…。！？]+[\"'”’»)\]」』]*\s*")
-_OPENERS = "\"'“‘«([-–— "
 SIMPLEMMA_LANGS = frozenset(
     [
         "ast",
@@ -71,7 +66,7 @@ SIMPLEMMA_LANGS = frozenset(
 
 
 def tokenize(text: str) -> list[str]:
-    """Words (with inner hyphens/apostrophes) and single punctuation characters."""
+    """Tokens of :func:`parakit.text.tokenize` (regex method)."""
     return _TOKEN.findall(text)
 
 
@@ -81,24 +76,8 @@ def words(text: str) -> list[str]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split after sentence-final punctuation followed by whitespace and a capital or digit."""
-    text = text.strip()
-    out: list[str] = []
-    start = 0
-    for match in _SENT_END.finditer(text):
-        rest = text[match.end() :].lstrip(_OPENERS)
-        if match.group().strip()[-1:] not in "。！？" and match.group() == match.group().rstrip():
-            continue  # Latin punctuation needs whitespace after it
-        # Next sentence starts with a capital, a digit, or an uncased letter (CJK...).
-        if rest and (
-            rest[0].isupper() or rest[0].isdigit() or (rest[0].isalpha() and not rest[0].islower())
-        ):
-            out.append(text[start : match.end()].strip())
-            start = match.end()
-    tail = text[start:].strip()
-    if tail:
-        out.append(tail)
-    return out
+    """Sentences of :func:`parakit.text.split_sentences`."""
+    return _split_sentences(text)
 
 
 def base_lang(lang: str | None) -> str | None:
