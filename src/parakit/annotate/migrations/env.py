@@ -1,4 +1,4 @@
-"""Alembic environment of the annotation store (run through :func:`parakit.annotate.store.upgrade`)."""
+"""Alembic environment of the annotation store (see parakit.annotate.store.upgrade)."""
 
 from __future__ import annotations
 
