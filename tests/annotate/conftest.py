@@ -55,7 +55,7 @@ def _pg_store(base_schema: str, name: str):
     with engine.begin() as conn:
         conn.execute(text(f"CREATE SCHEMA {schema}"))
     engine.dispose()
-    return Store.open(f"{PG_URL}?options=-csearch_path%3D{schema}"), schema
+    return Store.open(f"{PG_URL}?options=-csearch_path%3D{schema}", cheap_hashing=True), schema
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -64,7 +64,7 @@ def store(request, tmp_path):
     from parakit.annotate.store import Store
 
     if request.param == "sqlite":
-        st = Store.open(tmp_path / "project.sqlite")
+        st = Store.open(tmp_path / "project.sqlite", cheap_hashing=True)
         yield st
         st.close()
         return

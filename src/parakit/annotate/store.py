@@ -124,11 +124,13 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         command.upgrade(config, revision)
 
 
-def hash_password(password: str) -> str:
-    """An argon2id hash of ``password``."""
-    from argon2 import PasswordHasher
+def hash_password(password: str, cheap: bool = False) -> str:
+    """An argon2id hash of ``password`` (argon2-cffi's RFC 9106 low-memory profile;
+    ``cheap=True``: the library's cheapest parameters, for tests only)."""
+    from argon2 import PasswordHasher, profiles
 
-    return PasswordHasher().hash(password)
+    profile = profiles.CHEAPEST if cheap else profiles.RFC_9106_LOW_MEMORY
+    return PasswordHasher.from_parameters(profile).hash(password)
 
 
 def check_password(password_hash: str, password: str) -> bool:
@@ -176,17 +178,20 @@ class Store:
 
     Args:
         engine: a SQLAlchemy engine made by :func:`make_engine`; use :meth:`open`.
+        cheap_hashing: hash new passwords with argon2's cheapest parameters (tests and
+            benchmarks only; verification reads the parameters from each hash).
     """
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, cheap_hashing: bool = False) -> None:
         self.engine = engine
+        self.cheap_hashing = cheap_hashing
         self._sessions = sessionmaker(engine, expire_on_commit=False)
 
     # -- life cycle ----------------------------------------------------------------------------
     @classmethod
-    def open(cls, target: str | Path, migrate: bool = True) -> Store:
+    def open(cls, target: str | Path, migrate: bool = True, cheap_hashing: bool = False) -> Store:
         """Open (and by default create or upgrade) the store at a path or database URL."""
-        store = cls(make_engine(store_url(target)))
+        store = cls(make_engine(store_url(target)), cheap_hashing=cheap_hashing)
         if migrate:
             upgrade(store.engine)
         return store
@@ -223,7 +228,7 @@ class Store:
             )
         if len(password) < 8:
             raise AnnotateError("passwords must have at least 8 characters", code="E605")
-        digest = hash_password(password)
+        digest = hash_password(password, cheap=self.cheap_hashing)
 
         def work(session: Session) -> int:
             if session.scalar(select(Annotator.id).where(Annotator.name == name)) is not None:
@@ -242,7 +247,7 @@ class Store:
         with self.transaction() as session:
             row = session.scalar(select(Annotator).where(Annotator.name == name))
         if row is None or not row.active:
-            check_password(hash_password("timing-equaliser"), password)
+            check_password(hash_password("timing-equaliser", cheap=self.cheap_hashing), password)
             return None
         if not check_password(row.password_hash, password):
             return None
