@@ -62,7 +62,7 @@ def web(project):
 
 
 def test_login_required_and_wrong_password(web):
-    store, pid, ids, client = web
+    _store, _pid, _ids, client = web
     anonymous = client()
     assert anonymous.get("/", follow_redirects=False).headers["location"] == "/login"
     assert anonymous.post("/api/items/1/save", json={}, headers=H).status_code == 401
@@ -77,7 +77,7 @@ def test_login_required_and_wrong_password(web):
 
 
 def test_sessions_expire(project):
-    store, pid, ids = project
+    store, _pid, _ids = project
     app = create_app(store, session_ttl=timedelta(seconds=1))
     with TestClient(app) as c:
         login(c, "ann1", "password-one")
@@ -87,7 +87,7 @@ def test_sessions_expire(project):
 
 
 def test_classify_draft_survives_refresh_and_stale_tab(web):
-    store, pid, ids, client = web
+    _store, pid, _ids, client = web
     c = client("ann1")
     data = page_data(c.get(f"/p/{pid}/classify").text)
     item = data["item"]
@@ -123,7 +123,7 @@ def test_classify_draft_survives_refresh_and_stale_tab(web):
 
 
 def test_double_annotation_is_blind(web):
-    store, pid, ids, client = web
+    _store, pid, _ids, client = web
     a = client("ann1")
     item = page_data(a.get(f"/p/{pid}/classify").text)["item"]
     a.post(
@@ -248,7 +248,7 @@ def test_document_text_is_escaped(store, tmp_path):
 
 
 def test_admin_creates_project_assigns_and_exports(web, tmp_path):
-    store, pid, ids, client = web
+    _store, _pid, _ids, client = web
     admin = client("admin")
     source = tmp_path / "cands.jsonl"
     from parakit import io

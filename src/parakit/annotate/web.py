@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import io
+import itertools
 import secrets
 import tempfile
 import zipfile
@@ -105,7 +106,7 @@ def segments(
         cuts.update(x for x in (b, e) if begin < x < end)
     points = sorted(cuts)
     out = []
-    for b, e in zip(points, points[1:], strict=False):
+    for b, e in itertools.pairwise(points):
         classes = sorted({cls for mb, me, cls in marks if mb <= b and e <= me})
         out.append({"b": b, "text": text[b:e], "cls": " ".join(classes)})
     return out
