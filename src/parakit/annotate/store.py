@@ -679,7 +679,10 @@ class Store:
         return row
 
     def progress(self, project_id: int, user_id: int, task: str = "classify") -> dict[str, int]:
-        """Done and remaining assignments this annotator can see."""
+        """Items (or document pairs) this annotator has done, and those still open to them
+        (the second slot of an item they already answered does not count)."""
+        other = aliased(Assignment)
+        target = func.coalesce(Assignment.item_id, -Assignment.doc_pair_id)
         with self.transaction() as session:
             done = (
                 session.scalar(
@@ -693,11 +696,17 @@ class Store:
             )
             remaining = (
                 session.scalar(
-                    select(func.count()).where(
+                    select(func.count(func.distinct(target))).where(
                         Assignment.project_id == project_id,
                         Assignment.task == task,
                         Assignment.status == "open",
                         or_(Assignment.annotator_id.is_(None), Assignment.annotator_id == user_id),
+                        or_(Assignment.exclude_id.is_(None), Assignment.exclude_id != user_id),
+                        ~exists().where(
+                            other.task == task,
+                            other.done_by == user_id,
+                            func.coalesce(other.item_id, -other.doc_pair_id) == target,
+                        ),
                     )
                 )
                 or 0
