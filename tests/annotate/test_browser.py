@@ -301,3 +301,4 @@ def test_annotators_extract_classify_adjudicate_export(browser, server, tmp_path
     ]
     lines = [json.loads(line) for line in exported.read_text().splitlines()]
     assert lines == expected
+    assert store.count_annotations(pid) == 4 and store.count_annotations(pid, "draft") == 0

@@ -23,10 +23,26 @@ def test_migration_matches_models(store):
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
         version = conn.execute(text("select version_num from alembic_version")).scalar()
     assert diff == []
-    assert version == "0001"
+    assert version == "0002"
     assert {"annotators", "items", "annotations", "assignments"} <= set(
         inspect(store.engine).get_table_names()
     )
+
+
+def test_upgrade_in_place_keeps_data(tmp_path):
+    from parakit.annotate.store import make_engine, store_url, upgrade
+
+    engine = make_engine(store_url(tmp_path / "old.sqlite"))
+    upgrade(engine, "0001")  # a store made by an older parakit
+    old = Store(engine, cheap_hashing=True)
+    uid = old.add_annotator("keeper", "keeper-password")
+    engine.dispose()
+    st = Store.open(tmp_path / "old.sqlite")  # upgrades to head
+    assert st.annotator_id("keeper") == uid
+    assert "ix_assignments_item" in {
+        i["name"] for i in inspect(st.engine).get_indexes("assignments")
+    }
+    st.close()
 
 
 def test_sqlite_uses_wal(tmp_path):

@@ -155,6 +155,19 @@ class Assignment(Base):
     __table_args__ = (
         UniqueConstraint("task", "item_id", "doc_pair_id", "slot"),
         Index("ix_assignments_queue", "project_id", "status", "batch", "position"),
+        Index(
+            "ix_assignments_next",
+            "project_id",
+            "task",
+            "status",
+            "annotator_id",
+            "batch",
+            "position",
+        ),
+        Index("ix_assignments_item", "item_id"),
+        Index("ix_assignments_doc_pair", "doc_pair_id"),
+        Index("ix_assignments_lease", "lease_owner", "status"),
+        Index("ix_assignments_done", "done_by", "task"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))

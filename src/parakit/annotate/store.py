@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import random
 import secrets
@@ -44,6 +45,8 @@ from parakit.labels import LabelScheme, scheme_from_spec
 from parakit.schema import Document, Judgment, Pair, PairSet, Span
 
 T = TypeVar("T")
+#: set while a write transaction opens, so SQLite takes the write lock up front
+_WRITING: contextvars.ContextVar[bool] = contextvars.ContextVar("parakit_writing", default=False)
 MIGRATIONS = Path(__file__).with_name("migrations")
 
 
@@ -86,8 +89,9 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     """An engine configured for durable, concurrent use.
 
     SQLite: WAL journal, ``synchronous=FULL`` (a commit is fsynced before it is acknowledged),
-    foreign keys on, a 30 s busy timeout, and ``BEGIN IMMEDIATE`` so concurrent writers queue
-    on the lock instead of failing when a read transaction upgrades to a write.
+    foreign keys on, a 30 s busy timeout, and ``BEGIN IMMEDIATE`` for write transactions so
+    concurrent writers queue on the lock instead of failing when a read transaction upgrades
+    to a write (reads use a plain ``BEGIN`` and never wait for writers, thanks to WAL).
     """
     if url.startswith("sqlite"):
         engine = create_engine(
@@ -106,7 +110,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if _WRITING.get() else "BEGIN")
 
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, **kwargs)
@@ -185,6 +189,7 @@ class Store:
     def __init__(self, engine: Engine, cheap_hashing: bool = False) -> None:
         self.engine = engine
         self.cheap_hashing = cheap_hashing
+        self._schemes: dict[int, LabelScheme] = {}
         self._sessions = sessionmaker(engine, expire_on_commit=False)
 
     # -- life cycle ----------------------------------------------------------------------------
@@ -205,9 +210,19 @@ class Store:
         with self._sessions() as session, session.begin():
             yield session
 
+    @staticmethod
+    @contextmanager
+    def _writing() -> Iterator[None]:
+        token = _WRITING.set(True)
+        try:
+            yield
+        finally:
+            _WRITING.reset(token)
+
     def _write(self, work: Callable[[Session], T], retries: int = 5) -> T:
         """Run ``work`` in a transaction, retrying when the database reports contention."""
         for attempt in range(retries):
+            token = _WRITING.set(True)
             try:
                 with self.transaction() as session:
                     return work(session)
@@ -346,7 +361,10 @@ class Store:
         return value
 
     def scheme(self, project_id: int) -> LabelScheme:
-        return scheme_from_spec(self.project(project_id).scheme)
+        """The project's label scheme (cached: a project's scheme never changes)."""
+        if project_id not in self._schemes:
+            self._schemes[project_id] = scheme_from_spec(self.project(project_id).scheme)
+        return self._schemes[project_id]
 
     def projects_for(self, user: User) -> list[Project]:
         with self.transaction() as session:
@@ -585,7 +603,7 @@ class Store:
         now = utcnow()
         other = aliased(Assignment)
         for _ in range(20):
-            with self.transaction() as session:
+            with self._writing(), self.transaction() as session:
                 held = session.scalar(
                     select(Assignment)
                     .where(
@@ -615,31 +633,31 @@ class Store:
                         and_(other.lease_owner == user_id, other.lease_expires > now),
                     ),
                 )
-                candidates = list(
-                    session.scalars(
+                candidates: list[int] = []
+                # the personal queue first, then the shared pool; each query walks the
+                # ix_assignments_next index in queue order and stops after a few rows
+                for owner in (
+                    Assignment.annotator_id == user_id,
+                    Assignment.annotator_id.is_(None),
+                ):
+                    candidates += session.scalars(
                         select(Assignment.id)
                         .where(
                             Assignment.project_id == project_id,
                             Assignment.task == task,
                             Assignment.status == "open",
-                            or_(
-                                Assignment.annotator_id.is_(None),
-                                Assignment.annotator_id == user_id,
-                            ),
+                            owner,
                             or_(Assignment.exclude_id.is_(None), Assignment.exclude_id != user_id),
                             or_(Assignment.lease_owner.is_(None), Assignment.lease_expires <= now),
                             ~same_item,
                         )
                         .order_by(
-                            Assignment.annotator_id.is_(None),
-                            Assignment.batch,
-                            Assignment.position,
-                            Assignment.slot,
-                            Assignment.id,
+                            Assignment.batch, Assignment.position, Assignment.slot, Assignment.id
                         )
                         .limit(5)
                     )
-                )
+                    if candidates:
+                        break
                 if not candidates:
                     return None
                 for candidate in candidates:

@@ -371,6 +371,27 @@ def create_app(
         )
 
     # -- annotator API ---------------------------------------------------------------------------
+    @app.get("/api/projects/{project_id}/next")
+    def next_item(
+        project_id: int, task: str = "classify", user: User = Depends(api_user)
+    ) -> dict[str, Any]:
+        """The item leased to the caller next (JSON clients, load tests); null when done."""
+        member(user, project_id)
+        if task not in ("classify", "rewrite-check"):
+            raise NotFound(f"unknown task {task!r}")
+        assignment = st.lease_next(project_id, user.id, task, lease)
+        if assignment is None or assignment.item_id is None:
+            return {"item": None}
+        row = st.item(assignment.item_id)
+        own = st.annotation(row.id, user.id, task)
+        return {
+            "item": row.id,
+            "text1": row.text1,
+            "text2": row.text2,
+            "revision": 0 if own is None else own.revision,
+            "label": None if own is None else own.label,
+        }
+
     @app.post("/api/items/{item_id}/save")
     def save(item_id: int, body: SaveBody, user: User = Depends(api_user)) -> dict[str, Any]:
         member(user, st.item(item_id).project_id)
