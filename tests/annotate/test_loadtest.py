@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("httpx", reason="httpx drives the simulated annotators")
 
-from parakit.annotate.loadtest import (  # noqa: E402
+from parakit.annotate.loadtest import (
     LoadResult,
     check_store,
     prepare_store,

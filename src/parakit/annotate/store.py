@@ -222,9 +222,8 @@ class Store:
     def _write(self, work: Callable[[Session], T], retries: int = 5) -> T:
         """Run ``work`` in a transaction, retrying when the database reports contention."""
         for attempt in range(retries):
-            token = _WRITING.set(True)
             try:
-                with self.transaction() as session:
+                with self._writing(), self.transaction() as session:
                     return work(session)
             except OperationalError as err:
                 text = str(err).lower()

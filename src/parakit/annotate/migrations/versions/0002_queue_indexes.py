@@ -7,7 +7,6 @@ Create Date: 2026-11-22 07:34:45.933763
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 from alembic import op
 
 revision = "0002"
