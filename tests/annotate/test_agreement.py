@@ -132,3 +132,5 @@ def test_likert_ordinal_alpha_perfect_and_missing_columns():
     with pytest.raises(ValueError, match="E620"):
         ag.judgments_frame(pd.DataFrame({"x": [1]}))
     assert np.isnan(ag.versus_consensus(ag.judgments_frame(rows), {})["accuracy"])
+    one_value = ag.judgments_frame([(1, "a", "4"), (1, "b", "4")])
+    assert np.isnan(ag.krippendorff_alpha(one_value))

@@ -285,3 +285,49 @@ def test_admin_creates_project_assigns_and_exports(web, tmp_path):
     zipped = admin.get(f"/admin/p/{new}/export?format=turku")
     assert zipped.headers["content-type"] == "application/zip"
     assert "new" in admin.get("/admin").text
+
+
+def test_rewrite_check_hides_context_and_provenance(web):
+    store, pid, ids, client = web
+    a = client("ann1")
+    item = page_data(a.get(f"/p/{pid}/classify").text)["item"]
+    a.post(
+        f"/api/items/{item}/save",
+        headers=H,
+        json={
+            "label": "3",
+            "revision": 0,
+            "submit": True,
+            "rewrite1": "RW-ONE",
+            "rewrite2": "RW-TWO",
+        },
+    )
+    b = client("ann2")
+    item_b = page_data(b.get(f"/p/{pid}/classify").text)["item"]
+    b.post(
+        f"/api/items/{item_b}/save", headers=H, json={"label": "3", "revision": 0, "submit": True}
+    )
+    admin = client("admin")
+    assert admin.post(f"/api/admin/projects/{pid}/rewrite-check", headers=H).json() == {
+        "assigned": 2
+    }
+    # the author never gets the batch's rewrite; someone else sees it without context
+    seen = []
+    c = client("ann3")
+    for _ in range(2):
+        html = c.get(f"/p/{pid}/classify?task=rewrite-check").text
+        data = page_data(html)
+        if data["item"] is None:
+            break
+        seen.append(html)
+        assert "Context 1" not in html and "pair p" not in html and "· test" not in html
+        c.post(
+            f"/api/items/{data['item']}/save",
+            headers=H,
+            json={"label": "4", "revision": 0, "submit": True, "task": "rewrite-check"},
+        )
+    assert len(seen) == 2 and any("RW-ONE" in h for h in seen)
+    html = a.get(f"/p/{pid}/classify?task=rewrite-check").text
+    assert "RW-ONE" not in html
+    stats = admin.get(f"/admin/p/{pid}/stats").text
+    assert "full_pairwise_kappa" in stats

@@ -175,6 +175,8 @@ def krippendorff_alpha(
     unknown = set(frame["label"]) - set(code)
     if unknown:
         raise ValueError(f"[E623] labels {sorted(map(str, unknown))} are not in order {values}")
+    if len(values) < 2:
+        return float("nan")  # alpha is undefined when only one value occurs
     wide = frame.assign(code=frame["label"].map(code)).pivot_table(
         index="annotator", columns="item", values="code", aggfunc="first"
     )

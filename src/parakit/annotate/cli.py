@@ -183,7 +183,7 @@ def stats(store: str = STORE, project: str = typer.Argument(...)) -> None:
         typer.echo(json.dumps(row))
     anns = st.submitted(pid)
     frame = judgments_frame([(a.item_id, a.annotator_id, a.label) for a in anns])
-    if len(frame):
+    if len(frame) and frame.groupby("item")["annotator"].nunique().max() >= 2:
         consensus = {a.item_id: st.item(a.item_id).label for a in anns}
         consensus = {k: v for k, v in consensus.items() if v is not None}
         report = agreement_report(frame, st.scheme(pid), consensus=consensus)

@@ -218,10 +218,15 @@ def aggregate(
         labels = ordinary.groupby("pair")["label"].apply(_majority)
         return labels.dropna().rename("label").sort_index()
     if method == "dawid-skene":
+        import warnings
+
         from crowdkit.aggregation import DawidSkene
 
         data = ordinary.rename(columns={"pair": "task"})[["task", "worker", "label"]]
-        result = DawidSkene(n_iter=n_iter).fit_predict(data)
+        with warnings.catch_warnings():  # crowd-kit uses pandas APIs that newer pandas warns on
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            result = DawidSkene(n_iter=n_iter).fit_predict(data)
         return result.rename("label").rename_axis("pair").sort_index()
     raise ValueError(
         f"[E633] unknown aggregation method {method!r}; choose one of {', '.join(METHODS)}"
