@@ -288,7 +288,7 @@ def test_admin_creates_project_assigns_and_exports(web, tmp_path):
 
 
 def test_rewrite_check_hides_context_and_provenance(web):
-    store, pid, ids, client = web
+    _store, pid, _ids, client = web
     a = client("ann1")
     item = page_data(a.get(f"/p/{pid}/classify").text)["item"]
     a.post(
