@@ -126,13 +126,16 @@ class LoadResult:
 
     latencies: dict[str, list[float]] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
+    statuses: dict[str, int] = field(default_factory=dict)
     acknowledged: list[tuple[str, int, str]] = field(default_factory=list)
     elapsed: float = 0.0
 
-    def record(self, kind: str, seconds: float, ok: bool) -> None:
+    def record(self, kind: str, seconds: float, ok: bool, status: int | str = "") -> None:
         self.latencies.setdefault(kind, []).append(seconds)
         if not ok:
             self.errors[kind] = self.errors.get(kind, 0) + 1
+            key = f"{kind} {status}".strip()
+            self.statuses[key] = self.statuses.get(key, 0) + 1
 
     def table(self) -> list[dict[str, Any]]:
         """One row per request kind: count, errors, p50/p99/max latency in ms, rate."""
@@ -176,7 +179,7 @@ async def _annotator(
             try:
                 t0 = time.perf_counter()
                 r = await client.get(f"/api/projects/{project_id}/next", headers=HEADERS)
-                result.record("next", time.perf_counter() - t0, r.status_code == 200)
+                result.record("next", time.perf_counter() - t0, r.status_code == 200, r.status_code)
                 if r.status_code != 200:
                     continue
                 data = r.json()
@@ -190,7 +193,9 @@ async def _annotator(
                     headers=HEADERS,
                     json={"label": label, "revision": data["revision"]},
                 )
-                result.record("draft", time.perf_counter() - t0, r.status_code == 200)
+                result.record(
+                    "draft", time.perf_counter() - t0, r.status_code == 200, r.status_code
+                )
                 if r.status_code != 200:
                     continue
                 t0 = time.perf_counter()
@@ -199,12 +204,14 @@ async def _annotator(
                     headers=HEADERS,
                     json={"label": label, "revision": r.json()["revision"], "submit": True},
                 )
-                result.record("submit", time.perf_counter() - t0, r.status_code == 200)
+                result.record(
+                    "submit", time.perf_counter() - t0, r.status_code == 200, r.status_code
+                )
                 if r.status_code == 200:
                     result.acknowledged.append((name, item, label))
                     done += 1
-            except httpx.HTTPError:
-                result.record("transport", 0.0, False)
+            except httpx.HTTPError as err:
+                result.record("transport", 0.0, False, type(err).__name__)
                 if exit_on_error:
                     return
                 await asyncio.sleep(0.05)

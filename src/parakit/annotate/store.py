@@ -17,6 +17,7 @@ import contextvars
 import hashlib
 import random
 import secrets
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -190,6 +191,9 @@ class Store:
         self.engine = engine
         self.cheap_hashing = cheap_hashing
         self._schemes: dict[int, LabelScheme] = {}
+        # SQLite has one writer at a time; queueing writers on a lock in this process is fair
+        # and prompt, where SQLite's busy handler sleeps with growing back-off under contention
+        self._write_lock = threading.Lock() if engine.dialect.name == "sqlite" else None
         self._sessions = sessionmaker(engine, expire_on_commit=False)
 
     # -- life cycle ----------------------------------------------------------------------------
@@ -210,13 +214,16 @@ class Store:
         with self._sessions() as session, session.begin():
             yield session
 
-    @staticmethod
     @contextmanager
-    def _writing() -> Iterator[None]:
+    def _writing(self) -> Iterator[None]:
         token = _WRITING.set(True)
+        if self._write_lock is not None:
+            self._write_lock.acquire()
         try:
             yield
         finally:
+            if self._write_lock is not None:
+                self._write_lock.release()
             _WRITING.reset(token)
 
     def _write(self, work: Callable[[Session], T], retries: int = 5) -> T:
@@ -601,6 +608,7 @@ class Store:
         """
         now = utcnow()
         other = aliased(Assignment)
+        skip_locked = self.engine.dialect.name == "postgresql"
         for _ in range(20):
             with self._writing(), self.transaction() as session:
                 held = session.scalar(
@@ -639,7 +647,7 @@ class Store:
                     Assignment.annotator_id == user_id,
                     Assignment.annotator_id.is_(None),
                 ):
-                    candidates += session.scalars(
+                    query = (
                         select(Assignment.id)
                         .where(
                             Assignment.project_id == project_id,
@@ -653,8 +661,14 @@ class Store:
                         .order_by(
                             Assignment.batch, Assignment.position, Assignment.slot, Assignment.id
                         )
-                        .limit(5)
                     )
+                    if skip_locked:
+                        # PostgreSQL: lock one free row, skipping rows that concurrent claims
+                        # hold, instead of every claim queueing on the same first rows
+                        query = query.limit(1).with_for_update(skip_locked=True, of=Assignment)
+                    else:
+                        query = query.limit(5)
+                    candidates += session.scalars(query)
                     if candidates:
                         break
                 if not candidates:
