@@ -339,16 +339,21 @@ def test_extraction_view_follows_alignment(store):
     left = "First paragraph.\n\nSecond paragraph."
     right = "Erster Absatz.\n\nZweiter Absatz."
     alignment = [[0, 16, 0, 14], [18, len(left), 16, len(right)]]
-    store.import_document_pairs(pid, PairSet([Pair("dp", left, right,
-                                                   metadata={"alignment": alignment})]))
+    store.import_document_pairs(
+        pid, PairSet([Pair("dp", left, right, metadata={"alignment": alignment})])
+    )
     store.assign_document_pairs(pid)
     with TestClient(create_app(store)) as c:
         login(c, "admin", "admin-password")
         html = c.get(f"/p/{pid}/extract").text
     rows = re.findall(r'<div class="doc" id="doc(\d)-(\d)" data-side="\d">(.*?)</div>', html)
     texts = {(side, row): re.sub(r"<[^>]+>", "", body) for side, row, body in rows}
-    assert texts == {("1", "0"): "First paragraph.", ("2", "0"): "Erster Absatz.",
-                     ("1", "1"): "Second paragraph.", ("2", "1"): "Zweiter Absatz."}
+    assert texts == {
+        ("1", "0"): "First paragraph.",
+        ("2", "0"): "Erster Absatz.",
+        ("1", "1"): "Second paragraph.",
+        ("2", "1"): "Zweiter Absatz.",
+    }
     # offsets stay document offsets in every row
     assert 'data-side="1" data-b="18">Second paragraph.' in html
     assert admin
