@@ -15,11 +15,21 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import platform
 import socket
 import tempfile
 import uuid
 from pathlib import Path
+
+
+def server_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux /proc), 0.0 elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
