@@ -61,9 +61,11 @@ def main() -> None:
                 s.bind(("127.0.0.1", 0))
                 port = s.getsockname()[1]
             with serve_process(target, port) as url:
+                cpu_before = server_cpu_seconds(serve_process.last.pid)
                 result = run_load(
                     url, project, n_annotators=args.annotators, duration=args.duration
                 )
+                cpu = server_cpu_seconds(serve_process.last.pid) - cpu_before
             check = check_store(target, project, result.acknowledged)
         finally:
             if schema:
@@ -82,6 +84,17 @@ def main() -> None:
             f"| {row['request']} | {row['count']} | {row['errors']} | {row['p50_ms']:.1f} | "
             f"{row['p99_ms']:.1f} | {row['max_ms']:.1f} | {row['per_s']:.1f} |"
         )
+    if result.statuses:
+        print()
+        print("errors: " + ", ".join(f"{k}: {v}" for k, v in sorted(result.statuses.items())))
+    requests = sum(row["count"] for row in result.table())
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print()
+    print(
+        f"server CPU: {cpu:.1f} s for {requests} requests = "
+        f"{1000 * cpu / max(requests, 1):.1f} ms per request; wall {result.elapsed:.0f} s; "
+        f"load average at the end {load:.1f} on {os.cpu_count()} CPUs"
+    )
     print()
     print(
         f"acknowledged submissions: {check['acknowledged']}, stored: {check['stored']}, "
