@@ -73,5 +73,5 @@ def test_sigkill_mid_burst_keeps_every_acknowledged_annotation(tmp_path):
         assert check["missing"] == 0 and check["duplicated"] == 0
         # at most the in-flight requests (committed, reply lost) exceed the acknowledged ones
         assert 0 <= check["stored"] - check["acknowledged"] <= 8
-        again = run_load(url, pid, n_annotators=2, duration=1.0, max_items=3)
+        again = run_load(url, pid, n_annotators=2, duration=60.0, max_items=3)
         assert again.errors == {} and len(again.acknowledged) == 6

@@ -357,3 +357,16 @@ def test_extraction_view_follows_alignment(store):
     # offsets stay document offsets in every row
     assert 'data-side="1" data-b="18">Second paragraph.' in html
     assert admin
+
+
+def test_adjudicator_limited_to_member_projects(web):
+    store, pid, _ids, _client = web
+    judge = store.add_annotator("judge", "judge-password", role="adjudicator")
+    other = store.create_project("elsewhere", "binary")
+    with TestClient(create_app(store)) as c:
+        login(c, "judge", "judge-password")
+        assert c.get(f"/admin/p/{pid}/consensus").status_code == 403
+        store.add_member(pid, judge)
+        assert c.get(f"/admin/p/{pid}/consensus").status_code == 200
+        assert c.get(f"/admin/p/{other}/qa").status_code == 403
+        assert c.get(f"/admin/p/{pid}/export?format=jsonl").status_code == 403  # admin only

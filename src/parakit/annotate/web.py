@@ -465,6 +465,7 @@ def create_app(
         request: Request, project_id: int, user: User = Depends(page_user)
     ) -> HTMLResponse:
         adjudicator(user)
+        member(user, project_id)
         names = st.annotator_names()
         rows = [
             {"item": item, "annotations": [(names[a.annotator_id], a) for a in anns]}
@@ -483,6 +484,7 @@ def create_app(
     @app.get("/admin/p/{project_id}/qa", response_class=HTMLResponse)
     def qa(request: Request, project_id: int, user: User = Depends(page_user)) -> HTMLResponse:
         adjudicator(user)
+        member(user, project_id)
         names = st.annotator_names()
         rows = [
             {"item": item, "annotations": [(names[a.annotator_id], a)]}
@@ -501,6 +503,7 @@ def create_app(
     @app.get("/admin/p/{project_id}/stats", response_class=HTMLResponse)
     def stats(request: Request, project_id: int, user: User = Depends(page_user)) -> HTMLResponse:
         adjudicator(user)
+        member(user, project_id)
         from parakit.annotate.agreement import agreement_report, judgments_frame
 
         scheme = st.scheme(project_id)
@@ -634,6 +637,7 @@ def create_app(
     @app.post("/api/admin/items/{item_id}/resolve")
     def resolve(item_id: int, body: ResolveBody, user: User = Depends(api_user)) -> dict[str, Any]:
         adjudicator(user)
+        member(user, st.item(item_id).project_id)
         st.resolve(item_id, body.label, user.id)
         return {"label": st.item(item_id).label}
 
