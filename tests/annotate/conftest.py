@@ -31,6 +31,8 @@ def _postgres_reachable() -> str | None:
 def pg_url():
     """A fresh PostgreSQL schema for this test session (skips when no server answers)."""
     reason = _postgres_reachable()
+    if reason and os.environ.get("PARAKIT_REQUIRE_POSTGRES"):
+        pytest.fail(f"{reason} (PARAKIT_REQUIRE_POSTGRES is set, so this is an error)")
     if reason:
         pytest.skip(reason)
     from sqlalchemy import create_engine, text

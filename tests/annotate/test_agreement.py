@@ -8,6 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+pytest.importorskip("krippendorff", reason="pip install krippendorff (parakit[annotate])")
+pytest.importorskip("statsmodels", reason="pip install statsmodels (parakit[annotate])")
+
 from parakit.annotate import agreement as ag
 
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the reference data:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from parakit import io
@@ -52,6 +53,7 @@ def test_store_commands(tmp_path):
 
 
 def test_crowd_and_agreement_commands(tmp_path):
+    pytest.importorskip("krippendorff", reason="pip install krippendorff (parakit[annotate])")
     judgments, _ = simulate_crowd(n_items=60, n_workers=10, n_spammers=2, seed=1)
     path = tmp_path / "j.csv"
     judgments.to_csv(path, index=False)

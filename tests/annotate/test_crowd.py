@@ -29,6 +29,7 @@ def test_threshold_rule_hand_computed():
 
 
 def test_simulated_crowd_recovery_and_qc():
+    pytest.importorskip("crowdkit", reason="pip install crowd-kit for Dawid-Skene")
     judgments, truth = crowd.simulate_crowd(n_items=300, n_workers=20, n_spammers=5, seed=7)
     assert len(judgments) == 300 * 6
     truth = truth.drop(judgments.loc[judgments["gold"], "pair"].unique())  # gold is not output

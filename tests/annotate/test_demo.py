@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from parakit.annotate.demo import demo_step
 from parakit.demo import load_example
 
 
 def test_demo_step(tmp_path):
+    pytest.importorskip("krippendorff", reason="pip install krippendorff (parakit[annotate])")
     pairs = load_example()
     section = demo_step(tmp_path, pairs)
     assert section.startswith("## annotate")

@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 pytest.importorskip("fastapi", reason="install parakit[annotate] for the web app")
+pytest.importorskip("httpx", reason="pip install httpx (FastAPI's TestClient needs it)")
 from fastapi.testclient import TestClient
 
 from parakit.annotate.web import create_app
@@ -288,6 +289,7 @@ def test_admin_creates_project_assigns_and_exports(web, tmp_path):
 
 
 def test_rewrite_check_hides_context_and_provenance(web):
+    pytest.importorskip("krippendorff", reason="pip install krippendorff (parakit[annotate])")
     _store, pid, _ids, client = web
     a = client("ann1")
     item = page_data(a.get(f"/p/{pid}/classify").text)["item"]
