@@ -35,12 +35,24 @@ def test_store_commands(tmp_path):
     )
     assert "store ready" in run("init", db, "--admin", "boss")
     run("add-user", db, "ann")
-    assert "1 pairs" in run("create-project", db, "demo", "--candidates", str(cands))
+    assert "1 pairs" in run(
+        "create-project",
+        db,
+        "demo",
+        "--candidates",
+        str(cands),
+        "--question",
+        "Are these paraphrases?",
+    )
     assert "1 assignments" in run("assign", db, "demo", "--annotators", "ann")
     from parakit.annotate.store import Store
 
     st = Store.open(db)
     pid = st.project_id("demo")
+    assert st.project(pid).settings == {
+        "classify_mode": "single",
+        "question": "Are these paraphrases?",
+    }
     uid = st.annotator_id("ann")
     item = st.lease_next(pid, uid).item_id
     st.save(item, uid, label="4s", revision=0, submit=True)
@@ -57,6 +69,8 @@ def test_crowd_and_agreement_commands(tmp_path):
     judgments, _ = simulate_crowd(n_items=60, n_workers=10, n_spammers=2, seed=1)
     path = tmp_path / "j.csv"
     judgments.to_csv(path, index=False)
+    cands = PairSet([Pair(f"p{i:04d}", f"a {i}", f"b {i}") for i in range(60)], scheme="binary")
+    io.write(cands, tmp_path / "cands.jsonl")
     out = run(
         "crowd",
         str(path),
@@ -66,8 +80,19 @@ def test_crowd_and_agreement_commands(tmp_path):
         "0.6",
         "--output",
         str(tmp_path / "labels.csv"),
+        "--pairs",
+        str(tmp_path / "cands.jsonl"),
+        "--corpus-out",
+        str(tmp_path / "labelled.jsonl"),
     )
     assert "workers kept" in out
+    labelled = io.read(tmp_path / "labelled.jsonl")
+    assert 20 < len(labelled) <= 48  # 12 of 60 pairs are gold questions
+    from collections import Counter
+
+    for pair in labelled:  # the label is the majority of the judgments kept after QC
+        votes = Counter(j.label for j in pair.judgments).most_common()
+        assert 1 <= len(pair.judgments) <= 6 and pair.label == votes[0][0]
     lines = (tmp_path / "labels.csv").read_text().splitlines()
     assert lines[0] == "pair,label" and len(lines) > 20
     table = tmp_path / "a.csv"

@@ -95,3 +95,29 @@ def test_read_judgments_csv_and_errors(tmp_path):
     gold.write_text('{"worker": "A", "pair": "p1", "label": "1", "gold": true}\n')
     with pytest.raises(DataFormatError, match="E632"):
         crowd.read_judgments(gold)
+
+
+def test_attach_to_pairset():
+    from parakit.schema import Pair, PairSet
+
+    pairs = PairSet([Pair("a", "x", "y"), Pair("b", "u", "v")], scheme="binary")
+    frame = pd.DataFrame(
+        {
+            "worker": ["w1", "w2", "w1"],
+            "pair": ["a", "a", "b"],
+            "label": ["1", "1", "0"],
+            "time": ["t1", None, None],
+            "gold": [False, False, True],
+        }
+    )
+    labels = crowd.aggregate(frame, "majority")
+    out = crowd.attach(pairs, frame, labels)
+    assert [p.label for p in out] == ["1", None]  # b only has a gold judgment
+    assert [(j.annotator, j.label, j.time, j.gold) for j in out[0].judgments] == [
+        ("w1", "1", "t1", False),
+        ("w2", "1", None, False),
+    ]
+    assert out[1].judgments[0].gold
+    assert len(crowd.attach(pairs, frame, labels, drop_unlabelled=True)) == 1
+    with pytest.raises(DataFormatError, match="E635"):
+        crowd.attach(pairs, frame.assign(pair=["a", "zz", "b"]), labels)

@@ -372,3 +372,31 @@ def test_adjudicator_limited_to_member_projects(web):
         assert c.get(f"/admin/p/{pid}/consensus").status_code == 200
         assert c.get(f"/admin/p/{other}/qa").status_code == 403
         assert c.get(f"/admin/p/{pid}/export?format=jsonl").status_code == 403  # admin only
+
+
+def test_likert_project_shows_question_and_five_labels(store):
+    rater = store.add_annotator("rater", "rater-password")
+    pid = store.create_project(
+        "fluency", "likert", settings={"question": "Fluency of statement 2 <b>1-5</b>"}
+    )
+    store.add_member(pid, rater)
+    store.import_pairs(pid, PairSet([Pair("g1", "source", "generated")], scheme="likert"))
+    store.assign(pid)
+    with TestClient(create_app(store)) as c:
+        login(c, "rater", "rater-password")
+        html = c.get(f"/p/{pid}/classify").text
+        assert html.count("Fluency of statement 2 &lt;b&gt;1-5&lt;/b&gt;") == 1
+        data = page_data(html)
+        assert data["values"] == ["1", "2", "3", "4", "5"] and not data["turku"]
+        bad = c.post(
+            f"/api/items/{data['item']}/save",
+            headers=H,
+            json={"label": "6", "revision": 0, "submit": True},
+        )
+        assert bad.status_code == 400
+        ok = c.post(
+            f"/api/items/{data['item']}/save",
+            headers=H,
+            json={"label": "4", "revision": 0, "submit": True},
+        )
+        assert ok.status_code == 200

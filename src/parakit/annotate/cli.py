@@ -83,6 +83,9 @@ def create_project(
         "single", help="single or double annotation of extracted pairs"
     ),
     format: str | None = typer.Option(None, help="input format (guessed by default)"),
+    question: str | None = typer.Option(
+        None, help="instruction shown above the labels (e.g. a Likert aspect)"
+    ),
 ) -> None:
     """Create a project from candidate pairs or document pairs."""
     from parakit import io
@@ -94,7 +97,10 @@ def create_project(
     source = candidates or documents
     assert source is not None
     pairs = io.read(source, format=format)
-    pid = st.create_project(name, scheme, settings={"classify_mode": classify_mode})
+    settings: dict[str, str] = {"classify_mode": classify_mode}
+    if question:
+        settings["question"] = question
+    pid = st.create_project(name, scheme, settings=settings)
     count = st.import_pairs(pid, pairs) if candidates else st.import_document_pairs(pid, pairs)
     typer.echo(f"project {name} (id {pid}): {count} {'pairs' if candidates else 'document pairs'}")
 
@@ -203,6 +209,12 @@ def crowd(
     positive: str = typer.Option("1"),
     negative: str = typer.Option("0"),
     qc: bool = typer.Option(True, help="drop workers failing the gold/kappa checks"),
+    pairs: Path | None = typer.Option(
+        None, help="the candidate pairs (any parakit format): write them labelled, with judgments"
+    ),
+    corpus_out: Path | None = typer.Option(
+        None, "--corpus-out", help="where to write the labelled pairs (.jsonl)"
+    ),
     min_gold_accuracy: float = typer.Option(0.85),
     min_kappa: float = typer.Option(0.2),
 ) -> None:
@@ -223,6 +235,12 @@ def crowd(
         negative=negative,
     )
     typer.echo(f"pairs labelled: {len(labels)}; {labels.value_counts().to_dict()}")
+    if pairs is not None and corpus_out is not None:
+        from parakit import io
+
+        labelled = crowd_mod.attach(io.read(pairs), frame, labels, drop_unlabelled=True)
+        io.write(labelled, corpus_out)
+        typer.echo(f"wrote {len(labelled)} labelled pairs to {corpus_out}")
     if output:
         with atomic_write(output) as handle:
             labels.rename_axis("pair").to_csv(handle)

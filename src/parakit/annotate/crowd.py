@@ -291,3 +291,54 @@ def recovery_accuracy(labels: pd.Series, truth: pd.Series) -> dict[str, float]:
         "accuracy": float((labels[common] == truth[common]).mean()),
         "coverage": len(common) / len(truth),
     }
+
+
+def attach(
+    pairs: Any,
+    judgments: pd.DataFrame,
+    labels: pd.Series | None = None,
+    drop_unlabelled: bool = False,
+) -> Any:
+    """A copy of ``pairs`` (a PairSet) with each pair's crowd judgments and aggregated label.
+
+    Args:
+        pairs: the candidate pairs the judgments refer to (by ``pair`` = pair id).
+        judgments: the judgments table (gold questions included or not).
+        labels: aggregated labels (from :func:`aggregate`); pairs without one keep label None.
+        drop_unlabelled: leave out pairs without an aggregated label.
+    Returns:
+        a PairSet whose pairs carry ``judgments`` (:class:`~parakit.schema.Judgment`, gold flag
+        and time kept) and ``label``.
+    Raises:
+        DataFormatError: judgments name pairs the set does not contain.
+    """
+    from parakit.schema import Judgment
+
+    known = {p.id for p in pairs}
+    unknown = sorted(set(judgments["pair"]) - known)
+    if unknown:
+        raise DataFormatError(
+            f"judgments for pairs not in the pair set: {unknown[:5]}"
+            f"{' ...' if len(unknown) > 5 else ''}",
+            field="pair",
+            code="E635",
+        )
+    by_pair: dict[str, list[Judgment]] = {}
+    for row in judgments.itertuples(index=False):
+        time = getattr(row, "time", None)
+        by_pair.setdefault(row.pair, []).append(
+            Judgment(
+                annotator=str(row.worker),
+                label=str(row.label),
+                time=None if time is None or pd.isna(time) else str(time),
+                gold=bool(getattr(row, "gold", False)),
+            )
+        )
+    labelled = {} if labels is None else labels.to_dict()
+    out = []
+    for pair in pairs:
+        label = labelled.get(pair.id)
+        if drop_unlabelled and label is None:
+            continue
+        out.append(pair.replace(label=label, judgments=tuple(by_pair.get(pair.id, ()))))
+    return pairs._derive(out)

@@ -337,7 +337,8 @@ class Store:
         settings: dict[str, Any] | None = None,
     ) -> int:
         """Create a project. ``settings``: ``classify_mode`` (``single``/``double``) for
-        pairs extracted in the tool, ``lease_minutes`` (default 30)."""
+        pairs extracted in the tool; ``question``: the instruction shown above the label
+        buttons (e.g. one Likert aspect of M13: "Fluency of statement 2")."""
         spec = scheme.spec() if isinstance(scheme, LabelScheme) else scheme_from_spec(scheme).spec()
 
         def work(session: Session) -> int:
