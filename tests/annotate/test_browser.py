@@ -3,14 +3,16 @@
 ann1 logs in, extracts two pairs from a document pair by dragging the mouse over text,
 classifies them with flags and a rewrite; ann2 classifies the same pairs blind; the admin
 resolves the disagreement and exports. The exported JSONL must match exactly. Screenshots of
-the views go to ``docs/img/annotate-*.png``.
+the views go to ``docs/img/annotate-*.png`` when ``PARAKIT_UPDATE_SCREENSHOTS=1``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -18,7 +20,12 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+# the docs' screenshots are refreshed only on request, so a test run never edits tracked files
+IMG = (
+    Path(__file__).resolve().parents[2] / "docs" / "img"
+    if os.environ.get("PARAKIT_UPDATE_SCREENSHOTS")
+    else Path(tempfile.mkdtemp(prefix="parakit-screenshots-"))
+)
 
 DOC1 = (
     "The city council met on Monday evening.\n\n"
