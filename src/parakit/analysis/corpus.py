@@ -30,6 +30,7 @@ import numpy as np
 from parakit.analysis import _text
 from parakit.analysis.patterns import PATTERNS, PatternDetector, pattern_shares
 from parakit.schema import PairSet
+from parakit.text.tokenize import get_tokenizer
 
 #: Statement structure classes, in display order.
 STATEMENT_CLASSES = ("phrase", "sentence", "two", "more")
@@ -230,7 +231,8 @@ def corpus_stats(
         if len(pairs)
         else np.zeros(0, dtype=int)
     )
-    tokens = np.array([len(_text.tokenize(t)) for t in texts1 + texts2], dtype=int)
+    tokenize = get_tokenizer(lang=_text.base_lang(lang))  # a morphological analyser for ja
+    tokens = np.array([len(tokenize(t)) for t in texts1 + texts2], dtype=int)
     classes1 = [statement_structure(t, has_verb) for t in texts1]
     classes2 = [statement_structure(t, has_verb) for t in texts2]
     structure = Counter(classes1 + classes2)
