@@ -69,6 +69,9 @@ class Seq2SeqGenerator:
         warmup_ratio: share of optimisation steps with linear warm-up.
         epochs: maximum number of epochs.
         max_steps: stop after this many optimiser steps (None: run all epochs).
+        max_time: stop training after this many seconds (checked after each optimiser step;
+            the learning-rate schedule is still planned over all epochs, so stopping early
+            leaves it undecayed). Useful to bound CPU runs; None: no limit.
         batch_size: effective batch size (128 in the paper).
         micro_batch_size: examples per forward pass; gradients are accumulated up to
             ``batch_size``. Lower it to save memory (slower). None: ``batch_size``.
@@ -101,6 +104,7 @@ class Seq2SeqGenerator:
         warmup_ratio: float = 0.06,
         epochs: int = 5,
         max_steps: int | None = None,
+        max_time: float | None = None,
         batch_size: int = 128,
         micro_batch_size: int | None = None,
         eval_steps: int = 500,
@@ -128,6 +132,7 @@ class Seq2SeqGenerator:
         self.warmup_ratio = warmup_ratio
         self.epochs = epochs
         self.max_steps = max_steps
+        self.max_time = max_time
         self.batch_size = batch_size
         self.micro_batch_size = micro_batch_size
         self.eval_steps = eval_steps
@@ -149,7 +154,7 @@ class Seq2SeqGenerator:
 
     # -- parameters (scikit-learn style) -------------------------------------------------------
     _PARAMS = ("model_name_or_path", "architecture", "learning_rate", "weight_decay",
-               "adam_epsilon", "warmup_ratio", "epochs", "max_steps", "batch_size",
+               "adam_epsilon", "warmup_ratio", "epochs", "max_steps", "max_time", "batch_size",
                "micro_batch_size", "eval_steps", "max_source_length", "max_target_length",
                "num_beams", "do_sample", "top_p", "top_k", "temperature", "repetition_penalty",
                "no_repeat_ngram_size", "max_new_tokens", "num_return_sequences",
@@ -317,9 +322,13 @@ class Seq2SeqGenerator:
             self, with ``model_``, ``tokenizer_``, ``architecture_``, ``history_`` (one entry
             per evaluation), ``best_dev_perplexity_`` and ``best_step_``.
         """
+        import time
+
         import torch
         from tqdm.auto import tqdm
         from transformers import get_linear_schedule_with_warmup
+
+        started = time.monotonic()
 
         train_pairs = _as_pairs(train)
         dev_pairs = _as_pairs(dev)
@@ -396,7 +405,9 @@ class Seq2SeqGenerator:
                 if not per_epoch_eval and step % self.eval_steps == 0:
                     evaluate(epoch, running)
                     model.train()
-                if step >= total_steps:
+                out_of_time = (self.max_time is not None
+                               and time.monotonic() - started >= self.max_time)
+                if step >= total_steps or out_of_time:
                     done = True
                     break
             if (per_epoch_eval or done) and (not self.history_
@@ -405,6 +416,7 @@ class Seq2SeqGenerator:
             if done:
                 break
         bar.close()
+        self.n_steps_ = step
         if best_state is not None:
             model.load_state_dict(best_state)
         model.eval()
