@@ -13,7 +13,16 @@ from parakit.text.similarity import (
 from parakit.text.tokenize import get_tokenizer, tokenize
 
 __all__ = [
-    "CharNgramSimilarity", "char_ngram_cosine", "corpus_bleu", "dedup_key", "get_tokenizer",
-    "normalize", "sentence_bleu", "similarity_bins", "split_sentences", "tokenize",
-    "word_overlap_rate", "word_overlap_rates",
+    "CharNgramSimilarity",
+    "char_ngram_cosine",
+    "corpus_bleu",
+    "dedup_key",
+    "get_tokenizer",
+    "normalize",
+    "sentence_bleu",
+    "similarity_bins",
+    "split_sentences",
+    "tokenize",
+    "word_overlap_rate",
+    "word_overlap_rates",
 ]

@@ -8,16 +8,24 @@ from typing import Any
 
 
 @lru_cache(maxsize=16)
-def _metric(tokenize: str, smooth_method: str, lowercase: bool, effective_order: bool
-            ) -> Any:
+def _metric(tokenize: str, smooth_method: str, lowercase: bool, effective_order: bool) -> Any:
     from sacrebleu.metrics import BLEU
 
-    return BLEU(tokenize=tokenize, smooth_method=smooth_method, lowercase=lowercase,
-                effective_order=effective_order)
+    return BLEU(
+        tokenize=tokenize,
+        smooth_method=smooth_method,
+        lowercase=lowercase,
+        effective_order=effective_order,
+    )
 
 
-def sentence_bleu(hypothesis: str, references: str | Sequence[str], tokenize: str = "13a",
-                  smooth_method: str = "exp", lowercase: bool = False) -> float:
+def sentence_bleu(
+    hypothesis: str,
+    references: str | Sequence[str],
+    tokenize: str = "13a",
+    smooth_method: str = "exp",
+    lowercase: bool = False,
+) -> float:
     """Sentence BLEU (0–100) of ``hypothesis`` against one or more references.
 
     Uses SacreBLEU's sentence-level BLEU (effective order, ``exp`` smoothing by default);
@@ -32,8 +40,12 @@ def sentence_bleu(hypothesis: str, references: str | Sequence[str], tokenize: st
     return float(metric.sentence_score(hypothesis, refs).score)
 
 
-def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]] | Sequence[str],
-                tokenize: str = "13a", lowercase: bool = False) -> tuple[float, str]:
+def corpus_bleu(
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]] | Sequence[str],
+    tokenize: str = "13a",
+    lowercase: bool = False,
+) -> tuple[float, str]:
     """Corpus BLEU and its SacreBLEU signature.
 
     Args:

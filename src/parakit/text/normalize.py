@@ -9,8 +9,13 @@ _SPACES = re.compile(r"\s+")
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
 
 
-def normalize(text: str, form: str | None = "NFKC", lowercase: bool = False,
-              strip_punctuation: bool = False, collapse_whitespace: bool = True) -> str:
+def normalize(
+    text: str,
+    form: str | None = "NFKC",
+    lowercase: bool = False,
+    strip_punctuation: bool = False,
+    collapse_whitespace: bool = True,
+) -> str:
     """Normalise ``text``: Unicode form, optional lowercasing and punctuation removal,
     whitespace runs collapsed to one space and trimmed.
 

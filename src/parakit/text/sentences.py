@@ -16,17 +16,78 @@ from __future__ import annotations
 
 import re
 
-ABBREVIATIONS = frozenset({
-    # English
-    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "inc", "ltd",
-    "co", "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
-    "dec", "no", "fig", "approx", "dept", "est", "gen", "gov", "u.s", "u.k",
-    # Finnish
-    "esim", "ym", "yms", "jne", "mm", "ns", "tms", "ko", "eli", "klo", "kts", "ks", "nro",
-    "s", "v", "n", "prof", "tri",
-    # Swedish
-    "bl.a", "t.ex", "d.v.s", "dvs", "osv", "m.m", "s.k", "fr.o.m", "t.o.m", "kl", "nr",
-})
+ABBREVIATIONS = frozenset(
+    {
+        # English
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "no",
+        "fig",
+        "approx",
+        "dept",
+        "est",
+        "gen",
+        "gov",
+        "u.s",
+        "u.k",
+        # Finnish
+        "esim",
+        "ym",
+        "yms",
+        "jne",
+        "mm",
+        "ns",
+        "tms",
+        "ko",
+        "eli",
+        "klo",
+        "kts",
+        "ks",
+        "nro",
+        "s",
+        "v",
+        "n",
+        "tri",
+        # Swedish
+        "bl.a",
+        "t.ex",
+        "d.v.s",
+        "dvs",
+        "osv",
+        "m.m",
+        "s.k",
+        "fr.o.m",
+        "t.o.m",
+        "kl",
+        "nr",
+    }
+)
 
 _CANDIDATE = re.compile(r"([.!?…]+[\"'»”’)\]]*)(\s+)(?=[\"'«“‘(\[]?[\w\d])")
 _CJK_END = re.compile(r"(?<=[。！？])(?![」』）])|(?<=[。！？][」』）])")
@@ -43,8 +104,8 @@ def split_sentences(text: str, lang: str | None = None) -> list[str]:
     start = 0
     for match in _CANDIDATE.finditer(text):
         end = match.end(1)
-        following = text[match.end():match.end() + 1]
-        before = text[start:match.start(1)]
+        following = text[match.end() : match.end() + 1]
+        before = text[start : match.start(1)]
         last_word = before.rsplit(None, 1)[-1] if before.split() else ""
         stripped = last_word.lower().rstrip(".")
         if match.group(1).startswith(".") and (

@@ -31,13 +31,15 @@ def _fugashi_tagger():  # type: ignore[no-untyped-def]
     except ImportError:
         raise ParakitError(
             "Japanese tokenisation needs fugashi and a dictionary: pip install 'parakit[ja]' "
-            "(fugashi + unidic-lite)", code="E301",
+            "(fugashi + unidic-lite)",
+            code="E301",
         ) from None
     try:
         return fugashi.Tagger()
     except RuntimeError as err:
-        raise ParakitError(f"fugashi found no dictionary ({err}); pip install unidic-lite",
-                           code="E301") from None
+        raise ParakitError(
+            f"fugashi found no dictionary ({err}); pip install unidic-lite", code="E301"
+        ) from None
 
 
 def default_method(lang: str | None) -> str:
@@ -45,8 +47,9 @@ def default_method(lang: str | None) -> str:
     return "fugashi" if lang in ("ja", "jpn", "japanese") else "regex"
 
 
-def tokenize(text: str, lang: str | None = None, method: str | None = None,
-             lowercase: bool = False) -> list[str]:
+def tokenize(
+    text: str, lang: str | None = None, method: str | None = None, lowercase: bool = False
+) -> list[str]:
     """Split ``text`` into tokens.
 
     Args:
@@ -63,15 +66,17 @@ def tokenize(text: str, lang: str | None = None, method: str | None = None,
     elif chosen == "fugashi":
         tokens = [word.surface for word in _fugashi_tagger()(text)]
     else:
-        raise ParakitError(f"unknown tokenisation method {chosen!r}; use one of {_METHODS}",
-                           code="E302")
+        raise ParakitError(
+            f"unknown tokenisation method {chosen!r}; use one of {_METHODS}", code="E302"
+        )
     if lowercase:
         tokens = [t.lower() for t in tokens]
     return tokens
 
 
-def get_tokenizer(lang: str | None = None, method: str | None = None,
-                  lowercase: bool = False) -> Callable[[str], list[str]]:
+def get_tokenizer(
+    lang: str | None = None, method: str | None = None, lowercase: bool = False
+) -> Callable[[str], list[str]]:
     """A one-argument tokenizer function with the settings fixed (fast path for loops)."""
     chosen = method or default_method(lang)
     if chosen == "regex" and not lowercase:
