@@ -266,9 +266,11 @@ def krippendorff_alpha(ratings: pd.DataFrame, aspect: str, level: str = "ordinal
     if table.shape[0] < 2:
         raise HumanEvalError(f"{aspect}: agreement needs at least two raters", code="E947")
     data = table.to_numpy(dtype=float)
-    # the value domain is fixed to the scale, so a point nobody used still counts as a level
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level,
-                                    value_domain=[1, 2, 3, 4, 5]))
+    # the value domain is fixed to the scale, so a point nobody used still counts as a level;
+    # when every rating is the same value alpha is undefined (0/0) and NaN is returned
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level,
+                                        value_domain=[1, 2, 3, 4, 5]))
 
 
 def agreement(ratings: pd.DataFrame, level: str = "ordinal") -> dict[str, float]:
@@ -317,7 +319,8 @@ def metric_correlations(
         on: join columns (``item_id`` works when ``metrics`` carries it).
 
     Returns:
-        ``(rho, p_value)`` tables: rows metrics, columns aspects + ``overall``.
+        ``(rho, p_value)`` tables: rows metrics, columns aspects + ``overall``; NaN where
+        fewer than 3 items match or either side is constant.
     """
     from scipy.stats import spearmanr
 
@@ -336,8 +339,8 @@ def metric_correlations(
     for metric in metric_columns:
         for aspect in aspects:
             pair = merged[[metric, aspect]].dropna()
-            if len(pair) < 3:
-                continue
+            if len(pair) < 3 or pair[metric].nunique() < 2 or pair[aspect].nunique() < 2:
+                continue  # undefined for constant input: left NaN
             result = spearmanr(pair[metric], pair[aspect])
             rho.loc[metric, aspect] = float(result.statistic)
             pval.loc[metric, aspect] = float(result.pvalue)
