@@ -32,21 +32,22 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from parakit.evaluate.generation import (  # noqa: E402
+from parakit.evaluate.generation import (
     TABLE4_HEADER,
     BertScore,
     evaluate_generations,
     reference_diversity,
 )
-from parakit.io import read  # noqa: E402
-from parakit.models.generation_data import (  # noqa: E402
+from parakit.io import read
+from parakit.models.generation_data import (
     deduplicate,
     directed_pairs,
     pair_bleu,
     remove_test_overlap,
 )
-from parakit.schema import Pair, PairSet  # noqa: E402
-from parakit.text import sentence_bleu  # noqa: E402
+from parakit.schema import Pair, PairSet
+from parakit.text import sentence_bleu
+
 
 def _data_folder() -> Path:
     if "PARAKIT_DATA" in os.environ:
@@ -75,8 +76,12 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--lr", type=float, default=3e-4)
-    parser.add_argument("--max-train-minutes", type=float, default=10.0,
-                        help="stop fine-tuning after this long (CPU budget)")
+    parser.add_argument(
+        "--max-train-minutes",
+        type=float,
+        default=10.0,
+        help="stop fine-tuning after this long (CPU budget)",
+    )
     parser.add_argument("--bertscore-layers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=13)
@@ -101,10 +106,14 @@ def main() -> None:
         n = len(auto)
         print("\n## BLEU filter (< 14) on the already filtered auto-train.csv")
         print("direction\tpass\tshare\tmax BLEU\tmean BLEU")
-        print(f"sentence2 vs sentence1 (output vs input)\t{sum(s < 14 for s in fwd)}\t"
-              f"{sum(s < 14 for s in fwd) / n:.4%}\t{max(fwd):.2f}\t{sum(fwd) / n:.2f}")
-        print(f"sentence1 vs sentence2 (input vs output)\t{sum(s < 14 for s in rev)}\t"
-              f"{sum(s < 14 for s in rev) / n:.4%}\t{max(rev):.2f}\t{sum(rev) / n:.2f}")
+        print(
+            f"sentence2 vs sentence1 (output vs input)\t{sum(s < 14 for s in fwd)}\t"
+            f"{sum(s < 14 for s in fwd) / n:.4%}\t{max(fwd):.2f}\t{sum(fwd) / n:.2f}"
+        )
+        print(
+            f"sentence1 vs sentence2 (input vs output)\t{sum(s < 14 for s in rev)}\t"
+            f"{sum(s < 14 for s in rev) / n:.4%}\t{max(rev):.2f}\t{sum(rev) / n:.2f}"
+        )
         print(f"({time.time() - t0:.0f} s)")
 
     # 2. held-out multi-reference test set
@@ -114,36 +123,57 @@ def main() -> None:
         by_source.setdefault(p.text1, []).append(p.text2)
     candidates = sorted(s for s, refs in by_source.items() if len(set(refs)) >= args.refs)
     test_sources = rng.sample(candidates, args.test)
-    test_refs = {s: list(dict.fromkeys(by_source[s]))[:args.refs] for s in test_sources}
-    test_ps = PairSet([Pair(f"t{i}-{j}", s, r) for i, s in enumerate(test_sources)
-                       for j, r in enumerate(test_refs[s])])
+    test_refs = {s: list(dict.fromkeys(by_source[s]))[: args.refs] for s in test_sources}
+    test_ps = PairSet(
+        [
+            Pair(f"t{i}-{j}", s, r)
+            for i, s in enumerate(test_sources)
+            for j, r in enumerate(test_refs[s])
+        ]
+    )
     pool = remove_test_overlap(directed_pairs(auto, "forward"), test_ps)
     pool = deduplicate(pool)
     train = PairSet(rng.sample(list(pool), args.train))
     dev = read(DATA / "multipit" / "auto-val.csv", format="multipit")
-    print(f"\n## Data: {len(pool)} training pairs left after removing test sentences; "
-          f"sampled {len(train)}; dev (auto-val) {len(dev)}; test {len(test_sources)} sources "
-          f"x {args.refs} references")
+    print(
+        f"\n## Data: {len(pool)} training pairs left after removing test sentences; "
+        f"sampled {len(train)}; dev (auto-val) {len(dev)}; test {len(test_sources)} sources "
+        f"x {args.refs} references"
+    )
 
     # 3. fine-tune
     from parakit.models.generator import Seq2SeqGenerator
 
-    gen = Seq2SeqGenerator(minilm(), learning_rate=args.lr, epochs=args.epochs,
-                           batch_size=args.batch_size, max_source_length=32,
-                           max_target_length=32, max_new_tokens=32, num_beams=4,
-                           max_time=args.max_train_minutes * 60,
-                           no_repeat_ngram_size=3, generation_batch_size=25, seed=args.seed,
-                           device="cpu")
+    gen = Seq2SeqGenerator(
+        minilm(),
+        learning_rate=args.lr,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        max_source_length=32,
+        max_target_length=32,
+        max_new_tokens=32,
+        num_beams=4,
+        max_time=args.max_train_minutes * 60,
+        no_repeat_ngram_size=3,
+        generation_batch_size=25,
+        seed=args.seed,
+        device="cpu",
+    )
     t0 = time.time()
     gen.fit(train, dev)
     train_s = time.time() - t0
-    print(f"\n## Fine-tuning ({gen.architecture_}, {sum(p.numel() for p in gen.model_.parameters()) / 1e6:.1f}M "
-          f"parameters): {gen.n_steps_} steps of {args.batch_size} "
-          f"pairs in {train_s / 60:.1f} min")
+    n_params = sum(p.numel() for p in gen.model_.parameters()) / 1e6
+    print(
+        f"\n## Fine-tuning ({gen.architecture_}, {n_params:.1f}M "
+        f"parameters): {gen.n_steps_} steps of {args.batch_size} "
+        f"pairs in {train_s / 60:.1f} min"
+    )
     print("epoch\tstep\ttrain loss\tdev perplexity")
     for h in gen.history_:
-        print(f"{h['epoch']:.0f}\t{h['step']:.0f}\t{h['train_loss']:.3f}\t"
-              f"{h.get('dev_perplexity', float('nan')):.2f}")
+        print(
+            f"{h['epoch']:.0f}\t{h['step']:.0f}\t{h['train_loss']:.3f}\t"
+            f"{h.get('dev_perplexity', float('nan')):.2f}"
+        )
     print(f"selected step {gen.best_step_} (dev perplexity {gen.best_dev_perplexity_:.2f})")
 
     # 4. generate + evaluate
@@ -153,29 +183,38 @@ def main() -> None:
     scorer = BertScore(minilm(), num_layers=args.bertscore_layers, batch_size=32, device="cpu")
     refs = [test_refs[s] for s in test_sources]
     t0 = time.time()
-    rows = {"MiniLM bert2bert (beam 4)": evaluate_generations(test_sources, outputs, refs,
-                                                              scorer=scorer),
-            "copy source": evaluate_generations(test_sources, list(test_sources), refs,
-                                                scorer=scorer)}
+    rows = {
+        "MiniLM bert2bert (beam 4)": evaluate_generations(
+            test_sources, outputs, refs, scorer=scorer
+        ),
+        "copy source": evaluate_generations(test_sources, list(test_sources), refs, scorer=scorer),
+    }
     # leave-one-out human row: the first reference as the output, the others as references
     rows["human (1st ref vs other 7)"] = evaluate_generations(
-        test_sources, [r[0] for r in refs], [r[1:] for r in refs], scorer=scorer)
+        test_sources, [r[0] for r in refs], [r[1:] for r in refs], scorer=scorer
+    )
     eval_s = time.time() - t0
-    print(f"\n## Test results ({len(test_sources)} held-out sources x {args.refs} refs; "
-          f"BERTScore: all-MiniLM-L6-v2 layer {args.bertscore_layers}, "
-          "not the paper's DeBERTa-xlarge-MNLI)")
+    print(
+        f"\n## Test results ({len(test_sources)} held-out sources x {args.refs} refs; "
+        f"BERTScore: all-MiniLM-L6-v2 layer {args.bertscore_layers}, "
+        "not the paper's DeBERTa-xlarge-MNLI)"
+    )
     print(TABLE4_HEADER + "\tB-iB(of means)")
     for name, result in rows.items():
         print(result.table_row(name) + f"\t{result.scores['bert_ibleu_of_means']:.2f}")
     div = reference_diversity(test_refs)
-    print(f"\nHuman reference diversity (Self-BLEU): min {div['min']:.2f}, avg {div['avg']:.2f}"
-          f" ± {div['avg_std']:.2f}, max {div['max']:.2f}")
+    print(
+        f"\nHuman reference diversity (Self-BLEU): min {div['min']:.2f}, avg {div['avg']:.2f}"
+        f" ± {div['avg_std']:.2f}, max {div['max']:.2f}"
+    )
     print("\n## Examples")
     for s, o in list(zip(test_sources, outputs, strict=True))[:8]:
         print(f"- {s}\n  -> {o}")
-    print(f"\ntimes: train {train_s:.0f} s, generate {gen_s:.0f} s "
-          f"({len(test_sources)} sources), evaluate {eval_s:.0f} s, total "
-          f"{time.time() - t_start:.0f} s")
+    print(
+        f"\ntimes: train {train_s:.0f} s, generate {gen_s:.0f} s "
+        f"({len(test_sources)} sources), evaluate {eval_s:.0f} s, total "
+        f"{time.time() - t_start:.0f} s"
+    )
     print("signatures:", rows["MiniLM bert2bert (beam 4)"].signatures)
     out = Path(os.environ.get("PARAKIT_BENCH_OUT", "benchmark-generate"))
     out.mkdir(exist_ok=True)

@@ -51,9 +51,11 @@ def test_multi_reference_bleu_matches_sacrebleu():
 
     refs = multireference(read_multireference(NMR))
     sources = list(refs)
-    outputs = ["Please grant Julius Jones clemency, Governor Stitt.",
-               "Austria locks down the unvaccinated",
-               "Turn Bluetooth off when you don't use it."]
+    outputs = [
+        "Please grant Julius Jones clemency, Governor Stitt.",
+        "Austria locks down the unvaccinated",
+        "Turn Bluetooth off when you don't use it.",
+    ]
     ours, signature = bleu(outputs, [refs[s] for s in sources])
     streams = [[refs[s][i] for s in sources] for i in range(8)]
     direct = sacrebleu.corpus_bleu(outputs, streams)
@@ -62,8 +64,7 @@ def test_multi_reference_bleu_matches_sacrebleu():
     # a varying number of references: missing ones are ignored, as sacrebleu does with None
     uneven = [refs[sources[0]][:2], refs[sources[1]][:8], refs[sources[2]][:1]]
     padded = [[r[i] if i < len(r) else None for r in uneven] for i in range(8)]
-    assert bleu(outputs, uneven)[0] == pytest.approx(sacrebleu.corpus_bleu(outputs,
-                                                                          padded).score)
+    assert bleu(outputs, uneven)[0] == pytest.approx(sacrebleu.corpus_bleu(outputs, padded).score)
 
 
 def test_reference_diversity_matches_direct_computation():
@@ -83,7 +84,7 @@ def test_reference_diversity_matches_direct_computation():
 def test_bert_ibleu_hand_computed():
     assert float(bert_ibleu(0.9, 0.4, beta=4)) == pytest.approx(5 / (4 / 0.9 + 1 / 0.6))
     assert float(bert_ibleu(0.9, 0.4, beta=1)) == pytest.approx(0.72)  # plain harmonic mean
-    assert float(bert_ibleu(0.9, 0.4, beta=0)) == pytest.approx(0.6)   # diversity only
+    assert float(bert_ibleu(0.9, 0.4, beta=0)) == pytest.approx(0.6)  # diversity only
     # a copy (Self-BLEU 1) scores 0 whatever its BERTScore
     # ... and no overlap at all: 5 / (4 / 0.8 + 1 / 1) = 5/6
     assert bert_ibleu([0.99, 0.8], [1.0, 0.0]).tolist() == pytest.approx([0.0, 5 / 6])
@@ -95,7 +96,7 @@ def test_bert_ibleu_matches_niu_reference_formula():
     # Niu et al.'s code: ((beta * sem^-1 + 1 * (1 - lex)^-1) / (beta + 1))^-1
     rng = np.random.default_rng(0)
     sem, lex = rng.uniform(0.5, 1, 20), rng.uniform(0, 0.9, 20)
-    niu = ((4.0 * sem ** -1 + (1.0 - lex) ** -1) / 5.0) ** -1
+    niu = ((4.0 * sem**-1 + (1.0 - lex) ** -1) / 5.0) ** -1
     assert bert_ibleu(sem, lex, beta=4).tolist() == pytest.approx(niu.tolist())
 
 
@@ -134,16 +135,18 @@ def test_bertscore_matches_hand_computation_and_bert_score(minilm_scorer, minilm
     from bert_score import score as bs_score
 
     cands = ["Turn Bluetooth off when you don't use it.", "Austria locks down the unvaccinated"]
-    refs = ["Turn off Bluetooth when you are not using it.",
-            "Austria imposes COVID-19 lockdown that Applies only to the unvaccinated"]
+    refs = [
+        "Turn off Bluetooth when you are not using it.",
+        "Austria imposes COVID-19 lockdown that Applies only to the unvaccinated",
+    ]
     ours = minilm_scorer(cands, refs)
-    p, r, f = bs_score(cands, refs, model_type=str(minilm_path), num_layers=4, batch_size=8,
-                       device="cpu")
+    p, _r, f = bs_score(
+        cands, refs, model_type=str(minilm_path), num_layers=4, batch_size=8, device="cpu"
+    )
     assert ours["f1"].tolist() == pytest.approx(f.tolist(), abs=1e-6)
     assert ours["precision"].tolist() == pytest.approx(p.tolist(), abs=1e-6)
     hand = _hand_bertscore(minilm_path, 4, cands[0], refs[0])
-    assert (ours["precision"][0], ours["recall"][0], ours["f1"][0]) == pytest.approx(hand,
-                                                                                   abs=1e-4)
+    assert (ours["precision"][0], ours["recall"][0], ours["f1"][0]) == pytest.approx(hand, abs=1e-4)
     assert "L4" in minilm_scorer.signature
 
 
@@ -155,10 +158,14 @@ def test_unknown_model_needs_a_layer(tmp_path):
 def test_evaluate_generations_table4_row(minilm_scorer):
     refs = multireference(read_multireference(NMR))
     sources = list(refs)
-    outputs = ["Please grant Julius Jones clemency, Governor Stitt.", sources[1],
-               "Turn Bluetooth off when you don't use it."]
-    result = evaluate_generations(sources, outputs, [refs[s] for s in sources],
-                                  scorer=minilm_scorer, beta=4)
+    outputs = [
+        "Please grant Julius Jones clemency, Governor Stitt.",
+        sources[1],
+        "Turn Bluetooth off when you don't use it.",
+    ]
+    result = evaluate_generations(
+        sources, outputs, [refs[s] for s in sources], scorer=minilm_scorer, beta=4
+    )
     s = result.scores
     sb_corpus, sb_sent = self_bleu(outputs, sources)
     f1 = minilm_scorer(outputs, sources)["f1"]
@@ -170,8 +177,9 @@ def test_evaluate_generations_table4_row(minilm_scorer):
     assert result.per_sentence[1]["self_bleu"] == pytest.approx(100)
     assert result.per_sentence[1]["bert_ibleu"] == 0.0
     assert s["bert_ibleu_of_means"] > s["bert_ibleu"]  # harmonic mean of means is higher
-    assert s["reference_self_bleu_min"] <= s["reference_self_bleu_avg"] <= \
-        s["reference_self_bleu_max"]
+    assert (
+        s["reference_self_bleu_min"] <= s["reference_self_bleu_avg"] <= s["reference_self_bleu_max"]
+    )
     row = result.table_row("copy-ish").split("\t")
     assert row[0] == "copy-ish" and float(row[1]) == pytest.approx(s["bleu"], abs=0.01)
     assert set(result.signatures) == {"self_bleu", "bertscore", "bert_ibleu", "bleu"}
@@ -217,7 +225,9 @@ def test_generations_file_roundtrip_and_errors(tmp_path):
     path = write_generations(tmp_path / "g.jsonl", ["s1", "s2"], ["o1", "o2"], system="t5")
     rows = read_generations(path)
     assert [(r["source"], r["generation"], r["system"]) for r in rows] == [
-        ("s1", "o1", "t5"), ("s2", "o2", "t5")]
+        ("s1", "o1", "t5"),
+        ("s2", "o2", "t5"),
+    ]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"source": "s"}) + "\n", encoding="utf-8")
     with pytest.raises(Exception, match=r"bad.jsonl, line 1, field 'generation'"):

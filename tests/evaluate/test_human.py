@@ -33,17 +33,28 @@ K2011 = {
 
 
 def _long(table: dict[str, list[int | None]], aspect: str = "fluency") -> pd.DataFrame:
-    rows = [{"item_id": f"u{j}", "rater": r, "source": f"s{j}", "generation": f"g{j}",
-             "aspect": aspect, "score": v, "error_types": []}
-            for r, values in table.items() for j, v in enumerate(values) if v is not None]
+    rows = [
+        {
+            "item_id": f"u{j}",
+            "rater": r,
+            "source": f"s{j}",
+            "generation": f"g{j}",
+            "aspect": aspect,
+            "score": v,
+            "error_types": [],
+        }
+        for r, values in table.items()
+        for j, v in enumerate(values)
+        if v is not None
+    ]
     return pd.DataFrame(rows)
 
 
-@pytest.mark.parametrize("level,expected", [("nominal", 0.743), ("ordinal", 0.815),
-                                            ("interval", 0.849)])
+@pytest.mark.parametrize(
+    "level,expected", [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)]
+)
 def test_krippendorff_alpha_reproduces_published_values(level, expected):
-    assert krippendorff_alpha(_long(K2011), "fluency", level) == pytest.approx(expected,
-                                                                               abs=5e-4)
+    assert krippendorff_alpha(_long(K2011), "fluency", level) == pytest.approx(expected, abs=5e-4)
 
 
 def test_alpha_extremes():
@@ -70,8 +81,7 @@ ITEMS = [
     {"source": "I love this song", "generation": "This song is great", "system": "auto"},
     {"source": "I love this song", "generation": "I love this song", "system": "paranmt"},
     {"source": "Turn off Bluetooth", "generation": "Switch Bluetooth off", "system": "auto"},
-    {"source": "Turn off Bluetooth", "generation": "turn off the bluetooth",
-     "system": "paranmt"},
+    {"source": "Turn off Bluetooth", "generation": "turn off the bluetooth", "system": "paranmt"},
 ]
 
 
@@ -79,20 +89,38 @@ def test_export_import_roundtrip_agreement_and_means(tmp_path):
     out = export_rating_sheet(ITEMS, tmp_path / "sheet", raters=["ann", "bob"], seed=3)
     assert [p.name for p in out["sheets"]] == ["ratings-ann.csv", "ratings-bob.csv"]
     header = out["sheets"][0].read_text(encoding="utf-8").splitlines()[0].split(",")
-    assert header == ["item_id", "rater", "source", "generation", *ASPECTS, "error_types",
-                      "comment"]
+    assert header == [
+        "item_id",
+        "rater",
+        "source",
+        "generation",
+        *ASPECTS,
+        "error_types",
+        "comment",
+    ]
     # raters see no system
     assert "paranmt" not in out["sheets"][0].read_text(encoding="utf-8")
     text = out["instructions"].read_text(encoding="utf-8")
     assert "5 = best" in text and "misinterpretation" in text
     key = read_key(out["key"])
     assert sorted(key["system"]) == ["auto", "auto", "paranmt", "paranmt"]
-    ann = {"This song is great": (5, 4, 4), "I love this song": (5, 5, 1),
-           "Switch Bluetooth off": (5, 5, 3), "turn off the bluetooth": (4, 5, 2)}
-    bob = {"This song is great": (5, 4, 5), "I love this song": (5, 5, 1),
-           "Switch Bluetooth off": (4, 5, 3), "turn off the bluetooth": (4, 5, 2)}
-    _fill(out["sheets"][0], ann, {"I love this song": "copy",
-                                  "This song is great": "structure; word_synonym"})
+    ann = {
+        "This song is great": (5, 4, 4),
+        "I love this song": (5, 5, 1),
+        "Switch Bluetooth off": (5, 5, 3),
+        "turn off the bluetooth": (4, 5, 2),
+    }
+    bob = {
+        "This song is great": (5, 4, 5),
+        "I love this song": (5, 5, 1),
+        "Switch Bluetooth off": (4, 5, 3),
+        "turn off the bluetooth": (4, 5, 2),
+    }
+    _fill(
+        out["sheets"][0],
+        ann,
+        {"I love this song": "copy", "This song is great": "structure; word_synonym"},
+    )
     _fill(out["sheets"][1], bob, {"turn off the bluetooth": "small_change"})
     ratings = read_ratings(out["sheets"])
     assert len(ratings) == 2 * 4 * 3
@@ -112,13 +140,27 @@ def test_export_import_roundtrip_agreement_and_means(tmp_path):
 
 def test_spearman_against_hand_computed_rho(tmp_path):
     # item means of diversity: 1, 2, 3, 4; metric ranks 1, 3, 2, 4 -> rho = 1 - 6*2/(4*15) = 0.8
-    rows = [{"item_id": f"i{k}", "rater": r, "source": f"s{k}", "generation": f"g{k}",
-             "aspect": "diversity", "score": k, "error_types": []}
-            for k in range(1, 5) for r in ("a", "b")]
+    rows = [
+        {
+            "item_id": f"i{k}",
+            "rater": r,
+            "source": f"s{k}",
+            "generation": f"g{k}",
+            "aspect": "diversity",
+            "score": k,
+            "error_types": [],
+        }
+        for k in range(1, 5)
+        for r in ("a", "b")
+    ]
     ratings = pd.DataFrame(rows)
-    metrics = pd.DataFrame({"source": [f"s{k}" for k in range(1, 5)],
-                            "generation": [f"g{k}" for k in range(1, 5)],
-                            "self_bleu": [10.0, 30.0, 20.0, 40.0]})
+    metrics = pd.DataFrame(
+        {
+            "source": [f"s{k}" for k in range(1, 5)],
+            "generation": [f"g{k}" for k in range(1, 5)],
+            "self_bleu": [10.0, 30.0, 20.0, 40.0],
+        }
+    )
     rho, p = metric_correlations(ratings, metrics)
     assert rho.loc["self_bleu", "diversity"] == pytest.approx(0.8)
     assert 0 < p.loc["self_bleu", "diversity"] < 1
@@ -132,8 +174,11 @@ def test_bad_sheets_name_file_line_and_field(tmp_path):
     _fill(sheet, {"This song is great": (6, 4, 4), "I love this song": (5, 5, 1)})
     with pytest.raises(DataFormatError, match=r"ratings-ann.csv, line \d, field 'fluency'"):
         read_ratings([sheet])
-    _fill(sheet, {"This song is great": (5, 4, 4), "I love this song": (5, 5, 1)},
-          {"I love this song": "copy;typo"})
+    _fill(
+        sheet,
+        {"This song is great": (5, 4, 4), "I love this song": (5, 5, 1)},
+        {"I love this song": "copy;typo"},
+    )
     with pytest.raises(DataFormatError, match="unknown paraphrase type 'typo'"):
         read_ratings([sheet])
 

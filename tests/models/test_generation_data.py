@@ -24,21 +24,30 @@ NMR = Path(__file__).parents[1] / "evaluate" / "data" / "nmr_sample.json"
 
 
 def test_turku_labels_decide_directions():
-    ps = PairSet([Pair("a", "short", "long one", label="4"),
-                  Pair("b", "general", "detailed", label="4<"),
-                  Pair("c", "detailed", "general", label="4>"),
-                  Pair("d", "x", "y", label="3"),
-                  Pair("e", "x", "y", label="4s")], scheme="turku")
+    ps = PairSet(
+        [
+            Pair("a", "short", "long one", label="4"),
+            Pair("b", "general", "detailed", label="4<"),
+            Pair("c", "detailed", "general", label="4>"),
+            Pair("d", "x", "y", label="3"),
+            Pair("e", "x", "y", label="4s"),
+        ],
+        scheme="turku",
+    )
     out = directed_pairs(ps)
     assert [(p.id, p.text1, p.text2) for p in out] == [
-        ("a>", "short", "long one"), ("a<", "long one", "short"),
-        ("b<", "detailed", "general"), ("c>", "detailed", "general")]
+        ("a>", "short", "long one"),
+        ("a<", "long one", "short"),
+        ("b<", "detailed", "general"),
+        ("c>", "detailed", "general"),
+    ]
     assert out[1].metadata == {"direction": "backward", "pair_id": "a"}
 
 
 def test_binary_labels_keep_positives_and_unlabelled():
-    ps = PairSet([Pair("p", "a", "b", label="1"), Pair("n", "c", "d", label="0"),
-                  Pair("u", "e", "f")])
+    ps = PairSet(
+        [Pair("p", "a", "b", label="1"), Pair("n", "c", "d", label="0"), Pair("u", "e", "f")]
+    )
     assert [p.id for p in directed_pairs(ps, "forward")] == ["p>", "u>"]
     assert [p.id for p in directed_pairs(ps, "both")] == ["p>", "p<", "u>", "u<"]
     assert [p.text1 for p in directed_pairs(ps, "backward")] == ["b", "f"]
@@ -63,8 +72,14 @@ def test_bleu_filter_uses_output_vs_input_and_keeps_below_threshold():
 
 
 def test_dedupe_and_identical_pairs():
-    ps = PairSet([Pair("1", "Hello there!", "hi there"), Pair("2", "hello there", "Hi there."),
-                  Pair("3", "Same words", "same words!"), Pair("4", "hi there", "Hello there!")])
+    ps = PairSet(
+        [
+            Pair("1", "Hello there!", "hi there"),
+            Pair("2", "hello there", "Hi there."),
+            Pair("3", "Same words", "same words!"),
+            Pair("4", "hi there", "Hello there!"),
+        ]
+    )
     assert [p.id for p in deduplicate(ps)] == ["1", "4"]
     assert [p.id for p in deduplicate(ps, drop_identical=False)] == ["1", "3", "4"]
 
@@ -72,11 +87,14 @@ def test_dedupe_and_identical_pairs():
 def test_remove_test_overlap_by_group_and_text():
     test = read_multireference(NMR)
     src = test[0].text1
-    train = PairSet([
-        Pair("a", src.upper(), "whatever"),                       # a test source (any case)
-        Pair("b", "fine", test[5].text2),                          # a test reference
-        Pair("c", "other", "pair", group="src-0"),                # a test group
-        Pair("d", "kept", "pair", group="trend-9")])
+    train = PairSet(
+        [
+            Pair("a", src.upper(), "whatever"),  # a test source (any case)
+            Pair("b", "fine", test[5].text2),  # a test reference
+            Pair("c", "other", "pair", group="src-0"),  # a test group
+            Pair("d", "kept", "pair", group="trend-9"),
+        ]
+    )
     assert [p.id for p in remove_test_overlap(train, test)] == ["d"]
     assert [p.id for p in remove_test_overlap(train, test, by_text=False)] == ["a", "b", "d"]
     assert [p.id for p in remove_test_overlap(train, test, by_group=False)] == ["c", "d"]
@@ -84,13 +102,22 @@ def test_remove_test_overlap_by_group_and_text():
 
 def test_prepare_reports_every_step():
     test = read_multireference(NMR)
-    ps = PairSet([Pair("1", "I adore that tune", "I love this song so much"),
-                  Pair("2", "I adore that tune", "I love this song so much"),
-                  Pair("3", "the cat sat on the mat", "the cat sat on the mat ."),
-                  Pair("4", test[0].text1, "x y z")])
+    ps = PairSet(
+        [
+            Pair("1", "I adore that tune", "I love this song so much"),
+            Pair("2", "I adore that tune", "I love this song so much"),
+            Pair("3", "the cat sat on the mat", "the cat sat on the mat ."),
+            Pair("4", test[0].text1, "x y z"),
+        ]
+    )
     out, report = prepare_generation_data(ps, directions="forward", test=test)
-    assert report.to_dict() == {"input": 4, "directed": 4, "test-overlap": 3, "dedupe": 1,
-                                "bleu<14": 1}
+    assert report.to_dict() == {
+        "input": 4,
+        "directed": 4,
+        "test-overlap": 3,
+        "dedupe": 1,
+        "bleu<14": 1,
+    }
     assert [p.id for p in out] == ["1>"]
     assert out.metadata["generation_data"]["bleu<14"] == 1
 

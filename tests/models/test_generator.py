@@ -17,14 +17,53 @@ from parakit.schema import Pair, PairSet  # noqa: E402
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 torch.set_num_threads(1)
 
-WORDS = ("the cat dog sat ran on mat rug a big small red blue house car is was my your "
-         "love like song music today tomorrow weekend game win lost team").split()
+WORDS = [
+    "the",
+    "cat",
+    "dog",
+    "sat",
+    "ran",
+    "on",
+    "mat",
+    "rug",
+    "a",
+    "big",
+    "small",
+    "red",
+    "blue",
+    "house",
+    "car",
+    "is",
+    "was",
+    "my",
+    "your",
+    "love",
+    "like",
+    "song",
+    "music",
+    "today",
+    "tomorrow",
+    "weekend",
+    "game",
+    "win",
+    "lost",
+    "team",
+]
 
 #: a toy task with one right answer per input: reverse the word order
-TRAIN = [(" ".join(ws), " ".join(reversed(ws))) for ws in (
-    ["the", "cat", "sat"], ["a", "dog", "ran"], ["my", "big", "house"], ["the", "red", "car"],
-    ["your", "small", "song"], ["the", "team", "lost"], ["a", "blue", "rug"],
-    ["my", "music", "today"])]
+TRAIN = [
+    (" ".join(ws), " ".join(reversed(ws)))
+    for ws in (
+        ["the", "cat", "sat"],
+        ["a", "dog", "ran"],
+        ["my", "big", "house"],
+        ["the", "red", "car"],
+        ["your", "small", "song"],
+        ["the", "team", "lost"],
+        ["a", "blue", "rug"],
+        ["my", "music", "today"],
+    )
+]
 
 
 def _tokenizer(folder: Path):
@@ -51,17 +90,45 @@ def tiny_models(tmp_path_factory) -> dict[str, Path]:
     torch.manual_seed(0)
     tok = _tokenizer(root / "tok")
     n = len(tok)
-    bart = BartConfig(vocab_size=n, d_model=32, encoder_layers=1, decoder_layers=1,
-                      encoder_attention_heads=2, decoder_attention_heads=2,
-                      encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
-                      pad_token_id=0, bos_token_id=2, eos_token_id=3,
-                      decoder_start_token_id=2, forced_eos_token_id=None)
-    gpt2 = GPT2Config(vocab_size=n, n_embd=32, n_layer=1, n_head=2, n_positions=64,
-                      bos_token_id=2, eos_token_id=3, pad_token_id=0)
-    bert = BertConfig(vocab_size=n, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                      intermediate_size=64, max_position_embeddings=64)
-    for name, model in (("bart", BartForConditionalGeneration(bart)),
-                        ("gpt2", GPT2LMHeadModel(gpt2)), ("bert", BertModel(bert))):
+    bart = BartConfig(
+        vocab_size=n,
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        bos_token_id=2,
+        eos_token_id=3,
+        decoder_start_token_id=2,
+        forced_eos_token_id=None,
+    )
+    gpt2 = GPT2Config(
+        vocab_size=n,
+        n_embd=32,
+        n_layer=1,
+        n_head=2,
+        n_positions=64,
+        bos_token_id=2,
+        eos_token_id=3,
+        pad_token_id=0,
+    )
+    bert = BertConfig(
+        vocab_size=n,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    for name, model in (
+        ("bart", BartForConditionalGeneration(bart)),
+        ("gpt2", GPT2LMHeadModel(gpt2)),
+        ("bert", BertModel(bert)),
+    ):
         folder = root / name
         model.save_pretrained(folder)
         tok.save_pretrained(folder)
@@ -70,8 +137,16 @@ def tiny_models(tmp_path_factory) -> dict[str, Path]:
 
 
 def _fit(path: Path, **params) -> Seq2SeqGenerator:
-    base = {"learning_rate": 1e-2, "epochs": 20, "batch_size": 8, "eval_steps": 500,
-            "num_beams": 2, "max_new_tokens": 6, "progress": False, "seed": 1}
+    base = {
+        "learning_rate": 1e-2,
+        "epochs": 20,
+        "batch_size": 8,
+        "eval_steps": 500,
+        "num_beams": 2,
+        "max_new_tokens": 6,
+        "progress": False,
+        "seed": 1,
+    }
     base.update(params)
     return Seq2SeqGenerator(path, **base).fit(TRAIN, TRAIN[:4])
 
@@ -79,12 +154,16 @@ def _fit(path: Path, **params) -> Seq2SeqGenerator:
 @pytest.fixture(scope="module")
 def fitted(tiny_models) -> dict[str, Seq2SeqGenerator]:
     """Each tiny architecture fine-tuned once (one optimiser step per epoch)."""
-    return {"bart": _fit(tiny_models["bart"], epochs=40), "gpt2": _fit(tiny_models["gpt2"]),
-            "bert": _fit(tiny_models["bert"])}
+    return {
+        "bart": _fit(tiny_models["bart"], epochs=40),
+        "gpt2": _fit(tiny_models["gpt2"]),
+        "bert": _fit(tiny_models["bert"]),
+    }
 
 
-@pytest.mark.parametrize("name,arch", [("bart", "encoder-decoder"), ("gpt2", "decoder-only"),
-                                       ("bert", "bert2bert")])
+@pytest.mark.parametrize(
+    "name,arch", [("bart", "encoder-decoder"), ("gpt2", "decoder-only"), ("bert", "bert2bert")]
+)
 def test_tiny_model_learns_and_dev_perplexity_drops(fitted, name, arch):
     gen = fitted[name]
     assert gen.architecture_ == arch
@@ -136,8 +215,7 @@ def test_sampling_and_multiple_returns(fitted):
     gen = fitted["gpt2"]
     many = gen.generate(["the cat sat"], num_return_sequences=3, num_beams=3)
     assert len(many) == 1 and len(many[0]) == 3
-    sampled = gen.generate(["the cat sat", "a dog ran"], do_sample=True, top_p=0.9,
-                           temperature=1.5)
+    sampled = gen.generate(["the cat sat", "a dog ran"], do_sample=True, top_p=0.9, temperature=1.5)
     assert len(sampled) == 2
     with pytest.raises(GeneratorError, match="E928"):
         gen.generate(["x"], beams=3)
@@ -165,8 +243,15 @@ def test_pairset_input_and_errors(tiny_models, tmp_path):
 
 def test_minilm_warm_start_trains_and_generates(minilm_path, tmp_path):
     """The offline MiniLM (an encoder only) becomes a BERT-to-BERT generator."""
-    gen = Seq2SeqGenerator(minilm_path, epochs=1, batch_size=4, max_steps=2, num_beams=2,
-                           max_new_tokens=5, progress=False)
+    gen = Seq2SeqGenerator(
+        minilm_path,
+        epochs=1,
+        batch_size=4,
+        max_steps=2,
+        num_beams=2,
+        max_new_tokens=5,
+        progress=False,
+    )
     gen.fit(TRAIN[:4], TRAIN[:2])
     assert gen.architecture_ == "bert2bert"
     assert gen.model_.config.decoder_start_token_id == gen.tokenizer_.cls_token_id

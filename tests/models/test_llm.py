@@ -38,8 +38,9 @@ class FakeOpenAI:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.times.append(time.monotonic())
-                server.requests.append({"path": self.path, "body": body,
-                                        "auth": self.headers.get("Authorization")})
+                server.requests.append(
+                    {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+                )
                 if server.failures:
                     code = server.failures.pop(0)
                     self.send_response(code)
@@ -57,8 +58,11 @@ class FakeOpenAI:
                     return
                 sentence = prompt.rsplit("Sentence: ", 1)[1].split("\n")[0]
                 text = f" {sentence.upper()}\n\nSentence: junk the model went on with"
-                choice = ({"message": {"role": "assistant", "content": text}}
-                          if "chat" in self.path else {"text": text})
+                choice = (
+                    {"message": {"role": "assistant", "content": text}}
+                    if "chat" in self.path
+                    else {"text": text}
+                )
                 data = json.dumps({"choices": [choice]}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -68,8 +72,7 @@ class FakeOpenAI:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,),
-                                       daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
 
     def __enter__(self):
         self.thread.start()
@@ -87,8 +90,13 @@ def server():
 
 
 def _gen(server, **kw) -> LLMGenerator:
-    params = {"base_url": server.url, "model": "test-model", "api_key": "sk-test",
-              "backoff": 0.01, "progress": False}
+    params = {
+        "base_url": server.url,
+        "model": "test-model",
+        "api_key": "sk-test",
+        "backoff": 0.01,
+        "progress": False,
+    }
     params.update(kw)
     return LLMGenerator(**params)
 
@@ -111,11 +119,17 @@ def test_chat_generation_sends_paper_settings(server):
     body = server.requests[0]["body"]
     assert server.requests[0]["path"] == "/v1/chat/completions"
     assert server.requests[0]["auth"] == "Bearer sk-test"
-    assert (body["model"], body["temperature"], body["top_p"], body["max_tokens"],
-            body["frequency_penalty"], body["presence_penalty"]) == (
-        "test-model", 1.0, 0.9, 100, 0.5, 0.5)
-    assert body["messages"] == [{"role": "user", "content":
-                                 LLMGenerator("x", "m").prompt("a cat sat")}]
+    assert (
+        body["model"],
+        body["temperature"],
+        body["top_p"],
+        body["max_tokens"],
+        body["frequency_penalty"],
+        body["presence_penalty"],
+    ) == ("test-model", 1.0, 0.9, 100, 0.5, 0.5)
+    assert body["messages"] == [
+        {"role": "user", "content": LLMGenerator("x", "m").prompt("a cat sat")}
+    ]
 
 
 def test_completions_endpoint_and_key_from_environment(server, monkeypatch):
@@ -158,10 +172,17 @@ def test_cache_makes_runs_resumable(server, tmp_path):
     with cache.open("a", encoding="utf-8") as handle:
         handle.write('{"key": "abc", "outp')
     assert gen.generate(["one", "two", "three", "four", "one"]) == [
-        "ONE", "TWO", "THREE", "FOUR", "ONE"]
+        "ONE",
+        "TWO",
+        "THREE",
+        "FOUR",
+        "ONE",
+    ]
     # only three and four were asked again; duplicates are asked once
-    assert [r["body"]["messages"][0]["content"].rsplit("Sentence: ", 1)[1][:5]
-            for r in server.requests[3:]] == ["three", "four\n"]
+    assert [
+        r["body"]["messages"][0]["content"].rsplit("Sentence: ", 1)[1][:5]
+        for r in server.requests[3:]
+    ] == ["three", "four\n"]
     # a different setting is a different cache entry
     _gen(server, cache_path=cache, temperature=0.2).generate(["one"])
     assert len(server.requests) == 6

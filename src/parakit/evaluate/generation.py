@@ -50,8 +50,12 @@ class GenerationMetricError(ParakitError):
 
 
 # -- BLEU family ------------------------------------------------------------------------------
-def bleu(outputs: Sequence[str], references: Sequence[Sequence[str] | str],
-         tokenize: str = "13a", lowercase: bool = False) -> tuple[float, str]:
+def bleu(
+    outputs: Sequence[str],
+    references: Sequence[Sequence[str] | str],
+    tokenize: str = "13a",
+    lowercase: bool = False,
+) -> tuple[float, str]:
     """Corpus BLEU (0–100) of ``outputs`` against one or many references each, and the
     SacreBLEU signature.
 
@@ -64,17 +68,27 @@ def bleu(outputs: Sequence[str], references: Sequence[Sequence[str] | str],
     return corpus_bleu(list(outputs), list(references), tokenize=tokenize, lowercase=lowercase)
 
 
-def sentence_bleus(outputs: Sequence[str], references: Sequence[Sequence[str] | str],
-                   tokenize: str = "13a", lowercase: bool = False) -> np.ndarray:
+def sentence_bleus(
+    outputs: Sequence[str],
+    references: Sequence[Sequence[str] | str],
+    tokenize: str = "13a",
+    lowercase: bool = False,
+) -> np.ndarray:
     """Sentence BLEU (0–100) of each output against its reference(s)."""
     _check_lengths(outputs, references, "references")
-    return np.array([sentence_bleu(o, [r] if isinstance(r, str) else list(r), tokenize=tokenize,
-                                   lowercase=lowercase) for o, r in zip(outputs, references,
-                                                                        strict=True)])
+    return np.array(
+        [
+            sentence_bleu(
+                o, [r] if isinstance(r, str) else list(r), tokenize=tokenize, lowercase=lowercase
+            )
+            for o, r in zip(outputs, references, strict=True)
+        ]
+    )
 
 
-def self_bleu(outputs: Sequence[str], sources: Sequence[str], tokenize: str = "13a",
-              lowercase: bool = False) -> tuple[float, np.ndarray]:
+def self_bleu(
+    outputs: Sequence[str], sources: Sequence[str], tokenize: str = "13a", lowercase: bool = False
+) -> tuple[float, np.ndarray]:
     """Self-BLEU of outputs against their sources: ``(corpus, per_sentence)``, 0–100.
 
     Example:
@@ -87,8 +101,9 @@ def self_bleu(outputs: Sequence[str], sources: Sequence[str], tokenize: str = "1
     return corpus, sentence_bleus(outputs, sources, tokenize=tokenize, lowercase=lowercase)
 
 
-def reference_diversity(references: Mapping[str, Sequence[str]], tokenize: str = "13a"
-                        ) -> dict[str, float]:
+def reference_diversity(
+    references: Mapping[str, Sequence[str]], tokenize: str = "13a"
+) -> dict[str, float]:
     """Self-BLEU of human references (Table 4, "Human Reference"): per source the min, mean and
     max sentence BLEU of each reference against the source, then averaged over sources;
     ``avg_std`` is the standard deviation of the per-source means.
@@ -108,9 +123,13 @@ def reference_diversity(references: Mapping[str, Sequence[str]], tokenize: str =
         maxes.append(max(scores))
     if not means:
         raise GenerationMetricError("no source has a reference", code="E911")
-    return {"min": float(np.mean(mins)), "avg": float(np.mean(means)),
-            "avg_std": float(np.std(means)), "max": float(np.mean(maxes)),
-            "n_sources": float(len(means))}
+    return {
+        "min": float(np.mean(mins)),
+        "avg": float(np.mean(means)),
+        "avg_std": float(np.std(means)),
+        "max": float(np.mean(maxes)),
+        "n_sources": float(len(means)),
+    }
 
 
 # -- BERTScore and BERT-iBLEU ---------------------------------------------------------------
@@ -153,12 +172,19 @@ class BertScore:
                 if self.model not in model2layers:
                     raise GenerationMetricError(
                         f"bert-score has no default layer for {self.model!r}; pass num_layers "
-                        "(for example --num-layers 6 for all-MiniLM-L6-v2)", code="E912")
+                        "(for example --num-layers 6 for all-MiniLM-L6-v2)",
+                        code="E912",
+                    )
                 layers = model2layers[self.model]
             self._scorer = BERTScorer(
-                model_type=self.model, num_layers=layers, batch_size=self.batch_size,
-                idf=self.idf, rescale_with_baseline=self.rescale_with_baseline,
-                lang=self.lang, device=self.device)
+                model_type=self.model,
+                num_layers=layers,
+                batch_size=self.batch_size,
+                idf=self.idf,
+                rescale_with_baseline=self.rescale_with_baseline,
+                lang=self.lang,
+                device=self.device,
+            )
         return self._scorer
 
     @property
@@ -166,8 +192,9 @@ class BertScore:
         """bert-score's hash code of the settings (model, layer, idf, rescaling, version)."""
         return str(self._get().hash)
 
-    def __call__(self, candidates: Sequence[str], references: Sequence[str]
-                 ) -> dict[str, np.ndarray]:
+    def __call__(
+        self, candidates: Sequence[str], references: Sequence[str]
+    ) -> dict[str, np.ndarray]:
         """Precision, recall and F1 (0–1) of each candidate against its reference."""
         _check_lengths(candidates, references, "references")
         if not candidates:
@@ -175,14 +202,19 @@ class BertScore:
         scorer = self._get()
         if self.idf:
             scorer.compute_idf(list(references))
-        p, r, f = scorer.score(list(candidates), list(references),
-                               batch_size=self.batch_size)
-        return {"precision": p.numpy().astype(float), "recall": r.numpy().astype(float),
-                "f1": f.numpy().astype(float)}
+        p, r, f = scorer.score(list(candidates), list(references), batch_size=self.batch_size)
+        return {
+            "precision": p.numpy().astype(float),
+            "recall": r.numpy().astype(float),
+            "f1": f.numpy().astype(float),
+        }
 
 
-def bert_ibleu(bertscore: Sequence[float] | float, self_bleu: Sequence[float] | float,
-               beta: float = DEFAULT_BETA) -> np.ndarray:
+def bert_ibleu(
+    bertscore: Sequence[float] | float,
+    self_bleu: Sequence[float] | float,
+    beta: float = DEFAULT_BETA,
+) -> np.ndarray:
     """BERT-iBLEU (Niu et al. 2021): weighted harmonic mean of BERTScore and 1 - Self-BLEU.
 
     Args:
@@ -220,8 +252,7 @@ class GenerationScores:
         """A Table-4-style row: ``name  BL  S-B  B-S  B-iB``."""
         s = self.scores
         bl = f"{s['bleu']:.2f}" if "bleu" in s else "-"
-        return (f"{name}\t{bl}\t{s['self_bleu']:.2f}\t{s['bertscore']:.2f}\t"
-                f"{s['bert_ibleu']:.2f}")
+        return f"{name}\t{bl}\t{s['self_bleu']:.2f}\t{s['bertscore']:.2f}\t{s['bert_ibleu']:.2f}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"scores": self.scores, "signatures": self.signatures}
@@ -268,30 +299,40 @@ def evaluate_generations(
         "self_bleu_sentence_mean": float(sb_sent.mean()),
         "bertscore": float(f1.mean() * 100),
         "bert_ibleu": float(ib.mean() * 100),
-        "bert_ibleu_of_means": float(bert_ibleu(f1.mean(), sb_sent.mean() / 100.0,
-                                                beta=beta) * 100),
+        "bert_ibleu_of_means": float(
+            bert_ibleu(f1.mean(), sb_sent.mean() / 100.0, beta=beta) * 100
+        ),
         "n": float(len(sources)),
     }
-    signatures = {"self_bleu": corpus_bleu(["a"], ["a"], tokenize=tokenize,
-                                           lowercase=lowercase)[1]}
+    signatures = {"self_bleu": corpus_bleu(["a"], ["a"], tokenize=tokenize, lowercase=lowercase)[1]}
     if isinstance(scorer, BertScore):
         signatures["bertscore"] = scorer.signature
     signatures["bert_ibleu"] = f"beta:{beta:g}|mean-of-sentences"
     per_sentence: list[dict[str, Any]] = [
-        {"source": s, "output": o, "self_bleu": float(a), "bertscore": float(b * 100),
-         "bert_ibleu": float(c * 100)}
-        for s, o, a, b, c in zip(sources, outputs, sb_sent, f1, ib, strict=True)]
+        {
+            "source": s,
+            "output": o,
+            "self_bleu": float(a),
+            "bertscore": float(b * 100),
+            "bert_ibleu": float(c * 100),
+        }
+        for s, o, a, b, c in zip(sources, outputs, sb_sent, f1, ib, strict=True)
+    ]
     if references is not None:
         _check_lengths(outputs, references, "references")
         score, signature = bleu(outputs, references, tokenize=tokenize, lowercase=lowercase)
         scores["bleu"] = score
         signatures["bleu"] = signature
-        for row, value in zip(per_sentence, sentence_bleus(outputs, references,
-                                                           tokenize=tokenize,
-                                                           lowercase=lowercase), strict=True):
+        for row, value in zip(
+            per_sentence,
+            sentence_bleus(outputs, references, tokenize=tokenize, lowercase=lowercase),
+            strict=True,
+        ):
             row["bleu"] = float(value)
-        refs = {s: ([r] if isinstance(r, str) else list(r))
-                for s, r in zip(sources, references, strict=True)}
+        refs = {
+            s: ([r] if isinstance(r, str) else list(r))
+            for s, r in zip(sources, references, strict=True)
+        }
         for key, value in reference_diversity(refs, tokenize=tokenize).items():
             if key != "n_sources":
                 scores[f"reference_self_bleu_{key}"] = value
@@ -325,8 +366,14 @@ class GenerationEvaluator:
 
     greater_is_better = True
 
-    def __init__(self, sources: Sequence[str], references: Sequence[Sequence[str]] | None = None,
-                 scorer: Any = None, beta: float = DEFAULT_BETA, name: str = "") -> None:
+    def __init__(
+        self,
+        sources: Sequence[str],
+        references: Sequence[Sequence[str]] | None = None,
+        scorer: Any = None,
+        beta: float = DEFAULT_BETA,
+        name: str = "",
+    ) -> None:
         self.sources = list(sources)
         self.references = None if references is None else list(references)
         self.scorer = scorer
@@ -340,20 +387,25 @@ class GenerationEvaluator:
     def _key(self, metric: str) -> str:
         return f"{self.name}_{metric}" if self.name else metric
 
-    def __call__(self, model: SupportsGenerate, output_path: str | Path | None = None
-                 ) -> dict[str, float]:
+    def __call__(
+        self, model: SupportsGenerate, output_path: str | Path | None = None
+    ) -> dict[str, float]:
         outputs = model.generate(self.sources)
-        result = evaluate_generations(self.sources, outputs, self.references,
-                                      scorer=self.scorer, beta=self.beta)
+        result = evaluate_generations(
+            self.sources, outputs, self.references, scorer=self.scorer, beta=self.beta
+        )
         if output_path is not None:
-            write_generations(Path(output_path) / f"generations{'-' + self.name if self.name else ''}"
-                              ".jsonl", self.sources, outputs)
+            suffix = f"-{self.name}" if self.name else ""
+            write_generations(
+                Path(output_path) / f"generations{suffix}.jsonl", self.sources, outputs
+            )
         return {self._key(k): v for k, v in result.scores.items()}
 
 
 # -- generations files ------------------------------------------------------------------------
-def write_generations(path: str | Path, sources: Sequence[str], outputs: Sequence[str],
-                      system: str | None = None) -> Path:
+def write_generations(
+    path: str | Path, sources: Sequence[str], outputs: Sequence[str], system: str | None = None
+) -> Path:
     """Write a generations file: JSONL of ``{"id", "source", "generation"[, "system"]}``."""
     from parakit.io.atomic import atomic_write
 
@@ -379,39 +431,48 @@ def read_generations(path: str | Path) -> list[dict[str, Any]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as err:
-                raise DataFormatError(f"not JSON: {err.msg}", path=path, line=number,
-                                      code="E915") from err
+                raise DataFormatError(
+                    f"not JSON: {err.msg}", path=path, line=number, code="E915"
+                ) from err
             for key in ("source", "generation"):
                 if not isinstance(row.get(key), str):
-                    raise DataFormatError("missing or not a string", path=path, line=number,
-                                          field=key, code="E915")
+                    raise DataFormatError(
+                        "missing or not a string", path=path, line=number, field=key, code="E915"
+                    )
             rows.append(row)
     return rows
 
 
-def align_references(sources: Sequence[str], references: Mapping[str, Sequence[str]],
-                     path: str | Path | None = None) -> list[list[str]]:
+def align_references(
+    sources: Sequence[str], references: Mapping[str, Sequence[str]], path: str | Path | None = None
+) -> list[list[str]]:
     """The references of each source, in order; a source without references is an error."""
     out = []
     for number, source in enumerate(sources, start=1):
         if source not in references:
             raise DataFormatError(
                 f"source {source[:60]!r} has no references in the reference file; evaluate "
-                "generations of that test set only", path=path, line=number, field="source",
-                code="E916")
+                "generations of that test set only",
+                path=path,
+                line=number,
+                field="source",
+                code="E916",
+            )
         out.append(list(references[source]))
     return out
 
 
 def _check_lengths(a: Sequence[Any], b: Sequence[Any], what: str) -> None:
     if len(a) != len(b):
-        raise GenerationMetricError(f"{len(a)} outputs but {len(b)} {what}; give one per output",
-                                    code="E917")
+        raise GenerationMetricError(
+            f"{len(a)} outputs but {len(b)} {what}; give one per output", code="E917"
+        )
 
 
-def format_matrix(table: Mapping[tuple[str, str], Mapping[str, float]],
-                  metrics: Sequence[str] = ("bleu", "self_bleu", "bertscore", "bert_ibleu")
-                  ) -> str:
+def format_matrix(
+    table: Mapping[tuple[str, str], Mapping[str, float]],
+    metrics: Sequence[str] = ("bleu", "self_bleu", "bertscore", "bert_ibleu"),
+) -> str:
     """Format ``{(train, test): scores}`` as a Table-5-style text table (rows: test sets)."""
     trains = list(dict.fromkeys(k[0] for k in table))
     tests = list(dict.fromkeys(k[1] for k in table))
@@ -473,6 +534,10 @@ def cross_dataset_matrix(
             result = evaluate_generations(sources, outputs, refs, scorer=scorer, beta=beta)
             table[(train_name, test_name)] = result.scores
             if output_dir is not None:
-                write_generations(Path(output_dir) / f"{train_name}__on__{test_name}.jsonl",
-                                  sources, outputs, system=train_name)
+                write_generations(
+                    Path(output_dir) / f"{train_name}__on__{test_name}.jsonl",
+                    sources,
+                    outputs,
+                    system=train_name,
+                )
     return table

@@ -61,14 +61,14 @@ LIKERT_SCALE: dict[str, dict[int, str]] = {
 
 INSTRUCTIONS: dict[str, str] = {
     "fluency": "Fluency: is the generated sentence well-formed, grammatical English that a "
-               "native speaker could have written? Judge the generation on its own; informal "
-               "social-media style is fine.",
+    "native speaker could have written? Judge the generation on its own; informal "
+    "social-media style is fine.",
     "semantic_similarity": "Semantic similarity: does the generated sentence mean the same "
-                           "thing as the source sentence? Judge by meaning, not by wording. "
-                           "Adding commonsense or world knowledge is fine; adding, dropping or "
-                           "changing information is not.",
+    "thing as the source sentence? Judge by meaning, not by wording. "
+    "Adding commonsense or world knowledge is fine; adding, dropping or "
+    "changing information is not.",
     "diversity": "Diversity: how different is the generated sentence from the source in its "
-                 "wording and structure? Judge the surface form only, whatever the meaning.",
+    "wording and structure? Judge the surface form only, whatever the meaning.",
 }
 
 #: MultiPIT Table 6: the error typology of generations, as a label set.
@@ -77,19 +77,19 @@ ERROR_TYPES: dict[str, tuple[str, str]] = {
     "word_synonym": ("good", "Substitute a word with its synonym (another word)."),
     "phrase_synonym": ("good", "Replace a phrase with synonym or expand a word to a phrase."),
     "structure": ("good", "Use different sentence structures to express the same thing."),
-    "simplification": ("good", "Delete minor details or shorten phrases while maintaining the "
-                               "meaning of given sentence."),
+    "simplification": (
+        "good",
+        "Delete minor details or shorten phrases while maintaining the meaning of given sentence.",
+    ),
     "copy": ("poor", "Copy the given sentence."),
-    "small_change": ("poor", "Only have small changes such as changing article, tense, or "
-                             "prep."),
+    "small_change": ("poor", "Only have small changes such as changing article, tense, or prep."),
     "hallucination": ("poor", "Add new info that is not commonsense or world knowledge."),
     "missing_info": ("poor", "Miss important info in the given sentence."),
     "misinterpretation": ("poor", "Misinterpret or contradict meaning of the given sentence."),
     "bad_grammar": ("poor", "Contain grammar error."),
 }
 
-SHEET_COLUMNS = ("item_id", "rater", "source", "generation", *ASPECTS, "error_types",
-                 "comment")
+SHEET_COLUMNS = ("item_id", "rater", "source", "generation", *ASPECTS, "error_types", "comment")
 KEY_COLUMNS = ("item_id", "system", "source", "generation")
 
 
@@ -101,18 +101,26 @@ class HumanEvalError(ParakitError):
 
 def instructions_markdown(error_types: bool = True) -> str:
     """The rater instructions: aspects, the Likert scale and (optionally) the error typology."""
-    lines = ["# Rating paraphrase generations", "",
-             "Each row shows a source sentence and a generated paraphrase of it. Rate the "
-             "generation on each aspect from 1 to 5 (5 = best). Rate every aspect "
-             "independently of the others. Leave a cell empty only if you cannot judge.", ""]
+    lines = [
+        "# Rating paraphrase generations",
+        "",
+        "Each row shows a source sentence and a generated paraphrase of it. Rate the "
+        "generation on each aspect from 1 to 5 (5 = best). Rate every aspect "
+        "independently of the others. Leave a cell empty only if you cannot judge.",
+        "",
+    ]
     for aspect in ASPECTS:
         lines += [f"## {aspect.replace('_', ' ').capitalize()}", "", INSTRUCTIONS[aspect], ""]
         lines += [f"- **{score}**: {text}" for score, text in LIKERT_SCALE[aspect].items()]
         lines.append("")
     if error_types:
-        lines += ["## Paraphrase types (column `error_types`)", "",
-                  "List every type that applies, separated by `;` (for example "
-                  "`word_synonym;structure`).", ""]
+        lines += [
+            "## Paraphrase types (column `error_types`)",
+            "",
+            "List every type that applies, separated by `;` (for example "
+            "`word_synonym;structure`).",
+            "",
+        ]
         for name, (kind, definition) in ERROR_TYPES.items():
             lines.append(f"- `{name}` ({kind}): {definition}")
         lines.append("")
@@ -154,9 +162,15 @@ def export_rating_sheet(
     rng = random.Random(seed)
     if sample is not None and sample < len(rows):
         rows = rng.sample(rows, sample)
-    keyed = [{"item_id": f"i{n:05d}", "system": str(r.get("system", "")),
-              "source": r["source"], "generation": r["generation"]}
-             for n, r in enumerate(rows, start=1)]
+    keyed = [
+        {
+            "item_id": f"i{n:05d}",
+            "system": str(r.get("system", "")),
+            "source": r["source"],
+            "generation": r["generation"],
+        }
+        for n, r in enumerate(rows, start=1)
+    ]
     out = Path(out_dir)
     with atomic_write(out / "key.csv", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=KEY_COLUMNS)
@@ -174,22 +188,31 @@ def export_rating_sheet(
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
             for row in order:
-                writer.writerow({"item_id": row["item_id"], "rater": rater,
-                                 "source": row["source"], "generation": row["generation"]})
+                writer.writerow(
+                    {
+                        "item_id": row["item_id"],
+                        "rater": rater,
+                        "source": row["source"],
+                        "generation": row["generation"],
+                    }
+                )
         sheets.append(path)
     return {"sheets": sheets, "key": out / "key.csv", "instructions": out / "instructions.md"}
 
 
-def parse_error_types(value: str, path: Path | None = None, line: int | None = None
-                      ) -> list[str]:
+def parse_error_types(value: str, path: Path | None = None, line: int | None = None) -> list[str]:
     """``"word_synonym; structure"`` -> ``["word_synonym", "structure"]``, validated."""
     names = [v.strip().lower().replace(" ", "_") for v in value.replace(",", ";").split(";")]
     names = [n for n in names if n]
     for name in names:
         if name not in ERROR_TYPES:
-            raise DataFormatError(f"unknown paraphrase type {name!r}; use one of "
-                                  f"{', '.join(ERROR_TYPES)}", path=path, line=line,
-                                  field="error_types", code="E942")
+            raise DataFormatError(
+                f"unknown paraphrase type {name!r}; use one of {', '.join(ERROR_TYPES)}",
+                path=path,
+                line=line,
+                field="error_types",
+                code="E942",
+            )
     return names
 
 
@@ -210,20 +233,31 @@ def read_ratings(paths: Iterable[str | Path]) -> pd.DataFrame:
     for path in map(Path, paths):
         with path.open(encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle)
-            missing = [c for c in ("item_id", "rater", *ASPECTS)
-                       if c not in (reader.fieldnames or [])]
+            missing = [
+                c for c in ("item_id", "rater", *ASPECTS) if c not in (reader.fieldnames or [])
+            ]
             if missing:
-                raise DataFormatError(f"missing column(s) {missing}; export sheets with "
-                                      "`parakit generate human-export`", path=path, line=1,
-                                      code="E943")
+                raise DataFormatError(
+                    f"missing column(s) {missing}; export sheets with "
+                    "`parakit generate human-export`",
+                    path=path,
+                    line=1,
+                    code="E943",
+                )
             for line, row in enumerate(reader, start=2):
                 item, rater = (row["item_id"] or "").strip(), (row["rater"] or "").strip()
                 if not item or not rater:
-                    raise DataFormatError("empty item_id or rater", path=path, line=line,
-                                          code="E943")
+                    raise DataFormatError(
+                        "empty item_id or rater", path=path, line=line, code="E943"
+                    )
                 if (item, rater) in seen:
-                    raise DataFormatError(f"item {item} rated twice by {rater}", path=path,
-                                          line=line, field="item_id", code="E944")
+                    raise DataFormatError(
+                        f"item {item} rated twice by {rater}",
+                        path=path,
+                        line=line,
+                        field="item_id",
+                        code="E944",
+                    )
                 seen.add((item, rater))
                 types = parse_error_types(row.get("error_types") or "", path, line)
                 for aspect in ASPECTS:
@@ -234,13 +268,25 @@ def read_ratings(paths: Iterable[str | Path]) -> pd.DataFrame:
                         score = float(raw)
                     except ValueError:
                         score = float("nan")
-                    if not (score in (1, 2, 3, 4, 5)):
-                        raise DataFormatError(f"score {raw!r} is not an integer from 1 to 5",
-                                              path=path, line=line, field=aspect, code="E945")
-                    records.append({"item_id": item, "rater": rater,
-                                    "source": row.get("source"),
-                                    "generation": row.get("generation"), "aspect": aspect,
-                                    "score": int(score), "error_types": types})
+                    if score not in (1, 2, 3, 4, 5):
+                        raise DataFormatError(
+                            f"score {raw!r} is not an integer from 1 to 5",
+                            path=path,
+                            line=line,
+                            field=aspect,
+                            code="E945",
+                        )
+                    records.append(
+                        {
+                            "item_id": item,
+                            "rater": rater,
+                            "source": row.get("source"),
+                            "generation": row.get("generation"),
+                            "aspect": aspect,
+                            "score": int(score),
+                            "error_types": types,
+                        }
+                    )
     if not records:
         raise HumanEvalError("no ratings found in the sheets", code="E946")
     return pd.DataFrame.from_records(records)
@@ -261,16 +307,20 @@ def krippendorff_alpha(ratings: pd.DataFrame, aspect: str, level: str = "ordinal
     """
     import krippendorff
 
-    table = (ratings[ratings["aspect"] == aspect]
-             .pivot_table(index="rater", columns="item_id", values="score", aggfunc="first"))
+    table = ratings[ratings["aspect"] == aspect].pivot_table(
+        index="rater", columns="item_id", values="score", aggfunc="first"
+    )
     if table.shape[0] < 2:
         raise HumanEvalError(f"{aspect}: agreement needs at least two raters", code="E947")
     data = table.to_numpy(dtype=float)
     # the value domain is fixed to the scale, so a point nobody used still counts as a level;
     # when every rating is the same value alpha is undefined (0/0) and NaN is returned
     with np.errstate(divide="ignore", invalid="ignore"):
-        return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level,
-                                        value_domain=[1, 2, 3, 4, 5]))
+        return float(
+            krippendorff.alpha(
+                reliability_data=data, level_of_measurement=level, value_domain=[1, 2, 3, 4, 5]
+            )
+        )
 
 
 def agreement(ratings: pd.DataFrame, level: str = "ordinal") -> dict[str, float]:
@@ -286,8 +336,7 @@ def item_scores(ratings: pd.DataFrame) -> pd.DataFrame:
         One row per item: ``item_id, source, generation, fluency, semantic_similarity,
         diversity, overall``.
     """
-    means = ratings.pivot_table(index="item_id", columns="aspect", values="score",
-                                aggfunc="mean")
+    means = ratings.pivot_table(index="item_id", columns="aspect", values="score", aggfunc="mean")
     means = means[[a for a in ASPECTS if a in means.columns]]
     means["overall"] = means.sum(axis=1, skipna=False)
     texts = ratings.groupby("item_id")[["source", "generation"]].first()
@@ -328,11 +377,13 @@ def metric_correlations(
     metrics = metrics.drop_duplicates(subset=list(on))
     merged = items.merge(metrics, on=list(on), how="inner", suffixes=("", "_metric"))
     if merged.empty:
-        raise HumanEvalError("no rated item matches a row of the metric table; join columns "
-                             f"{list(on)}", code="E948")
+        raise HumanEvalError(
+            f"no rated item matches a row of the metric table; join columns {list(on)}", code="E948"
+        )
     if metric_columns is None:
-        metric_columns = [c for c in metrics.columns if c not in on
-                          and pd.api.types.is_numeric_dtype(metrics[c])]
+        metric_columns = [
+            c for c in metrics.columns if c not in on and pd.api.types.is_numeric_dtype(metrics[c])
+        ]
     aspects = [a for a in (*ASPECTS, "overall") if a in merged.columns]
     rho = pd.DataFrame(index=list(metric_columns), columns=aspects, dtype=float)
     pval = rho.copy()
@@ -351,14 +402,17 @@ def error_type_summary(ratings: pd.DataFrame, key: pd.DataFrame | None = None) -
     """Table 6 statistics: for each system, occurrences per generation of each good type and
     the percentage of generations showing each poor type (an item counts for a type when at
     least one rater gave it)."""
-    per_item = (ratings.drop_duplicates(["item_id", "rater"])
-                .groupby("item_id")["error_types"]
-                .agg(lambda lists: set().union(*map(set, lists))))
+    per_item = (
+        ratings.drop_duplicates(["item_id", "rater"])
+        .groupby("item_id")["error_types"]
+        .agg(lambda lists: set().union(*map(set, lists)))
+    )
     frame = per_item.to_frame("types").reset_index()
     frame["system"] = "all"
     if key is not None:
-        frame = frame.drop(columns="system").merge(key[["item_id", "system"]], on="item_id",
-                                                   how="left")
+        frame = frame.drop(columns="system").merge(
+            key[["item_id", "system"]], on="item_id", how="left"
+        )
     rows = {}
     for system, group in frame.groupby("system"):
         n = len(group)
@@ -377,6 +431,8 @@ def error_type_summary(ratings: pd.DataFrame, key: pd.DataFrame | None = None) -
 
 def ratings_matrix(ratings: pd.DataFrame, aspect: str) -> np.ndarray:
     """Raters x items score matrix of one aspect (NaN where missing)."""
-    return (ratings[ratings["aspect"] == aspect]
-            .pivot_table(index="rater", columns="item_id", values="score", aggfunc="first")
-            .to_numpy(dtype=float))
+    return (
+        ratings[ratings["aspect"] == aspect]
+        .pivot_table(index="rater", columns="item_id", values="score", aggfunc="first")
+        .to_numpy(dtype=float)
+    )

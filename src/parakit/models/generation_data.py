@@ -34,9 +34,15 @@ Directions = Literal["forward", "backward", "both", "label"]
 
 def _like(template: PairSet, pairs: Iterable[Pair]) -> PairSet:
     """A new set with ``template``'s scheme, documents and corpus metadata."""
-    return PairSet(pairs, scheme=template.scheme, documents=template.documents,
-                   name=template.name, lang=template.lang, metadata=template.metadata,
-                   validate=False)
+    return PairSet(
+        pairs,
+        scheme=template.scheme,
+        documents=template.documents,
+        name=template.name,
+        lang=template.lang,
+        metadata=template.metadata,
+        validate=False,
+    )
 
 
 class GenerationDataError(ParakitError):
@@ -70,8 +76,8 @@ def directed_pairs(
     """
     if directions not in ("forward", "backward", "both", "label"):
         raise GenerationDataError(
-            f"unknown directions {directions!r}; use forward, backward, both or label",
-            code="E901")
+            f"unknown directions {directions!r}; use forward, backward, both or label", code="E901"
+        )
     turku = isinstance(pairs.scheme, TurkuScheme) and directions == "label"
     out: list[Pair] = []
     for pair, binary in zip(pairs, pairs.binary_labels(reading), strict=True):
@@ -82,19 +88,27 @@ def directed_pairs(
         else:
             if positives_only and pair.label is not None and binary != 1:
                 continue
-            dirs = {"forward": [(1, 2)], "label": [(1, 2)], "backward": [(2, 1)],
-                    "both": [(1, 2), (2, 1)]}[directions]
+            dirs = {
+                "forward": [(1, 2)],
+                "label": [(1, 2)],
+                "backward": [(2, 1)],
+                "both": [(1, 2), (2, 1)],
+            }[directions]
         for source, _target in dirs:
             forward = source == 1
-            meta = dict(pair.metadata, direction="forward" if forward else "backward",
-                        pair_id=pair.id)
-            out.append(pair.replace(
-                id=f"{pair.id}{'>' if forward else '<'}",
-                text1=pair.text1 if forward else pair.text2,
-                text2=pair.text2 if forward else pair.text1,
-                span1=pair.span1 if forward else pair.span2,
-                span2=pair.span2 if forward else pair.span1,
-                metadata=meta))
+            meta = dict(
+                pair.metadata, direction="forward" if forward else "backward", pair_id=pair.id
+            )
+            out.append(
+                pair.replace(
+                    id=f"{pair.id}{'>' if forward else '<'}",
+                    text1=pair.text1 if forward else pair.text2,
+                    text2=pair.text2 if forward else pair.text1,
+                    span1=pair.span1 if forward else pair.span2,
+                    span2=pair.span2 if forward else pair.span1,
+                    metadata=meta,
+                )
+            )
     return _like(pairs, out)
 
 
@@ -103,8 +117,9 @@ def pair_bleu(pairs: PairSet, tokenize: str = "13a", lowercase: bool = False) ->
 
     The direction and settings are those that reproduce MultiPIT's filter (module docstring).
     """
-    return [sentence_bleu(p.text2, [p.text1], tokenize=tokenize, lowercase=lowercase)
-            for p in pairs]
+    return [
+        sentence_bleu(p.text2, [p.text1], tokenize=tokenize, lowercase=lowercase) for p in pairs
+    ]
 
 
 def bleu_filter(
@@ -125,8 +140,14 @@ def bleu_filter(
         The kept pairs, each with ``metadata["bleu"]``.
     """
     scores = pair_bleu(pairs, tokenize=tokenize, lowercase=lowercase)
-    return _like(pairs, [p.replace(metadata=dict(p.metadata, bleu=round(s, 4)))
-                         for p, s in zip(pairs, scores, strict=True) if s < threshold])
+    return _like(
+        pairs,
+        [
+            p.replace(metadata=dict(p.metadata, bleu=round(s, 4)))
+            for p, s in zip(pairs, scores, strict=True)
+            if s < threshold
+        ],
+    )
 
 
 def deduplicate(pairs: PairSet, drop_identical: bool = True) -> PairSet:
@@ -168,8 +189,7 @@ def remove_test_overlap(
     def keep(pair: Pair) -> bool:
         if by_group and pair.group is not None and pair.group in groups:
             return False
-        return not (by_text and (dedup_key(pair.text1) in texts
-                                 or dedup_key(pair.text2) in texts))
+        return not (by_text and (dedup_key(pair.text1) in texts or dedup_key(pair.text2) in texts))
 
     return pairs.filter(keep)
 

@@ -29,8 +29,20 @@ Architecture = Literal["auto", "encoder-decoder", "decoder-only", "bert2bert"]
 
 #: Encoder-only families that can be warm-started into an EncoderDecoderModel (their
 #: Hugging Face classes accept ``is_decoder`` and ``add_cross_attention``).
-ENCODER_ONLY = frozenset({"bert", "roberta", "xlm-roberta", "electra", "camembert", "ernie",
-                          "bert-generation", "rembert", "roformer", "xlm-roberta-xl"})
+ENCODER_ONLY = frozenset(
+    {
+        "bert",
+        "roberta",
+        "xlm-roberta",
+        "electra",
+        "camembert",
+        "ernie",
+        "bert-generation",
+        "rembert",
+        "roformer",
+        "xlm-roberta-xl",
+    }
+)
 
 CONFIG_NAME = "parakit_generator.json"
 
@@ -49,8 +61,9 @@ def _as_pairs(data: PairSet | Iterable[tuple[str, str]] | None) -> list[tuple[st
     out = []
     for index, item in enumerate(data):
         if len(item) != 2 or not all(isinstance(x, str) for x in item):
-            raise GeneratorError(f"training item {index} is not an (input, output) pair of "
-                                 "strings", code="E921")
+            raise GeneratorError(
+                f"training item {index} is not an (input, output) pair of strings", code="E921"
+            )
         out.append((item[0], item[1]))
     return out
 
@@ -153,12 +166,35 @@ class Seq2SeqGenerator:
         self.progress = progress
 
     # -- parameters (scikit-learn style) -------------------------------------------------------
-    _PARAMS = ("model_name_or_path", "architecture", "learning_rate", "weight_decay",
-               "adam_epsilon", "warmup_ratio", "epochs", "max_steps", "max_time", "batch_size",
-               "micro_batch_size", "eval_steps", "max_source_length", "max_target_length",
-               "num_beams", "do_sample", "top_p", "top_k", "temperature", "repetition_penalty",
-               "no_repeat_ngram_size", "max_new_tokens", "num_return_sequences",
-               "generation_batch_size", "seed", "device", "progress")
+    _PARAMS = (
+        "model_name_or_path",
+        "architecture",
+        "learning_rate",
+        "weight_decay",
+        "adam_epsilon",
+        "warmup_ratio",
+        "epochs",
+        "max_steps",
+        "max_time",
+        "batch_size",
+        "micro_batch_size",
+        "eval_steps",
+        "max_source_length",
+        "max_target_length",
+        "num_beams",
+        "do_sample",
+        "top_p",
+        "top_k",
+        "temperature",
+        "repetition_penalty",
+        "no_repeat_ngram_size",
+        "max_new_tokens",
+        "num_return_sequences",
+        "generation_batch_size",
+        "seed",
+        "device",
+        "progress",
+    )
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._PARAMS}
@@ -201,9 +237,11 @@ class Seq2SeqGenerator:
         try:
             config = AutoConfig.from_pretrained(path)
         except OSError as err:
-            raise GeneratorError(f"cannot load a model config from {path!r}: give a Hugging "
-                                 f"Face id available offline or a local folder ({err})",
-                                 code="E923") from err
+            raise GeneratorError(
+                f"cannot load a model config from {path!r}: give a Hugging "
+                f"Face id available offline or a local folder ({err})",
+                code="E923",
+            ) from err
         arch = self._resolve_architecture(config)
         tokenizer = AutoTokenizer.from_pretrained(path)
         if arch == "encoder-decoder":
@@ -225,23 +263,31 @@ class Seq2SeqGenerator:
             model = AutoModelForCausalLM.from_pretrained(path)
             tokenizer.padding_side = "left"
         else:
-            raise GeneratorError(f"unknown architecture {arch!r}; use auto, encoder-decoder, "
-                                 "decoder-only or bert2bert", code="E924")
+            raise GeneratorError(
+                f"unknown architecture {arch!r}; use auto, encoder-decoder, "
+                "decoder-only or bert2bert",
+                code="E924",
+            )
         if tokenizer.pad_token_id is None:
             if tokenizer.eos_token_id is None:
-                raise GeneratorError(f"tokenizer of {path!r} has neither a pad nor an eos "
-                                     "token", code="E925")
+                raise GeneratorError(
+                    f"tokenizer of {path!r} has neither a pad nor an eos token", code="E925"
+                )
             tokenizer.pad_token = tokenizer.eos_token
         cfg = model.config
-        bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None \
-            else tokenizer.cls_token_id
-        eos = tokenizer.eos_token_id if tokenizer.eos_token_id is not None \
-            else tokenizer.sep_token_id
+        bos = (
+            tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.cls_token_id
+        )
+        eos = (
+            tokenizer.eos_token_id if tokenizer.eos_token_id is not None else tokenizer.sep_token_id
+        )
         # some configs (EncoderDecoderConfig in transformers 5) lack these attributes
         if getattr(cfg, "pad_token_id", None) is None:
             cfg.pad_token_id = tokenizer.pad_token_id
-        if arch in ("bert2bert", "encoder-decoder") and \
-                getattr(cfg, "decoder_start_token_id", None) is None:
+        if (
+            arch in ("bert2bert", "encoder-decoder")
+            and getattr(cfg, "decoder_start_token_id", None) is None
+        ):
             cfg.decoder_start_token_id = bos if bos is not None else cfg.pad_token_id
         if getattr(cfg, "eos_token_id", None) is None:
             cfg.eos_token_id = eos
@@ -273,10 +319,21 @@ class Seq2SeqGenerator:
             eos = self.model_.config.eos_token_id
             rows, labels = [], []
             for source, target in batch:
-                src = tok(source, add_special_tokens=False, truncation=True,
-                          max_length=self.max_source_length)["input_ids"] + sep
-                tgt = tok(target, add_special_tokens=False, truncation=True,
-                          max_length=self.max_target_length)["input_ids"] + [eos]
+                src = (
+                    tok(
+                        source,
+                        add_special_tokens=False,
+                        truncation=True,
+                        max_length=self.max_source_length,
+                    )["input_ids"]
+                    + sep
+                )
+                tgt = tok(
+                    target,
+                    add_special_tokens=False,
+                    truncation=True,
+                    max_length=self.max_target_length,
+                )["input_ids"] + [eos]
                 rows.append(src + tgt)
                 labels.append([-100] * len(src) + tgt)
             width = max(len(r) for r in rows)
@@ -285,32 +342,48 @@ class Seq2SeqGenerator:
             input_ids = [r + [pad] * (width - len(r)) for r in rows]
             attention = [[1] * len(r) + [0] * (width - len(r)) for r in rows]
             labels = [lab + [-100] * (width - len(lab)) for lab in labels]
-            return {"input_ids": torch.tensor(input_ids), "attention_mask": torch.tensor(attention),
-                    "labels": torch.tensor(labels)}
+            return {
+                "input_ids": torch.tensor(input_ids),
+                "attention_mask": torch.tensor(attention),
+                "labels": torch.tensor(labels),
+            }
         sources = [s for s, _ in batch]
         targets = [t for _, t in batch]
-        enc = tok(sources, padding=True, truncation=True, max_length=self.max_source_length,
-                  return_tensors="pt")
-        target_ids = tok(text_target=targets, truncation=True,
-                         max_length=self.max_target_length)["input_ids"]
+        enc = tok(
+            sources,
+            padding=True,
+            truncation=True,
+            max_length=self.max_source_length,
+            return_tensors="pt",
+        )
+        target_ids = tok(text_target=targets, truncation=True, max_length=self.max_target_length)[
+            "input_ids"
+        ]
         start = getattr(self.model_.config, "decoder_start_token_id", None)
         # models that shift labels right add the start token themselves; drop a leading copy
         target_ids = [t[1:] if t and t[0] == start else t for t in target_ids]
         width = max(len(t) for t in target_ids)
         labels = [t + [-100] * (width - len(t)) for t in target_ids]
-        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"],
-                "labels": torch.tensor(labels)}
+        return {
+            "input_ids": enc["input_ids"],
+            "attention_mask": enc["attention_mask"],
+            "labels": torch.tensor(labels),
+        }
 
-    def _batches(self, pairs: Sequence[tuple[str, str]], size: int, shuffle: bool,
-                 rng: random.Random) -> list[list[tuple[str, str]]]:
+    def _batches(
+        self, pairs: Sequence[tuple[str, str]], size: int, shuffle: bool, rng: random.Random
+    ) -> list[list[tuple[str, str]]]:
         order = list(range(len(pairs)))
         if shuffle:
             rng.shuffle(order)
-        return [[pairs[i] for i in order[k:k + size]] for k in range(0, len(order), size)]
+        return [[pairs[i] for i in order[k : k + size]] for k in range(0, len(order), size)]
 
     # -- training ------------------------------------------------------------------------------
-    def fit(self, train: PairSet | Iterable[tuple[str, str]],
-            dev: PairSet | Iterable[tuple[str, str]] | None = None) -> Seq2SeqGenerator:
+    def fit(
+        self,
+        train: PairSet | Iterable[tuple[str, str]],
+        dev: PairSet | Iterable[tuple[str, str]] | None = None,
+    ) -> Seq2SeqGenerator:
         """Fine-tune on directed (input, output) pairs; keep the checkpoint with the lowest dev
         perplexity (the last one without a dev set).
 
@@ -350,15 +423,23 @@ class Seq2SeqGenerator:
         per_epoch_eval = total_steps < 3 * self.eval_steps
         no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
         groups = [
-            {"params": [p for n, p in model.named_parameters()
-                        if not any(k in n for k in no_decay)], "weight_decay": self.weight_decay},
-            {"params": [p for n, p in model.named_parameters()
-                        if any(k in n for k in no_decay)], "weight_decay": 0.0},
+            {
+                "params": [
+                    p for n, p in model.named_parameters() if not any(k in n for k in no_decay)
+                ],
+                "weight_decay": self.weight_decay,
+            },
+            {
+                "params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
+                "weight_decay": 0.0,
+            },
         ]
         optimizer = torch.optim.AdamW(groups, lr=self.learning_rate, eps=self.adam_epsilon)
         scheduler = get_linear_schedule_with_warmup(
-            optimizer, num_warmup_steps=int(round(self.warmup_ratio * total_steps)),
-            num_training_steps=total_steps)
+            optimizer,
+            num_warmup_steps=round(self.warmup_ratio * total_steps),
+            num_training_steps=total_steps,
+        )
         self.history_: list[dict[str, float]] = []
         self.best_dev_perplexity_: float | None = None
         self.best_step_: int | None = None
@@ -376,8 +457,9 @@ class Seq2SeqGenerator:
                 if self.best_dev_perplexity_ is None or ppl < self.best_dev_perplexity_:
                     self.best_dev_perplexity_ = ppl
                     self.best_step_ = step
-                    best_state = {k: v.detach().to("cpu", copy=True)
-                                  for k, v in model.state_dict().items()}
+                    best_state = {
+                        k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()
+                    }
             self.history_.append(entry)
             bar.set_postfix({k: round(v, 3) for k, v in entry.items() if k != "step"})
 
@@ -387,7 +469,7 @@ class Seq2SeqGenerator:
             model.train()
             batches = self._batches(train_pairs, micro, shuffle=True, rng=rng)
             for index in range(0, len(batches), accumulation):
-                group = batches[index:index + accumulation]
+                group = batches[index : index + accumulation]
                 n_group = sum(len(b) for b in group)
                 loss_value = 0.0
                 for batch in group:
@@ -405,13 +487,15 @@ class Seq2SeqGenerator:
                 if not per_epoch_eval and step % self.eval_steps == 0:
                     evaluate(epoch, running)
                     model.train()
-                out_of_time = (self.max_time is not None
-                               and time.monotonic() - started >= self.max_time)
+                out_of_time = (
+                    self.max_time is not None and time.monotonic() - started >= self.max_time
+                )
                 if step >= total_steps or out_of_time:
                     done = True
                     break
-            if (per_epoch_eval or done) and (not self.history_
-                                             or self.history_[-1]["step"] != step):
+            if (per_epoch_eval or done) and (
+                not self.history_ or self.history_[-1]["step"] != step
+            ):
                 evaluate(epoch, running)
             if done:
                 break
@@ -437,15 +521,19 @@ class Seq2SeqGenerator:
         micro = self.micro_batch_size or self.batch_size
         with torch.no_grad():
             for k in range(0, len(data), micro):
-                enc = {key: v.to(device) for key, v in
-                       self._encode_batch(data[k:k + micro]).items()}
+                enc = {
+                    key: v.to(device) for key, v in self._encode_batch(data[k : k + micro]).items()
+                }
                 labels = enc["labels"]
                 logits = model(**enc).logits
                 if self.architecture_ == "decoder-only":
                     logits, labels = logits[:, :-1], labels[:, 1:]
                 loss = torch.nn.functional.cross_entropy(
-                    logits.reshape(-1, logits.size(-1)).float(), labels.reshape(-1),
-                    ignore_index=-100, reduction="sum")
+                    logits.reshape(-1, logits.size(-1)).float(),
+                    labels.reshape(-1),
+                    ignore_index=-100,
+                    reduction="sum",
+                )
                 total_loss += float(loss)
                 total_tokens += int((labels != -100).sum())
         if was_training:
@@ -455,8 +543,11 @@ class Seq2SeqGenerator:
     # -- generation ----------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
-            raise GeneratorError("the generator has no model yet: call fit() or load() first, "
-                                 "or from_pretrained() to use a model as it is", code="E927")
+            raise GeneratorError(
+                "the generator has no model yet: call fit() or load() first, "
+                "or from_pretrained() to use a model as it is",
+                code="E927",
+            )
 
     def generate(self, texts: Sequence[str], **overrides: Any) -> list[Any]:
         """Paraphrase each text.
@@ -475,12 +566,22 @@ class Seq2SeqGenerator:
         from tqdm.auto import tqdm
 
         self._check_fitted()
-        settings = {name: overrides.pop(name, getattr(self, name)) for name in (
-            "num_beams", "do_sample", "top_p", "top_k", "temperature", "max_new_tokens",
-            "num_return_sequences", "repetition_penalty", "no_repeat_ngram_size")}
+        settings = {
+            name: overrides.pop(name, getattr(self, name))
+            for name in (
+                "num_beams",
+                "do_sample",
+                "top_p",
+                "top_k",
+                "temperature",
+                "max_new_tokens",
+                "num_return_sequences",
+                "repetition_penalty",
+                "no_repeat_ngram_size",
+            )
+        }
         if overrides:
-            raise GeneratorError(f"unknown generation settings {sorted(overrides)}",
-                                 code="E928")
+            raise GeneratorError(f"unknown generation settings {sorted(overrides)}", code="E928")
         n_return = settings["num_return_sequences"]
         kwargs: dict[str, Any] = {
             "max_new_tokens": settings["max_new_tokens"],
@@ -491,8 +592,13 @@ class Seq2SeqGenerator:
         if settings["no_repeat_ngram_size"]:
             kwargs["no_repeat_ngram_size"] = settings["no_repeat_ngram_size"]
         if settings["do_sample"]:
-            kwargs.update(do_sample=True, top_p=settings["top_p"], top_k=settings["top_k"],
-                          temperature=settings["temperature"], num_beams=1)
+            kwargs.update(
+                do_sample=True,
+                top_p=settings["top_p"],
+                top_k=settings["top_k"],
+                temperature=settings["temperature"],
+                num_beams=1,
+            )
         else:
             beams = max(settings["num_beams"], n_return)
             kwargs.update(do_sample=False, num_beams=beams, early_stopping=beams > 1)
@@ -505,33 +611,52 @@ class Seq2SeqGenerator:
         out: list[Any] = []
         texts = list(texts)
         size = self.generation_batch_size
-        for k in tqdm(range(0, len(texts), size), desc="generating",
-                      disable=not self.progress or len(texts) <= size):
-            chunk = texts[k:k + size]
+        for k in tqdm(
+            range(0, len(texts), size),
+            desc="generating",
+            disable=not self.progress or len(texts) <= size,
+        ):
+            chunk = texts[k : k + size]
             with torch.no_grad():
                 if self.architecture_ == "decoder-only":
                     sep = self._separator_ids()
-                    rows = [tok(t, add_special_tokens=False, truncation=True,
-                                max_length=self.max_source_length)["input_ids"] + sep
-                            for t in chunk]
+                    rows = [
+                        tok(
+                            t,
+                            add_special_tokens=False,
+                            truncation=True,
+                            max_length=self.max_source_length,
+                        )["input_ids"]
+                        + sep
+                        for t in chunk
+                    ]
                     width = max(len(r) for r in rows)
                     pad = tok.pad_token_id
                     ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows])
                     mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows])
-                    generated = model.generate(input_ids=ids.to(device),
-                                               attention_mask=mask.to(device),
-                                               eos_token_id=model.config.eos_token_id, **kwargs)
+                    generated = model.generate(
+                        input_ids=ids.to(device),
+                        attention_mask=mask.to(device),
+                        eos_token_id=model.config.eos_token_id,
+                        **kwargs,
+                    )
                     generated = generated[:, width:]
                 else:
-                    enc = tok(chunk, padding=True, truncation=True,
-                              max_length=self.max_source_length, return_tensors="pt").to(device)
-                    generated = model.generate(input_ids=enc["input_ids"],
-                                               attention_mask=enc["attention_mask"], **kwargs)
+                    enc = tok(
+                        chunk,
+                        padding=True,
+                        truncation=True,
+                        max_length=self.max_source_length,
+                        return_tensors="pt",
+                    ).to(device)
+                    generated = model.generate(
+                        input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], **kwargs
+                    )
             decoded = [s.strip() for s in tok.batch_decode(generated, skip_special_tokens=True)]
             if n_return == 1:
                 out.extend(decoded)
             else:
-                out.extend(decoded[i:i + n_return] for i in range(0, len(decoded), n_return))
+                out.extend(decoded[i : i + n_return] for i in range(0, len(decoded), n_return))
         return out
 
     # -- persistence ---------------------------------------------------------------------------
@@ -546,10 +671,13 @@ class Seq2SeqGenerator:
         self.tokenizer_.save_pretrained(path)
         params = self.get_params()
         params["model_name_or_path"] = str(params["model_name_or_path"])
-        info = {"params": params, "architecture": self.architecture_,
-                "history": getattr(self, "history_", []),
-                "best_dev_perplexity": getattr(self, "best_dev_perplexity_", None),
-                "best_step": getattr(self, "best_step_", None)}
+        info = {
+            "params": params,
+            "architecture": self.architecture_,
+            "history": getattr(self, "history_", []),
+            "best_dev_perplexity": getattr(self, "best_dev_perplexity_", None),
+            "best_step": getattr(self, "best_step_", None),
+        }
         with atomic_write(path / CONFIG_NAME) as handle:
             json.dump(info, handle, indent=2)
         return path
@@ -561,9 +689,11 @@ class Seq2SeqGenerator:
         path = Path(path)
         config = path / CONFIG_NAME
         if not config.exists():
-            raise GeneratorError(f"{path} is not a saved parakit generator (no {CONFIG_NAME}); "
-                                 "use Seq2SeqGenerator.from_pretrained for a plain model",
-                                 code="E929")
+            raise GeneratorError(
+                f"{path} is not a saved parakit generator (no {CONFIG_NAME}); "
+                "use Seq2SeqGenerator.from_pretrained for a plain model",
+                code="E929",
+            )
         info = json.loads(config.read_text(encoding="utf-8"))
         params = dict(info["params"], **overrides)
         params["model_name_or_path"] = str(path)

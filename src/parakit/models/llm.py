@@ -35,20 +35,30 @@ from parakit.errors import ParakitError
 #: MultiPIT App. D.2, zero-shot.
 ZERO_SHOT_INSTRUCTION = "Your task is to generate a diverse paraphrase for a given sentence."
 #: MultiPIT App. D.2, few-shot.
-FEW_SHOT_INSTRUCTION = ("You will be presented with examples of some input sentences and their "
-                        "paraphrases. Your task is to generate a diverse paraphrase for a given "
-                        "sentence.")
+FEW_SHOT_INSTRUCTION = (
+    "You will be presented with examples of some input sentences and their "
+    "paraphrases. Your task is to generate a diverse paraphrase for a given "
+    "sentence."
+)
 #: The four in-context examples of MultiPIT App. D.2.
 FEW_SHOT_EXAMPLES: tuple[tuple[str, str], ...] = (
-    ("Mike Bloomberg is sending $18 million from his defunct presidential campaign to the DNC .",
-     "Mike Bloomberg is transferring $18M from his campaign to DNC , stretching campaign "
-     "finance law ."),
-    ("Google Assistant on Android can read web pages to you",
-     "Google Assist lets your Android devices read entire web pages aloud"),
-    ("Charlie Patino scored a goal on his debut !",
-     "Charlie Patino’s debut and he capped it off with a goal ."),
-    ("khem birch is the difference maker for the raptors this game",
-     "Khem Birch may be the MVP tonight for the Raptors ."),
+    (
+        "Mike Bloomberg is sending $18 million from his defunct presidential campaign to the DNC .",
+        "Mike Bloomberg is transferring $18M from his campaign to DNC , stretching campaign "
+        "finance law .",
+    ),
+    (
+        "Google Assistant on Android can read web pages to you",
+        "Google Assist lets your Android devices read entire web pages aloud",
+    ),
+    (
+        "Charlie Patino scored a goal on his debut !",
+        "Charlie Patino’s debut and he capped it off with a goal .",
+    ),
+    (
+        "khem birch is the difference maker for the raptors this game",
+        "Khem Birch may be the MVP tonight for the Raptors .",
+    ),
 )
 EXAMPLE_TEMPLATE = "Sentence: {sentence}\n\nParaphrase: {paraphrase}"
 QUERY_TEMPLATE = "Sentence: {sentence}\n\nParaphrase:"
@@ -169,20 +179,26 @@ class LLMGenerator:
             raise LLMError(f"shots must be >= 0, got {self.shots}", code="E931")
         examples = list(self.examples if self.examples is not None else FEW_SHOT_EXAMPLES)
         if self.shots > len(examples):
-            raise LLMError(f"{self.shots} shots asked but only {len(examples)} examples given",
-                           code="E931")
-        instruction = self.instruction or (FEW_SHOT_INSTRUCTION if self.shots
-                                           else ZERO_SHOT_INSTRUCTION)
+            raise LLMError(
+                f"{self.shots} shots asked but only {len(examples)} examples given", code="E931"
+            )
+        instruction = self.instruction or (
+            FEW_SHOT_INSTRUCTION if self.shots else ZERO_SHOT_INSTRUCTION
+        )
         parts = [instruction]
-        parts += [EXAMPLE_TEMPLATE.format(sentence=s, paraphrase=p)
-                  for s, p in examples[:self.shots]]
+        parts += [
+            EXAMPLE_TEMPLATE.format(sentence=s, paraphrase=p) for s, p in examples[: self.shots]
+        ]
         parts.append(QUERY_TEMPLATE.format(sentence=sentence))
         return "\n\n".join(parts)
 
     def _payload(self, sentence: str) -> dict[str, Any]:
         payload: dict[str, Any] = {
-            "model": self.model, "temperature": self.temperature, "top_p": self.top_p,
-            "max_tokens": self.max_tokens, "frequency_penalty": self.frequency_penalty,
+            "model": self.model,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "frequency_penalty": self.frequency_penalty,
             "presence_penalty": self.presence_penalty,
         }
         if self.stop:
@@ -195,16 +211,18 @@ class LLMGenerator:
         elif self.endpoint == "completions":
             payload["prompt"] = text
         else:
-            raise LLMError(f"unknown endpoint {self.endpoint!r}; use chat or completions",
-                           code="E932")
+            raise LLMError(
+                f"unknown endpoint {self.endpoint!r}; use chat or completions", code="E932"
+            )
         payload.update(self.extra_body or {})
         return payload
 
     @staticmethod
     def cache_key(payload: dict[str, Any]) -> str:
         """Hash of everything that determines an answer (model, prompt, settings)."""
-        return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False)
-                              .encode("utf-8")).hexdigest()
+        return hashlib.sha256(
+            json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        ).hexdigest()
 
     # -- cache -----------------------------------------------------------------------------------
     def _load_cache(self) -> dict[str, str]:
@@ -223,8 +241,10 @@ class LLMGenerator:
 
     def _append_cache(self, handle: Any, key: str, sentence: str, output: str) -> None:
         # an append-only journal: one complete line per answer, flushed and fsynced
-        handle.write(json.dumps({"key": key, "source": sentence, "output": output},
-                                ensure_ascii=False) + "\n")
+        handle.write(
+            json.dumps({"key": key, "source": sentence, "output": output}, ensure_ascii=False)
+            + "\n"
+        )
         handle.flush()
         os.fsync(handle.fileno())
 
@@ -250,12 +270,14 @@ class LLMGenerator:
                 text = text.split(marker)[0]
         return text.strip().strip('"').strip()
 
-    def _request(self, client: Any, payload: dict[str, Any], limiter: _RateLimiter,
-                 rng: random.Random) -> str:
+    def _request(
+        self, client: Any, payload: dict[str, Any], limiter: _RateLimiter, rng: random.Random
+    ) -> str:
         import httpx
 
-        url = self.base_url.rstrip("/") + ("/chat/completions" if self.endpoint == "chat"
-                                           else "/completions")
+        url = self.base_url.rstrip("/") + (
+            "/chat/completions" if self.endpoint == "chat" else "/completions"
+        )
         last_error = ""
         for attempt in range(self.max_retries + 1):
             limiter.wait()
@@ -269,8 +291,11 @@ class LLMGenerator:
                     return self._parse(response.json())
                 last_error = f"HTTP {response.status_code}: {response.text[:200]}"
                 if response.status_code != 429 and response.status_code < 500:
-                    raise LLMError(f"{url} refused the request ({last_error}); check the model "
-                                   "name, the key and the endpoint type", code="E934")
+                    raise LLMError(
+                        f"{url} refused the request ({last_error}); check the model "
+                        "name, the key and the endpoint type",
+                        code="E934",
+                    )
                 header = response.headers.get("retry-after")
                 if header:
                     try:
@@ -279,13 +304,14 @@ class LLMGenerator:
                         retry_after = None
             if attempt == self.max_retries:
                 break
-            delay = min(self.max_backoff, self.backoff * 2 ** attempt)
+            delay = min(self.max_backoff, self.backoff * 2**attempt)
             delay = delay * (0.5 + rng.random() / 2)  # jitter spreads concurrent retries
             if retry_after is not None:
                 delay = max(delay, min(retry_after, self.max_backoff))
             time.sleep(delay)
-        raise LLMError(f"{url} failed after {self.max_retries + 1} attempts ({last_error})",
-                       code="E935")
+        raise LLMError(
+            f"{url} failed after {self.max_retries + 1} attempts ({last_error})", code="E935"
+        )
 
     def generate(self, texts: Sequence[str]) -> list[str]:
         """Paraphrase each text; cached answers are reused, new ones cached as they arrive.
@@ -315,10 +341,11 @@ class LLMGenerator:
         handle = None
         if self.cache_path is not None and unique:
             Path(self.cache_path).parent.mkdir(parents=True, exist_ok=True)
-            handle = Path(self.cache_path).open("a", encoding="utf-8")
+            handle = Path(self.cache_path).open("a", encoding="utf-8")  # noqa: SIM115
         bar = tqdm(total=len(unique), desc="prompting", disable=not self.progress)
         try:
             with httpx.Client(timeout=self.timeout) as client:
+
                 def work(index: int) -> None:
                     output = self._request(client, payloads[index], limiter, rng)
                     with lock:
