@@ -153,6 +153,8 @@ def test_bertscore_matches_hand_computation_and_bert_score(minilm_scorer, minilm
 def test_unknown_model_needs_a_layer(tmp_path):
     with pytest.raises(GenerationMetricError, match="num_layers"):
         BertScore(str(tmp_path))(["a"], ["b"])
+    with pytest.raises(GenerationMetricError, match="E918"):
+        BertScore(str(tmp_path / "missing"), num_layers=2)(["a"], ["b"])
 
 
 def test_evaluate_generations_table4_row(minilm_scorer):

@@ -176,15 +176,22 @@ class BertScore:
                         code="E912",
                     )
                 layers = model2layers[self.model]
-            self._scorer = BERTScorer(
-                model_type=self.model,
-                num_layers=layers,
-                batch_size=self.batch_size,
-                idf=self.idf,
-                rescale_with_baseline=self.rescale_with_baseline,
-                lang=self.lang,
-                device=self.device,
-            )
+            try:
+                self._scorer = BERTScorer(
+                    model_type=self.model,
+                    num_layers=layers,
+                    batch_size=self.batch_size,
+                    idf=self.idf,
+                    rescale_with_baseline=self.rescale_with_baseline,
+                    lang=self.lang,
+                    device=self.device,
+                )
+            except OSError as err:
+                raise GenerationMetricError(
+                    f"cannot load the BERTScore model {self.model!r} ({err}); download it first "
+                    "or pass a local model folder (--bertscore-model PATH --num-layers N)",
+                    code="E918",
+                ) from err
         return self._scorer
 
     @property
