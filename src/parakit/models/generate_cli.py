@@ -69,6 +69,9 @@ def prepare(
         None, help="Test set whose groups and sentences must not be trained on."
     ),
     test_format: str | None = typer.Option(None, help="Format of --test (default: guess)."),
+    tokenize: str = typer.Option(
+        "13a", help="SacreBLEU tokenizer of the filter (ja-mecab or char for Japanese)."
+    ),
 ) -> None:
     """Make generation training data: directed pairs, test-overlap removal, dedupe, BLEU filter."""
     from parakit.io import write
@@ -86,6 +89,7 @@ def prepare(
         bleu_threshold=None if bleu_threshold < 0 else bleu_threshold,
         dedupe=dedupe,
         test=test_pairs,
+        tokenize=tokenize,
     )
     write(out, output, format="jsonl")
     for name, count in report.steps:
