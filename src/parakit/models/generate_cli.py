@@ -272,12 +272,10 @@ def evaluate(
     label = name or (rows[0].get("system") if rows else None) or generations.stem
     typer.echo(TABLE4_HEADER)
     typer.echo(result.table_row(label))
-    extra = {k: v for k, v in result.scores.items() if k.startswith("reference_self_bleu")}
+    prefix = "reference_self_bleu_"
+    extra = {k.removeprefix(prefix): v for k, v in result.scores.items() if k.startswith(prefix)}
     if extra:
-        typer.echo(
-            "reference Self-BLEU: "
-            + ", ".join(f"{k.rsplit('_', 1)[-1]} {v:.2f}" for k, v in extra.items())
-        )
+        typer.echo("reference Self-BLEU: " + ", ".join(f"{k} {v:.2f}" for k, v in extra.items()))
     if output is not None:
         with atomic_write(output) as handle:
             json.dump({"name": label, **result.to_dict()}, handle, indent=2)
