@@ -209,6 +209,9 @@ def test_recipe_schedule_and_accumulation(tiny_models):
     gen = _fit(tiny_models["bart"], epochs=5, batch_size=4, max_steps=3, eval_steps=1)
     # eval every step when training is long enough (3 >= 3 * eval_steps)
     assert [h["step"] for h in gen.history_] == [1.0, 2.0, 3.0]
+    # a time budget of zero stops after the first optimiser step (and still evaluates it)
+    gen = _fit(tiny_models["bart"], epochs=5, batch_size=4, max_time=0)
+    assert gen.n_steps_ == 1 and [h["step"] for h in gen.history_] == [1.0]
 
 
 def test_sampling_and_multiple_returns(fitted):
