@@ -74,17 +74,20 @@ def run_one(method: str, n: int) -> dict:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), use_idf=False)
-        a = vec.fit_transform(texts1)
-        b = vec.transform(texts2)
+        matrix = vec.fit_transform([*texts1, *texts2])
+        a, b = matrix[:n], matrix[n:]
         values = np.asarray(a.multiply(b).sum(1)).ravel()
     else:
         raise SystemExit(f"unknown method {method}")
     seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     return {
         "method": method,
         "pairs": n,
         "seconds": seconds,
-        "pairs_per_s": n / seconds,
+        "cpu_seconds": cpu,
+        "pairs_per_s": n / cpu,
+        "load": os.getloadavg()[0],
         "peak_rss_mb": rss_mb(),
         "above_input_mb": rss_mb() - base,
         "mean": float(sum(values) / len(values)),
@@ -97,6 +100,12 @@ def main() -> None:
     )
     parser.add_argument("--pairs", type=int, default=1_000_000)
     parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument(
+        "--reference-pairs",
+        type=int,
+        default=None,
+        help="pairs for the scikit-learn reference (default: --pairs; it needs ~8 GB per 1M)",
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -110,8 +119,9 @@ def main() -> None:
             "OPENBLAS_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
         }
+        n = (args.reference_pairs or args.pairs) if method.startswith("sklearn") else args.pairs
         result = subprocess.run(
-            [sys.executable, __file__, "--one", method, "--pairs", str(args.pairs)],
+            [sys.executable, __file__, "--one", method, "--pairs", str(n)],
             capture_output=True,
             text=True,
             env=env,
@@ -123,12 +133,16 @@ def main() -> None:
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}; one core per method"
     )
-    print("| method | pairs | seconds | pairs/s | peak RSS (MB) | above input (MB) | mean |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| method | pairs | CPU s | wall s | load | pairs/s (one core) | peak RSS (MB) "
+        "| above input (MB) | mean |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {r['method']} | {r['pairs']:,} | {r['seconds']:.1f} | {r['pairs_per_s']:,.0f} "
-            f"| {r['peak_rss_mb']:.0f} | {r['above_input_mb']:.0f} | {r['mean']:.4f} |"
+            f"| {r['method']} | {r['pairs']:,} | {r['cpu_seconds']:.1f} | {r['seconds']:.1f} "
+            f"| {r['load']:.1f} | {r['pairs_per_s']:,.0f} | {r['peak_rss_mb']:.0f} "
+            f"| {r['above_input_mb']:.0f} | {r['mean']:.4f} |"
         )
 
 

@@ -15,6 +15,18 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def _umask() -> int:
+    """The process umask, read without changing it (``os.umask`` would race other threads)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    return 0o022
+
+
 @contextlib.contextmanager
 def atomic_write(
     path: str | Path, mode: str = "w", encoding: str = "utf-8", newline: str | None = None
@@ -55,6 +67,7 @@ def atomic_write(
             yield handle
         with open(tmp_name, "rb") as written:
             os.fsync(written.fileno())
+        os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -1,9 +1,9 @@
 """Language-aware tokenisation.
 
-The default tokenizer is a Unicode regex (word characters, with inner hyphens/apostrophes, and
-single punctuation marks). Japanese uses a real morphological analyser (fugashi with the
-unidic-lite dictionary, ``pip install parakit[ja]``); text that is already space-separated
-(like TMUP) can use ``method="whitespace"``.
+The default tokenizer is a Unicode regex (numbers with inner separators, words with inner
+hyphens/apostrophes, and single punctuation marks). Japanese uses a real morphological
+analyser (fugashi with the unidic-lite dictionary, ``pip install parakit[ja]``); text that is
+already space-separated (like TMUP) can use ``method="whitespace"``.
 
 Example:
     >>> tokenize("Don't stop-believing, now!")
@@ -20,7 +20,8 @@ from functools import lru_cache
 
 from parakit.errors import ParakitError
 
-TOKEN_PATTERN = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]", re.UNICODE)
+# numbers with inner separators (3.5, 1,000, 12:30) stay whole; words keep inner ' ’ -
+TOKEN_PATTERN = re.compile(r"\d+(?:[.,:]\d+)+|\w+(?:['’\-]\w+)*|[^\w\s]", re.UNICODE)
 _METHODS = ("regex", "whitespace", "fugashi")
 
 

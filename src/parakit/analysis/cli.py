@@ -1,0 +1,205 @@
+"""``parakit report ...``: performance profiles, corpus statistics and T13 pattern shares.
+
+Examples::
+
+    parakit report profile test.jsonl --predictions preds.csv --out reports/profile
+    parakit report profile data/etpc --option mrpc=msr_paraphrase_train.txt \\
+        --phenomena etpc --predictions preds.csv --out reports/etpc
+    parakit report corpus sv=sv-test.json opus=opus-pb-dev.json --out reports/compare
+    parakit report patterns sv-test.json --lang sv
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="Performance profiles and corpus reports."
+)
+
+
+def _options(pairs: list[str] | None) -> dict[str, Any]:
+    out = {}
+    for item in pairs or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--option")
+        out[key.strip()] = value
+    return out
+
+
+def _synonyms(value: str) -> Any:
+    return None if value.lower() == "none" else value
+
+
+def _read(path: str, fmt: str | None, options: dict[str, Any]):
+    from parakit.io import read
+
+    return read(path, format=fmt, **options)
+
+
+@app.command("profile")
+def profile_command(
+    test: Annotated[str, typer.Argument(help="Test set (any format parakit.io reads).")],
+    predictions: Annotated[
+        list[Path],
+        typer.Option(
+            "--predictions",
+            "-p",
+            help="Predictions file(s): CSV/TSV (long: id,system,prediction; "
+            "wide: id + one column per system) or JSONL. Repeatable.",
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output path without suffix.")],
+    phenomena: Annotated[
+        str, typer.Option(help="auto | etpc | turku | automatic | surface | patterns")
+    ] = "auto",
+    fmt: Annotated[str | None, typer.Option("--format", help="Test set format.")] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", help="Reader option KEY=VALUE (e.g. mrpc=PATH for ETPC)."),
+    ] = None,
+    lang: Annotated[str | None, typer.Option(help="Language (default: the set's).")] = None,
+    synonyms: Annotated[
+        str,
+        typer.Option(help="auto (shipped thesaurus) | none | PATH (synonym file or MyThes .dat)"),
+    ] = "auto",
+    reading: Annotated[str | None, typer.Option(help="Binary reading of the labels.")] = None,
+    min_support: Annotated[int, typer.Option(help="Fewest pairs for a test.")] = 5,
+    alpha: Annotated[float, typer.Option(help="Nemenyi significance level.")] = 0.05,
+    title: Annotated[str | None, typer.Option(help="Report title.")] = None,
+    png: Annotated[bool, typer.Option("--png", help="Also write the figures as PNG.")] = False,
+) -> None:
+    """Performance profile of one or more systems on a test set with phenomena (Q2–Q6)."""
+    import numpy as np
+
+    from parakit.analysis.phenomena import get_phenomena
+    from parakit.analysis.profile import load_predictions, profile
+    from parakit.analysis.report import profile_report
+
+    pairs = _read(test, fmt, _options(option))
+    if phenomena == "etpc" or (
+        phenomena == "auto" and any(p.metadata.get("phenomena_annotated") for p in pairs)
+    ):
+        pairs = pairs.filter(lambda p: bool(p.metadata.get("phenomena_annotated")))
+    binary = pairs.binary_labels(reading)
+    pairs = pairs._derive([p for p, b in zip(pairs, binary, strict=True) if b is not None])
+    y = np.array([b for b in binary if b is not None], dtype=int)
+    options = {} if phenomena in ("etpc", "turku", "auto") else {"lang": lang}
+    if phenomena in ("automatic", "patterns"):
+        options["synonyms"] = _synonyms(synonyms)
+    if (
+        phenomena == "auto"
+        and pairs.scheme.name != "turku"
+        and not any(p.metadata.get("phenomena_annotated") for p in pairs)
+    ):
+        options = {"lang": lang, "synonyms": _synonyms(synonyms)}
+    table = get_phenomena(pairs, phenomena, **options)
+    ids = [p.id for p in pairs]
+    preds: dict[str, np.ndarray] = {}
+    for path in predictions:
+        preds.update(load_predictions(path, ids=ids))
+    prof = profile(y, preds, table, min_support=min_support, alpha=alpha)
+    paths = profile_report(
+        prof,
+        out,
+        title=title,
+        save_png=png,
+        description=f"Test set <code>{Path(test).name}</code>.",
+    )
+    for s in prof.systems:
+        typer.echo(
+            f"{s}: accuracy {prof.overall[s]['accuracy']:.3f}  F1 {prof.overall[s]['f1']:.3f}"
+        )
+    typer.echo("wrote " + ", ".join(str(p) for p in paths.values()))
+
+
+@app.command("corpus")
+def corpus_command(
+    corpora: Annotated[
+        list[str], typer.Argument(help="Corpora as PATH or NAME=PATH; several give a comparison.")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output path without suffix.")],
+    sample_size: Annotated[int, typer.Option(help="Pairs sampled per corpus (0 = all).")] = 12_000,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    fmt: Annotated[str | None, typer.Option("--format", help="Format of every corpus.")] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", help="Reader option KEY=VALUE.")
+    ] = None,
+    synonyms: Annotated[str, typer.Option(help="auto (shipped thesaurus) | none | PATH")] = "auto",
+    title: Annotated[str | None, typer.Option(help="Report title.")] = None,
+    png: Annotated[bool, typer.Option("--png", help="Also write the figures as PNG.")] = False,
+) -> None:
+    """Corpus statistics (T12) of one corpus, or a comparison on equal-size samples."""
+    from parakit.analysis.corpus import compare_corpora
+    from parakit.analysis.report import corpus_report
+
+    sets = {}
+    for spec in corpora:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            name, path = Path(spec).stem, spec
+        sets[name] = _read(path, fmt, _options(option))
+    stats = compare_corpora(
+        sets, sample_size=sample_size or None, seed=seed, synonyms=_synonyms(synonyms)
+    )
+    paths = corpus_report(stats if len(stats) > 1 else stats[0], out, title=title, save_png=png)
+    for s in stats:
+        m = s.summary()
+        typer.echo(
+            f"{s.name}: {s.n_pairs} pairs, {m['tokens_per_statement']['mean']:.1f} "
+            f"tokens/statement, similarity {m['similarity']['mean']:.2f}"
+        )
+    typer.echo("wrote " + ", ".join(str(p) for p in paths.values()))
+
+
+@app.command("patterns")
+def patterns_command(
+    corpus: Annotated[str, typer.Argument(help="Corpus file.")],
+    lang: Annotated[str | None, typer.Option(help="Language (default: the set's).")] = None,
+    synonyms: Annotated[str, typer.Option(help="auto (shipped thesaurus) | none | PATH")] = "auto",
+    all_pairs: Annotated[
+        bool, typer.Option("--all-pairs", help="Count all pairs, not only the positives.")
+    ] = False,
+    fmt: Annotated[str | None, typer.Option("--format", help="Corpus format.")] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", help="Reader option KEY=VALUE.")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write shares and per-pair patterns as JSON.")
+    ] = None,
+) -> None:
+    """Shares of the six systematic paraphrase patterns of T13 (positive pairs by default)."""
+    import json
+
+    from parakit.analysis.patterns import PATTERN_TITLES, PatternDetector, pattern_shares
+    from parakit.io.atomic import atomic_write
+
+    pairs = _read(corpus, fmt, _options(option))
+    if not all_pairs and any(b is not None for b in pairs.binary_labels()):
+        pairs = pairs.to_binary().filter(lambda p: p.label == "1")
+    detector = PatternDetector(lang or pairs.lang, synonyms=_synonyms(synonyms))
+    patterns = detector.detect_many(*pairs.texts())
+    shares = pattern_shares(patterns)
+    typer.echo(f"{len(pairs)} pairs; {detector.signature}")
+    for name, share in shares.items():
+        typer.echo(f"  {PATTERN_TITLES[name]:<32} {100 * share:6.2f} %")
+    if out is not None:
+        with atomic_write(out) as handle:
+            json.dump(
+                {
+                    "n_pairs": len(pairs),
+                    "signature": detector.signature,
+                    "shares": shares,
+                    "pairs": [
+                        {"id": p.id, "pattern": x} for p, x in zip(pairs, patterns, strict=True)
+                    ],
+                },
+                handle,
+                ensure_ascii=False,
+                indent=1,
+            )
+        typer.echo(f"wrote {out}")

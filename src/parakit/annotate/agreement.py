@@ -1,0 +1,253 @@
+"""Inter-annotator agreement (T9, J6, M4, M13) on full and reduced labels.
+
+Thin, tested wrappers around established implementations: scikit-learn's
+``cohen_kappa_score``, statsmodels' ``fleiss_kappa`` and the ``krippendorff`` package. The
+input is always a long table of judgments — one row per (item, annotator, label) — so no
+ad-hoc reshaping happens at the call site (a reshaping bug once made a popular tool report
+alpha = 0).
+
+Example:
+    >>> from parakit.annotate.agreement import cohen_kappa
+    >>> round(cohen_kappa(["y", "y", "n", "n"], ["y", "n", "n", "n"]), 3)
+    0.5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from parakit.labels import LabelScheme, TurkuScheme, get_scheme
+
+#: the label reductions of T9: full labels, base + subsumption flags, base label, binary
+LEVELS = ("full", "subsumption", "base", "binary")
+
+
+def judgments_frame(
+    judgments: pd.DataFrame | Iterable[tuple[Any, Any, Any]],
+    item: str = "item",
+    annotator: str = "annotator",
+    label: str = "label",
+) -> pd.DataFrame:
+    """A judgments table with columns ``item``, ``annotator``, ``label`` (rows without a label
+    dropped). Accepts a DataFrame (columns renamed from ``item``/``annotator``/``label``) or
+    an iterable of ``(item, annotator, label)`` triples."""
+    if isinstance(judgments, pd.DataFrame):
+        missing = [c for c in (item, annotator, label) if c not in judgments.columns]
+        if missing:
+            raise ValueError(
+                f"[E620] judgments table lacks column(s) {missing}; it has "
+                f"{list(judgments.columns)}"
+            )
+        frame = judgments[[item, annotator, label]].rename(
+            columns={item: "item", annotator: "annotator", label: "label"}
+        )
+    else:
+        frame = pd.DataFrame(list(judgments), columns=["item", "annotator", "label"])
+    return frame.dropna(subset=["label"]).reset_index(drop=True)
+
+
+def reducer(
+    scheme: str | LabelScheme, level: str = "full", reading: str | None = None
+) -> Callable[[Any], Any]:
+    """A function mapping a label to its reduced form (None = dropped).
+
+    Args:
+        scheme: label scheme of the labels.
+        level: ``full`` (canonical label), ``subsumption`` (Turku base + ``<``/``>``), ``base``
+            (Turku base label) or ``binary`` (the scheme's binary reading).
+        reading: binary reading name (Turku ``loose``/``strict``).
+    """
+    scheme = get_scheme(scheme) if isinstance(scheme, str) else scheme
+    if level == "full":
+        return scheme.normalize
+    if level == "binary":
+        return lambda value: scheme.to_binary(value, reading)
+    if level in ("subsumption", "base"):
+        if not isinstance(scheme, TurkuScheme):
+            return scheme.normalize  # no flags to drop
+        return lambda value: str(scheme.reduce(value, level))
+    raise ValueError(f"[E621] unknown level {level!r}; choose one of {', '.join(LEVELS)}")
+
+
+def reduce_labels(
+    frame: pd.DataFrame, scheme: str | LabelScheme, level: str = "full", reading: str | None = None
+) -> pd.DataFrame:
+    """``frame`` with its ``label`` column reduced to ``level`` (rows reduced to None dropped)."""
+    function = reducer(scheme, level, reading)
+    out = frame.copy()
+    out["label"] = [function(v) for v in out["label"]]
+    return out.dropna(subset=["label"]).reset_index(drop=True)
+
+
+def cohen_kappa(
+    labels1: Sequence[Any],
+    labels2: Sequence[Any],
+    weights: str | None = None,
+    labels: Sequence[Any] | None = None,
+) -> float:
+    """Cohen's kappa of two aligned label sequences (``sklearn.metrics.cohen_kappa_score``).
+
+    ``weights``: None, ``linear`` or ``quadratic`` (then ``labels`` gives the order)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    if len(labels1) != len(labels2):
+        raise ValueError(
+            f"[E622] label sequences differ in length: {len(labels1)} vs {len(labels2)}"
+        )
+    return float(
+        cohen_kappa_score(
+            list(labels1),
+            list(labels2),
+            weights=weights,
+            labels=None if labels is None else list(labels),
+        )
+    )
+
+
+def pairwise_cohen_kappa(frame: pd.DataFrame) -> dict[str, float]:
+    """Cohen's kappa of every annotator pair on their shared items, and their average
+    weighted by the number of shared items (T9).
+
+    Returns:
+        ``{"weighted_mean": ..., "<a>|<b>": kappa, ...}``; pairs sharing fewer than two items
+        are skipped.
+    """
+    wide = frame.pivot_table(index="item", columns="annotator", values="label", aggfunc="first")
+    total = 0.0
+    weight = 0
+    out: dict[str, float] = {}
+    for a, b in combinations(sorted(wide.columns, key=str), 2):
+        both = wide[[a, b]].dropna()
+        if len(both) < 2:
+            continue
+        value = cohen_kappa(both[a].tolist(), both[b].tolist())
+        if np.isnan(value):
+            continue
+        out[f"{a}|{b}"] = value
+        total += value * len(both)
+        weight += len(both)
+    out["weighted_mean"] = total / weight if weight else float("nan")
+    return out
+
+
+def fleiss_kappa(frame: pd.DataFrame, raters: int | None = None) -> float:
+    """Fleiss' kappa (``statsmodels.stats.inter_rater.fleiss_kappa``) over items that have
+    exactly ``raters`` judgments (default: the most common count)."""
+    from statsmodels.stats.inter_rater import fleiss_kappa as _fleiss
+
+    counts = frame.groupby("item")["label"].count()
+    if counts.empty:
+        return float("nan")
+    n = int(raters or counts.mode().iloc[0])
+    keep = counts[counts == n].index
+    table = pd.crosstab(
+        frame[frame["item"].isin(keep)]["item"], frame[frame["item"].isin(keep)]["label"]
+    )
+    return float(_fleiss(table.to_numpy(), method="fleiss"))
+
+
+def fleiss_kappa_table(table: Sequence[Sequence[int]]) -> float:
+    """Fleiss' kappa of an items × categories count table (statsmodels)."""
+    from statsmodels.stats.inter_rater import fleiss_kappa as _fleiss
+
+    return float(_fleiss(np.asarray(table), method="fleiss"))
+
+
+def krippendorff_alpha(
+    frame: pd.DataFrame, level: str = "nominal", order: Sequence[Any] | None = None
+) -> float:
+    """Krippendorff's alpha (the ``krippendorff`` package), missing judgments allowed.
+
+    Args:
+        level: ``nominal``, ``ordinal``, ``interval`` or ``ratio``.
+        order: the label order for ordinal/interval data (default: sorted labels; numeric
+            strings sort numerically).
+    """
+    import krippendorff
+
+    values = list(order) if order is not None else _sorted_values(frame["label"].unique())
+    code = {v: i + 1 for i, v in enumerate(values)}
+    unknown = set(frame["label"]) - set(code)
+    if unknown:
+        raise ValueError(f"[E623] labels {sorted(map(str, unknown))} are not in order {values}")
+    if len(values) < 2:
+        return float("nan")  # alpha is undefined when only one value occurs
+    wide = frame.assign(code=frame["label"].map(code)).pivot_table(
+        index="annotator", columns="item", values="code", aggfunc="first"
+    )
+    data = wide.to_numpy(dtype=float)
+    return float(
+        krippendorff.alpha(
+            reliability_data=data,
+            level_of_measurement=level,
+            value_domain=list(range(1, len(values) + 1)),
+        )
+    )
+
+
+def _sorted_values(values: Iterable[Any]) -> list[Any]:
+    values = list(values)
+    try:
+        return sorted(values, key=lambda v: float(v))
+    except (TypeError, ValueError):
+        return sorted(values, key=str)
+
+
+def versus_consensus(frame: pd.DataFrame, consensus: dict[Any, Any]) -> dict[str, float]:
+    """Accuracy and Cohen's kappa of individual judgments against the consensus labels (T9).
+
+    Every judgment of an item with a consensus label counts once.
+    """
+    rows = frame[frame["item"].isin(list(consensus))]
+    if rows.empty:
+        return {"accuracy": float("nan"), "kappa": float("nan"), "n": 0.0}
+    truth = [consensus[i] for i in rows["item"]]
+    given = rows["label"].tolist()
+    accuracy = float(np.mean([a == b for a, b in zip(given, truth, strict=True)]))
+    return {"accuracy": accuracy, "kappa": cohen_kappa(given, truth), "n": float(len(rows))}
+
+
+def agreement_report(
+    judgments: pd.DataFrame,
+    scheme: str | LabelScheme,
+    consensus: dict[Any, Any] | None = None,
+    levels: Sequence[str] = LEVELS,
+    reading: str | None = None,
+    ordinal: bool = False,
+) -> dict[str, float]:
+    """All agreement figures of T9 at each label level.
+
+    Args:
+        judgments: long table (``item``, ``annotator``, ``label``).
+        scheme: the label scheme (reductions and the binary reading depend on it).
+        consensus: item -> resolved label; adds ``accuracy`` and ``kappa_vs_consensus``.
+        levels: label reductions to report (binary is skipped for schemes without a reading).
+        ordinal: also report ordinal Krippendorff's alpha (Likert ratings, M13).
+    Returns:
+        flat ``{"<level>_<metric>": value}``: ``pairwise_kappa``, ``fleiss_kappa``,
+        ``alpha_nominal`` (and ``alpha_ordinal``), ``accuracy``, ``kappa_vs_consensus``.
+    """
+    scheme = get_scheme(scheme) if isinstance(scheme, str) else scheme
+    out: dict[str, float] = {}
+    for level in levels:
+        if level == "binary" and not scheme.readings():
+            continue
+        frame = reduce_labels(judgments, scheme, level, reading)
+        out[f"{level}_pairwise_kappa"] = pairwise_cohen_kappa(frame)["weighted_mean"]
+        out[f"{level}_fleiss_kappa"] = fleiss_kappa(frame)
+        out[f"{level}_alpha_nominal"] = krippendorff_alpha(frame, "nominal")
+        if ordinal:
+            out[f"{level}_alpha_ordinal"] = krippendorff_alpha(frame, "ordinal")
+        if consensus:
+            function = reducer(scheme, level, reading)
+            reduced = {k: function(v) for k, v in consensus.items() if v is not None}
+            reduced = {k: v for k, v in reduced.items() if v is not None}
+            stats = versus_consensus(frame, reduced)
+            out[f"{level}_accuracy"] = stats["accuracy"]
+            out[f"{level}_kappa_vs_consensus"] = stats["kappa"]
+    return out

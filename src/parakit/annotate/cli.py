@@ -1,0 +1,295 @@
+"""``parakit annotate ...``: the annotation store, the web tool, crowd judgments, agreement.
+
+Heavy imports (SQLAlchemy, FastAPI, crowd-kit) happen inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Annotation web tool, crowd import and aggregation, agreement.",
+)
+
+STORE = typer.Argument(
+    ..., help="SQLite file (one per project) or a database URL (postgresql://user@host/db)."
+)
+
+
+def _password(password: str | None, name: str) -> str:
+    if password:
+        return password
+    env = os.environ.get("PARAKIT_PASSWORD")
+    if env:
+        return env
+    return typer.prompt(f"password for {name}", hide_input=True, confirmation_prompt=True)
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [n.strip() for n in text.split(",") if n.strip()] if text else None
+
+
+@app.command()
+def init(
+    store: str = STORE,
+    admin: str | None = typer.Option(None, help="create this admin"),
+    password: str | None = typer.Option(
+        None, help="admin password (or $PARAKIT_PASSWORD, or prompt)"
+    ),
+) -> None:
+    """Create the store or upgrade its schema to the current version (Alembic)."""
+    from parakit.annotate.store import Store
+
+    st = Store.open(store)
+    if admin:
+        st.add_annotator(admin, _password(password, admin), role="admin")
+    typer.echo(f"store ready: {store}")
+
+
+@app.command("add-user")
+def add_user(
+    store: str = STORE,
+    name: str = typer.Argument(...),
+    role: str = typer.Option("annotator", help="annotator, adjudicator or admin"),
+    password: str | None = typer.Option(None, help="or $PARAKIT_PASSWORD, or prompt"),
+    project: list[str] = typer.Option([], help="add to these projects"),
+) -> None:
+    """Create an annotator (the password is stored as an argon2 hash)."""
+    from parakit.annotate.store import Store
+
+    st = Store.open(store)
+    uid = st.add_annotator(name, _password(password, name), role=role)
+    for name_ in project:
+        st.add_member(st.project_id(name_), uid)
+    typer.echo(f"user {name} ({role}) created")
+
+
+@app.command("create-project")
+def create_project(
+    store: str = STORE,
+    name: str = typer.Argument(...),
+    candidates: Path | None = typer.Option(None, help="candidate pairs (any parakit format)"),
+    documents: Path | None = typer.Option(
+        None, help="document pairs for extraction (text1/text2 = whole documents)"
+    ),
+    scheme: str = typer.Option("turku", help="turku, binary, japanese, likert, graded"),
+    classify_mode: str = typer.Option(
+        "single", help="single or double annotation of extracted pairs"
+    ),
+    format: str | None = typer.Option(None, help="input format (guessed by default)"),
+    question: str | None = typer.Option(
+        None, help="instruction shown above the labels (e.g. a Likert aspect)"
+    ),
+) -> None:
+    """Create a project from candidate pairs or document pairs."""
+    from parakit import io
+    from parakit.annotate.store import Store
+
+    if (candidates is None) == (documents is None):
+        raise typer.BadParameter("give exactly one of --candidates or --documents")
+    st = Store.open(store)
+    source = candidates or documents
+    assert source is not None
+    pairs = io.read(source, format=format)
+    settings: dict[str, str] = {"classify_mode": classify_mode}
+    if question:
+        settings["question"] = question
+    pid = st.create_project(name, scheme, settings=settings)
+    count = st.import_pairs(pid, pairs) if candidates else st.import_document_pairs(pid, pairs)
+    typer.echo(f"project {name} (id {pid}): {count} {'pairs' if candidates else 'document pairs'}")
+
+
+@app.command()
+def assign(
+    store: str = STORE,
+    project: str = typer.Argument(...),
+    task: str = typer.Option("classify", help="classify or extract"),
+    mode: str = typer.Option("single", help="single or double (classify)"),
+    annotators: str | None = typer.Option(None, help="comma-separated; default pool"),
+    batch: str = typer.Option("default"),
+    seed: int = typer.Option(0),
+) -> None:
+    """Queue a project's unassigned items (or document pairs) for annotation."""
+    from parakit.annotate.store import Store
+
+    st = Store.open(store)
+    pid = st.project_id(project)
+    ids = [st.annotator_id(n) for n in _names(annotators) or []] or None
+    for uid in ids or ():
+        st.add_member(pid, uid)
+    made = (
+        st.assign_document_pairs(pid, ids, batch)
+        if task == "extract"
+        else st.assign(pid, mode=mode, annotators=ids, batch=batch, seed=seed)
+    )
+    typer.echo(f"{made} assignments made")
+
+
+@app.command()
+def serve(
+    store: str = STORE,
+    host: str = typer.Option("127.0.0.1"),
+    port: int = typer.Option(8000),
+    session_hours: float = typer.Option(8.0),
+    lease_minutes: float = typer.Option(30.0),
+    secure_cookies: bool = typer.Option(False, help="HTTPS-only cookie (behind TLS)"),
+) -> None:
+    """Run the annotation web app."""
+    from datetime import timedelta
+
+    import uvicorn
+
+    from parakit.annotate.web import create_app
+
+    web = create_app(
+        store,
+        session_ttl=timedelta(hours=session_hours),
+        lease=timedelta(minutes=lease_minutes),
+        secure_cookies=secure_cookies,
+    )
+    uvicorn.run(web, host=host, port=port, log_level="warning")
+
+
+@app.command()
+def export(
+    store: str = STORE,
+    project: str = typer.Argument(...),
+    output: Path = typer.Argument(
+        ..., help=".json = Turku layout (+ texts file), .jsonl = canonical JSONL"
+    ),
+    drop: str = typer.Option("", help="base labels to leave out, e.g. 1,x"),
+    judgments: bool = typer.Option(False, help="include individual judgments"),
+) -> None:
+    """Export the project's labelled pairs with their contexts."""
+    from parakit.annotate.store import Store
+
+    st = Store.open(store)
+    path = st.export(
+        st.project_id(project), output, drop_labels=tuple(_names(drop) or ()), judgments=judgments
+    )
+    typer.echo(f"wrote {path}")
+
+
+@app.command()
+def stats(store: str = STORE, project: str = typer.Argument(...)) -> None:
+    """Extraction statistics (Table 1) and agreement on double-annotated items."""
+    from parakit.annotate.agreement import agreement_report, judgments_frame
+    from parakit.annotate.extraction import extraction_stats
+    from parakit.annotate.store import Store
+
+    st = Store.open(store)
+    pid = st.project_id(project)
+    for row in extraction_stats(st.extraction_rows(pid)):
+        typer.echo(json.dumps(row))
+    anns = st.submitted(pid)
+    frame = judgments_frame([(a.item_id, a.annotator_id, a.label) for a in anns])
+    if len(frame) and frame.groupby("item")["annotator"].nunique().max() >= 2:
+        consensus = {a.item_id: st.item(a.item_id).label for a in anns}
+        consensus = {k: v for k, v in consensus.items() if v is not None}
+        report = agreement_report(frame, st.scheme(pid), consensus=consensus)
+        for key, value in report.items():
+            typer.echo(f"{key}\t{value:.4f}")
+
+
+@app.command()
+def crowd(
+    judgments: Path = typer.Argument(
+        ..., help="CSV/TSV/JSONL: worker, pair, label[, time, gold, gold_label]"
+    ),
+    output: Path | None = typer.Option(None, help="write pair,label CSV here"),
+    method: str = typer.Option("threshold", help="threshold, majority or dawid-skene"),
+    n_judgments: int = typer.Option(6),
+    threshold: int = typer.Option(3),
+    positive: str = typer.Option("1"),
+    negative: str = typer.Option("0"),
+    qc: bool = typer.Option(True, help="drop workers failing the gold/kappa checks"),
+    pairs: Path | None = typer.Option(
+        None, help="the candidate pairs (any parakit format): write them labelled, with judgments"
+    ),
+    corpus_out: Path | None = typer.Option(
+        None, "--corpus-out", help="where to write the labelled pairs (.jsonl)"
+    ),
+    min_gold_accuracy: float = typer.Option(0.85),
+    min_kappa: float = typer.Option(0.2),
+) -> None:
+    """Aggregate crowd judgments (M4) after worker quality control."""
+    from parakit.annotate import crowd as crowd_mod
+    from parakit.io.atomic import atomic_write
+
+    frame = crowd_mod.read_judgments(judgments)
+    if qc:
+        frame, quality = crowd_mod.filter_workers(frame, min_gold_accuracy, min_kappa)
+        typer.echo(f"workers kept: {int(quality['kept'].sum())} of {len(quality)}")
+    labels = crowd_mod.aggregate(
+        frame,
+        method,
+        n_judgments=n_judgments,
+        threshold=threshold,
+        positive=positive,
+        negative=negative,
+    )
+    typer.echo(f"pairs labelled: {len(labels)}; {labels.value_counts().to_dict()}")
+    if pairs is not None and corpus_out is not None:
+        from parakit import io
+
+        labelled = crowd_mod.attach(io.read(pairs), frame, labels, drop_unlabelled=True)
+        io.write(labelled, corpus_out)
+        typer.echo(f"wrote {len(labelled)} labelled pairs to {corpus_out}")
+    if output:
+        with atomic_write(output) as handle:
+            labels.rename_axis("pair").to_csv(handle)
+        typer.echo(f"wrote {output}")
+
+
+@app.command()
+def agreement(
+    corpus: Path = typer.Argument(
+        ..., help="a corpus with judgments (JSONL), or a CSV/TSV table item, annotator, label"
+    ),
+    scheme: str = typer.Option("turku"),
+    ordinal: bool = typer.Option(False, help="also ordinal Krippendorff's alpha"),
+) -> None:
+    """Agreement on full and reduced labels (pairwise and Fleiss' kappa, alpha, accuracy and
+    kappa vs the corpus label)."""
+    import pandas as pd
+
+    from parakit.annotate.agreement import agreement_report, judgments_frame
+
+    consensus = None
+    if corpus.suffix in (".csv", ".tsv"):
+        frame = judgments_frame(
+            pd.read_csv(corpus, sep="," if corpus.suffix == ".csv" else "\t", dtype=str)
+        )
+    else:
+        from parakit import io
+
+        pairs = io.read(corpus)
+        frame = judgments_frame([(p.id, j.annotator, j.label) for p in pairs for j in p.judgments])
+        consensus = {p.id: p.label for p in pairs if p.label is not None}
+    for key, value in agreement_report(frame, scheme, consensus=consensus, ordinal=ordinal).items():
+        typer.echo(f"{key}\t{value:.4f}")
+
+
+@app.command()
+def clusters(
+    corpus: Path = typer.Argument(...),
+    output: Path = typer.Argument(...),
+    min_references: int = typer.Option(8),
+    transitive: bool = typer.Option(True),
+    reading: str | None = typer.Option(None),
+) -> None:
+    """Multi-reference sets (sources with >= k paraphrases) from a labelled corpus (M5)."""
+    from parakit import io
+    from parakit.annotate.clusters import multi_reference_sets
+    from parakit.io.atomic import atomic_write
+
+    refs = multi_reference_sets(io.read(corpus), min_references, reading, transitive)
+    with atomic_write(output) as handle:
+        json.dump(refs, handle, ensure_ascii=False, indent=1)
+    typer.echo(f"{len(refs)} sources with >= {min_references} references -> {output}")

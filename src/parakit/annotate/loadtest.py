@@ -1,0 +1,280 @@
+"""Simulated annotators for load and crash-safety checks of the web app.
+
+Each simulated annotator logs in, then loops: lease the next item (``GET /api/projects/<id>/
+next``), autosave a draft, submit it. Every submission the server acknowledged (HTTP 200) is
+recorded, so after the run — or after killing the server — the store can be checked for lost
+or duplicated annotations.
+
+Example:
+    >>> from parakit.annotate.loadtest import prepare_store, serve_process, run_load
+    >>> prepare_store("load.sqlite", n_annotators=5, n_items=500)        # doctest: +SKIP
+    >>> with serve_process("load.sqlite", port=8765) as url:              # doctest: +SKIP
+    ...     result = run_load(url, 1, n_annotators=5, duration=10)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PASSWORD = "load-test-password"
+HEADERS = {"X-Parakit": "1"}
+
+
+def prepare_store(
+    target: str | Path,
+    n_annotators: int = 50,
+    n_items: int = 20000,
+    scheme: str = "binary",
+    mode: str = "single",
+) -> int:
+    """A store with annotators ``ann00``... and ``n_items`` pairs queued in one pool.
+
+    Returns:
+        the project id.
+    """
+    from parakit.annotate.store import Store
+    from parakit.schema import Pair, PairSet
+
+    store = Store.open(target, cheap_hashing=True)
+    pid = store.create_project("load", scheme)
+    for i in range(n_annotators):
+        store.add_member(pid, store.add_annotator(f"ann{i:02d}", PASSWORD))
+    pairs = PairSet(
+        [Pair(f"p{i:06d}", f"sentence {i} one", f"sentence {i} two") for i in range(n_items)],
+        scheme=scheme,
+    )
+    store.import_pairs(pid, pairs)
+    store.assign(pid, mode=mode)
+    store.close()
+    return pid
+
+
+@contextlib.contextmanager
+def serve_process(
+    target: str | Path, port: int, startup_timeout: float = 60.0, extra_args: tuple[str, ...] = ()
+) -> Iterator[str]:
+    """Run ``parakit annotate serve`` in a child process; yields its base URL.
+
+    The process is killed on exit (its id is in ``serve_process.last_pid`` for crash tests).
+    """
+    import httpx
+
+    src = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "parakit",
+            "annotate",
+            "serve",
+            str(target),
+            "--port",
+            str(port),
+            *extra_args,
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    serve_process.last = process  # type: ignore[attr-defined]
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + startup_timeout
+    try:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(
+                    "server exited: " + (process.stderr.read() or b"").decode()
+                    if process.stderr
+                    else "server exited"
+                )
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"server did not start within {startup_timeout} s")
+            time.sleep(0.1)
+        yield url
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@dataclass
+class LoadResult:
+    """What the simulated annotators saw."""
+
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+    statuses: dict[str, int] = field(default_factory=dict)
+    acknowledged: list[tuple[str, int, str]] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    def record(self, kind: str, seconds: float, ok: bool, status: int | str = "") -> None:
+        self.latencies.setdefault(kind, []).append(seconds)
+        if not ok:
+            self.errors[kind] = self.errors.get(kind, 0) + 1
+            key = f"{kind} {status}".strip()
+            self.statuses[key] = self.statuses.get(key, 0) + 1
+
+    def table(self) -> list[dict[str, Any]]:
+        """One row per request kind: count, errors, p50/p99/max latency in ms, rate."""
+        rows = []
+        for kind, values in sorted(self.latencies.items()):
+            ms = np.asarray(values) * 1000
+            rows.append(
+                {
+                    "request": kind,
+                    "count": len(values),
+                    "errors": self.errors.get(kind, 0),
+                    "p50_ms": float(np.percentile(ms, 50)),
+                    "p99_ms": float(np.percentile(ms, 99)),
+                    "max_ms": float(ms.max()),
+                    "per_s": len(values) / self.elapsed if self.elapsed else 0.0,
+                }
+            )
+        return rows
+
+
+async def _annotator(
+    base: str,
+    project_id: int,
+    name: str,
+    deadline: float,
+    result: LoadResult,
+    labels: tuple[str, ...],
+    max_items: int | None,
+    exit_on_error: bool,
+) -> None:
+    import httpx
+
+    timeout = httpx.Timeout(60.0)
+    async with httpx.AsyncClient(base_url=base, timeout=timeout) as client:
+        response = await client.post("/login", data={"name": name, "password": PASSWORD})
+        if response.status_code not in (200, 303):
+            result.record("login", 0.0, False)
+            return
+        done = 0
+        while time.monotonic() < deadline and (max_items is None or done < max_items):
+            try:
+                t0 = time.perf_counter()
+                r = await client.get(f"/api/projects/{project_id}/next", headers=HEADERS)
+                result.record("next", time.perf_counter() - t0, r.status_code == 200, r.status_code)
+                if r.status_code != 200:
+                    continue
+                data = r.json()
+                if data["item"] is None:
+                    return
+                item = data["item"]
+                label = labels[item % len(labels)]
+                t0 = time.perf_counter()
+                r = await client.post(
+                    f"/api/items/{item}/save",
+                    headers=HEADERS,
+                    json={"label": label, "revision": data["revision"]},
+                )
+                result.record(
+                    "draft", time.perf_counter() - t0, r.status_code == 200, r.status_code
+                )
+                if r.status_code != 200:
+                    continue
+                t0 = time.perf_counter()
+                r = await client.post(
+                    f"/api/items/{item}/save",
+                    headers=HEADERS,
+                    json={"label": label, "revision": r.json()["revision"], "submit": True},
+                )
+                result.record(
+                    "submit", time.perf_counter() - t0, r.status_code == 200, r.status_code
+                )
+                if r.status_code == 200:
+                    result.acknowledged.append((name, item, label))
+                    done += 1
+            except httpx.HTTPError as err:
+                result.record("transport", 0.0, False, type(err).__name__)
+                if exit_on_error:
+                    return
+                await asyncio.sleep(0.05)
+
+
+async def run_load_async(
+    base: str,
+    project_id: int,
+    n_annotators: int = 50,
+    duration: float = 120.0,
+    max_items: int | None = None,
+    labels: tuple[str, ...] = ("0", "1"),
+    exit_on_error: bool = False,
+    result: LoadResult | None = None,
+) -> LoadResult:
+    """Run ``n_annotators`` concurrent simulated annotators for ``duration`` seconds.
+
+    Args:
+        max_items: stop each annotator after this many submissions.
+        exit_on_error: an annotator stops at its first transport error (crash tests).
+        result: collect into this object (lets another thread watch progress).
+    """
+    result = result if result is not None else LoadResult()
+    start = time.monotonic()
+    deadline = start + duration
+    await asyncio.gather(
+        *(
+            _annotator(
+                base, project_id, f"ann{i:02d}", deadline, result, labels, max_items, exit_on_error
+            )
+            for i in range(n_annotators)
+        )
+    )
+    result.elapsed = time.monotonic() - start
+    return result
+
+
+def run_load(base: str, project_id: int, **kwargs: Any) -> LoadResult:
+    """Synchronous wrapper of :func:`run_load_async`."""
+    return asyncio.run(run_load_async(base, project_id, **kwargs))
+
+
+def check_store(
+    target: str | Path, project_id: int, acknowledged: list[tuple[str, int, str]]
+) -> dict[str, int]:
+    """Compare the store with the acknowledged submissions.
+
+    Returns:
+        ``acknowledged``, ``stored`` (submitted annotations), ``missing`` (acknowledged but
+        absent or different), ``duplicated`` (items answered more than once in a
+        single-annotation project).
+    """
+    from parakit.annotate.store import Store
+
+    store = Store.open(target)
+    names = store.annotator_names()
+    stored = {(names[a.annotator_id], a.item_id): a.label for a in store.submitted(project_id)}
+    items = [a.item_id for a in store.submitted(project_id)]
+    store.close()
+    missing = sum(1 for name, item, label in acknowledged if stored.get((name, item)) != label)
+    return {
+        "acknowledged": len(acknowledged),
+        "stored": len(stored),
+        "missing": missing,
+        "duplicated": len(items) - len(set(items)),
+    }

@@ -1,0 +1,489 @@
+"""``parakit build ...``: corpus construction commands (T1–T5, T15, J1–J5, M1–M3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Corpus construction: align documents, make candidates, sample.",
+)
+
+_LOW = typer.Option(0.0, "--low", help="Lowest document cosine kept.")
+_HIGH = typer.Option(1.0, "--high", help="Highest document cosine kept.")
+_OUT = typer.Option(..., "--output", "-o", help="Output pair set (canonical JSONL).")
+
+
+def _aligner(
+    low: float, high: float, ngram: int = 4, analyzer: str = "char_wb", max_features: int = 200_000
+) -> Any:
+    from parakit.build.align import DocumentAligner
+
+    return DocumentAligner(
+        low=low, high=high, ngram_range=(ngram, ngram), analyzer=analyzer, max_features=max_features
+    )
+
+
+def _write(pairs: Any, output: Path) -> None:
+    from parakit.io import write
+
+    write(pairs, output, format="jsonl")
+    skipped = pairs.metadata.get("skipped")
+    typer.echo(
+        f"wrote {len(pairs)} pairs to {output}" + (f" (skipped: {skipped})" if skipped else "")
+    )
+
+
+@app.command("align")
+def align_cmd(
+    documents: Path = typer.Argument(..., help="Documents JSONL: id, text, other fields."),
+    output: Path = _OUT,
+    low: float = _LOW,
+    high: float = _HIGH,
+    group_by: str | None = typer.Option(
+        None, help="Only pair documents with the same value of this field."
+    ),
+    ngram: int = typer.Option(4, help="Character n-gram length."),
+    analyzer: str = typer.Option("char_wb", help="char_wb (inside word boundaries) or char."),
+    max_features: int = typer.Option(200_000, help="Vocabulary cap."),
+    source: str | None = typer.Option(None, help="Pair.source of the output."),
+) -> None:
+    """Align documents by TF-IDF char n-gram cosine inside [low, high] (T1)."""
+    from parakit.build.align import document_pairs_to_pairset
+    from parakit.build.documents import SkipCounter, read_documents
+
+    skips = SkipCounter()
+    docs = read_documents(documents, skips=skips)
+    aligner = _aligner(low, high, ngram, analyzer, max_features)
+    key = (lambda d: d.metadata.get(group_by)) if group_by else None
+    pairs = aligner.align(docs, key=key, skips=skips)
+    _write(
+        document_pairs_to_pairset(
+            pairs, source=source, metadata={"skipped": skips.as_dict(), "band": [low, high]}
+        ),
+        output,
+    )
+
+
+@app.command("subtitles")
+def subtitles_cmd(
+    root: Path = typer.Argument(
+        ...,
+        help="Folder ROOT/<title>/<version>.srt (or "
+        "ROOT/<series>/<episode>/<version>.srt) or a "
+        "manifest JSONL {path, title, series}.",
+    ),
+    output: Path = _OUT,
+    low: float = _LOW,
+    high: float = _HIGH,
+    segment_minutes: float = typer.Option(15.0, help="Segment length in minutes."),
+    min_segments: int = typer.Option(1, help="Fewest segments drawn per title."),
+    max_segments: int = typer.Option(2, help="Most segments drawn per title."),
+    max_episodes: int = typer.Option(10, help="Most episodes per series (0: no cap)."),
+    encoding: list[str] = typer.Option(
+        ["utf-8-sig"], help="Encodings tried in order (repeatable)."
+    ),
+    strict: bool = typer.Option(False, help="Stop at the first bad file instead of skipping it."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Alternative subtitle versions in aligned 15-minute segments (T2)."""
+    from parakit.build.documents import SkipCounter
+    from parakit.build.subtitles import build_subtitle_pairs, load_versions
+
+    skips = SkipCounter()
+    versions = load_versions(
+        root, encodings=encoding, on_error="raise" if strict else "skip", skips=skips
+    )
+    pairs = build_subtitle_pairs(
+        versions,
+        _aligner(low, high),
+        segment_minutes,
+        min_segments,
+        max_segments,
+        max_episodes or None,
+        seed,
+        skips,
+    )
+    _write(pairs, output)
+
+
+@app.command("news")
+def news_cmd(
+    articles_a: Path = typer.Argument(
+        ..., help="Articles JSONL of stream A (id, source, time, heading, body)."
+    ),
+    articles_b: Path = typer.Argument(..., help="Articles JSONL of stream B."),
+    output: Path = _OUT,
+    headings: Path | None = typer.Option(None, help="Also write heading candidates here."),
+    low: float = _LOW,
+    high: float = _HIGH,
+    window_days: float = typer.Option(7.0, help="Sliding window on publication time."),
+    max_per_article: int | None = typer.Option(
+        None, help="Keep the n best partners per article of A."
+    ),
+    n_headings: int | None = typer.Option(None, help="Top heading candidates kept."),
+    heading_weight: float = typer.Option(1.0, help="Weight of heading dissimilarity."),
+) -> None:
+    """Align news bodies in a time window (T3); rank heading candidates."""
+    from parakit.build.documents import SkipCounter
+    from parakit.build.news import align_news, heading_candidates, news_body_pairs, read_articles
+
+    skips = SkipCounter()
+    a = read_articles(articles_a, skips)
+    b = read_articles(articles_b, skips)
+    aligned = align_news(a, b, _aligner(low, high), window_days, max_per_article)
+    _write(
+        news_body_pairs(
+            aligned, {"skipped": skips.as_dict(), "band": [low, high], "window_days": window_days}
+        ),
+        output,
+    )
+    if headings is not None:
+        _write(heading_candidates(aligned, n=n_headings, heading_weight=heading_weight), headings)
+
+
+@app.command("forum")
+def forum_cmd(
+    messages: Path = typer.Argument(..., help="Thread openers JSONL: id, title, subforum, text."),
+    output: Path = _OUT,
+    low: float = _LOW,
+    high: float = _HIGH,
+    keep_contained: bool = typer.Option(
+        False, help="Keep pairs where one message contains the other."
+    ),
+) -> None:
+    """Forum thread openers with identical title and sub-forum (T4)."""
+    from parakit.build.documents import SkipCounter
+    from parakit.build.forum import forum_pairs, read_messages
+
+    skips = SkipCounter()
+    docs = read_messages(messages, skips)
+    _write(forum_pairs(docs, _aligner(low, high), not keep_contained, skips), output)
+
+
+@app.command("assignments")
+def assignments_cmd(
+    answers: Path = typer.Argument(..., help="Answers JSONL: id, assignment, text."),
+    output: Path = _OUT,
+    max_pairs: int = typer.Option(3, help="Most pairs per assignment (0: all)."),
+    key: str = typer.Option("assignment", help="Field naming the assignment."),
+    seed: int = typer.Option(0),
+) -> None:
+    """All answer pairs per assignment, at most k per source text (T5)."""
+    from parakit.build.assignments import assignment_pairs
+    from parakit.build.documents import SkipCounter, read_documents
+
+    skips = SkipCounter()
+    docs = read_documents(answers, skips=skips)
+    _write(assignment_pairs(docs, max_pairs or None, key, seed=seed, skips=skips), output)
+
+
+def _translator(spec: str, src: str | None, tgt: str | None, batch_size: int) -> Any:
+    from parakit.build.translate import HFTranslator, OpenAITranslator
+
+    if spec.startswith("openai:"):
+        # openai:<base_url>#<model>
+        rest = spec[len("openai:") :]
+        if "#" not in rest:
+            raise typer.BadParameter(f"{spec!r}: use openai:<base_url>#<model>")
+        base_url, model = rest.rsplit("#", 1)
+        return OpenAITranslator(
+            model,
+            base_url,
+            src_lang=src or "English",
+            tgt_lang=tgt or "Japanese",
+            batch_size=batch_size,
+        )
+    spec = spec.removeprefix("hf:")
+    return HFTranslator(spec, src_lang=src, tgt_lang=tgt, batch_size=batch_size)
+
+
+@app.command("translate")
+def translate_cmd(
+    sources: Path = typer.Argument(..., help="Source sentences, one per line."),
+    output: Path = _OUT,
+    system: list[str] = typer.Option(
+        ...,
+        "--system",
+        help="NAME=FORWARD[,BACKWARD] where a "
+        "model is an HF id/path or openai:<base_url>#<model>; "
+        "give two or more.",
+    ),
+    src_lang: str | None = typer.Option(
+        None, help="Source language code/name for multilingual models."
+    ),
+    tgt_lang: str | None = typer.Option(None, help="Target language code/name."),
+    cache_dir: Path = typer.Option(
+        Path(".parakit-mt-cache"), help="Translation cache (resumable)."
+    ),
+    lm: Path | None = typer.Option(
+        None, help="Language model: KenLM .arpa/.bin or a saved parakit NgramLM."
+    ),
+    lm_train: Path | None = typer.Option(
+        None, help="Train a 5-gram Kneser-Ney NgramLM on this text file instead."
+    ),
+    max_sources: int | None = typer.Option(None, help="Translate only the most probable n."),
+    batch_size: int = typer.Option(16),
+    bleu_tokenize: str = typer.Option("13a", help="SacreBLEU tokenizer of the source language."),
+) -> None:
+    """MT round-trip candidates: LM order (J2), two systems (J1), back-translation QE (J3)."""
+    from parakit.build.documents import read_text_file
+    from parakit.build.lm import NgramLM, load_lm
+    from parakit.build.translate import MTSystem, mt_candidates
+
+    systems = []
+    for spec in system:
+        if "=" not in spec:
+            raise typer.BadParameter(f"{spec!r}: use NAME=FORWARD[,BACKWARD]")
+        name, models = spec.split("=", 1)
+        forward, _, backward = models.partition(",")
+        systems.append(
+            MTSystem(
+                name,
+                _translator(forward, src_lang, tgt_lang, batch_size),
+                _translator(backward, tgt_lang, src_lang, batch_size) if backward else None,
+            )
+        )
+    texts = [line.strip() for line in read_text_file(sources).splitlines() if line.strip()]
+    model = None
+    if lm is not None:
+        model = load_lm(lm)
+    elif lm_train is not None:
+        model = NgramLM(order=5).fit(
+            line for line in read_text_file(lm_train).splitlines() if line.strip()
+        )
+    pairs = mt_candidates(
+        texts,
+        systems,
+        cache_dir=cache_dir,
+        lm=model,
+        max_sources=max_sources,
+        bleu_tokenize=bleu_tokenize,
+        lang=tgt_lang,
+    )
+    _write(pairs, output)
+
+
+def _read_pairs(path: Path, fmt: str | None) -> Any:
+    from parakit.io import read
+
+    return read(path, format=fmt)
+
+
+@app.command("sample")
+def sample_cmd(
+    pairs: Path = typer.Argument(..., help="Candidate pairs (any readable format)."),
+    output: Path = _OUT,
+    n_per_bin: int = typer.Option(..., "--n", help="Pairs per bin."),
+    measure: str = typer.Option(
+        "wor", help="wor (J4, 11 bins), char (T15, 20 bins) or a metadata key."
+    ),
+    n_bins: int | None = typer.Option(None, help="Bins (default: the measure's)."),
+    order_by: str | None = typer.Option(
+        None, help="Take the highest values of this metadata key per bin (e.g. qe)."
+    ),
+    method: str | None = typer.Option(
+        None, help="Tokenisation for wor: regex, whitespace, fugashi."
+    ),
+    lang: str | None = typer.Option(None),
+    fmt: str | None = typer.Option(None, "--format", help="Input format."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Balanced sample over similarity bins; prints the per-bin availability report."""
+    from parakit.build.sample import balanced_sample
+
+    sample, report = balanced_sample(
+        _read_pairs(pairs, fmt),
+        n_per_bin,
+        measure=measure,
+        n_bins=n_bins,
+        order_by=order_by,
+        seed=seed,
+        lang=lang,
+        method=method,
+    )
+    typer.echo(report.table())
+    if report.short_bins():
+        typer.echo(f"short bins (fewer than {n_per_bin} available): {report.short_bins()}")
+    _write(sample, output)
+
+
+@app.command("wor-histogram")
+def wor_histogram_cmd(
+    pairs: Path = typer.Argument(..., help="Pairs (any readable format)."),
+    fmt: str | None = typer.Option(None, "--format", help="Input format (tmup...)."),
+    by: str | None = typer.Option(
+        "source", help="Pair field to split the histogram by (source, label, group) or ''."
+    ),
+    method: str | None = typer.Option(
+        None, help="Tokenisation: regex, whitespace (pre-tokenised text such as TMUP), fugashi."
+    ),
+    lang: str | None = typer.Option(None),
+    measure: str = typer.Option("wor", help="wor or char."),
+    include_exact: bool = typer.Option(False, help="Count exact matches too."),
+) -> None:
+    """Histogram of WOR (11 bins, J4) or char cosine (20 bins) per group of pairs."""
+    from parakit.build.sample import histogram
+
+    ps = _read_pairs(pairs, fmt)
+    groups: dict[str, Any] = {}
+    if by:
+        for value in sorted({str(getattr(p, by)) for p in ps}):
+            groups[value] = ps.filter(lambda p, v=value: str(getattr(p, by)) == v)
+    else:
+        groups["all"] = ps
+    reports = {
+        name: histogram(
+            sub, measure=measure, lang=lang, method=method, exclude_exact=not include_exact
+        )
+        for name, sub in groups.items()
+    }
+    names = list(reports)
+    first = reports[names[0]]
+    typer.echo(f"{'bin':>3}  {'range':<12}" + "".join(f"{n:>12}" for n in names))
+    for i, (lo, hi) in enumerate(first.edges):
+        rng = f"[{lo:.2f},{hi:.2f}" + ("]" if lo == hi else ")")
+        typer.echo(f"{i:>3}  {rng:<12}" + "".join(f"{reports[n].available[i]:>12}" for n in names))
+    typer.echo(
+        f"{'':>3}  {'total':<12}" + "".join(f"{sum(reports[n].available):>12}" for n in names)
+    )
+    if not include_exact:
+        typer.echo(
+            f"{'':>3}  {'exact (excl.)':<12}"
+            + "".join(f"{reports[n].excluded_exact:>12}" for n in names)
+        )
+
+
+@app.command("negatives")
+def negatives_cmd(
+    corpus: Path = typer.Argument(..., help="Monolingual sentences, one per line."),
+    output: Path = _OUT,
+    n: int = typer.Option(..., "--n", help="Pairs wanted."),
+    wor_low: float | None = typer.Option(None, help="Lowest WOR kept."),
+    wor_high: float | None = typer.Option(None, help="Highest WOR kept."),
+    method: str | None = typer.Option(None, help="Tokenisation: regex, whitespace, fugashi."),
+    lang: str | None = typer.Option(None),
+    seed: int = typer.Option(0),
+) -> None:
+    """Random sentence pairs as non-trivial negatives, optionally in a WOR band (J5)."""
+    from parakit.build.documents import read_text_file
+    from parakit.build.negatives import random_negatives
+
+    band = None
+    if wor_low is not None or wor_high is not None:
+        band = (wor_low or 0.0, wor_high if wor_high is not None else 1.0)
+    sentences = [s.strip() for s in read_text_file(corpus).splitlines() if s.strip()]
+    pairs = random_negatives(sentences, n, wor_band=band, seed=seed, lang=lang, method=method)
+    _write(pairs, output)
+    found = pairs.metadata["negatives"]["found"]
+    if found < n:
+        typer.secho(f"only {found} of {n} pairs found in the band", fg="yellow", err=True)
+
+
+@app.command("social")
+def social_cmd(
+    posts: Path = typer.Argument(
+        ..., help="Posts JSONL: group, text, kind (trend|url), topic, time."
+    ),
+    output: Path = _OUT,
+    stage: str = typer.Option("pilot", help="pilot | follow-up | url-tasks | url."),
+    pilot_counts: Path | None = typer.Option(
+        None, help="JSON {group: paraphrases found in the pilot} (follow-up)."
+    ),
+    url_seeds: Path | None = typer.Option(
+        None, help="JSON {group: seed index 0-10 or null} (url)."
+    ),
+    ranking: str = typer.Option("unigram", help="unigram (collection) or wordfreq."),
+    lang: str = typer.Option("en"),
+    min_tokens: int = typer.Option(5, help="Drop sentences with fewer word tokens."),
+    spam: list[str] | None = typer.Option(
+        None, help="Spam regex (repeatable; replaces the defaults)."
+    ),
+    topics: Path | None = typer.Option(None, help="JSON {topic: [keywords]} to label groups."),
+    balance: bool = typer.Option(False, help="Keep the same number of groups per topic."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Clean (M2), rank and pair grouped posts (M1, M3)."""
+    from parakit.build.documents import SkipCounter
+    from parakit.build.social import (
+        DEFAULT_SPAM_PATTERNS,
+        SentenceCleaner,
+        WordfreqModel,
+        assign_topics,
+        balance_topics,
+        clean_groups,
+        rank_groups,
+        read_posts,
+        social_candidates,
+        url_seed_task,
+    )
+    from parakit.io.atomic import atomic_write
+
+    skips = SkipCounter()
+    groups = read_posts(posts, skips)
+    cleaner = SentenceCleaner(
+        min_tokens=min_tokens, spam_patterns=tuple(spam) if spam else DEFAULT_SPAM_PATTERNS
+    )
+    groups = clean_groups(groups, cleaner, skips=skips)
+    if topics is not None:
+        groups = assign_topics(groups, json.loads(topics.read_text(encoding="utf-8")))
+    if balance:
+        groups = balance_topics(groups, seed=seed)
+    groups = rank_groups(groups, WordfreqModel(lang) if ranking == "wordfreq" else None)
+    if stage == "url-tasks":
+        with atomic_write(output) as handle:
+            for group in groups:
+                if group.kind == "url":
+                    handle.write(json.dumps(url_seed_task(group), ensure_ascii=False) + "\n")
+        typer.echo(f"wrote URL seed tasks to {output}")
+        return
+    counts = json.loads(pilot_counts.read_text()) if pilot_counts else None
+    seeds = json.loads(url_seeds.read_text()) if url_seeds else None
+    pairs = social_candidates(groups, stage, pilot_counts=counts, url_seeds=seeds, seed=seed)
+    pairs.metadata["skipped"] = skips.as_dict()
+    _write(pairs, output)
+
+
+@app.command("knn")
+def knn_cmd(
+    sentences: Path = typer.Argument(..., help="JSONL {text, source} or one sentence per line."),
+    out_dir: Path = typer.Option(..., "--out-dir", "-o", help="Output folder."),
+    model: str = typer.Option(..., help="sentence-transformers model or HF encoder (id or path)."),
+    kind: str = typer.Option("auto", help="auto | sentence-transformers | mean-pool."),
+    k: int = typer.Option(5, help="Neighbours per sentence."),
+    n_per_bin: int = typer.Option(100, "--n", help="Sample size per similarity bin."),
+    n_bins: int = typer.Option(20),
+    chunk_size: int = typer.Option(10_000, help="Sentences per chunk (bounds memory)."),
+    factory: str = typer.Option("Flat", help="FAISS index factory string."),
+    metric: str = typer.Option("l2", help="l2 | ip | cosine."),
+    batch_size: int = typer.Option(64),
+    seed: int = typer.Option(0),
+) -> None:
+    """kNN candidates within each source + stratified sample (T15)."""
+    from parakit.build.knn import SentenceEncoder, mine_knn
+
+    result = mine_knn(
+        sentences,
+        SentenceEncoder(model, kind=kind, batch_size=batch_size),
+        out_dir,
+        k=k,
+        chunk_size=chunk_size,
+        factory=factory,
+        metric=metric,
+        n_per_bin=n_per_bin,
+        n_bins=n_bins,
+        seed=seed,
+    )
+    typer.echo(
+        f"{result.n_sentences} sentences -> {result.n_candidates} candidate pairs "
+        f"({result.candidates_path}); sample {sum(result.sampled_counts)} pairs "
+        f"({result.sample_path})"
+    )
+    typer.echo("bin  available  sampled")
+    for i, (a, s) in enumerate(zip(result.bin_counts, result.sampled_counts, strict=True)):
+        typer.echo(f"{i:>3}  {a:>9}  {s:>7}")

@@ -1,0 +1,143 @@
+"""Random sentence pairs from a monolingual corpus as non-trivial negatives (J5).
+
+Random pairs of sentences are almost never paraphrases, but they almost never overlap either.
+The Japanese corpus added such pairs to fill the *high word-overlap* negatives that MT
+round-trips rarely yield. With ``wor_band=(low, high)`` only pairs whose WOR lies in the band
+are kept: an anchor sentence is drawn at random, its partners are drawn at random among the
+sentences sharing at least one token with it (an inverted index; pairs sharing no token have
+WOR 0 and cannot be in a band with ``low > 0``; at most ``candidates_per_anchor`` random
+sentences per token of the anchor), and the first in-band partner in random order is kept.
+
+Example:
+    >>> sents = [f"the cat number {i} sat on the mat" for i in range(50)] + \\
+    ...         [f"completely different words here {i}" for i in range(50)]
+    >>> ps = random_negatives(sents, n=5, wor_band=(0.5, 0.99), seed=1)
+    >>> len(ps), all(0.5 <= p.metadata["wor"] <= 0.99 for p in ps)
+    (5, True)
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Iterable, Sequence
+
+from parakit.errors import ParakitError
+from parakit.schema import Pair, PairSet
+from parakit.text import get_tokenizer
+
+logger = logging.getLogger("parakit.build")
+
+
+def random_negatives(
+    sentences: Sequence[str],
+    n: int,
+    wor_band: tuple[float, float] | None = None,
+    seed: int = 0,
+    lang: str | None = None,
+    method: str | None = None,
+    candidates_per_anchor: int = 200,
+    max_attempts: int | None = None,
+    source: str = "random",
+    exclude: Iterable[tuple[str, str]] = (),
+) -> PairSet:
+    """``n`` random sentence pairs (distinct texts, no pair twice in either order).
+
+    Args:
+        sentences: the monolingual corpus (one sentence per item).
+        n: pairs wanted.
+        wor_band: keep only pairs with WOR in ``[low, high]``.
+        seed: random seed.
+        lang, method: tokenisation of the WOR.
+        candidates_per_anchor: partners tried per anchor sentence (and per anchor token
+            when a band is given).
+        max_attempts: anchors tried before giving up (default ``50 * n``); fewer than ``n``
+            pairs are then returned and a warning is logged.
+        source: ``Pair.source`` of the output.
+        exclude: text pairs (either order) never to return, e.g. the known pairs of the
+            corpus the sentences come from (a high-WOR random pair may be one of them).
+
+    Returns:
+        unlabelled candidate pairs with ``metadata["wor"]``.
+    """
+    if n < 0:
+        raise ParakitError("n must be >= 0", code="E508")
+    if wor_band is not None and not 0.0 <= wor_band[0] <= wor_band[1] <= 1.0:
+        raise ParakitError("wor_band must satisfy 0 <= low <= high <= 1", code="E508")
+    unique = list(dict.fromkeys(s for s in sentences if s.strip()))
+    if len(unique) < 2:
+        raise ParakitError("need at least two distinct non-empty sentences", code="E501")
+    tokenize = get_tokenizer(lang=lang, method=method)
+    token_sets = [frozenset(tokenize(s)) for s in unique]
+    rng = random.Random(seed)
+    max_attempts = max_attempts if max_attempts is not None else 50 * max(n, 1)
+    index: dict[str, list[int]] | None = None
+    if wor_band is not None and wor_band[0] > 0:
+        index = {}
+        for i, tokens in enumerate(token_sets):
+            for token in tokens:
+                index.setdefault(token, []).append(i)
+    excluded = {frozenset(pair) for pair in exclude}
+    seen: set[tuple[int, int]] = set()
+    out: list[Pair] = []
+    attempts = 0
+    while len(out) < n and attempts < max_attempts:
+        attempts += 1
+        i = rng.randrange(len(unique))
+        if index is None:
+            partners = [
+                rng.randrange(len(unique)) for _ in range(candidates_per_anchor if wor_band else 1)
+            ]
+        else:
+            pool: set[int] = set()
+            for token in sorted(token_sets[i]):
+                ids = index[token]
+                pool.update(
+                    ids
+                    if len(ids) <= candidates_per_anchor
+                    else rng.sample(ids, candidates_per_anchor)
+                )
+            partners = sorted(pool)
+            rng.shuffle(partners)
+        for j in partners:
+            key = (min(i, j), max(i, j))
+            if i == j or key in seen or frozenset((unique[i], unique[j])) in excluded:
+                continue
+            a, b = token_sets[i], token_sets[j]
+            union = len(a | b)
+            wor = len(a & b) / union if union else 0.0
+            if wor_band is not None and not wor_band[0] <= wor <= wor_band[1]:
+                continue
+            seen.add(key)
+            out.append(
+                Pair(
+                    id=f"neg-{len(out)}",
+                    text1=unique[i],
+                    text2=unique[j],
+                    source=source,
+                    metadata={"wor": round(wor, 6)},
+                )
+            )
+            break
+    if len(out) < n:
+        logger.warning(
+            "random_negatives: found %d of %d pairs in %d attempts (band %s)",
+            len(out),
+            n,
+            attempts,
+            wor_band,
+        )
+    return PairSet(
+        out,
+        scheme="binary",
+        lang=lang,
+        metadata={
+            "negatives": {
+                "requested": n,
+                "found": len(out),
+                "attempts": attempts,
+                "wor_band": wor_band,
+                "seed": seed,
+            }
+        },
+    )

@@ -1,0 +1,126 @@
+"""Fixtures of the annotation tests: a store on SQLite and on PostgreSQL, a tiny project."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from parakit.schema import Document, Pair, PairSet, Span
+
+PG_URL = os.environ.get("PARAKIT_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+def _postgres_reachable() -> str | None:
+    """None when the server answers, else why it does not."""
+    try:
+        import psycopg
+    except ImportError:
+        return "psycopg is not installed (pip install 'parakit[annotate]')"
+    try:
+        dsn = PG_URL.replace("postgresql+psycopg://", "postgresql://")
+        with psycopg.connect(dsn, connect_timeout=3) as conn:
+            conn.execute("select 1")
+    except Exception as err:
+        return f"PostgreSQL not reachable at {PG_URL}: {err}".splitlines()[0]
+    return None
+
+
+@pytest.fixture(scope="session")
+def pg_url():
+    """A fresh PostgreSQL schema for this test session (skips when no server answers)."""
+    reason = _postgres_reachable()
+    if reason and os.environ.get("PARAKIT_REQUIRE_POSTGRES"):
+        pytest.fail(f"{reason} (PARAKIT_REQUIRE_POSTGRES is set, so this is an error)")
+    if reason:
+        pytest.skip(reason)
+    from sqlalchemy import create_engine, text
+
+    schema = f"parakit_test_{uuid.uuid4().hex[:8]}"
+    engine = create_engine(PG_URL)
+    with engine.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    yield schema
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    engine.dispose()
+
+
+def _pg_store(base_schema: str, name: str):
+    from sqlalchemy import create_engine, text
+
+    from parakit.annotate.store import Store
+
+    schema = f"{base_schema}_{name}"[:60]
+    engine = create_engine(PG_URL)
+    with engine.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    engine.dispose()
+    return Store.open(f"{PG_URL}?options=-csearch_path%3D{schema}", cheap_hashing=True), schema
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request, tmp_path):
+    """An empty, migrated store on each backend."""
+    from parakit.annotate.store import Store
+
+    if request.param == "sqlite":
+        st = Store.open(tmp_path / "project.sqlite", cheap_hashing=True)
+        yield st
+        st.close()
+        return
+    base = request.getfixturevalue("pg_url")
+    st, schema = _pg_store(base, uuid.uuid4().hex[:8])
+    yield st
+    st.close()
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(PG_URL)
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    engine.dispose()
+
+
+def tiny_pairs() -> PairSet:
+    """Three candidate pairs with document context."""
+    d1 = Document("d1", "The cat sat on the mat. It was warm.")
+    d2 = Document("d2", "A cat was sitting on the mat. The sun was warm.")
+    pairs = [
+        Pair(
+            "p1",
+            "The cat sat on the mat.",
+            "A cat was sitting on the mat.",
+            span1=Span("d1", 0, 23),
+            span2=Span("d2", 0, 29),
+            source="test",
+            group="g1",
+        ),
+        Pair(
+            "p2",
+            "It was warm.",
+            "The sun was warm.",
+            span1=Span("d1", 24, 36),
+            span2=Span("d2", 30, 47),
+            source="test",
+            group="g1",
+        ),
+        Pair("p3", "Hello there.", "Hi.", source="test"),
+    ]
+    return PairSet(pairs, scheme="turku", documents=[d1, d2], name="tiny")
+
+
+@pytest.fixture
+def project(store):
+    """(store, project id, {name: annotator id}) with three candidate pairs."""
+    ids = {
+        "admin": store.add_annotator("admin", "admin-password", role="admin"),
+        "ann1": store.add_annotator("ann1", "password-one"),
+        "ann2": store.add_annotator("ann2", "password-two"),
+        "ann3": store.add_annotator("ann3", "password-three"),
+    }
+    pid = store.create_project("tiny", "turku")
+    for name in ("ann1", "ann2", "ann3"):
+        store.add_member(pid, ids[name])
+    store.import_pairs(pid, tiny_pairs())
+    return store, pid, ids

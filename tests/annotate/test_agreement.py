@@ -1,0 +1,139 @@
+"""Agreement measures against published worked examples."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("krippendorff", reason="pip install krippendorff (parakit[annotate])")
+pytest.importorskip("statsmodels", reason="pip install statsmodels (parakit[annotate])")
+
+from parakit.annotate import agreement as ag
+
+# Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the reference data:
+# 4 coders x 12 units with missing values; alpha nominal 0.743, ordinal 0.815, interval 0.849.
+K = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+    [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
+]
+
+
+def _kframe() -> pd.DataFrame:
+    rows = [
+        (u, f"coder{c}", str(v))
+        for c, coder in enumerate(K)
+        for u, v in enumerate(coder)
+        if v is not None
+    ]
+    return ag.judgments_frame(rows)
+
+
+def test_krippendorff_reference_data():
+    frame = _kframe()
+    assert ag.krippendorff_alpha(frame, "nominal") == pytest.approx(0.743, abs=5e-4)
+    assert ag.krippendorff_alpha(frame, "ordinal") == pytest.approx(0.815, abs=5e-4)
+    assert ag.krippendorff_alpha(frame, "interval") == pytest.approx(0.849, abs=5e-4)
+
+
+def test_cohen_kappa_textbook():
+    # 50 items: yes/yes 20, yes/no 5, no/yes 10, no/no 15 -> po = .7, pe = .5, kappa = .4
+    a = ["y"] * 20 + ["y"] * 5 + ["n"] * 10 + ["n"] * 15
+    b = ["y"] * 20 + ["n"] * 5 + ["y"] * 10 + ["n"] * 15
+    assert ag.cohen_kappa(a, b) == pytest.approx(0.4)
+
+
+def test_fleiss_kappa_wikipedia_example():
+    # Fleiss (1971) style example from Wikipedia: 10 subjects, 14 raters, 5 categories -> 0.210
+    table = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
+    assert ag.fleiss_kappa_table(table) == pytest.approx(0.210, abs=5e-4)
+    # the same data as a long table of judgments gives the same value
+    rows = []
+    for item, counts in enumerate(table):
+        rater = 0
+        for category, count in enumerate(counts):
+            for _ in range(count):
+                rows.append((item, f"r{rater}", f"c{category}"))
+                rater += 1
+    assert ag.fleiss_kappa(ag.judgments_frame(rows)) == pytest.approx(0.210, abs=5e-4)
+
+
+def test_pairwise_kappa_weighted_by_shared_items():
+    rows = [(i, "a", lab) for i, lab in enumerate("yynn")] + [
+        (i, "b", lab) for i, lab in enumerate("ynnn")
+    ]
+    rows += [(i, "c", lab) for i, lab in enumerate("yyyyyy", start=10)]
+    rows += [(i, "a", lab) for i, lab in enumerate("yyyyny", start=10)]
+    out = ag.pairwise_cohen_kappa(ag.judgments_frame(rows))
+    assert out["a|b"] == pytest.approx(0.5)
+    assert out["a|c"] == pytest.approx(0.0)  # c always says y: kappa 0
+    assert "b|c" not in out  # no shared items
+    assert out["weighted_mean"] == pytest.approx((0.5 * 4 + 0.0 * 6) / 10)
+
+
+def test_turku_levels_and_consensus():
+    rows = [
+        ("i1", "a", "4<"),
+        ("i1", "b", "4<s"),
+        ("i2", "a", "2"),
+        ("i2", "b", "3"),
+        ("i3", "a", "4"),
+        ("i3", "b", "4"),
+        ("i4", "a", "1"),
+        ("i4", "b", "1"),
+    ]
+    frame = ag.judgments_frame(rows)
+    consensus = {"i1": "4<", "i2": "2", "i3": "4", "i4": "1"}
+    report = ag.agreement_report(frame, "turku", consensus=consensus)
+    # full labels: a matches consensus 4/4, b 2/4 -> 6/8
+    assert report["full_accuracy"] == pytest.approx(6 / 8)
+    # subsumption level: 4<s -> 4<, so only i2 differs -> 7/8
+    assert report["subsumption_accuracy"] == pytest.approx(7 / 8)
+    # binary (loose): 3 and 4 are paraphrases: b's "3" on i2 is wrong -> 7/8
+    assert report["binary_accuracy"] == pytest.approx(7 / 8)
+    # base level: a and b agree on 3 of 4 items with labels {4,2/3,4,1}
+    base = ag.reduce_labels(frame, "turku", "base")
+    kappa = ag.cohen_kappa(
+        base[base.annotator == "a"].label.tolist(), base[base.annotator == "b"].label.tolist()
+    )
+    assert report["base_pairwise_kappa"] == pytest.approx(kappa)
+    assert not math.isnan(report["full_alpha_nominal"])
+
+
+def test_japanese_scheme_binary_drops_unnatural():
+    frame = ag.judgments_frame(
+        [
+            ("a", "x", "Positive"),
+            ("a", "y", "Unnatural"),
+            ("b", "x", "Negative"),
+            ("b", "y", "Negative"),
+        ]
+    )
+    reduced = ag.reduce_labels(frame, "japanese", "binary")
+    assert reduced["label"].tolist() == [1, 0, 0]
+
+
+def test_likert_ordinal_alpha_perfect_and_missing_columns():
+    rows = [(i, r, str(v)) for i, v in enumerate([1, 2, 3, 4, 5]) for r in ("r1", "r2", "r3")]
+    report = ag.agreement_report(ag.judgments_frame(rows), "likert", levels=("full",), ordinal=True)
+    assert report["full_alpha_ordinal"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="E620"):
+        ag.judgments_frame(pd.DataFrame({"x": [1]}))
+    assert np.isnan(ag.versus_consensus(ag.judgments_frame(rows), {})["accuracy"])
+    one_value = ag.judgments_frame([(1, "a", "4"), (1, "b", "4")])
+    assert np.isnan(ag.krippendorff_alpha(one_value))

@@ -1,0 +1,311 @@
+"""End to end in headless Chromium, driven the way annotators work.
+
+ann1 logs in, extracts two pairs from a document pair by dragging the mouse over text,
+classifies them with flags and a rewrite; ann2 classifies the same pairs blind; the admin
+resolves the disagreement and exports. The exported JSONL must match exactly. Screenshots of
+the views go to ``docs/img/annotate-*.png`` when ``PARAKIT_UPDATE_SCREENSHOTS=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+# the docs' screenshots are refreshed only on request, so a test run never edits tracked files
+IMG = (
+    Path(__file__).resolve().parents[2] / "docs" / "img"
+    if os.environ.get("PARAKIT_UPDATE_SCREENSHOTS")
+    else Path(tempfile.mkdtemp(prefix="parakit-screenshots-"))
+)
+
+DOC1 = (
+    "The city council met on Monday evening.\n\n"
+    "It decided to build a new library next to the old railway station.\n\n"
+    "Construction is expected to start in the spring of next year, the mayor said."
+)
+DOC2 = (
+    "On Monday night, the municipal council held its meeting.\n\n"
+    "A new public library will be built beside the former train station.\n\n"
+    "Construction is expected to start in the spring of next year, the mayor said."
+)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        pytest.skip(f"headless Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="pip install playwright for the browser test"
+    )
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+            ],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def server(tmp_path):
+    import uvicorn
+
+    from parakit.annotate.store import Store
+    from parakit.annotate.web import create_app
+    from parakit.schema import Pair, PairSet
+
+    store = Store.open(tmp_path / "e2e.sqlite", cheap_hashing=True)
+    store.add_annotator("admin", "admin-password", role="admin")
+    ann1 = store.add_annotator("ann1", "password-one")
+    ann2 = store.add_annotator("ann2", "password-two")
+    pid = store.create_project("e2e", "turku", settings={"classify_mode": "double"})
+    store.import_document_pairs(pid, PairSet([Pair("dp1", DOC1, DOC2, source="news")]))
+    store.add_member(pid, ann1)
+    store.add_member(pid, ann2)
+    store.assign_document_pairs(pid, [ann1])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    for _ in range(100):
+        if srv.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", store, pid
+    srv.should_exit = True
+    thread.join(5)
+    store.close()
+
+
+def expect(locator):
+    from playwright.sync_api import expect as _expect
+
+    return _expect(locator)
+
+
+def login(page, base: str, name: str, password: str) -> None:
+    page.goto(f"{base}/login")
+    page.fill("#name", name)
+    page.fill("#password", password)
+    page.click("#login")
+    page.wait_for_url(f"{base}/")
+
+
+def logout(page) -> None:
+    page.click("header form button")
+    page.wait_for_selector("#login")
+
+
+# where the characters text[begin] and text[end-1] are drawn, to drag the mouse between them
+_RECTS = """([side, begin, end]) => {
+  const segs = Array.from(document.querySelectorAll(`.seg[data-side="${side}"]`));
+  function rect(offset) {
+    for (const s of segs) {
+      const b = Number(s.dataset.b), node = s.firstChild;
+      if (node && offset >= b && offset < b + node.textContent.length) {
+        const r = document.createRange();
+        r.setStart(node, offset - b); r.setEnd(node, offset - b + 1);
+        const box = r.getBoundingClientRect();
+        return [box.left, box.right, box.top + box.height / 2];
+      }
+    }
+    return null;
+  }
+  return [rect(begin), rect(end - 1)];
+}"""
+
+
+def drag_select(page, side: int, text: str, phrase: str) -> tuple[int, int]:
+    """Select ``phrase`` of document ``side`` with a mouse drag; returns its offsets."""
+    begin = text.index(phrase)
+    end = begin + len(phrase)
+    page.locator(f'.seg[data-side="{side}"]').first.scroll_into_view_if_needed()
+    start, stop = page.evaluate(_RECTS, [side, begin, end])
+    page.mouse.move(start[0] + 1, start[2])
+    page.mouse.down()
+    page.mouse.move(stop[1] - 1, stop[2], steps=5)
+    page.mouse.up()
+    return begin, end
+
+
+def classify(
+    page,
+    base: str,
+    pid: int,
+    keys: str,
+    rewrite: tuple[str, str] | None = None,
+    unsure: bool = False,
+) -> str:
+    page.goto(f"{base}/p/{pid}/classify")
+    text1 = page.inner_text("#text1")
+    page.click("body", position={"x": 5, "y": 5})
+    for key in keys:
+        page.keyboard.press(key)
+    if unsure:
+        page.keyboard.press("u")
+    if rewrite:
+        page.keyboard.press("r")
+        page.fill("#rewrite1", rewrite[0])
+        page.fill("#rewrite2", rewrite[1])
+        page.locator("#rewrite2").press("Escape")
+    expect(page.locator("#saved")).to_contain_text("draft")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{base}/p/{pid}/classify?task=classify")
+    return text1
+
+
+def test_annotators_extract_classify_adjudicate_export(browser, server, tmp_path):
+    base, store, pid = server
+    IMG.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+
+    # -- ann1 extracts two pairs ------------------------------------------------------------
+    login(page, base, "ann1", "password-one")
+    page.click(f"#extract-{pid}")
+    page.wait_for_selector(".seg.copy")  # the shared verbatim sentence is highlighted
+    copied = page.eval_on_selector_all(
+        '.seg.copy[data-side="1"]', "els => els.map(e => e.textContent).join('')"
+    )
+    # the maximal shared run starts at "station." (both documents end a sentence with it)
+    assert copied == (
+        "station.\n\nConstruction is expected to start in the spring of next year, the mayor said"
+    )
+    pairs = [
+        (
+            "The city council met on Monday evening.",
+            "On Monday night, the municipal council held its meeting.",
+        ),
+        (
+            "It decided to build a new library next to the old railway station.",
+            "A new public library will be built beside the former train station.",
+        ),
+    ]
+    for left, right in pairs:
+        drag_select(page, 1, DOC1, left)
+        drag_select(page, 2, DOC2, right)
+        b1, e1 = DOC1.index(left), DOC1.index(left) + len(left)
+        b2, e2 = DOC2.index(right), DOC2.index(right) + len(right)
+        expect(page.locator("#selection")).to_have_text(f"left: [{b1}, {e1}) · right: [{b2}, {e2})")
+        if left != pairs[0][0]:  # the view with one pair taken and the next one selected
+            page.screenshot(path=str(IMG / "annotate-extract.png"), full_page=True)
+        page.click("#add")
+        expect(page.locator("#count")).to_have_text(str(pairs.index((left, right)) + 1))
+    assert page.locator("#pairs tr").count() == 3
+    page.click("#finish")
+    page.wait_for_selector("#done")
+
+    # -- ann1 classifies: flags via keyboard, a rewrite, the unsure tag --------------------------
+    first = classify(page, base, pid, "4s")
+    page.goto(f"{base}/p/{pid}/classify")
+    page.click("body", position={"x": 5, "y": 5})
+    page.keyboard.press("3")
+    assert page.locator("#flag-s").is_disabled()  # flags only on label 4: impossible on 3
+    page.keyboard.press("4")
+    page.keyboard.press("<")
+    page.keyboard.press(">")  # < and > exclude each other: > replaces <
+    assert page.inner_text("#label-value") == "4>"
+    page.keyboard.press("2")  # back to 2: the flags are dropped
+    assert page.inner_text("#label-value") == "2"
+    page.keyboard.press("4")
+    page.keyboard.press("<")
+    page.keyboard.press("r")
+    page.fill("#rewrite1", "The council decided to build a new library near the station.")
+    page.fill("#rewrite2", "A new library will be built beside the station.")
+    page.locator("#rewrite2").press("Escape")
+    page.keyboard.press("u")
+    expect(page.locator("#saved")).to_contain_text("draft")
+    page.screenshot(path=str(IMG / "annotate-classify.png"), full_page=True)
+    # a refresh keeps the server-side draft
+    page.reload()
+    assert page.inner_text("#label-value") == "4<"
+    assert page.input_value("#rewrite1").startswith("The council decided")
+    assert page.is_checked("#unsure")
+    page.click("body", position={"x": 5, "y": 5})
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#done")
+    logout(page)
+
+    # -- ann2 classifies blind -------------------------------------------------------------------
+    login(page, base, "ann2", "password-two")
+    page.goto(f"{base}/p/{pid}/classify")
+    assert page.inner_text("#label-value") == "–"  # never sees ann1's answer
+    assert page.input_value("#rewrite1") == ""
+    second = classify(page, base, pid, "4s")
+    assert second == first
+    classify(page, base, pid, "3")
+    page.goto(f"{base}/p/{pid}/classify")
+    page.wait_for_selector("#done")
+    logout(page)
+
+    # -- the admin resolves the disagreement and exports -----------------------------------------
+    login(page, base, "admin", "admin-password")
+    page.goto(f"{base}/admin/p/{pid}/consensus")
+    assert page.locator("section.conflict").count() == 1
+    assert sorted(page.locator("td.given").all_inner_texts()) == ["3", "4<"]
+    page.screenshot(path=str(IMG / "annotate-consensus.png"), full_page=True)
+    item = page.get_attribute("section.conflict form", "data-item")
+    page.fill(f"#resolve-{item}", "4<")
+    page.click(f"#resolve-submit-{item}")
+    expect(page.locator("section.conflict")).to_have_count(0)
+    response = page.request.get(f"{base}/admin/p/{pid}/export?format=jsonl")
+    assert response.ok
+    exported = tmp_path / "export.jsonl"
+    exported.write_bytes(response.body())
+    page.close()
+
+    spans = [
+        (DOC1.index(a), DOC1.index(a) + len(a), DOC2.index(b), DOC2.index(b) + len(b))
+        for a, b in pairs
+    ]
+    expected = [
+        {"parakit": 1, "scheme": {"name": "turku"}, "name": "e2e"},
+        {"document": {"id": "dp1-1", "text": DOC1}},
+        {"document": {"id": "dp1-2", "text": DOC2}},
+        {
+            "id": "dp1-1",
+            "text1": pairs[0][0],
+            "text2": pairs[0][1],
+            "label": "4s",
+            "span1": {"doc": "dp1-1", "begin": spans[0][0], "end": spans[0][1]},
+            "span2": {"doc": "dp1-2", "begin": spans[0][2], "end": spans[0][3]},
+            "group": "dp1",
+            "source": "news",
+        },
+        {
+            "id": "dp1-2",
+            "text1": pairs[1][0],
+            "text2": pairs[1][1],
+            "label": "4<",
+            "span1": {"doc": "dp1-1", "begin": spans[1][0], "end": spans[1][1]},
+            "span2": {"doc": "dp1-2", "begin": spans[1][2], "end": spans[1][3]},
+            "group": "dp1",
+            "source": "news",
+            "rewrites": [
+                [
+                    "The council decided to build a new library near the station.",
+                    "A new library will be built beside the station.",
+                ]
+            ],
+        },
+    ]
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert lines == expected
+    assert store.count_annotations(pid) == 4 and store.count_annotations(pid, "draft") == 0

@@ -1,0 +1,46 @@
+"""Transitive clusters, multi-reference sets and expert batches (M5)."""
+
+from __future__ import annotations
+
+from parakit.annotate.clusters import (
+    clusters_from_edges,
+    expert_batches,
+    multi_reference_sets,
+    paraphrase_clusters,
+)
+from parakit.schema import Pair, PairSet
+
+
+def test_transitive_closure():
+    edges = [("a", "b"), ("c", "b"), ("d", "e"), ("f", "f")]
+    assert clusters_from_edges(edges, nodes=["z"]) == [["a", "b", "c"], ["d", "e"], ["f"], ["z"]]
+    assert clusters_from_edges([]) == []
+
+
+def _star(source: str, n: int, label: str = "1") -> list[Pair]:
+    return [Pair(f"{source}-{i}", source, f"{source} ref {i}", label=label) for i in range(n)]
+
+
+def test_clusters_and_multireference_from_pairs():
+    pairs = [*_star("s1", 8), *_star("s2", 7), *_star("s3", 9, label="0")]
+    # one judged link between a reference of s2 and a new sentence
+    pairs.append(Pair("x", "s2 ref 0", "s2 extra", label="1"))
+    ps = PairSet(pairs, scheme="binary")
+    clusters = paraphrase_clusters(ps)
+    assert [len(c) for c in clusters] == [9, 9]  # s1 + 8 refs; s2 + 7 refs + extra
+    direct = multi_reference_sets(ps, min_references=8)
+    assert list(direct) == ["s1"] and len(direct["s1"]) == 8
+    transitive = multi_reference_sets(ps, min_references=8, transitive=True)
+    assert sorted(transitive) == ["s1", "s2", "s2 ref 0"]  # every text1 is a source
+    assert "s2 extra" in transitive["s2"]
+
+
+def test_expert_batches_two_seeds_up_to_30():
+    big = [f"m{i:02d}" for i in range(40)]
+    batch = expert_batches([big, ["a", "b", "c"], ["lonely"]], n_seeds=2, max_members=30, seed=3)
+    groups = [p.group for p in batch]
+    assert groups.count("0") == 2 * 30 and groups.count("1") == 2 * 1 and "2" not in groups
+    first = [p for p in batch if p.group == "0"]
+    seeds = {p.text1 for p in first}
+    assert len(seeds) == 2 and not seeds & {p.text2 for p in first}
+    assert batch == expert_batches([big, ["a", "b", "c"], ["lonely"]], seed=3)  # seeded

@@ -1,0 +1,123 @@
+"""Crowd import, worker QC and aggregation on a seeded simulated crowd with known truth."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from parakit.annotate import crowd
+from parakit.errors import DataFormatError
+
+
+def test_threshold_rule_hand_computed():
+    rows = []
+    for pair, votes in (("a", 5), ("b", 4), ("c", 3), ("d", 2), ("e", 0)):
+        for w in range(6):
+            rows.append({"worker": f"w{w}", "pair": pair, "label": "1" if w < votes else "0"})
+    rows.append({"worker": "w9", "pair": "f", "label": "1"})  # only one judgment
+    frame = pd.DataFrame(rows)
+    assert crowd.aggregate(frame, "threshold").to_dict() == {"a": "1", "b": "1", "d": "0", "e": "0"}
+    strict = crowd.aggregate(frame, "threshold", threshold=4)
+    assert strict.to_dict() == {"a": "1", "c": "0", "d": "0", "e": "0"}
+    assert crowd.aggregate(frame, "majority").to_dict() == {
+        "a": "1",
+        "b": "1",
+        "d": "0",
+        "e": "0",
+        "f": "1",
+    }
+
+
+def test_simulated_crowd_recovery_and_qc():
+    pytest.importorskip("crowdkit", reason="pip install crowd-kit for Dawid-Skene")
+    judgments, truth = crowd.simulate_crowd(n_items=300, n_workers=20, n_spammers=5, seed=7)
+    assert len(judgments) == 300 * 6
+    truth = truth.drop(judgments.loc[judgments["gold"], "pair"].unique())  # gold is not output
+    assert len(truth) == 240
+    results = {
+        m: crowd.recovery_accuracy(crowd.aggregate(judgments, m), truth) for m in crowd.METHODS
+    }
+
+    def correct(r):
+        return r["accuracy"] * r["coverage"]
+
+    # 6 binary votes: the tie rule drops 3-3 splits; majority vote is the same rule
+    assert results["threshold"] == results["majority"]
+    assert 0.75 < results["threshold"]["coverage"] < 0.95
+    assert results["threshold"]["accuracy"] > 0.9
+    # Dawid-Skene labels every pair, and gets more pairs right than the vote rule
+    assert results["dawid-skene"]["coverage"] == 1.0
+    assert results["dawid-skene"]["accuracy"] > 0.9
+    assert correct(results["dawid-skene"]) > correct(results["majority"])
+    kept, quality = crowd.filter_workers(judgments, min_gold_accuracy=0.7, min_kappa=0.2)
+    dropped = set(quality.index[~quality["kept"]])
+    assert dropped == {w for w in quality.index if w.startswith("spam")}
+    assert not kept["gold"].any()
+    # QC then majority vote: fewer ties, more pairs right than majority vote on everyone
+    after = crowd.recovery_accuracy(crowd.aggregate(kept, "majority"), truth)
+    assert correct(after) > correct(results["majority"]) + 0.05
+
+
+def test_worker_quality_hand_computed():
+    rows = [
+        # gold pair g: true label 1; w1 right, w2 wrong
+        ("w1", "g", "1", True, "1"),
+        ("w2", "g", "0", True, "1"),
+        ("w3", "g", "1", True, "1"),
+        ("w1", "p", "1", False, None),
+        ("w2", "p", "1", False, None),
+        ("w3", "p", "1", False, None),
+        ("w1", "q", "0", False, None),
+        ("w2", "q", "1", False, None),
+        ("w3", "q", "0", False, None),
+    ]
+    frame = pd.DataFrame(rows, columns=["worker", "pair", "label", "gold", "gold_label"])
+    quality = crowd.worker_quality(frame)
+    assert quality.loc["w1", "gold_accuracy"] == 1.0
+    assert quality.loc["w2", "gold_accuracy"] == 0.0
+    # w1 vs others' majority: p -> (1,1)=1, q -> (1,0) tie skipped: one item only -> nan
+    assert pd.isna(quality.loc["w1", "kappa"])
+    # w2: p -> majority of w1,w3 = 1 (agree), q -> majority 0 (disagree): labels [1,1] vs [1,0]
+    assert quality.loc["w2", "kappa"] == pytest.approx(0.0)
+
+
+def test_read_judgments_csv_and_errors(tmp_path):
+    good = tmp_path / "j.csv"
+    good.write_text("WorkerId,pair,label,gold,gold_label\nA,p1,1,,\nB,p1,0,true,1\n")
+    frame = crowd.read_judgments(good, columns={"worker": "WorkerId"})
+    assert frame["worker"].tolist() == ["A", "B"]
+    assert frame["gold"].tolist() == [False, True]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"worker": "A", "pair": "p1", "label": "1"}\n{"worker": "B", "pair": "p1"}\n')
+    with pytest.raises(DataFormatError, match=r"bad.jsonl, line 2, field 'label'"):
+        crowd.read_judgments(bad)
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text('{"worker": "A", "pair": "p1", "label": "1", "gold": true}\n')
+    with pytest.raises(DataFormatError, match="E632"):
+        crowd.read_judgments(gold)
+
+
+def test_attach_to_pairset():
+    from parakit.schema import Pair, PairSet
+
+    pairs = PairSet([Pair("a", "x", "y"), Pair("b", "u", "v")], scheme="binary")
+    frame = pd.DataFrame(
+        {
+            "worker": ["w1", "w2", "w1"],
+            "pair": ["a", "a", "b"],
+            "label": ["1", "1", "0"],
+            "time": ["t1", None, None],
+            "gold": [False, False, True],
+        }
+    )
+    labels = crowd.aggregate(frame, "majority")
+    out = crowd.attach(pairs, frame, labels)
+    assert [p.label for p in out] == ["1", None]  # b only has a gold judgment
+    assert [(j.annotator, j.label, j.time, j.gold) for j in out[0].judgments] == [
+        ("w1", "1", "t1", False),
+        ("w2", "1", None, False),
+    ]
+    assert out[1].judgments[0].gold
+    assert len(crowd.attach(pairs, frame, labels, drop_unlabelled=True)) == 1
+    with pytest.raises(DataFormatError, match="E635"):
+        crowd.attach(pairs, frame.assign(pair=["a", "zz", "b"]), labels)

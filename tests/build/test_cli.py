@@ -1,0 +1,124 @@
+import json
+
+from typer.testing import CliRunner
+
+from parakit.build.cli import app
+from parakit.io import read
+
+runner = CliRunner()
+
+
+def _jsonl(path, rows):
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    return path
+
+
+def test_align_and_assignments(tmp_path):
+    docs = _jsonl(
+        tmp_path / "docs.jsonl",
+        [
+            {"id": "a", "text": "The committee approved the budget on Tuesday.", "site": "x"},
+            {"id": "b", "text": "On Tuesday the committee approved a budget.", "site": "x"},
+            {"id": "c", "text": "", "site": "x"},
+            {"id": "d", "text": "Snow closed the roads.", "site": "y"},
+        ],
+    )
+    result = runner.invoke(
+        app,
+        [
+            "align",
+            str(docs),
+            "-o",
+            str(tmp_path / "out.jsonl"),
+            "--low",
+            "0.1",
+            "--high",
+            "0.99",
+            "--group-by",
+            "site",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "skipped: {'empty-document': 1}" in result.output
+    ps = read(tmp_path / "out.jsonl")
+    assert [p.id for p in ps] == ["a|b"] and set(ps.documents) == {"a", "b"}
+    answers = _jsonl(
+        tmp_path / "answers.jsonl",
+        [{"id": f"s{i}", "assignment": "q", "text": f"answer {i} text"} for i in range(4)],
+    )
+    result = runner.invoke(
+        app, ["assignments", str(answers), "-o", str(tmp_path / "as.jsonl"), "--max-pairs", "2"]
+    )
+    assert result.exit_code == 0 and len(read(tmp_path / "as.jsonl")) == 2
+
+
+def test_sample_prints_report_and_short_bins(tmp_path):
+    pairs = _jsonl(
+        tmp_path / "pairs.jsonl",
+        [
+            {"id": str(i), "text1": "a b c d", "text2": "a b c d" + (" x" if i % 2 else " x y")}
+            for i in range(10)
+        ],
+    )
+    out = tmp_path / "sample.jsonl"
+    result = runner.invoke(app, ["sample", str(pairs), "-o", str(out), "--n", "3"])
+    assert result.exit_code == 0, result.output
+    assert "short bins" in result.output and len(read(out)) == 6
+
+
+def test_wor_histogram_on_tmup(data_path):
+    path = data_path("tmup/tmup.tsv")
+    result = runner.invoke(
+        app, ["wor-histogram", str(path), "--format", "tmup", "--method", "whitespace"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split()[-2:] == ["mt", "wikipedia"]
+    total = next(line for line in lines if "total" in line).split()
+    assert total[-2:] == ["465", "190"]
+
+
+def test_social_and_negatives(tmp_path):
+    posts = _jsonl(
+        tmp_path / "posts.jsonl",
+        [
+            {"group": "t", "text": f"the new phone model {i} has a great camera sensor"}
+            for i in range(25)
+        ],
+    )
+    result = runner.invoke(app, ["social", str(posts), "-o", str(tmp_path / "pilot.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert len(read(tmp_path / "pilot.jsonl")) == 20
+    counts = tmp_path / "counts.json"
+    counts.write_text('{"t": 5}')
+    result = runner.invoke(
+        app,
+        [
+            "social",
+            str(posts),
+            "-o",
+            str(tmp_path / "more.jsonl"),
+            "--stage",
+            "follow-up",
+            "--pilot-counts",
+            str(counts),
+        ],
+    )
+    assert result.exit_code == 0 and len(read(tmp_path / "more.jsonl")) == 20
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(f"sentence number {i} is here" for i in range(30)))
+    result = runner.invoke(
+        app,
+        [
+            "negatives",
+            str(corpus),
+            "-o",
+            str(tmp_path / "neg.jsonl"),
+            "--n",
+            "5",
+            "--wor-low",
+            "0.5",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert all(p.metadata["wor"] >= 0.5 for p in read(tmp_path / "neg.jsonl"))

@@ -1,0 +1,125 @@
+import json
+
+import numpy as np
+import pytest
+
+from parakit.build.knn import SentenceEncoder, mine_knn
+from parakit.errors import ParakitError
+from parakit.io import read
+
+
+class PositionEncoder:
+    """Test double with known geometry: the sentence 'item N' sits at x = N on a line."""
+
+    model = "position"
+
+    def encode(self, texts):
+        return np.array([[float(t.split()[1]), 0.0] for t in texts], dtype=np.float32)
+
+
+def _write(path, rows):
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+
+
+def test_knn_within_source_dedupes_directions_exactly(tmp_path):
+    positions = {"a": [0, 1, 3, 7, 15], "b": [2, 4, 100]}
+    rows = [{"text": f"item {x}", "source": s} for s in positions for x in positions[s]]
+    _write(tmp_path / "in.jsonl", rows)
+    result = mine_knn(
+        tmp_path / "in.jsonl",
+        PositionEncoder(),
+        tmp_path / "out",
+        k=1,
+        chunk_size=2,
+        n_per_bin=None,
+        progress=False,
+    )
+    ps = read(result.candidates_path)
+    got = {frozenset((p.text1, p.text2)) for p in ps}
+    # nearest neighbour of each point, within its source, as unordered pairs
+    expected = {
+        frozenset(("item 0", "item 1")),
+        frozenset(("item 1", "item 3")),
+        frozenset(("item 3", "item 1")),
+        frozenset(("item 7", "item 3")),
+        frozenset(("item 15", "item 7")),
+        frozenset(("item 2", "item 4")),
+        frozenset(("item 100", "item 4")),
+    }
+    assert got == expected and len(ps) == len(expected) == result.n_candidates
+    assert all(p.source == ("a" if int(p.text1.split()[1]) in positions["a"] else "b") for p in ps)
+    assert result.n_sentences == 8
+    assert not (tmp_path / "out" / "work").exists()
+
+
+def test_stratified_sample_over_char_bins(tmp_path):
+    rows = [{"text": f"item {i} " + "x" * (i % 7), "source": "s"} for i in range(60)]
+    _write(tmp_path / "in.jsonl", rows)
+    result = mine_knn(
+        tmp_path / "in.jsonl",
+        PositionEncoder(),
+        tmp_path / "out",
+        k=3,
+        chunk_size=16,
+        n_per_bin=2,
+        seed=1,
+        progress=False,
+    )
+    sample = read(result.sample_path)
+    assert sum(result.bin_counts) == result.n_candidates
+    assert result.sampled_counts == [min(2, c) for c in result.bin_counts]
+    assert len(sample) == sum(result.sampled_counts)
+    for pair in sample:
+        assert pair.metadata["bin"] == min(int(pair.metadata["char_tf_cosine"] * 20), 19)
+    report = sample.metadata["sampling"]
+    assert report["short_bins"] == [i for i, c in enumerate(result.bin_counts) if c < 2]
+
+
+def test_mean_pooled_tiny_bert_end_to_end(tmp_path):
+    torch = pytest.importorskip("torch")
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    torch.set_num_threads(1)
+    words = ["cat", "dog", "sat", "ran", "on", "the", "mat", "park", "a", "big", "small", "red"]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
+    (tmp_path / "vocab.txt").write_text("\n".join(vocab))
+    model_dir = tmp_path / "bert"
+    BertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt")).save_pretrained(model_dir)
+    torch.manual_seed(0)
+    BertModel(
+        BertConfig(
+            vocab_size=len(vocab),
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+        )
+    ).save_pretrained(model_dir)
+    rng = np.random.default_rng(0)
+    lines = [" ".join(rng.choice(words, size=5)) for _ in range(40)]
+    (tmp_path / "sents.txt").write_text("\n".join(lines))
+    encoder = SentenceEncoder(model_dir, batch_size=8)
+    vectors = encoder.encode(lines[:3])
+    assert vectors.shape == (3, 16) and encoder.kind_ == "mean-pool"
+    result = mine_knn(
+        tmp_path / "sents.txt",
+        encoder,
+        tmp_path / "out",
+        k=2,
+        chunk_size=16,
+        n_per_bin=3,
+        progress=False,
+    )
+    assert result.n_sentences == 40 and 40 <= result.n_candidates <= 80
+    with pytest.raises(ParakitError, match="E509"):
+        mine_knn(tmp_path / "sents.txt", encoder, tmp_path / "out", k=0)
+
+
+def test_minilm_sentence_transformers(minilm_path, tmp_path):
+    encoder = SentenceEncoder(minilm_path, normalize=True)
+    vectors = encoder.encode(
+        ["A man is eating food.", "A man eats a meal.", "The stock market crashed."]
+    )
+    assert encoder.kind_ == "sentence-transformers" and vectors.shape == (3, 384)
+    sims = vectors @ vectors.T
+    assert sims[0, 1] > sims[0, 2]

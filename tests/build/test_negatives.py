@@ -1,0 +1,54 @@
+import pytest
+
+from parakit.build.negatives import random_negatives
+from parakit.errors import ParakitError
+from parakit.text import word_overlap_rate
+
+SENTS = (
+    [f"the old man walked his dog in the park number {i}" for i in range(40)]
+    + [f"quarterly revenue grew by {i} percent" for i in range(40)]
+    + [f"she painted the kitchen wall blue on day {i}" for i in range(40)]
+)
+
+
+def test_random_pairs_are_distinct_unique_and_seeded():
+    ps = random_negatives(SENTS, n=50, seed=3)
+    assert len(ps) == 50
+    keys = {frozenset((p.text1, p.text2)) for p in ps}
+    assert len(keys) == 50 and all(p.text1 != p.text2 for p in ps)
+    assert all(
+        p.metadata["wor"] == pytest.approx(word_overlap_rate(p.text1, p.text2), abs=1e-6)
+        for p in ps
+    )
+    assert [p.text1 for p in random_negatives(SENTS, n=50, seed=3)] == [p.text1 for p in ps]
+
+
+def test_wor_band_fills_high_overlap_negatives():
+    ps = random_negatives(SENTS, n=30, wor_band=(0.7, 0.95), seed=0)
+    assert len(ps) == 30
+    assert all(0.7 <= word_overlap_rate(p.text1, p.text2) <= 0.95 for p in ps)
+    # unreachable band: fewer pairs, reported, no endless loop
+    ps = random_negatives(SENTS, n=5, wor_band=(0.99, 0.999), seed=0, max_attempts=100)
+    assert len(ps) == 0 and ps.metadata["negatives"]["found"] == 0
+
+
+def test_excluded_pairs_are_never_returned():
+    sents = ["a b c d e", "a b c d f", "a b c x y", "p q r s t"]
+    ps = random_negatives(
+        sents,
+        n=3,
+        wor_band=(0.1, 1.0),
+        seed=0,
+        max_attempts=200,
+        exclude=[("a b c d f", "a b c d e")],
+    )
+    got = {frozenset((p.text1, p.text2)) for p in ps}
+    assert frozenset(("a b c d e", "a b c d f")) not in got
+    assert got == {frozenset(("a b c d e", "a b c x y")), frozenset(("a b c d f", "a b c x y"))}
+
+
+def test_bad_arguments():
+    with pytest.raises(ParakitError, match="E501"):
+        random_negatives(["same", "same"], n=1)
+    with pytest.raises(ParakitError, match="E508"):
+        random_negatives(SENTS, n=1, wor_band=(0.9, 0.1))
