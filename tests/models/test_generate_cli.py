@@ -266,7 +266,10 @@ def test_matrix_two_datasets(tmp_path, tiny_bart, minilm_path):
 
 
 def test_run_with_llm_endpoint(tmp_path):
-    from test_llm import FakeOpenAI
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fake_openai_server import FakeOpenAI
 
     inputs = tmp_path / "in.txt"
     inputs.write_text("first one\nsecond one\n", encoding="utf-8")
