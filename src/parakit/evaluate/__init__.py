@@ -1,0 +1,1 @@
+"""Evaluation: classification, retrieval, generation metrics and human evaluation."""

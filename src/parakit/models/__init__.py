@@ -1,0 +1,1 @@
+"""Paraphrase models: identification, embeddings, mining support and generation."""

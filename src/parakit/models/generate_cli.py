@@ -1,0 +1,449 @@
+"""``parakit generate ...``: prepare data, train, run and evaluate paraphrase generators.
+
+Commands: ``prepare``, ``train``, ``run``, ``evaluate``, ``human-export``, ``human-import``,
+``matrix``. Heavy libraries are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="Paraphrase generation and its evaluation."
+)
+
+
+def _read_pairs(path: Path, fmt: str | None) -> Any:
+    from parakit.io import read
+
+    return read(path, format=fmt)
+
+
+def _read_sources(path: Path, fmt: str | None) -> list[str]:
+    """Inputs to paraphrase: a text file (one per line), a generations/JSONL file with
+    ``source``, or any pair set (its distinct ``text1`` values, in order)."""
+    if fmt is None and path.suffix in (".txt", ".text"):
+        return [
+            line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
+    if fmt in (None, "multipit-multiref") and path.suffix == ".json":
+        from parakit.io import multireference, read_multireference
+
+        return list(multireference(read_multireference(path)))
+    pairs = _read_pairs(path, fmt)
+    return list(dict.fromkeys(p.text1 for p in pairs))
+
+
+def _references(path: Path, fmt: str | None) -> dict[str, list[str]]:
+    from parakit.io import multireference, read
+
+    if fmt is None and path.suffix == ".json":
+        fmt = "multipit-multiref"
+    return multireference(read(path, format=fmt))
+
+
+def _scorer(model: str, num_layers: int | None, batch_size: int, device: str | None) -> Any:
+    from parakit.evaluate.generation import BertScore
+
+    return BertScore(model, num_layers=num_layers, batch_size=batch_size, device=device)
+
+
+@app.command()
+def prepare(
+    input: Path = typer.Argument(..., help="Corpus file (any format parakit reads)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Output JSONL of directed pairs."),
+    format: str | None = typer.Option(None, "--format", help="Input format (default: guess)."),
+    directions: str = typer.Option(
+        "label", help="forward, backward, both, or label (Turku labels decide; others: forward)."
+    ),
+    reading: str | None = typer.Option(None, help="Binary reading that keeps paraphrases."),
+    bleu_threshold: float = typer.Option(
+        14.0, help="Drop pairs with sentence BLEU (output vs input) >= this; negative disables."
+    ),
+    dedupe: bool = typer.Option(True, help="Drop duplicate and identical pairs."),
+    test: Path | None = typer.Option(
+        None, help="Test set whose groups and sentences must not be trained on."
+    ),
+    test_format: str | None = typer.Option(None, help="Format of --test (default: guess)."),
+    tokenize: str = typer.Option(
+        "13a", help="SacreBLEU tokenizer of the filter (ja-mecab or char for Japanese)."
+    ),
+) -> None:
+    """Make generation training data: directed pairs, test-overlap removal, dedupe, BLEU filter."""
+    from parakit.io import write
+    from parakit.models.generation_data import prepare_generation_data
+
+    pairs = _read_pairs(input, format)
+    test_pairs = None
+    if test is not None:
+        fmt = test_format or ("multipit-multiref" if test.suffix == ".json" else None)
+        test_pairs = _read_pairs(test, fmt)
+    out, report = prepare_generation_data(
+        pairs,
+        directions=directions,  # type: ignore[arg-type]
+        reading=reading,
+        bleu_threshold=None if bleu_threshold < 0 else bleu_threshold,
+        dedupe=dedupe,
+        test=test_pairs,
+        tokenize=tokenize,
+    )
+    write(out, output, format="jsonl")
+    for name, count in report.steps:
+        typer.echo(f"{name}\t{count}")
+    typer.echo(f"wrote {len(out)} directed pairs to {output}")
+
+
+@app.command()
+def train(
+    train_file: Path = typer.Argument(..., help="Directed training pairs (from `prepare`)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Folder for the trained model."),
+    model: str = typer.Option(
+        ...,
+        "--model",
+        help="Hugging Face id or local path (T5, BART, GPT-2, or a BERT/MiniLM to warm-start).",
+    ),
+    dev: Path | None = typer.Option(None, help="Dev pairs for model selection (perplexity)."),
+    architecture: str = typer.Option(
+        "auto", help="auto, encoder-decoder, decoder-only, bert2bert."
+    ),
+    learning_rate: float = typer.Option(1e-4, "--lr"),
+    epochs: int = typer.Option(5),
+    batch_size: int = typer.Option(128, help="Effective batch size."),
+    micro_batch_size: int | None = typer.Option(None, help="Per forward pass (accumulate)."),
+    eval_steps: int = typer.Option(500),
+    max_steps: int | None = typer.Option(None),
+    max_time: float | None = typer.Option(None, help="Stop training after this many seconds."),
+    max_length: int = typer.Option(64, help="Source and target truncation (tokens)."),
+    seed: int = typer.Option(0),
+    device: str | None = typer.Option(None),
+    format: str | None = typer.Option(None, "--format", help="Format of the pair files."),
+) -> None:
+    """Fine-tune a generator with MultiPIT's recipe (AdamW, warm-up 0.06, linear decay,
+    selection on dev perplexity)."""
+    from parakit.models.generator import Seq2SeqGenerator
+
+    gen = Seq2SeqGenerator(
+        model,
+        architecture=architecture,  # type: ignore[arg-type]
+        learning_rate=learning_rate,
+        epochs=epochs,
+        batch_size=batch_size,
+        micro_batch_size=micro_batch_size,
+        eval_steps=eval_steps,
+        max_steps=max_steps,
+        max_time=max_time,
+        max_source_length=max_length,
+        max_target_length=max_length,
+        seed=seed,
+        device=device,
+    )
+    gen.fit(_read_pairs(train_file, format), _read_pairs(dev, format) if dev is not None else None)
+    gen.save(output)
+    best = gen.best_dev_perplexity_
+    typer.echo(
+        f"{gen.architecture_} model saved to {output} after {gen.n_steps_} steps"
+        + (f"; best dev perplexity {best:.3f} at step {gen.best_step_}" if best else "")
+    )
+
+
+@app.command()
+def run(
+    input: Path = typer.Argument(
+        ...,
+        help="Inputs: .txt (one per line), multi-reference "
+        ".json, or a pair file (its distinct text1).",
+    ),
+    output: Path = typer.Option(..., "-o", "--output", help="Generations JSONL."),
+    model: Path | None = typer.Option(None, help="A model folder saved by `train`."),
+    llm_base_url: str | None = typer.Option(
+        None, help="OpenAI-compatible API root (instead of --model)."
+    ),
+    llm_model: str | None = typer.Option(None, help="Model name for the API."),
+    llm_endpoint: str = typer.Option("chat", help="chat or completions."),
+    shots: int = typer.Option(0, help="In-context examples (0 or up to 4: App. D)."),
+    cache: Path | None = typer.Option(None, help="LLM answer cache (resumable runs)."),
+    requests_per_minute: float | None = typer.Option(None),
+    concurrency: int = typer.Option(1),
+    num_beams: int = typer.Option(4),
+    do_sample: bool = typer.Option(False, "--sample", help="Sample instead of beam search."),
+    top_p: float = typer.Option(0.9, help="Nucleus threshold (sampling and LLM)."),
+    top_k: int = typer.Option(0),
+    temperature: float = typer.Option(1.0),
+    max_new_tokens: int | None = typer.Option(
+        None, help="Output limit (default: 64 for models, 100 for LLMs as in App. D)."
+    ),
+    system: str | None = typer.Option(None, help="System name stored with each generation."),
+    format: str | None = typer.Option(None, "--format", help="Input format (default: guess)."),
+) -> None:
+    """Generate one paraphrase per input with a trained model or an LLM endpoint."""
+    from parakit.evaluate.generation import write_generations
+
+    sources = _read_sources(input, format)
+    if (model is None) == (llm_base_url is None):
+        raise typer.BadParameter("give exactly one of --model or --llm-base-url")
+    if model is not None:
+        from parakit.models.generator import Seq2SeqGenerator
+
+        gen: Any = Seq2SeqGenerator.load(
+            model,
+            num_beams=num_beams,
+            do_sample=do_sample,
+            top_p=top_p,
+            top_k=top_k,
+            temperature=temperature,
+            max_new_tokens=max_new_tokens or 64,
+        )
+        name = system or model.name
+    else:
+        from parakit.models.llm import LLMGenerator
+
+        if not llm_model:
+            raise typer.BadParameter("--llm-model is required with --llm-base-url")
+        gen = LLMGenerator(
+            llm_base_url,
+            llm_model,
+            endpoint=llm_endpoint,  # type: ignore
+            shots=shots,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_new_tokens or 100,
+            cache_path=cache,
+            requests_per_minute=requests_per_minute,
+            concurrency=concurrency,
+        )
+        name = system or f"{llm_model}-{shots}shot"
+    outputs = gen.generate(sources)
+    write_generations(output, sources, outputs, system=name)
+    typer.echo(f"wrote {len(outputs)} generations to {output}")
+
+
+@app.command()
+def evaluate(
+    generations: Path = typer.Argument(..., help="Generations JSONL (from `run`)."),
+    references: Path | None = typer.Option(
+        None, help="Multi-reference file (JSON) or pair file; BLEU is skipped without it."
+    ),
+    references_format: str | None = typer.Option(None),
+    bertscore_model: str = typer.Option(
+        "microsoft/deberta-xlarge-mnli", help="BERTScore model id or path."
+    ),
+    num_layers: int | None = typer.Option(
+        None, help="BERTScore layer (needed for models bert-score does not know)."
+    ),
+    batch_size: int = typer.Option(32),
+    device: str | None = typer.Option(None),
+    beta: float = typer.Option(4.0, help="BERT-iBLEU weight of BERTScore."),
+    lowercase: bool = typer.Option(False, help="Lowercase for BLEU (the paper does for ParaNMT)."),
+    name: str | None = typer.Option(None, help="Row name (default: the system or file)."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="JSON of all scores."),
+    per_sentence: Path | None = typer.Option(None, help="CSV of per-sentence scores."),
+) -> None:
+    """Score generations (BLEU, Self-BLEU, BERTScore, BERT-iBLEU) and print a Table-4 row."""
+    import pandas as pd
+
+    from parakit.evaluate.generation import (
+        TABLE4_HEADER,
+        align_references,
+        evaluate_generations,
+        read_generations,
+    )
+    from parakit.io.atomic import atomic_write
+
+    rows = read_generations(generations)
+    sources = [r["source"] for r in rows]
+    outputs = [r["generation"] for r in rows]
+    refs = None
+    if references is not None:
+        refs = align_references(
+            sources, _references(references, references_format), path=generations
+        )
+    result = evaluate_generations(
+        sources,
+        outputs,
+        refs,
+        scorer=_scorer(bertscore_model, num_layers, batch_size, device),
+        beta=beta,
+        lowercase=lowercase,
+    )
+    label = name or (rows[0].get("system") if rows else None) or generations.stem
+    typer.echo(TABLE4_HEADER)
+    typer.echo(result.table_row(label))
+    prefix = "reference_self_bleu_"
+    extra = {k.removeprefix(prefix): v for k, v in result.scores.items() if k.startswith(prefix)}
+    if extra:
+        typer.echo("reference Self-BLEU: " + ", ".join(f"{k} {v:.2f}" for k, v in extra.items()))
+    if output is not None:
+        with atomic_write(output) as handle:
+            json.dump({"name": label, **result.to_dict()}, handle, indent=2)
+    if per_sentence is not None:
+        with atomic_write(per_sentence, newline="") as handle:
+            pd.DataFrame(result.per_sentence).rename(columns={"output": "generation"}).to_csv(
+                handle, index=False
+            )
+
+
+@app.command("human-export")
+def human_export(
+    generations: list[Path] = typer.Argument(
+        ..., help="Generations JSONL file(s), one per system."
+    ),
+    output: Path = typer.Option(..., "-o", "--output", help="Folder for the sheets."),
+    raters: int = typer.Option(3, help="Number of raters (sheets)."),
+    rater_names: str | None = typer.Option(None, help="Comma-separated rater names."),
+    sample: int | None = typer.Option(None, help="Items sampled per system."),
+    seed: int = typer.Option(0),
+    error_types: bool = typer.Option(True, help="Add the paraphrase-type column."),
+) -> None:
+    """Write blind Likert rating sheets (fluency, semantic similarity, diversity)."""
+    import random
+
+    from parakit.evaluate.generation import read_generations
+    from parakit.evaluate.human import export_rating_sheet
+
+    rng = random.Random(seed)
+    items: list[dict[str, Any]] = []
+    for path in generations:
+        rows = read_generations(path)
+        for row in rows:
+            row.setdefault("system", path.stem)
+        if sample is not None and sample < len(rows):
+            rows = rng.sample(rows, sample)
+        items.extend(rows)
+    names = (
+        [n.strip() for n in rater_names.split(",") if n.strip()]
+        if rater_names
+        else [f"rater{i}" for i in range(1, raters + 1)]
+    )
+    paths = export_rating_sheet(items, output, raters=names, seed=seed, error_types=error_types)
+    typer.echo(
+        f"{len(items)} items for {len(names)} raters in {output} "
+        f"(instructions: {paths['instructions'].name}, key: {paths['key'].name})"
+    )
+
+
+@app.command("human-import")
+def human_import(
+    sheets: list[Path] = typer.Argument(..., help="Filled rating sheets (CSV)."),
+    key: Path | None = typer.Option(None, help="key.csv from human-export (per-system means)."),
+    metrics: Path | None = typer.Option(
+        None,
+        help="Per-sentence metrics CSV from `evaluate --per-sentence` (Spearman correlations).",
+    ),
+    output: Path | None = typer.Option(None, "-o", "--output", help="JSON report."),
+) -> None:
+    """Agreement (ordinal Krippendorff's alpha), mean scores, paraphrase types, and Spearman
+    correlation of automatic metrics with each aspect."""
+    import pandas as pd
+
+    from parakit.evaluate.human import (
+        agreement,
+        error_type_summary,
+        mean_scores,
+        metric_correlations,
+        read_key,
+        read_ratings,
+    )
+    from parakit.io.atomic import atomic_write
+
+    ratings = read_ratings(sheets)
+    key_frame = read_key(key) if key is not None else None
+    alphas = agreement(ratings)
+    report: dict[str, Any] = {"krippendorff_alpha_ordinal": alphas}
+    typer.echo(
+        "ordinal Krippendorff's alpha: " + ", ".join(f"{a} {v:.3f}" for a, v in alphas.items())
+    )
+    means = mean_scores(ratings, key_frame)
+    typer.echo("\nmean scores\n" + means.round(2).to_string())
+    report["mean_scores"] = means.to_dict(orient="index")
+    if ratings["error_types"].map(len).sum():
+        types = error_type_summary(ratings, key_frame)
+        typer.echo("\nparaphrase types\n" + types.round(2).to_string())
+        report["paraphrase_types"] = types.to_dict(orient="index")
+    if metrics is not None:
+        rho, p = metric_correlations(ratings, pd.read_csv(metrics), metric_columns=None)
+        typer.echo(
+            "\nSpearman rho (p)\n"
+            + (rho.round(3).astype(str) + " (" + p.map(lambda v: f"{v:.1g}") + ")").to_string()
+        )
+        report["spearman_rho"] = rho.to_dict(orient="index")
+        report["spearman_p"] = p.to_dict(orient="index")
+    if output is not None:
+        with atomic_write(output) as handle:
+            json.dump(report, handle, indent=2, default=float)
+
+
+@app.command()
+def matrix(
+    dataset: list[str] = typer.Option(
+        ...,
+        "--dataset",
+        help="NAME=TRAIN:TEST[:DEV] (repeat); TEST a multi-reference JSON or a pair file.",
+    ),
+    model: str = typer.Option(..., "--model", help="The same base model for every dataset."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="Folder for models, generations and table."
+    ),
+    learning_rate: float = typer.Option(1e-4, "--lr"),
+    epochs: int = typer.Option(5),
+    batch_size: int = typer.Option(128),
+    micro_batch_size: int | None = typer.Option(None),
+    max_steps: int | None = typer.Option(None),
+    num_beams: int = typer.Option(4),
+    bertscore_model: str = typer.Option("microsoft/deberta-xlarge-mnli"),
+    num_layers: int | None = typer.Option(None),
+    beta: float = typer.Option(4.0),
+    seed: int = typer.Option(0),
+) -> None:
+    """Train on each dataset and evaluate on every test set: a Table-5-style matrix."""
+    from parakit.evaluate.generation import (
+        GenerationDataset,
+        cross_dataset_matrix,
+        format_matrix,
+    )
+    from parakit.io.atomic import atomic_write
+    from parakit.models.generator import Seq2SeqGenerator
+
+    datasets = {}
+    for spec in dataset:
+        name, _, files = spec.partition("=")
+        parts = files.split(":")
+        if not name or len(parts) not in (2, 3):
+            raise typer.BadParameter(f"--dataset {spec!r}: use NAME=TRAIN:TEST[:DEV]")
+        datasets[name] = GenerationDataset(
+            train=_read_pairs(Path(parts[0]), None),
+            test=_references(Path(parts[1]), None),
+            dev=_read_pairs(Path(parts[2]), None) if len(parts) == 3 else None,
+        )
+
+    def make() -> Seq2SeqGenerator:
+        return Seq2SeqGenerator(
+            model,
+            learning_rate=learning_rate,
+            epochs=epochs,
+            batch_size=batch_size,
+            micro_batch_size=micro_batch_size,
+            max_steps=max_steps,
+            num_beams=num_beams,
+            seed=seed,
+        )
+
+    table = cross_dataset_matrix(
+        datasets,
+        make,
+        scorer=_scorer(bertscore_model, num_layers, 32, None),
+        beta=beta,
+        output_dir=output,
+    )
+    text = format_matrix(table)
+    typer.echo(text)
+    if output is not None:
+        with atomic_write(output / "matrix.tsv") as handle:
+            handle.write(text + "\n")
+        with atomic_write(output / "matrix.json") as handle:
+            json.dump(
+                [{"train": a, "test": b, **s} for (a, b), s in table.items()], handle, indent=2
+            )

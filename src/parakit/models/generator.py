@@ -1,0 +1,743 @@
+"""Seq2seq paraphrase generators (M11): fine-tune any Hugging Face encoder-decoder, decoder-only
+or warm-started BERT-to-BERT model with MultiPIT's recipe, then generate.
+
+The recipe (MultiPIT App. C, Table 10): AdamW (eps 1e-8, weight decay 0.01), linear decay after
+a 0.06 warm-up, effective batch 128, at most 5 epochs, evaluation every 500 steps (every epoch
+when training is shorter than 1,500 steps), model selection on dev perplexity; beam search
+with 4 beams for generation.
+
+Example:
+    >>> gen = Seq2SeqGenerator("t5-small", learning_rate=3e-4)   # doctest: +SKIP
+    >>> gen.fit(train_pairs, dev_pairs).generate(["I can't wait for the weekend"])  # doctest: +SKIP
+    >>> gen.save("models/t5-multipit")                           # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import random
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from parakit.errors import ParakitError
+from parakit.schema import PairSet
+
+Architecture = Literal["auto", "encoder-decoder", "decoder-only", "bert2bert"]
+
+#: Encoder-only families that can be warm-started into an EncoderDecoderModel (their
+#: Hugging Face classes accept ``is_decoder`` and ``add_cross_attention``).
+ENCODER_ONLY = frozenset(
+    {
+        "bert",
+        "roberta",
+        "xlm-roberta",
+        "electra",
+        "camembert",
+        "ernie",
+        "bert-generation",
+        "rembert",
+        "roformer",
+        "xlm-roberta-xl",
+    }
+)
+
+CONFIG_NAME = "parakit_generator.json"
+
+
+class GeneratorError(ParakitError):
+    """A generator cannot be built, trained or loaded (codes ``E92x``)."""
+
+    code = "E920"
+
+
+def _as_pairs(data: PairSet | Iterable[tuple[str, str]] | None) -> list[tuple[str, str]]:
+    if data is None:
+        return []
+    if isinstance(data, PairSet):
+        return [(p.text1, p.text2) for p in data]
+    out = []
+    for index, item in enumerate(data):
+        if len(item) != 2 or not all(isinstance(x, str) for x in item):
+            raise GeneratorError(
+                f"training item {index} is not an (input, output) pair of strings", code="E921"
+            )
+        out.append((item[0], item[1]))
+    return out
+
+
+class Seq2SeqGenerator:
+    """Fine-tune and run a paraphrase generator.
+
+    Args:
+        model_name_or_path: Hugging Face id or local folder (T5, BART, GPT-2, BERT...).
+        architecture: ``auto`` (from the config: encoder-decoder models as they are, encoder-only
+            families such as BERT/MiniLM warm-started as BERT-to-BERT, everything else as a
+            decoder-only LM), or one of ``encoder-decoder``, ``decoder-only``, ``bert2bert``.
+        learning_rate: peak learning rate (the paper's grid: 1e-4, 3e-4, 1e-5, 3e-5).
+        weight_decay: AdamW weight decay.
+        adam_epsilon: AdamW epsilon.
+        warmup_ratio: share of optimisation steps with linear warm-up.
+        epochs: maximum number of epochs.
+        max_steps: stop after this many optimiser steps (None: run all epochs).
+        max_time: stop training after this many seconds (checked after each optimiser step;
+            the learning-rate schedule is still planned over all epochs, so stopping early
+            leaves it undecayed). Useful to bound CPU runs; None: no limit.
+        batch_size: effective batch size (128 in the paper).
+        micro_batch_size: examples per forward pass; gradients are accumulated up to
+            ``batch_size``. Lower it to save memory (slower). None: ``batch_size``.
+        eval_steps: evaluate dev perplexity every this many optimiser steps; when training is
+            shorter than three evaluation intervals, after every epoch instead (the paper's rule).
+        max_source_length: input truncation (tokens).
+        max_target_length: output truncation for training (tokens).
+        num_beams: beam size for generation (4 in the paper).
+        do_sample: sample instead of beam search.
+        top_p: nucleus sampling threshold.
+        top_k: top-k sampling (0 disables it).
+        temperature: sampling temperature.
+        repetition_penalty: penalty for repeated tokens (1.0 = none).
+        no_repeat_ngram_size: forbid repeating n-grams of this size (0 = off).
+        max_new_tokens: generation length limit.
+        num_return_sequences: outputs per input (``generate`` then returns lists).
+        generation_batch_size: inputs per generation batch.
+        seed: seed for data order, dropout and sampling.
+        device: ``cpu``, ``cuda``...; None picks CUDA when available.
+        progress: show progress bars.
+    """
+
+    def __init__(
+        self,
+        model_name_or_path: str | Path,
+        architecture: Architecture = "auto",
+        learning_rate: float = 1e-4,
+        weight_decay: float = 0.01,
+        adam_epsilon: float = 1e-8,
+        warmup_ratio: float = 0.06,
+        epochs: int = 5,
+        max_steps: int | None = None,
+        max_time: float | None = None,
+        batch_size: int = 128,
+        micro_batch_size: int | None = None,
+        eval_steps: int = 500,
+        max_source_length: int = 64,
+        max_target_length: int = 64,
+        num_beams: int = 4,
+        do_sample: bool = False,
+        top_p: float = 1.0,
+        top_k: int = 0,
+        temperature: float = 1.0,
+        repetition_penalty: float = 1.0,
+        no_repeat_ngram_size: int = 0,
+        max_new_tokens: int = 64,
+        num_return_sequences: int = 1,
+        generation_batch_size: int = 32,
+        seed: int = 0,
+        device: str | None = None,
+        progress: bool = True,
+    ) -> None:
+        self.model_name_or_path = model_name_or_path
+        self.architecture = architecture
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.adam_epsilon = adam_epsilon
+        self.warmup_ratio = warmup_ratio
+        self.epochs = epochs
+        self.max_steps = max_steps
+        self.max_time = max_time
+        self.batch_size = batch_size
+        self.micro_batch_size = micro_batch_size
+        self.eval_steps = eval_steps
+        self.max_source_length = max_source_length
+        self.max_target_length = max_target_length
+        self.num_beams = num_beams
+        self.do_sample = do_sample
+        self.top_p = top_p
+        self.top_k = top_k
+        self.temperature = temperature
+        self.repetition_penalty = repetition_penalty
+        self.no_repeat_ngram_size = no_repeat_ngram_size
+        self.max_new_tokens = max_new_tokens
+        self.num_return_sequences = num_return_sequences
+        self.generation_batch_size = generation_batch_size
+        self.seed = seed
+        self.device = device
+        self.progress = progress
+
+    # -- parameters (scikit-learn style) -------------------------------------------------------
+    _PARAMS = (
+        "model_name_or_path",
+        "architecture",
+        "learning_rate",
+        "weight_decay",
+        "adam_epsilon",
+        "warmup_ratio",
+        "epochs",
+        "max_steps",
+        "max_time",
+        "batch_size",
+        "micro_batch_size",
+        "eval_steps",
+        "max_source_length",
+        "max_target_length",
+        "num_beams",
+        "do_sample",
+        "top_p",
+        "top_k",
+        "temperature",
+        "repetition_penalty",
+        "no_repeat_ngram_size",
+        "max_new_tokens",
+        "num_return_sequences",
+        "generation_batch_size",
+        "seed",
+        "device",
+        "progress",
+    )
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._PARAMS}
+
+    def set_params(self, **params: Any) -> Seq2SeqGenerator:
+        for name, value in params.items():
+            if name not in self._PARAMS:
+                raise GeneratorError(f"unknown parameter {name!r}", code="E922")
+            setattr(self, name, value)
+        return self
+
+    # -- model construction --------------------------------------------------------------------
+    def _device(self) -> Any:
+        import torch
+
+        if self.device is not None:
+            return torch.device(self.device)
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+    def _resolve_architecture(self, config: Any) -> str:
+        if self.architecture != "auto":
+            return self.architecture
+        if getattr(config, "is_encoder_decoder", False):
+            return "encoder-decoder"
+        if config.model_type in ENCODER_ONLY:
+            return "bert2bert"
+        return "decoder-only"
+
+    def _build(self) -> None:
+        """Load tokenizer and model; set ``architecture_``, ``model_``, ``tokenizer_``."""
+        from transformers import (
+            AutoConfig,
+            AutoModelForCausalLM,
+            AutoModelForSeq2SeqLM,
+            AutoTokenizer,
+            EncoderDecoderModel,
+        )
+
+        path = str(self.model_name_or_path)
+        try:
+            config = AutoConfig.from_pretrained(path)
+        except OSError as err:
+            raise GeneratorError(
+                f"cannot load a model config from {path!r}: give a Hugging "
+                f"Face id available offline or a local folder ({err})",
+                code="E923",
+            ) from err
+        arch = self._resolve_architecture(config)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        if arch == "encoder-decoder":
+            model = AutoModelForSeq2SeqLM.from_pretrained(path)
+        elif arch == "bert2bert":
+            if config.model_type == "encoder-decoder":  # a saved warm-started model
+                model = EncoderDecoderModel.from_pretrained(path)
+            else:
+                import transformers
+
+                # the fresh cross-attention weights are expected to be missing
+                level = transformers.logging.get_verbosity()
+                transformers.logging.set_verbosity_error()
+                try:
+                    model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
+                finally:
+                    transformers.logging.set_verbosity(level)
+        elif arch == "decoder-only":
+            model = AutoModelForCausalLM.from_pretrained(path)
+            tokenizer.padding_side = "left"
+        else:
+            raise GeneratorError(
+                f"unknown architecture {arch!r}; use auto, encoder-decoder, "
+                "decoder-only or bert2bert",
+                code="E924",
+            )
+        if tokenizer.pad_token_id is None:
+            if tokenizer.eos_token_id is None:
+                raise GeneratorError(
+                    f"tokenizer of {path!r} has neither a pad nor an eos token", code="E925"
+                )
+            tokenizer.pad_token = tokenizer.eos_token
+        cfg = model.config
+        bos = (
+            tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.cls_token_id
+        )
+        eos = (
+            tokenizer.eos_token_id if tokenizer.eos_token_id is not None else tokenizer.sep_token_id
+        )
+        # some configs (EncoderDecoderConfig in transformers 5) lack these attributes
+        if getattr(cfg, "pad_token_id", None) is None:
+            cfg.pad_token_id = tokenizer.pad_token_id
+        if (
+            arch in ("bert2bert", "encoder-decoder")
+            and getattr(cfg, "decoder_start_token_id", None) is None
+        ):
+            cfg.decoder_start_token_id = bos if bos is not None else cfg.pad_token_id
+        if getattr(cfg, "eos_token_id", None) is None:
+            cfg.eos_token_id = eos
+        if arch == "bert2bert":
+            cfg.decoder.pad_token_id = cfg.pad_token_id
+        generation = getattr(model, "generation_config", None)
+        if generation is not None:
+            for key in ("pad_token_id", "eos_token_id", "decoder_start_token_id"):
+                value = getattr(cfg, key, None)
+                if value is not None and getattr(generation, key, None) is None:
+                    setattr(generation, key, value)
+        self.architecture_ = arch
+        self.tokenizer_ = tokenizer
+        self.model_ = model.to(self._device())
+
+    # -- encoding ------------------------------------------------------------------------------
+    def _separator_ids(self) -> list[int]:
+        tok = self.tokenizer_
+        sep = tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id
+        return [sep]
+
+    def _encode_batch(self, batch: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        import torch
+
+        tok = self.tokenizer_
+        if self.architecture_ == "decoder-only":
+            # prompt = source + separator; the loss only covers target + eos
+            sep = self._separator_ids()
+            eos = self.model_.config.eos_token_id
+            rows, labels = [], []
+            for source, target in batch:
+                src = (
+                    tok(
+                        source,
+                        add_special_tokens=False,
+                        truncation=True,
+                        max_length=self.max_source_length,
+                    )["input_ids"]
+                    + sep
+                )
+                tgt = tok(
+                    target,
+                    add_special_tokens=False,
+                    truncation=True,
+                    max_length=self.max_target_length,
+                )["input_ids"] + [eos]
+                rows.append(src + tgt)
+                labels.append([-100] * len(src) + tgt)
+            width = max(len(r) for r in rows)
+            pad = tok.pad_token_id
+            # right padding for training (positions stay aligned with the labels)
+            input_ids = [r + [pad] * (width - len(r)) for r in rows]
+            attention = [[1] * len(r) + [0] * (width - len(r)) for r in rows]
+            labels = [lab + [-100] * (width - len(lab)) for lab in labels]
+            return {
+                "input_ids": torch.tensor(input_ids),
+                "attention_mask": torch.tensor(attention),
+                "labels": torch.tensor(labels),
+            }
+        sources = [s for s, _ in batch]
+        targets = [t for _, t in batch]
+        enc = tok(
+            sources,
+            padding=True,
+            truncation=True,
+            max_length=self.max_source_length,
+            return_tensors="pt",
+        )
+        target_ids = tok(text_target=targets, truncation=True, max_length=self.max_target_length)[
+            "input_ids"
+        ]
+        start = getattr(self.model_.config, "decoder_start_token_id", None)
+        # models that shift labels right add the start token themselves; drop a leading copy
+        target_ids = [t[1:] if t and t[0] == start else t for t in target_ids]
+        width = max(len(t) for t in target_ids)
+        labels = [t + [-100] * (width - len(t)) for t in target_ids]
+        return {
+            "input_ids": enc["input_ids"],
+            "attention_mask": enc["attention_mask"],
+            "labels": torch.tensor(labels),
+        }
+
+    def _batches(
+        self, pairs: Sequence[tuple[str, str]], size: int, shuffle: bool, rng: random.Random
+    ) -> list[list[tuple[str, str]]]:
+        order = list(range(len(pairs)))
+        if shuffle:
+            rng.shuffle(order)
+        return [[pairs[i] for i in order[k : k + size]] for k in range(0, len(order), size)]
+
+    # -- training ------------------------------------------------------------------------------
+    def fit(
+        self,
+        train: PairSet | Iterable[tuple[str, str]],
+        dev: PairSet | Iterable[tuple[str, str]] | None = None,
+    ) -> Seq2SeqGenerator:
+        """Fine-tune on directed (input, output) pairs; keep the checkpoint with the lowest dev
+        perplexity (the last one without a dev set).
+
+        Args:
+            train: a pair set (``text1`` -> ``text2``) or (input, output) tuples.
+            dev: the same, for model selection.
+
+        Returns:
+            self, with ``model_``, ``tokenizer_``, ``architecture_``, ``history_`` (one entry
+            per evaluation), ``best_dev_perplexity_`` and ``best_step_``.
+        """
+        import time
+
+        import torch
+        from tqdm.auto import tqdm
+        from transformers import get_linear_schedule_with_warmup
+
+        started = time.monotonic()
+
+        train_pairs = _as_pairs(train)
+        dev_pairs = _as_pairs(dev)
+        if not train_pairs:
+            raise GeneratorError("no training pairs", code="E926")
+        rng = random.Random(self.seed)
+        torch.manual_seed(self.seed)
+        self._build()
+        model = self.model_
+        micro = self.micro_batch_size or self.batch_size
+        if micro > self.batch_size:
+            micro = self.batch_size
+        accumulation = max(1, math.ceil(self.batch_size / micro))
+        micro_per_epoch = math.ceil(len(train_pairs) / micro)
+        steps_per_epoch = max(1, math.ceil(micro_per_epoch / accumulation))
+        total_steps = steps_per_epoch * self.epochs
+        if self.max_steps is not None:
+            total_steps = min(total_steps, self.max_steps)
+        per_epoch_eval = total_steps < 3 * self.eval_steps
+        no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
+        groups = [
+            {
+                "params": [
+                    p for n, p in model.named_parameters() if not any(k in n for k in no_decay)
+                ],
+                "weight_decay": self.weight_decay,
+            },
+            {
+                "params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
+                "weight_decay": 0.0,
+            },
+        ]
+        optimizer = torch.optim.AdamW(groups, lr=self.learning_rate, eps=self.adam_epsilon)
+        scheduler = get_linear_schedule_with_warmup(
+            optimizer,
+            num_warmup_steps=round(self.warmup_ratio * total_steps),
+            num_training_steps=total_steps,
+        )
+        self.history_: list[dict[str, float]] = []
+        self.best_dev_perplexity_: float | None = None
+        self.best_step_: int | None = None
+        best_state: dict[str, Any] | None = None
+        device = self._device()
+        step = 0
+        bar = tqdm(total=total_steps, desc="fine-tuning", disable=not self.progress)
+
+        def evaluate(epoch: int, loss: float) -> None:
+            nonlocal best_state
+            entry = {"step": float(step), "epoch": float(epoch), "train_loss": loss}
+            if dev_pairs:
+                ppl = self.perplexity(dev_pairs)
+                entry["dev_perplexity"] = ppl
+                if self.best_dev_perplexity_ is None or ppl < self.best_dev_perplexity_:
+                    self.best_dev_perplexity_ = ppl
+                    self.best_step_ = step
+                    best_state = {
+                        k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()
+                    }
+            self.history_.append(entry)
+            bar.set_postfix({k: round(v, 3) for k, v in entry.items() if k != "step"})
+
+        done = False
+        running = 0.0
+        for epoch in range(1, self.epochs + 1):
+            model.train()
+            batches = self._batches(train_pairs, micro, shuffle=True, rng=rng)
+            for index in range(0, len(batches), accumulation):
+                group = batches[index : index + accumulation]
+                n_group = sum(len(b) for b in group)
+                loss_value = 0.0
+                for batch in group:
+                    enc = {k: v.to(device) for k, v in self._encode_batch(batch).items()}
+                    loss = model(**enc).loss * (len(batch) / n_group)
+                    loss.backward()
+                    loss_value += float(loss.detach())
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                step += 1
+                running = loss_value if step == 1 else 0.9 * running + 0.1 * loss_value
+                bar.update(1)
+                if not per_epoch_eval and step % self.eval_steps == 0:
+                    evaluate(epoch, running)
+                    model.train()
+                out_of_time = (
+                    self.max_time is not None and time.monotonic() - started >= self.max_time
+                )
+                if step >= total_steps or out_of_time:
+                    done = True
+                    break
+            if (per_epoch_eval or done) and (
+                not self.history_ or self.history_[-1]["step"] != step
+            ):
+                evaluate(epoch, running)
+            if done:
+                break
+        bar.close()
+        self.n_steps_ = step
+        if best_state is not None:
+            model.load_state_dict(best_state)
+        model.eval()
+        return self
+
+    def perplexity(self, pairs: PairSet | Iterable[tuple[str, str]]) -> float:
+        """Token-level perplexity of the outputs given the inputs (``exp`` of the mean NLL)."""
+        import torch
+
+        self._check_fitted()
+        data = _as_pairs(pairs)
+        if not data:
+            raise GeneratorError("no pairs to compute perplexity on", code="E926")
+        model, device = self.model_, self._device()
+        was_training = model.training
+        model.eval()
+        total_loss, total_tokens = 0.0, 0
+        micro = self.micro_batch_size or self.batch_size
+        with torch.no_grad():
+            for k in range(0, len(data), micro):
+                enc = {
+                    key: v.to(device) for key, v in self._encode_batch(data[k : k + micro]).items()
+                }
+                labels = enc["labels"]
+                logits = model(**enc).logits
+                if self.architecture_ == "decoder-only":
+                    logits, labels = logits[:, :-1], labels[:, 1:]
+                loss = torch.nn.functional.cross_entropy(
+                    logits.reshape(-1, logits.size(-1)).float(),
+                    labels.reshape(-1),
+                    ignore_index=-100,
+                    reduction="sum",
+                )
+                total_loss += float(loss)
+                total_tokens += int((labels != -100).sum())
+        if was_training:
+            model.train()
+        return math.exp(total_loss / max(total_tokens, 1))
+
+    # -- generation ----------------------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise GeneratorError(
+                "the generator has no model yet: call fit() or load() first, "
+                "or from_pretrained() to use a model as it is",
+                code="E927",
+            )
+
+    def generate(self, texts: Sequence[str], **overrides: Any) -> list[Any]:
+        """Paraphrase each text.
+
+        Args:
+            texts: inputs.
+            **overrides: generation settings for this call (``num_beams``, ``do_sample``,
+                ``top_p``, ``top_k``, ``temperature``, ``max_new_tokens``,
+                ``num_return_sequences``, ``repetition_penalty``, ``no_repeat_ngram_size``).
+
+        Returns:
+            One string per input, or a list of strings per input when
+            ``num_return_sequences > 1``.
+        """
+        import torch
+        from tqdm.auto import tqdm
+
+        self._check_fitted()
+        settings = {
+            name: overrides.pop(name, getattr(self, name))
+            for name in (
+                "num_beams",
+                "do_sample",
+                "top_p",
+                "top_k",
+                "temperature",
+                "max_new_tokens",
+                "num_return_sequences",
+                "repetition_penalty",
+                "no_repeat_ngram_size",
+            )
+        }
+        if overrides:
+            raise GeneratorError(f"unknown generation settings {sorted(overrides)}", code="E928")
+        n_return = settings["num_return_sequences"]
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": settings["max_new_tokens"],
+            "num_return_sequences": n_return,
+            "repetition_penalty": settings["repetition_penalty"],
+            "pad_token_id": self.tokenizer_.pad_token_id,
+        }
+        if settings["no_repeat_ngram_size"]:
+            kwargs["no_repeat_ngram_size"] = settings["no_repeat_ngram_size"]
+        if settings["do_sample"]:
+            kwargs.update(
+                do_sample=True,
+                top_p=settings["top_p"],
+                top_k=settings["top_k"],
+                temperature=settings["temperature"],
+                num_beams=1,
+            )
+        else:
+            beams = max(settings["num_beams"], n_return)
+            kwargs.update(do_sample=False, num_beams=beams, early_stopping=beams > 1)
+        if self.architecture_ != "decoder-only":
+            kwargs["decoder_start_token_id"] = self.model_.config.decoder_start_token_id
+            kwargs["eos_token_id"] = self.model_.config.eos_token_id
+        model, tok, device = self.model_, self.tokenizer_, self._device()
+        model.eval()
+        torch.manual_seed(self.seed)
+        out: list[Any] = []
+        texts = list(texts)
+        size = self.generation_batch_size
+        for k in tqdm(
+            range(0, len(texts), size),
+            desc="generating",
+            disable=not self.progress or len(texts) <= size,
+        ):
+            chunk = texts[k : k + size]
+            with torch.no_grad():
+                if self.architecture_ == "decoder-only":
+                    sep = self._separator_ids()
+                    rows = [
+                        tok(
+                            t,
+                            add_special_tokens=False,
+                            truncation=True,
+                            max_length=self.max_source_length,
+                        )["input_ids"]
+                        + sep
+                        for t in chunk
+                    ]
+                    width = max(len(r) for r in rows)
+                    pad = tok.pad_token_id
+                    ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows])
+                    mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows])
+                    generated = model.generate(
+                        input_ids=ids.to(device),
+                        attention_mask=mask.to(device),
+                        eos_token_id=model.config.eos_token_id,
+                        **kwargs,
+                    )
+                    generated = generated[:, width:]
+                else:
+                    enc = tok(
+                        chunk,
+                        padding=True,
+                        truncation=True,
+                        max_length=self.max_source_length,
+                        return_tensors="pt",
+                    ).to(device)
+                    generated = model.generate(
+                        input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], **kwargs
+                    )
+            decoded = [s.strip() for s in tok.batch_decode(generated, skip_special_tokens=True)]
+            if n_return == 1:
+                out.extend(decoded)
+            else:
+                out.extend(decoded[i : i + n_return] for i in range(0, len(decoded), n_return))
+        return out
+
+    # -- persistence ---------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Save model, tokenizer and settings to a folder that :meth:`load` reads."""
+        from parakit.io.atomic import atomic_write
+
+        self._check_fitted()
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self.model_.save_pretrained(path)
+        self.tokenizer_.save_pretrained(path)
+        params = self.get_params()
+        params["model_name_or_path"] = str(params["model_name_or_path"])
+        info = {
+            "params": params,
+            "architecture": self.architecture_,
+            "history": getattr(self, "history_", []),
+            "best_dev_perplexity": getattr(self, "best_dev_perplexity_", None),
+            "best_step": getattr(self, "best_step_", None),
+        }
+        with atomic_write(path / CONFIG_NAME) as handle:
+            json.dump(info, handle, indent=2)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path, **overrides: Any) -> Seq2SeqGenerator:
+        """Load a generator saved with :meth:`save`; ``overrides`` change settings (for example
+        ``num_beams`` or ``device``)."""
+        path = Path(path)
+        config = path / CONFIG_NAME
+        if not config.exists():
+            raise GeneratorError(
+                f"{path} is not a saved parakit generator (no {CONFIG_NAME}); "
+                "use Seq2SeqGenerator.from_pretrained for a plain model",
+                code="E929",
+            )
+        info = json.loads(config.read_text(encoding="utf-8"))
+        params = dict(info["params"], **overrides)
+        params["model_name_or_path"] = str(path)
+        params["architecture"] = info["architecture"]
+        gen = cls(**params)
+        gen._build()
+        gen.model_.eval()
+        gen.history_ = info.get("history", [])
+        gen.best_dev_perplexity_ = info.get("best_dev_perplexity")
+        gen.best_step_ = info.get("best_step")
+        return gen
+
+    @classmethod
+    def from_pretrained(cls, model_name_or_path: str | Path, **params: Any) -> Seq2SeqGenerator:
+        """Use a model as it is (already fine-tuned elsewhere), without training."""
+        gen = cls(model_name_or_path, **params)
+        gen._build()
+        gen.model_.eval()
+        return gen
+
+
+def select_learning_rate(
+    generator: Seq2SeqGenerator,
+    train: PairSet | Iterable[tuple[str, str]],
+    dev: PairSet | Iterable[tuple[str, str]],
+    learning_rates: Sequence[float] = (1e-4, 3e-4, 1e-5, 3e-5),
+) -> tuple[Seq2SeqGenerator, dict[float, float]]:
+    """Fit one copy of ``generator`` per learning rate and keep the one with the lowest dev
+    perplexity (the paper's grid by default).
+
+    Returns:
+        ``(best_generator, {learning_rate: best_dev_perplexity})``.
+    """
+    train_pairs, dev_pairs = _as_pairs(train), _as_pairs(dev)
+    if not dev_pairs:
+        raise GeneratorError("learning-rate selection needs dev pairs", code="E926")
+    results: dict[float, float] = {}
+    best: Seq2SeqGenerator | None = None
+    for lr in learning_rates:
+        candidate = copy.deepcopy(generator).set_params(learning_rate=lr)
+        candidate.fit(train_pairs, dev_pairs)
+        ppl = candidate.best_dev_perplexity_
+        results[lr] = float("nan") if ppl is None else ppl
+        if best is None or (ppl is not None and ppl < (best.best_dev_perplexity_ or math.inf)):
+            best = candidate
+    assert best is not None
+    return best, results
