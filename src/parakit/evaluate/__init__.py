@@ -1,0 +1,1 @@
+"""Evaluation of paraphrase models: classification metrics and reports."""

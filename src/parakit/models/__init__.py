@@ -1,0 +1,1 @@
+"""Paraphrase models: classifiers, their features and training recipes."""
