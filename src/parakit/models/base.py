@@ -219,13 +219,7 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
             dev = (as_pair_input(eval_set, require_labels=True) if isinstance(eval_set, PairSet)
                    else as_pair_input(eval_set[0], eval_set[1], eval_set[2],
                                       require_labels=True))
-            unknown = sorted(set(dev.labels or []) - set(classes))
-            if unknown:
-                raise ModelError(
-                    f"development labels {unknown} do not occur in the training data "
-                    f"(classes {classes})",
-                    code="E704",
-                )
+            self._check_dev_labels(dev, classes)
         self._fit(data, dev)
         return self
 
@@ -338,6 +332,16 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
         return model
 
     # -- for subclasses ------------------------------------------------------------------------
+    def _check_dev_labels(self, dev: PairInput, classes: list[str]) -> None:
+        """Reject development labels the model cannot predict."""
+        unknown = sorted(set(dev.labels or []) - set(classes))
+        if unknown:
+            raise ModelError(
+                f"development labels {unknown} do not occur in the training data "
+                f"(classes {classes})",
+                code="E704",
+            )
+
     @abstractmethod
     def _fit(self, data: PairInput, dev: PairInput | None) -> None:
         """Learn from validated data (labels are strings in ``self.classes_``)."""

@@ -13,7 +13,7 @@ Example:
     >>> word_overlap_rates(["a cat sat"], ["the cat sat"]).round(2).tolist()
     [0.5]
     >>> matrix, names = mt_features(["a cat sat"], ["a cat sat"])
-    >>> dict(zip(names, matrix[0].round(2)))["chrf"]
+    >>> float(matrix[0, names.index("chrf")])
     100.0
 """
 
