@@ -37,7 +37,8 @@ def _prf(truth: Sequence[Any], predicted: Sequence[Any], label: Any) -> dict[str
     precision = tp / p.sum() if p.sum() else 0.0
     recall = tp / t.sum() if t.sum() else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1, "support": int(t.sum())}
+    return {"precision": float(precision), "recall": float(recall), "f1": float(f1),
+            "support": int(t.sum())}
 
 
 def _average(rows: dict[str, dict[str, float]], weighted: bool) -> dict[str, float]:
@@ -146,8 +147,8 @@ def threshold_sweep(
         precision = tp / pred.sum() if pred.sum() else 0.0
         recall = tp / (truth == 1).sum() if (truth == 1).sum() else 0.0
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        rows.append({"threshold": float(t), "precision": precision, "recall": recall,
-                     "f1": f1, "accuracy": float(np.mean(pred == (truth == 1))),
+        rows.append({"threshold": float(t), "precision": float(precision),
+                     "recall": float(recall), "f1": float(f1), "accuracy": float(np.mean(pred == (truth == 1))),
                      "predicted_positive": int(pred.sum())})
     return rows
 
