@@ -154,15 +154,17 @@ class WORClassifier(_ThresholdClassifier):
 
     Args:
         criterion: what the threshold maximises on the training data, ``accuracy`` or ``f1``.
+        lang: language of the texts (``ja`` tokenises with fugashi).
     """
 
     model_type = "wor"
 
-    def __init__(self, criterion: str = "accuracy") -> None:
+    def __init__(self, criterion: str = "accuracy", lang: str | None = None) -> None:
         self.criterion = criterion
+        self.lang = lang
 
     def _scores(self, data: PairInput) -> np.ndarray:
-        return word_overlap_rates(data.texts1, data.texts2)
+        return word_overlap_rates(data.texts1, data.texts2, lang=self.lang)
 
 
 class TfidfClassifier(_ThresholdClassifier):
@@ -185,8 +187,9 @@ class TfidfClassifier(_ThresholdClassifier):
         self.criterion = criterion
 
     def _fit_scorer(self, data: PairInput) -> None:
-        self.scorer_ = CharNgramCosine(tuple(self.ngram_range), self.analyzer,
-                                       self.use_idf).fit(data.texts1 + data.texts2)
+        self.scorer_ = CharNgramCosine(ngram_range=tuple(self.ngram_range),
+                                       analyzer=self.analyzer, use_idf=self.use_idf,
+                                       ).fit(data.texts1 + data.texts2)
 
     def _scores(self, data: PairInput) -> np.ndarray:
         return self.scorer_.score(data.texts1, data.texts2)
@@ -197,15 +200,17 @@ class BowClassifier(_ThresholdClassifier):
 
     Args:
         criterion: ``accuracy`` or ``f1``.
+        lang: language of the texts (tokenisation).
     """
 
     model_type = "bow"
 
-    def __init__(self, criterion: str = "accuracy") -> None:
+    def __init__(self, criterion: str = "accuracy", lang: str | None = None) -> None:
         self.criterion = criterion
+        self.lang = lang
 
     def _fit_scorer(self, data: PairInput) -> None:
-        self.scorer_ = BowCosine().fit(data.texts1 + data.texts2)
+        self.scorer_ = BowCosine(self.lang).fit(data.texts1 + data.texts2)
 
     def _scores(self, data: PairInput) -> np.ndarray:
         return self.scorer_.score(data.texts1, data.texts2)
@@ -220,12 +225,15 @@ class MTFeatureClassifier(PairClassifier):
         min_samples_leaf: minimum pairs per leaf (raise it to smooth probabilities).
         n_jobs: parallel jobs for the forest.
         random_state: seed.
+        lang: language of the texts (tokenisation of the overlap/edit features).
     """
 
     model_type = "mt-features"
 
     def __init__(self, n_estimators: int = 300, max_depth: int | None = None,
-                 min_samples_leaf: int = 1, n_jobs: int = 1, random_state: int = 0) -> None:
+                 min_samples_leaf: int = 1, n_jobs: int = 1, random_state: int = 0,
+                 lang: str | None = None) -> None:
+        self.lang = lang
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
@@ -235,7 +243,7 @@ class MTFeatureClassifier(PairClassifier):
     def _fit(self, data: PairInput, dev: PairInput | None) -> None:
         from sklearn.ensemble import RandomForestClassifier
 
-        features, self.feature_names_ = mt_features(data.texts1, data.texts2)
+        features, self.feature_names_ = mt_features(data.texts1, data.texts2, self.lang)
         self.forest_ = RandomForestClassifier(
             n_estimators=self.n_estimators, max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf, n_jobs=self.n_jobs,
@@ -243,7 +251,7 @@ class MTFeatureClassifier(PairClassifier):
         ).fit(features, self._label_index(data.labels or []))
 
     def _predict_proba(self, data: PairInput) -> np.ndarray:
-        features, _ = mt_features(data.texts1, data.texts2)
+        features, _ = mt_features(data.texts1, data.texts2, self.lang)
         proba = np.zeros((len(data), len(self.classes_)))
         proba[:, self.forest_.classes_] = self.forest_.predict_proba(features)
         return proba

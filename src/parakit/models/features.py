@@ -6,7 +6,7 @@
   unigram F-mean, token edit distance, length ratio;
 * embeddings (Q7 unsupervised setup): ``[|u - v|, u * v]`` of two sentence vectors.
 
-Tokenisation goes through :func:`tokenize`, the single place to swap in ``parakit.text``.
+Tokenisation and lexical similarity come from :mod:`parakit.text`.
 
 Example:
     >>> from parakit.models.features import word_overlap_rates, mt_features
@@ -19,34 +19,29 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
+from parakit.text import CharNgramSimilarity
+from parakit.text import word_overlap_rates as _text_wor
+from parakit.text.tokenize import get_tokenizer
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens (``\\w+``) of ``text``; punctuation is dropped."""
-    return _TOKEN.findall(text.lower())
+def tokenize(text: str, lang: str | None = None) -> list[str]:
+    """Lower-cased tokens of ``text`` (:func:`parakit.text.tokenize`; Japanese via fugashi)."""
+    return get_tokenizer(lang=lang, lowercase=True)(text)
 
 
 # -- lexical similarities ---------------------------------------------------------------------
 
 
-def word_overlap_rates(texts1: Sequence[str], texts2: Sequence[str]) -> np.ndarray:
-    """Word overlap rate (WOR) of each pair: ``|A ∩ B| / |A ∪ B|`` of the token sets (J4).
-
-    Two texts without any tokens have overlap 1 if both are empty, else 0.
-    """
-    out = np.empty(len(texts1), dtype=np.float64)
-    for i, (a, b) in enumerate(zip(texts1, texts2, strict=True)):
-        sa, sb = set(tokenize(a)), set(tokenize(b))
-        union = sa | sb
-        out[i] = len(sa & sb) / len(union) if union else 1.0
-    return out
+def word_overlap_rates(texts1: Sequence[str], texts2: Sequence[str],
+                       lang: str | None = None) -> np.ndarray:
+    """Word overlap rate (WOR) of each pair: ``|A ∩ B| / |A ∪ B|`` of the lower-cased token
+    sets (J4)."""
+    return _text_wor(texts1, texts2, lang=lang, lowercase=True)
 
 
 def _rowwise_cosine(m1: Any, m2: Any) -> np.ndarray:
@@ -54,55 +49,28 @@ def _rowwise_cosine(m1: Any, m2: Any) -> np.ndarray:
     return np.asarray(m1.multiply(m2).sum(axis=1)).ravel()
 
 
-class CharNgramCosine:
-    """Cosine similarity of character n-gram TF or TF-IDF vectors (Turku's lexical similarity
-    uses TF of 2–4-grams; ``use_idf=True`` gives the TF-IDF baseline).
-
-    Args:
-        ngram_range: n-gram lengths.
-        analyzer: ``char_wb`` (n-grams inside word boundaries) or ``char``.
-        use_idf: weight by inverse document frequency learned in :meth:`fit`.
-        sublinear_tf: use ``1 + log(tf)``.
-    """
-
-    def __init__(
-        self,
-        ngram_range: tuple[int, int] = (2, 4),
-        analyzer: str = "char_wb",
-        use_idf: bool = True,
-        sublinear_tf: bool = False,
-    ) -> None:
-        self.ngram_range = tuple(ngram_range)
-        self.analyzer = analyzer
-        self.use_idf = use_idf
-        self.sublinear_tf = sublinear_tf
-
-    def fit(self, texts: Sequence[str]) -> CharNgramCosine:
-        """Learn the vocabulary (and idf) from ``texts``."""
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
-        self.vectorizer_ = TfidfVectorizer(
-            analyzer=self.analyzer, ngram_range=self.ngram_range, lowercase=True,
-            use_idf=self.use_idf, sublinear_tf=self.sublinear_tf, norm="l2",
-        ).fit(list(texts))
-        return self
-
-    def score(self, texts1: Sequence[str], texts2: Sequence[str]) -> np.ndarray:
-        """Cosine similarity of each pair, in [0, 1]."""
-        return _rowwise_cosine(self.vectorizer_.transform(list(texts1)),
-                               self.vectorizer_.transform(list(texts2)))
+class CharNgramCosine(CharNgramSimilarity):
+    """Cosine of character n-gram TF or TF-IDF vectors (:class:`parakit.text.CharNgramSimilarity`;
+    Turku's lexical similarity is TF of 2–4-grams, ``use_idf=True`` the TF-IDF baseline)."""
 
 
 class BowCosine:
-    """Cosine similarity of binary bag-of-words vectors (Q7 reference system)."""
+    """Cosine similarity of binary bag-of-words vectors (Q7 reference system).
+
+    Args:
+        lang: language of the texts (tokenisation).
+    """
+
+    def __init__(self, lang: str | None = None) -> None:
+        self.lang = lang
 
     def fit(self, texts: Sequence[str]) -> BowCosine:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         # binary counts, no idf, l2 norm = cosine of binary vectors
         self.vectorizer_ = TfidfVectorizer(
-            tokenizer=tokenize, token_pattern=None, lowercase=False, binary=True,
-            use_idf=False, norm="l2",
+            tokenizer=get_tokenizer(lang=self.lang, lowercase=True), token_pattern=None,
+            lowercase=False, binary=True, use_idf=False, norm="l2",
         ).fit(list(texts))
         return self
 
@@ -156,7 +124,8 @@ def meteor_fmean(hypothesis: Sequence[str], reference: Sequence[str]) -> float:
     return 10 * precision * recall / (recall + 9 * precision)
 
 
-def mt_features(texts1: Sequence[str], texts2: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+def mt_features(texts1: Sequence[str], texts2: Sequence[str],
+                lang: str | None = None) -> tuple[np.ndarray, list[str]]:
     """Machine-translation-metric features of each pair (text1 as hypothesis, text2 as
     reference; BLEU also the other way round).
 
@@ -172,7 +141,7 @@ def mt_features(texts1: Sequence[str], texts2: Sequence[str]) -> tuple[np.ndarra
     for a, b in zip(texts1, texts2, strict=True):
         forward = bleu.sentence_score(a, [b])
         backward = bleu.sentence_score(b, [a])
-        tok_a, tok_b = tokenize(a), tokenize(b)
+        tok_a, tok_b = tokenize(a, lang), tokenize(b, lang)
         distance = edit_distance(tok_a, tok_b)
         longest = max(len(tok_a), len(tok_b), 1)
         rows.append([
