@@ -34,6 +34,16 @@ def tokenize(text: str, lang: str | None = None) -> list[str]:
     return get_tokenizer(lang=lang, lowercase=True)(text)
 
 
+class Tokenizer:
+    """A picklable tokenizer callable (vectorisers saved with a model must be picklable)."""
+
+    def __init__(self, lang: str | None = None) -> None:
+        self.lang = lang
+
+    def __call__(self, text: str) -> list[str]:
+        return tokenize(text, self.lang)
+
+
 # -- lexical similarities ---------------------------------------------------------------------
 
 
@@ -69,7 +79,7 @@ class BowCosine:
 
         # binary counts, no idf, l2 norm = cosine of binary vectors
         self.vectorizer_ = TfidfVectorizer(
-            tokenizer=get_tokenizer(lang=self.lang, lowercase=True), token_pattern=None,
+            tokenizer=Tokenizer(self.lang), token_pattern=None,
             lowercase=False, binary=True, use_idf=False, norm="l2",
         ).fit(list(texts))
         return self
