@@ -155,6 +155,8 @@ def main() -> None:
     parser.add_argument("--ce-lr", type=float, nargs="+", default=[3e-5])
     parser.add_argument("--ce-eval-steps", type=int, default=None)
     parser.add_argument("--ce-batch", type=int, default=16, help="per-device batch size")
+    parser.add_argument("--ce-output-dir", default=None,
+                        help="checkpoint folder: a stopped run started again resumes")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--noisy-size", type=int, default=2000)
     parser.add_argument("--lambdas", type=float, nargs="+",
@@ -181,6 +183,8 @@ def main() -> None:
                     "per_device_batch_size": args.ce_batch, "max_steps": args.ce_max_steps,
                     "eval_steps": args.ce_eval_steps, "seed": args.seed, "progress": True,
                     "num_threads": args.threads,
+                    "output_dir": (f"{args.ce_output_dir}/{data_name}"
+                                   if args.ce_output_dir else None),
                 }, True))
             for name, params, select in models:
                 row = run_model(name, params, train, val, select)

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -139,33 +140,42 @@ def mt_features(texts1: Sequence[str], texts2: Sequence[str],
     """Machine-translation-metric features of each pair (text1 as hypothesis, text2 as
     reference; BLEU also the other way round).
 
+    Features of a pair are memoised (LRU, 200,000 pairs), so re-fitting on overlapping data
+    (learning-rate or λ grids, noisy-label students) does not recompute them.
+
     Returns:
         ``(matrix of shape (n, len(MT_FEATURE_NAMES)), feature names)``.
     """
-    from sacrebleu.metrics import BLEU, CHRF, TER
-
-    bleu = BLEU(effective_order=True)
-    chrf = CHRF()
-    ter = TER()
-    rows = []
-    for a, b in zip(texts1, texts2, strict=True):
-        forward = bleu.sentence_score(a, [b])
-        backward = bleu.sentence_score(b, [a])
-        tok_a, tok_b = tokenize(a, lang), tokenize(b, lang)
-        distance = edit_distance(tok_a, tok_b)
-        longest = max(len(tok_a), len(tok_b), 1)
-        rows.append([
-            *(p / 100 for p in forward.precisions), forward.score / 100,
-            *(p / 100 for p in backward.precisions), backward.score / 100,
-            ter.sentence_score(a, [b]).score,
-            chrf.sentence_score(a, [b]).score,
-            meteor_fmean(tok_a, tok_b),
-            float(distance),
-            distance / longest,
-            min(len(tok_a), len(tok_b)) / longest,
-        ])
+    rows = [_pair_mt_features(a, b, lang) for a, b in zip(texts1, texts2, strict=True)]
     return np.asarray(rows, dtype=np.float64).reshape(-1, len(MT_FEATURE_NAMES)), list(
         MT_FEATURE_NAMES
+    )
+
+
+@lru_cache(maxsize=1)
+def _metrics() -> tuple[Any, Any, Any]:
+    from sacrebleu.metrics import BLEU, CHRF, TER
+
+    return BLEU(effective_order=True), CHRF(), TER()
+
+
+@lru_cache(maxsize=200_000)
+def _pair_mt_features(a: str, b: str, lang: str | None) -> tuple[float, ...]:
+    bleu, chrf, ter = _metrics()
+    forward = bleu.sentence_score(a, [b])
+    backward = bleu.sentence_score(b, [a])
+    tok_a, tok_b = tokenize(a, lang), tokenize(b, lang)
+    distance = edit_distance(tok_a, tok_b)
+    longest = max(len(tok_a), len(tok_b), 1)
+    return (
+        *(p / 100 for p in forward.precisions), forward.score / 100,
+        *(p / 100 for p in backward.precisions), backward.score / 100,
+        ter.sentence_score(a, [b]).score,
+        chrf.sentence_score(a, [b]).score,
+        meteor_fmean(tok_a, tok_b),
+        float(distance),
+        distance / longest,
+        min(len(tok_a), len(tok_b)) / longest,
     )
 
 
