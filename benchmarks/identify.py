@@ -41,8 +41,9 @@ from parakit.models.base import make_model  # noqa: E402
 from parakit.schema import Pair, PairSet  # noqa: E402
 
 _CANDIDATES = [ROOT.parent / "shared" / "data", ROOT.parents[1] / "shared" / "data"]
-DATA = Path(os.environ.get("PARAKIT_DATA") or next(
-    (c for c in _CANDIDATES if c.exists()), _CANDIDATES[0]))
+DATA = Path(
+    os.environ.get("PARAKIT_DATA") or next((c for c in _CANDIDATES if c.exists()), _CANDIDATES[0])
+)
 
 
 def minilm() -> str:
@@ -63,10 +64,13 @@ def datasets(names: list[str]) -> dict[str, tuple[PairSet, PairSet]]:
 
         pairs = read(DATA / "mrpc" / "msr_paraphrase_train.txt", format="mrpc")
         labels = [p.label for p in pairs]
-        train_idx, val_idx = train_test_split(np.arange(len(pairs)), test_size=0.2,
-                                              random_state=13, stratify=labels)
-        out["mrpc-train(80/20)"] = (PairSet([pairs[i] for i in train_idx], scheme="binary"),
-                                    PairSet([pairs[i] for i in val_idx], scheme="binary"))
+        train_idx, val_idx = train_test_split(
+            np.arange(len(pairs)), test_size=0.2, random_state=13, stratify=labels
+        )
+        out["mrpc-train(80/20)"] = (
+            PairSet([pairs[i] for i in train_idx], scheme="binary"),
+            PairSet([pairs[i] for i in val_idx], scheme="binary"),
+        )
     return out
 
 
@@ -97,12 +101,14 @@ def run_model(name: str, params: dict, train: PairSet, val: PairSet, select_on_v
 
 
 def print_table(rows: list[dict]) -> None:
-    print(f"| data | model | n train | n val | accuracy | F1 | train s | pairs/s |")
+    print("| data | model | n train | n val | accuracy | F1 | train s | pairs/s |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['data']} | {r['model']} | {r['n_train']} | {r['n_val']} | "
-              f"{r['accuracy']:.1f} | {r['f1']:.1f} | {r['train_s']:.1f} | "
-              f"{r['pairs_per_s']:.0f} |")
+        print(
+            f"| {r['data']} | {r['model']} | {r['n_train']} | {r['n_val']} | "
+            f"{r['accuracy']:.1f} | {r['f1']:.1f} | {r['train_s']:.1f} | "
+            f"{r['pairs_per_s']:.0f} |"
+        )
 
 
 def mined_negatives(pairs: PairSet, seed: int) -> PairSet:
@@ -117,8 +123,10 @@ def mined_negatives(pairs: PairSet, seed: int) -> PairSet:
         sims[i, i] = -1
         sims[i, [j for j in range(len(t2)) if t2[j] == t2[i] or t2[j] == t1[i]]] = -1
     partner = sims.argmax(axis=1)
-    return PairSet([Pair(f"neg-{i}", t1[i], t2[j], label="0", source="mined")
-                    for i, j in enumerate(partner)], scheme="binary")
+    return PairSet(
+        [Pair(f"neg-{i}", t1[i], t2[j], label="0", source="mined") for i, j in enumerate(partner)],
+        scheme="binary",
+    )
 
 
 def noisy_part(args: argparse.Namespace) -> list[dict]:
@@ -129,15 +137,19 @@ def noisy_part(args: argparse.Namespace) -> list[dict]:
     auto = read(DATA / "multipit" / "auto-train.csv", format="multipit")
     rng = np.random.default_rng(args.seed)
     chosen = sorted(rng.choice(len(auto), size=args.noisy_size, replace=False).tolist())
-    positives = PairSet([auto[i].replace(id=f"auto-{i}", label="1", source="auto")
-                         for i in chosen], scheme="binary")
-    noisy = PairSet(list(positives) + list(mined_negatives(positives, args.seed)),
-                    scheme="binary")
+    positives = PairSet(
+        [auto[i].replace(id=f"auto-{i}", label="1", source="auto") for i in chosen], scheme="binary"
+    )
+    noisy = PairSet(list(positives) + list(mined_negatives(positives, args.seed)), scheme="binary")
     params = {"n_estimators": 200, "min_samples_leaf": 3, "random_state": args.seed}
     start = time.perf_counter()
     result = noisy_label_grid(
-        make_model("mt-features", **params), clean, noisy, val,
-        methods=("filter", "flip"), thresholds=tuple(args.lambdas),
+        make_model("mt-features", **params),
+        clean,
+        noisy,
+        val,
+        methods=("filter", "flip"),
+        thresholds=tuple(args.lambdas),
     )
     print(result.to_markdown())
     print(f"total time {time.perf_counter() - start:.0f} s")
@@ -146,8 +158,9 @@ def noisy_part(args: argparse.Namespace) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["baselines", "cross-encoder", "noisy", "all"],
-                        default="all")
+    parser.add_argument(
+        "--part", choices=["baselines", "cross-encoder", "noisy", "all"], default="all"
+    )
     parser.add_argument("--data", nargs="+", default=["multipit", "mrpc"])
     parser.add_argument("--ce-epochs", type=int, default=1)
     parser.add_argument("--ce-max-length", type=int, default=64)
@@ -155,12 +168,14 @@ def main() -> None:
     parser.add_argument("--ce-lr", type=float, nargs="+", default=[3e-5])
     parser.add_argument("--ce-eval-steps", type=int, default=None)
     parser.add_argument("--ce-batch", type=int, default=16, help="per-device batch size")
-    parser.add_argument("--ce-output-dir", default=None,
-                        help="checkpoint folder: a stopped run started again resumes")
+    parser.add_argument(
+        "--ce-output-dir",
+        default=None,
+        help="checkpoint folder: a stopped run started again resumes",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--noisy-size", type=int, default=2000)
-    parser.add_argument("--lambdas", type=float, nargs="+",
-                        default=[0.05, 0.15, 0.25, 0.35, 0.45])
+    parser.add_argument("--lambdas", type=float, nargs="+", default=[0.05, 0.15, 0.25, 0.35, 0.45])
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
@@ -173,19 +188,35 @@ def main() -> None:
         for data_name, (train, val) in datasets(args.data).items():
             models: list[tuple[str, dict, bool]] = []
             if args.part in ("baselines", "all"):
-                models += [("wor", {}, False), ("tfidf", {}, False), ("bow", {}, False),
-                           ("mt-features", {"random_state": args.seed}, False),
-                           ("embedding-lr", {"encoder": minilm()}, False)]
+                models += [
+                    ("wor", {}, False),
+                    ("tfidf", {}, False),
+                    ("bow", {}, False),
+                    ("mt-features", {"random_state": args.seed}, False),
+                    ("embedding-lr", {"encoder": minilm()}, False),
+                ]
             if args.part in ("cross-encoder", "all"):
-                models.append(("cross-encoder", {
-                    "model_name_or_path": minilm(), "max_length": args.ce_max_length,
-                    "epochs": args.ce_epochs, "learning_rates": args.ce_lr,
-                    "per_device_batch_size": args.ce_batch, "max_steps": args.ce_max_steps,
-                    "eval_steps": args.ce_eval_steps, "seed": args.seed, "progress": True,
-                    "num_threads": args.threads,
-                    "output_dir": (f"{args.ce_output_dir}/{data_name}"
-                                   if args.ce_output_dir else None),
-                }, True))
+                models.append(
+                    (
+                        "cross-encoder",
+                        {
+                            "model_name_or_path": minilm(),
+                            "max_length": args.ce_max_length,
+                            "epochs": args.ce_epochs,
+                            "learning_rates": args.ce_lr,
+                            "per_device_batch_size": args.ce_batch,
+                            "max_steps": args.ce_max_steps,
+                            "eval_steps": args.ce_eval_steps,
+                            "seed": args.seed,
+                            "progress": True,
+                            "num_threads": args.threads,
+                            "output_dir": (
+                                f"{args.ce_output_dir}/{data_name}" if args.ce_output_dir else None
+                            ),
+                        },
+                        True,
+                    )
+                )
             for name, params, select in models:
                 row = run_model(name, params, train, val, select)
                 row["data"] = data_name

@@ -22,8 +22,12 @@ from parakit.schema import Pair, PairSet
 def test_binary_metrics_known_answer():
     m = classification_metrics(["1", "1", "1", "0", "0"], ["1", "1", "0", "0", "1"])
     assert m["accuracy"] == pytest.approx(0.6)
-    assert m["positive"] == {"precision": pytest.approx(2 / 3), "recall": pytest.approx(2 / 3),
-                             "f1": pytest.approx(2 / 3), "support": 3}
+    assert m["positive"] == {
+        "precision": pytest.approx(2 / 3),
+        "recall": pytest.approx(2 / 3),
+        "f1": pytest.approx(2 / 3),
+        "support": 3,
+    }
     assert m["negative"]["precision"] == 0.5 and m["negative"]["recall"] == 0.5
     assert m["macro"]["f1"] == pytest.approx((2 / 3 + 0.5) / 2)
     assert m["weighted"]["f1"] == pytest.approx(0.6 * 2 / 3 + 0.4 * 0.5)

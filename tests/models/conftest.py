@@ -24,8 +24,10 @@ def multipit(data_path) -> tuple[PairSet, PairSet]:
     rng = np.random.default_rng(0)
     pick_train = sorted(rng.choice(len(train), 600, replace=False).tolist())
     pick_dev = sorted(rng.choice(len(dev), 300, replace=False).tolist())
-    return (PairSet([train[i] for i in pick_train], scheme="binary"),
-            PairSet([dev[i] for i in pick_dev], scheme="binary"))
+    return (
+        PairSet([train[i] for i in pick_train], scheme="binary"),
+        PairSet([dev[i] for i in pick_dev], scheme="binary"),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -41,18 +43,28 @@ def build_tiny_encoder(folder: Path, pairs: list[PairSet], hidden: int = 32) -> 
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     counts = collections.Counter(
-        w for ps in pairs for p in ps for t in (p.text1, p.text2)
+        w
+        for ps in pairs
+        for p in ps
+        for t in (p.text1, p.text2)
         for w in re.findall(r"\w+|[^\w\s]", t.lower())
     )
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [w for w, _ in
-                                                              counts.most_common(3000)]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [
+        w for w, _ in counts.most_common(3000)
+    ]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "vocab.txt").write_text("\n".join(vocab), encoding="utf-8")
     BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True).save_pretrained(
-        str(folder))
-    config = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=2 * hidden,
-                        max_position_embeddings=128)
+        str(folder)
+    )
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=hidden,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden,
+        max_position_embeddings=128,
+    )
     torch.manual_seed(0)
     BertModel(config).save_pretrained(str(folder))
     return folder

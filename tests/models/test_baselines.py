@@ -38,8 +38,16 @@ def test_best_threshold_known_answers():
 
 
 def test_registry_lists_every_model_type():
-    assert {"wor", "tfidf", "bow", "mt-features", "embedding-lr", "cross-encoder",
-            "multihead", "multiclass"} <= set(available_models())
+    assert {
+        "wor",
+        "tfidf",
+        "bow",
+        "mt-features",
+        "embedding-lr",
+        "cross-encoder",
+        "multihead",
+        "multiclass",
+    } <= set(available_models())
     with pytest.raises(ModelError, match="E711"):
         make_model("svm")
     with pytest.raises(ModelError, match="E712"):
@@ -85,9 +93,11 @@ def test_embedding_classifier_with_missing_encoder_fails_clearly(multipit, tmp_p
 
 
 def test_text_columns_and_int_labels_round_trip(tmp_path):
-    model = WORClassifier().fit(["a cat sat", "dogs bark", "we eat", "a red car"],
-                                ["the cat sat", "it rains", "they sleep", "the red car"],
-                                [1, 0, 0, 1])
+    model = WORClassifier().fit(
+        ["a cat sat", "dogs bark", "we eat", "a red car"],
+        ["the cat sat", "it rains", "they sleep", "the red car"],
+        [1, 0, 0, 1],
+    )
     predicted = model.predict(["a dog ran"], ["the dog ran"])
     assert predicted.tolist() == [1] and isinstance(predicted[0], (int, np.integer))
     model.save(tmp_path / "m")
@@ -123,7 +133,8 @@ def test_missing_label_and_single_class_and_multiclass_errors():
 def test_unknown_dev_label_is_rejected():
     with pytest.raises(ModelError, match="E704"):
         make_model("mt-features", n_estimators=5).fit(
-            ["a b", "c d"], ["a b", "e f"], ["1", "0"], eval_set=(["a"], ["b"], ["2"]))
+            ["a b", "c d"], ["a b", "e f"], ["1", "0"], eval_set=(["a"], ["b"], ["2"])
+        )
 
 
 def test_a_folder_that_is_not_a_model(tmp_path):

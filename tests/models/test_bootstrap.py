@@ -10,8 +10,9 @@ from parakit.schema import Pair, PairSet
 
 
 def mined(n: int) -> PairSet:
-    return PairSet([Pair(f"n{i}", f"mined text {i}", f"other text {i}") for i in range(n)],
-                   scheme="turku")
+    return PairSet(
+        [Pair(f"n{i}", f"mined text {i}", f"other text {i}") for i in range(n)], scheme="turku"
+    )
 
 
 def test_single_negative_label_and_balance(turku_sv):
@@ -57,7 +58,8 @@ def test_retraining_a_binary_model_with_mined_negatives(multipit):
     # negatives mined by pairing statements of different pairs
     t1, t2 = positives.texts()
     negatives = PairSet([Pair(f"x{i}", t1[i], t2[(i + 7) % len(t2)]) for i in range(len(t1))])
-    model = retrain_with_negatives(make_model("tfidf"), positives, negatives,
-                                   negative_label="0", seed=0)
+    model = retrain_with_negatives(
+        make_model("tfidf"), positives, negatives, negative_label="0", seed=0
+    )
     assert list(model.classes_) == ["0", "1"]
     assert model.score(dev) > 0.5

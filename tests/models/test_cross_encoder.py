@@ -11,9 +11,17 @@ from parakit.models.cross_encoder import CrossEncoderClassifier, selection_score
 
 
 def small(encoder: str, **overrides) -> CrossEncoderClassifier:
-    params = dict(model_name_or_path=encoder, max_length=48, epochs=2, learning_rate=1e-3,
-                  per_device_batch_size=16, batch_size=32, progress=False, seed=1,
-                  num_threads=2)
+    params = dict(
+        model_name_or_path=encoder,
+        max_length=48,
+        epochs=2,
+        learning_rate=1e-3,
+        per_device_batch_size=16,
+        batch_size=32,
+        progress=False,
+        seed=1,
+        num_threads=2,
+    )
     params.update(overrides)
     return CrossEncoderClassifier(**params)
 
@@ -51,7 +59,8 @@ def test_trains_selects_on_dev_and_reloads_identically(tiny_encoder, multipit, t
 def test_learning_rate_grid_keeps_the_best_rate(tiny_encoder, multipit):
     train, dev = multipit
     model = small(tiny_encoder, epochs=1, learning_rates=[1e-5, 1e-3]).fit(
-        train[:96], eval_set=dev[:60])
+        train[:96], eval_set=dev[:60]
+    )
     rates = {h["learning_rate"] for h in model.history_}
     assert rates == {1e-5, 1e-3}
     best = max(model.history_, key=lambda h: h["dev_score"])
@@ -65,12 +74,14 @@ def test_both_orders_doubles_the_training_pairs(tiny_encoder, multipit):
     assert model.history_[-1]["step"] == 4  # 128 pairs / 32
 
 
-def test_interrupted_training_resumes_to_the_same_model(tiny_encoder, multipit, tmp_path,
-                                                        monkeypatch):
+def test_interrupted_training_resumes_to_the_same_model(
+    tiny_encoder, multipit, tmp_path, monkeypatch
+):
     train, dev = multipit
     data, held = train[:64], dev[:40]
     reference = small(tiny_encoder, eval_steps=1, output_dir=str(tmp_path / "a")).fit(
-        data, eval_set=held)
+        data, eval_set=held
+    )
 
     real = cross_encoder.selection_score
     calls = {"n": 0}
@@ -83,12 +94,12 @@ def test_interrupted_training_resumes_to_the_same_model(tiny_encoder, multipit, 
 
     monkeypatch.setattr(cross_encoder, "selection_score", crash_on_second_evaluation)
     with pytest.raises(KeyboardInterrupt):
-        small(tiny_encoder, eval_steps=1, output_dir=str(tmp_path / "b")).fit(
-            data, eval_set=held)
+        small(tiny_encoder, eval_steps=1, output_dir=str(tmp_path / "b")).fit(data, eval_set=held)
     assert (tmp_path / "b" / "lr-0.001" / "last.pt").exists()
     monkeypatch.setattr(cross_encoder, "selection_score", real)
     resumed = small(tiny_encoder, eval_steps=1, output_dir=str(tmp_path / "b")).fit(
-        data, eval_set=held)
+        data, eval_set=held
+    )
     assert [h["step"] for h in resumed.history_] == [h["step"] for h in reference.history_]
     assert np.allclose(resumed.predict_proba(held), reference.predict_proba(held), atol=1e-5)
 

@@ -34,8 +34,9 @@ def test_char_ngram_tf_cosine_known_value():
     assert sim.score(["abc"], ["abd"])[0] == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize(("a", "b", "expected"), [("kitten", "sitting", 3), ("", "abc", 3),
-                                                  ("flaw", "lawn", 2)])
+@pytest.mark.parametrize(
+    ("a", "b", "expected"), [("kitten", "sitting", 3), ("", "abc", 3), ("flaw", "lawn", 2)]
+)
 def test_edit_distance(a, b, expected):
     assert edit_distance(list(a), list(b)) == expected
 
@@ -62,8 +63,10 @@ def test_meteor_fmean_known_value():
 
 
 def test_mt_features_of_identical_and_disjoint_pairs():
-    matrix, names = mt_features(["the cat sat on the mat", "the cat sat on the mat"],
-                                ["the cat sat on the mat", "dogs bark loudly"])
+    matrix, names = mt_features(
+        ["the cat sat on the mat", "the cat sat on the mat"],
+        ["the cat sat on the mat", "dogs bark loudly"],
+    )
     same = dict(zip(names, matrix[0], strict=True))
     other = dict(zip(names, matrix[1], strict=True))
     assert same["bleu"] == pytest.approx(1.0)

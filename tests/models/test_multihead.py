@@ -20,8 +20,16 @@ from parakit.schema import Pair, PairSet
 
 
 def small(cls, encoder: str, **overrides):
-    params = dict(model_name_or_path=encoder, max_length=48, epochs=2, learning_rate=2e-3,
-                  per_device_batch_size=32, progress=False, seed=3, num_threads=2)
+    params = dict(
+        model_name_or_path=encoder,
+        max_length=48,
+        epochs=2,
+        learning_rate=2e-3,
+        per_device_batch_size=32,
+        progress=False,
+        seed=3,
+        num_threads=2,
+    )
     params.update(overrides)
     return cls(**params)
 
@@ -99,8 +107,9 @@ def test_multihead_trains_decodes_valid_labels_and_reloads(tiny_encoder, turku_s
     truth = [p.label for p in dev]
     assert model.score(dev) >= np.mean([t == majority for t in truth]) - 0.05
     # loose reading: P(paraphrase) sums labels 3 and 4*
-    assert np.allclose(model.paraphrase_proba(dev),
-                       proba[:, [c[0] in "34" for c in model.classes_]].sum(axis=1))
+    assert np.allclose(
+        model.paraphrase_proba(dev), proba[:, [c[0] in "34" for c in model.classes_]].sum(axis=1)
+    )
     model.save(tmp_path / "mh")
     again = load_model(tmp_path / "mh")
     assert isinstance(again, MultiHeadClassifier)
@@ -119,8 +128,7 @@ def test_multiclass_comparison_model_trains_and_reloads(tiny_encoder, turku_sv, 
 
 
 def test_multihead_rejects_non_turku_and_skipped_labels(tiny_encoder):
-    pairs = PairSet([Pair("a", "x y", "x z", "4"), Pair("b", "p q", "r s", "x")],
-                    scheme="turku")
+    pairs = PairSet([Pair("a", "x y", "x z", "4"), Pair("b", "p q", "r s", "x")], scheme="turku")
     with pytest.raises(ModelError, match=r"E704.*'b'"):
         small(MultiHeadClassifier, tiny_encoder).fit(pairs)
     with pytest.raises(ModelError, match="E704"):

@@ -37,18 +37,27 @@ def _prf(truth: Sequence[Any], predicted: Sequence[Any], label: Any) -> dict[str
     precision = tp / p.sum() if p.sum() else 0.0
     recall = tp / t.sum() if t.sum() else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": float(precision), "recall": float(recall), "f1": float(f1),
-            "support": int(t.sum())}
+    return {
+        "precision": float(precision),
+        "recall": float(recall),
+        "f1": float(f1),
+        "support": int(t.sum()),
+    }
 
 
 def _average(rows: dict[str, dict[str, float]], weighted: bool) -> dict[str, float]:
     if not rows:
         return {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0}
     supports = np.array([r["support"] for r in rows.values()], dtype=float)
-    weights = supports / supports.sum() if weighted and supports.sum() else np.full(
-        len(rows), 1 / len(rows))
-    out = {k: float(sum(w * r[k] for w, r in zip(weights, rows.values(), strict=True)))
-           for k in ("precision", "recall", "f1")}
+    weights = (
+        supports / supports.sum()
+        if weighted and supports.sum()
+        else np.full(len(rows), 1 / len(rows))
+    )
+    out = {
+        k: float(sum(w * r[k] for w, r in zip(weights, rows.values(), strict=True)))
+        for k in ("precision", "recall", "f1")
+    }
     out["support"] = int(supports.sum())
     return out
 
@@ -84,33 +93,43 @@ def classification_metrics(
         labels = sorted(values, key=lambda s: (not s.replace(".", "").isdigit(), s))
     labels = [str(v) for v in labels]
     per_class = {label: _prf(truth, predicted, label) for label in labels}
-    present = {k: v for k, v in per_class.items() if v["support"] > 0 or
-               any(p == k for p in predicted)}
+    present = {
+        k: v for k, v in per_class.items() if v["support"] > 0 or any(p == k for p in predicted)
+    }
     from sklearn.metrics import confusion_matrix
 
     matrix = confusion_matrix(truth, predicted, labels=labels).tolist() if truth else []
     out: dict[str, Any] = {
         "n": len(truth),
         "accuracy": float(np.mean([a == b for a, b in zip(truth, predicted, strict=True)]))
-        if truth else 0.0,
+        if truth
+        else 0.0,
         "per_class": per_class,
         "macro": _average(present, weighted=False),
         "weighted": _average(present, weighted=True),
-        "confusion_matrix": {"labels": labels, "matrix": matrix,
-                             "note": "rows = gold, columns = predicted"},
+        "confusion_matrix": {
+            "labels": labels,
+            "matrix": matrix,
+            "note": "rows = gold, columns = predicted",
+        },
     }
     binary_truth, binary_pred = None, None
     if scheme is not None:
         scheme = get_scheme(scheme) if isinstance(scheme, str) else scheme
-        pairs = [(scheme.to_binary(a, reading), scheme.to_binary(b, reading))
-                 for a, b in zip(truth, predicted, strict=True)]
+        pairs = [
+            (scheme.to_binary(a, reading), scheme.to_binary(b, reading))
+            for a, b in zip(truth, predicted, strict=True)
+        ]
         kept = [(a, b) for a, b in pairs if a is not None and b is not None]
         binary_truth = [str(a) for a, _ in kept]
         binary_pred = [str(b) for _, b in kept]
         positive, negative = "1", "0"
     elif len(labels) <= 2:
-        positive = str(positive_label) if positive_label is not None else (
-            "1" if "1" in labels else labels[-1])
+        positive = (
+            str(positive_label)
+            if positive_label is not None
+            else ("1" if "1" in labels else labels[-1])
+        )
         negatives = [label for label in labels if label != positive]
         negative = negatives[0] if negatives else None
         binary_truth, binary_pred = truth, predicted
@@ -147,14 +166,20 @@ def threshold_sweep(
         precision = tp / pred.sum() if pred.sum() else 0.0
         recall = tp / (truth == 1).sum() if (truth == 1).sum() else 0.0
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        rows.append({"threshold": float(t), "precision": float(precision),
-                     "recall": float(recall), "f1": float(f1), "accuracy": float(np.mean(pred == (truth == 1))),
-                     "predicted_positive": int(pred.sum())})
+        rows.append(
+            {
+                "threshold": float(t),
+                "precision": float(precision),
+                "recall": float(recall),
+                "f1": float(f1),
+                "accuracy": float(np.mean(pred == (truth == 1))),
+                "predicted_positive": int(pred.sum()),
+            }
+        )
     return rows
 
 
-def calibration(y_true: Sequence[int], proba: Sequence[float], n_bins: int = 10
-                ) -> dict[str, Any]:
+def calibration(y_true: Sequence[int], proba: Sequence[float], n_bins: int = 10) -> dict[str, Any]:
     """Reliability curve (equal-width bins), expected calibration error and Brier score.
 
     Example:
@@ -173,10 +198,19 @@ def calibration(y_true: Sequence[int], proba: Sequence[float], n_bins: int = 10
             continue
         mean_p, frac = float(p[mask].mean()), float(truth[mask].mean())
         ece += mask.sum() / len(p) * abs(mean_p - frac)
-        bins.append({"bin": [float(edges[b]), float(edges[b + 1])], "count": int(mask.sum()),
-                     "mean_predicted": mean_p, "fraction_positive": frac})
-    return {"bins": bins, "ece": float(ece),
-            "brier": float(np.mean((p - truth) ** 2)) if len(p) else 0.0}
+        bins.append(
+            {
+                "bin": [float(edges[b]), float(edges[b + 1])],
+                "count": int(mask.sum()),
+                "mean_predicted": mean_p,
+                "fraction_positive": frac,
+            }
+        )
+    return {
+        "bins": bins,
+        "ece": float(ece),
+        "brier": float(np.mean((p - truth) ** 2)) if len(p) else 0.0,
+    }
 
 
 def turku_table(y_true: Sequence[str], y_pred: Sequence[str]) -> dict[str, Any]:
@@ -207,19 +241,27 @@ def turku_table(y_true: Sequence[str], y_pred: Sequence[str]) -> dict[str, Any]:
         rows[flag] = _prf(t, p, "y")
     full = classification_metrics(truth, predicted)
     truth_labels = {k: v for k, v in full["per_class"].items() if v["support"] > 0}
-    return {"rows": rows, "weighted": _average(truth_labels, weighted=True),
-            "accuracy": full["accuracy"], "n": len(truth)}
+    return {
+        "rows": rows,
+        "weighted": _average(truth_labels, weighted=True),
+        "accuracy": full["accuracy"],
+        "n": len(truth),
+    }
 
 
 def turku_table_markdown(table: dict[str, Any]) -> str:
     """Markdown of :func:`turku_table` (percentages, as in the paper)."""
     lines = ["| label | P | R | F | support |", "|---|---:|---:|---:|---:|"]
     for label, r in table["rows"].items():
-        lines.append(f"| {label} | {100 * r['precision']:.1f} | {100 * r['recall']:.1f} | "
-                     f"{100 * r['f1']:.1f} | {r['support']} |")
+        lines.append(
+            f"| {label} | {100 * r['precision']:.1f} | {100 * r['recall']:.1f} | "
+            f"{100 * r['f1']:.1f} | {r['support']} |"
+        )
     w = table["weighted"]
-    lines.append(f"| W. avg | {100 * w['precision']:.1f} | {100 * w['recall']:.1f} | "
-                 f"{100 * w['f1']:.1f} | {w['support']} |")
+    lines.append(
+        f"| W. avg | {100 * w['precision']:.1f} | {100 * w['recall']:.1f} | "
+        f"{100 * w['f1']:.1f} | {w['support']} |"
+    )
     lines.append(f"| Acc | | | {100 * table['accuracy']:.1f} | {table['n']} |")
     return "\n".join(lines)
 
@@ -254,12 +296,20 @@ class ClassificationReport:
         for key, value in self.info.items():
             if key != "name":
                 lines.append(f"- {key}: {value}")
-        lines += ["", f"Pairs: {m['n']}  ", f"Accuracy: {100 * m['accuracy']:.2f}", "",
-                  "| class | precision | recall | F1 | support |", "|---|---:|---:|---:|---:|"]
+        lines += [
+            "",
+            f"Pairs: {m['n']}  ",
+            f"Accuracy: {100 * m['accuracy']:.2f}",
+            "",
+            "| class | precision | recall | F1 | support |",
+            "|---|---:|---:|---:|---:|",
+        ]
 
         def row(name: str, r: dict[str, float]) -> str:
-            return (f"| {name} | {100 * r['precision']:.2f} | {100 * r['recall']:.2f} | "
-                    f"{100 * r['f1']:.2f} | {r['support']} |")
+            return (
+                f"| {name} | {100 * r['precision']:.2f} | {100 * r['recall']:.2f} | "
+                f"{100 * r['f1']:.2f} | {r['support']} |"
+            )
 
         for label, r in m["per_class"].items():
             lines.append(row(label, r))
@@ -270,28 +320,45 @@ class ClassificationReport:
         lines.append(row("weighted avg", m["weighted"]))
         cm = m["confusion_matrix"]
         if cm["matrix"]:
-            lines += ["", "Confusion matrix (rows = gold, columns = predicted):", "",
-                      "| gold \\ predicted | " + " | ".join(cm["labels"]) + " |",
-                      "|---|" + "---:|" * len(cm["labels"])]
+            lines += [
+                "",
+                "Confusion matrix (rows = gold, columns = predicted):",
+                "",
+                "| gold \\ predicted | " + " | ".join(cm["labels"]) + " |",
+                "|---|" + "---:|" * len(cm["labels"]),
+            ]
             for label, counts in zip(cm["labels"], cm["matrix"], strict=True):
                 lines.append(f"| {label} | " + " | ".join(str(c) for c in counts) + " |")
         if self.turku is not None:
             lines += ["", "Turku Table 4 layout:", "", turku_table_markdown(self.turku)]
         if self.threshold_sweep:
-            lines += ["", "Threshold sweep on P(paraphrase):", "",
-                      "| threshold | precision | recall | F1 | accuracy |",
-                      "|---:|---:|---:|---:|---:|"]
+            lines += [
+                "",
+                "Threshold sweep on P(paraphrase):",
+                "",
+                "| threshold | precision | recall | F1 | accuracy |",
+                "|---:|---:|---:|---:|---:|",
+            ]
             for r in self.threshold_sweep:
-                lines.append(f"| {r['threshold']:.2f} | {100 * r['precision']:.2f} | "
-                             f"{100 * r['recall']:.2f} | {100 * r['f1']:.2f} | "
-                             f"{100 * r['accuracy']:.2f} |")
+                lines.append(
+                    f"| {r['threshold']:.2f} | {100 * r['precision']:.2f} | "
+                    f"{100 * r['recall']:.2f} | {100 * r['f1']:.2f} | "
+                    f"{100 * r['accuracy']:.2f} |"
+                )
         if self.calibration is not None:
             c = self.calibration
-            lines += ["", f"Calibration: ECE {c['ece']:.4f}, Brier {c['brier']:.4f}", "",
-                      "| bin | count | mean P | fraction positive |", "|---|---:|---:|---:|"]
+            lines += [
+                "",
+                f"Calibration: ECE {c['ece']:.4f}, Brier {c['brier']:.4f}",
+                "",
+                "| bin | count | mean P | fraction positive |",
+                "|---|---:|---:|---:|",
+            ]
             for b in c["bins"]:
-                lines.append(f"| {b['bin'][0]:.1f}–{b['bin'][1]:.1f} | {b['count']} | "
-                             f"{b['mean_predicted']:.3f} | {b['fraction_positive']:.3f} |")
+                lines.append(
+                    f"| {b['bin'][0]:.1f}–{b['bin'][1]:.1f} | {b['count']} | "
+                    f"{b['mean_predicted']:.3f} | {b['fraction_positive']:.3f} |"
+                )
         return "\n".join(lines) + "\n"
 
     def save(self, folder: str | Path, stem: str = "metrics") -> tuple[Path, Path]:
@@ -308,8 +375,9 @@ class ClassificationReport:
         return json_path, md_path
 
 
-def evaluate_classifier(model: Any, pairs: Any, *, reading: str | None = None,
-                        name: str | None = None, n_bins: int = 10) -> ClassificationReport:
+def evaluate_classifier(
+    model: Any, pairs: Any, *, reading: str | None = None, name: str | None = None, n_bins: int = 10
+) -> ClassificationReport:
     """Evaluate a fitted :class:`~parakit.models.base.PairClassifier` on labelled pairs.
 
     The threshold sweep and the calibration curve use ``model.paraphrase_proba`` when the
@@ -320,18 +388,24 @@ def evaluate_classifier(model: Any, pairs: Any, *, reading: str | None = None,
         from parakit.models.base import ModelError
 
         missing = next(p.id for p in pairs if p.label is None)
-        raise ModelError(f"pair {missing!r} has no gold label; evaluation needs labels",
-                         code="E702")
+        raise ModelError(
+            f"pair {missing!r} has no gold label; evaluation needs labels", code="E702"
+        )
     predicted = [str(v) for v in model.predict(pairs)]
     scheme = get_scheme(pairs.scheme) if hasattr(pairs, "scheme") else None
     multi = scheme is not None and scheme.name != "binary" and len(model.classes_) > 2
-    metrics = classification_metrics(truth, predicted,
-                                     scheme=scheme if multi else None, reading=reading)
-    report = ClassificationReport(metrics, info={
-        "name": name or "Classification report", "model": getattr(model, "model_type", "?"),
-        "classes": [str(c) for c in model.classes_],
-        **({"reading": reading or scheme.default_reading} if multi and scheme else {}),
-    })
+    metrics = classification_metrics(
+        truth, predicted, scheme=scheme if multi else None, reading=reading
+    )
+    report = ClassificationReport(
+        metrics,
+        info={
+            "name": name or "Classification report",
+            "model": getattr(model, "model_type", "?"),
+            "classes": [str(c) for c in model.classes_],
+            **({"reading": reading or scheme.default_reading} if multi and scheme else {}),
+        },
+    )
     binary_truth = None
     if scheme is not None:
         try:
@@ -367,8 +441,9 @@ class ClassificationEvaluator:
 
     greater_is_better = True
 
-    def __init__(self, pairs: Any, name: str = "", reading: str | None = None,
-                 primary: str = "f1") -> None:
+    def __init__(
+        self, pairs: Any, name: str = "", reading: str | None = None, primary: str = "f1"
+    ) -> None:
         self.pairs = pairs
         self.name = name
         self.reading = reading
@@ -378,21 +453,27 @@ class ClassificationEvaluator:
     def _key(self, metric: str) -> str:
         return f"{self.name}_{metric}" if self.name else metric
 
-    def __call__(self, model: Any, output_path: str | Path | None = None, epoch: int = -1,
-                 steps: int = -1) -> dict[str, float]:
-        report = evaluate_classifier(model, self.pairs, reading=self.reading,
-                                     name=self.name or None)
+    def __call__(
+        self, model: Any, output_path: str | Path | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
+        report = evaluate_classifier(
+            model, self.pairs, reading=self.reading, name=self.name or None
+        )
         m = report.metrics
         values = {
-            "accuracy": m["accuracy"], "macro_f1": m["macro"]["f1"],
+            "accuracy": m["accuracy"],
+            "macro_f1": m["macro"]["f1"],
             "weighted_f1": m["weighted"]["f1"],
-            "f1": m["positive"]["f1"] if "positive" in m and len(model.classes_) == 2
+            "f1": m["positive"]["f1"]
+            if "positive" in m and len(model.classes_) == 2
             else m["macro"]["f1"],
         }
         if "positive" in m:
-            values.update(positive_precision=m["positive"]["precision"],
-                          positive_recall=m["positive"]["recall"],
-                          positive_f1=m["positive"]["f1"])
+            values.update(
+                positive_precision=m["positive"]["precision"],
+                positive_recall=m["positive"]["recall"],
+                positive_f1=m["positive"]["f1"],
+            )
         if output_path is not None:
             suffix = f"_epoch{epoch}_steps{steps}" if epoch >= 0 or steps >= 0 else ""
             report.save(output_path, stem=f"{self.name or 'classification'}{suffix}")

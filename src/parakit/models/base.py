@@ -124,9 +124,7 @@ def as_pair_input(
             )
         t1, t2 = list(X), list(texts2)
         if len(t1) != len(t2):
-            raise ModelError(
-                f"texts1 has {len(t1)} items but texts2 has {len(t2)}", code="E706"
-            )
+            raise ModelError(f"texts1 has {len(t1)} items but texts2 has {len(t2)}", code="E706")
         ids = [str(i) for i in range(len(t1))]
         raw = list(y) if y is not None else [None] * len(t1)
         labels_given = y is not None
@@ -212,13 +210,14 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
             )
         self.classes_ = np.array(classes, dtype=object)
         self.label_type_ = data.label_type
-        self.scheme_ = (data.scheme.spec() if data.scheme is not None
-                        else _guess_scheme(classes))
+        self.scheme_ = data.scheme.spec() if data.scheme is not None else _guess_scheme(classes)
         dev = None
         if eval_set is not None:
-            dev = (as_pair_input(eval_set, require_labels=True) if isinstance(eval_set, PairSet)
-                   else as_pair_input(eval_set[0], eval_set[1], eval_set[2],
-                                      require_labels=True))
+            dev = (
+                as_pair_input(eval_set, require_labels=True)
+                if isinstance(eval_set, PairSet)
+                else as_pair_input(eval_set[0], eval_set[1], eval_set[2], require_labels=True)
+            )
             self._check_dev_labels(dev, classes)
         self._fit(data, dev)
         return self
@@ -226,7 +225,7 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
     def predict_proba(
         self, X: PairSet | Sequence[Pair] | Sequence[str], texts2: Sequence[str] | None = None
     ) -> np.ndarray:
-        """Class probabilities, shape ``(n_pairs, len(classes_))``, columns in ``classes_`` order."""
+        """Class probabilities, shape ``(n_pairs, len(classes_))``, in ``classes_`` order."""
         self._check_fitted()
         return self._predict_proba(as_pair_input(X, texts2))
 
@@ -317,8 +316,9 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             model_type = meta["model_type"]
         except (json.JSONDecodeError, KeyError) as err:
-            raise ModelError(f"{meta_path}: unreadable model description ({err})",
-                             code="E710") from None
+            raise ModelError(
+                f"{meta_path}: unreadable model description ({err})", code="E710"
+            ) from None
         klass = get_model_class(model_type)
         if cls is not PairClassifier and not issubclass(klass, cls):
             raise ModelError(

@@ -34,8 +34,9 @@ from parakit.models.features import (
 )
 
 
-def best_threshold(scores: np.ndarray, positive: np.ndarray,
-                   criterion: str = "accuracy") -> tuple[float, float]:
+def best_threshold(
+    scores: np.ndarray, positive: np.ndarray, criterion: str = "accuracy"
+) -> tuple[float, float]:
     """The threshold ``t`` (predict positive when ``score >= t``) that maximises ``criterion``
     (``accuracy`` or ``f1``) on the given data; candidates are midpoints between distinct scores.
 
@@ -47,8 +48,9 @@ def best_threshold(scores: np.ndarray, positive: np.ndarray,
         (0.5, 1.0)
     """
     if criterion not in ("accuracy", "f1"):
-        raise ModelError(f"unknown threshold criterion {criterion!r}; use accuracy or f1",
-                         code="E712")
+        raise ModelError(
+            f"unknown threshold criterion {criterion!r}; use accuracy or f1", code="E712"
+        )
     order = np.argsort(-scores, kind="stable")
     s = scores[order]
     y = positive[order].astype(np.int64)
@@ -94,8 +96,7 @@ class _ThresholdClassifier(PairClassifier):
 
         self._fit_scorer(data)
         mask = self.positive_mask()
-        self.positive_label_ = str(self.classes_[mask][0] if mask.sum() == 1
-                                   else self.classes_[-1])
+        self.positive_label_ = str(self.classes_[mask][0] if mask.sum() == 1 else self.classes_[-1])
         self.negative_label_ = str(next(c for c in self.classes_ if c != self.positive_label_))
         scores = self._scores(data)
         positive = np.array([label == self.positive_label_ for label in data.labels or []])
@@ -117,8 +118,9 @@ class _ThresholdClassifier(PairClassifier):
 
     def _predict(self, data: PairInput) -> np.ndarray:
         scores = self._scores(data)
-        return np.where(scores >= self.threshold_, self.positive_label_,
-                        self.negative_label_).astype(object)
+        return np.where(
+            scores >= self.threshold_, self.positive_label_, self.negative_label_
+        ).astype(object)
 
     def decision_function(self, X: Any, texts2: Any = None) -> np.ndarray:
         """The raw similarity scores the threshold applies to."""
@@ -128,9 +130,13 @@ class _ThresholdClassifier(PairClassifier):
         return self._scores(as_pair_input(X, texts2))
 
     def _save_state(self, folder: Path) -> dict[str, Any]:
-        state = {"threshold": self.threshold_, "slope": self.slope_,
-                 "train_score": self.train_score_, "positive_label": self.positive_label_,
-                 "negative_label": self.negative_label_}
+        state = {
+            "threshold": self.threshold_,
+            "slope": self.slope_,
+            "train_score": self.train_score_,
+            "positive_label": self.positive_label_,
+            "negative_label": self.negative_label_,
+        }
         if hasattr(self, "scorer_"):
             import joblib
 
@@ -179,17 +185,24 @@ class TfidfClassifier(_ThresholdClassifier):
 
     model_type = "tfidf"
 
-    def __init__(self, ngram_range: tuple[int, int] = (2, 4), analyzer: str = "char_wb",
-                 use_idf: bool = True, criterion: str = "accuracy") -> None:
+    def __init__(
+        self,
+        ngram_range: tuple[int, int] = (2, 4),
+        analyzer: str = "char_wb",
+        use_idf: bool = True,
+        criterion: str = "accuracy",
+    ) -> None:
         self.ngram_range = ngram_range
         self.analyzer = analyzer
         self.use_idf = use_idf
         self.criterion = criterion
 
     def _fit_scorer(self, data: PairInput) -> None:
-        self.scorer_ = CharNgramCosine(ngram_range=tuple(self.ngram_range),
-                                       analyzer=self.analyzer, use_idf=self.use_idf,
-                                       ).fit(data.texts1 + data.texts2)
+        self.scorer_ = CharNgramCosine(
+            ngram_range=tuple(self.ngram_range),
+            analyzer=self.analyzer,
+            use_idf=self.use_idf,
+        ).fit(data.texts1 + data.texts2)
 
     def _scores(self, data: PairInput) -> np.ndarray:
         return self.scorer_.score(data.texts1, data.texts2)
@@ -230,9 +243,15 @@ class MTFeatureClassifier(PairClassifier):
 
     model_type = "mt-features"
 
-    def __init__(self, n_estimators: int = 300, max_depth: int | None = None,
-                 min_samples_leaf: int = 1, n_jobs: int = 1, random_state: int = 0,
-                 lang: str | None = None) -> None:
+    def __init__(
+        self,
+        n_estimators: int = 300,
+        max_depth: int | None = None,
+        min_samples_leaf: int = 1,
+        n_jobs: int = 1,
+        random_state: int = 0,
+        lang: str | None = None,
+    ) -> None:
         self.lang = lang
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -245,8 +264,10 @@ class MTFeatureClassifier(PairClassifier):
 
         features, self.feature_names_ = mt_features(data.texts1, data.texts2, self.lang)
         self.forest_ = RandomForestClassifier(
-            n_estimators=self.n_estimators, max_depth=self.max_depth,
-            min_samples_leaf=self.min_samples_leaf, n_jobs=self.n_jobs,
+            n_estimators=self.n_estimators,
+            max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf,
+            n_jobs=self.n_jobs,
             random_state=self.random_state,
         ).fit(features, self._label_index(data.labels or []))
 
@@ -259,8 +280,9 @@ class MTFeatureClassifier(PairClassifier):
     def feature_importances(self) -> dict[str, float]:
         """Random-forest feature importances by feature name."""
         self._check_fitted()
-        return dict(zip(self.feature_names_, self.forest_.feature_importances_.tolist(),
-                        strict=True))
+        return dict(
+            zip(self.feature_names_, self.forest_.feature_importances_.tolist(), strict=True)
+        )
 
     def _save_state(self, folder: Path) -> dict[str, Any]:
         import joblib
@@ -290,8 +312,15 @@ class EmbeddingClassifier(PairClassifier):
 
     model_type = "embedding-lr"
 
-    def __init__(self, encoder: str | None = None, C: float = 1.0, max_iter: int = 2000,
-                 batch_size: int = 64, device: str | None = None, random_state: int = 0) -> None:
+    def __init__(
+        self,
+        encoder: str | None = None,
+        C: float = 1.0,
+        max_iter: int = 2000,
+        batch_size: int = 64,
+        device: str | None = None,
+        random_state: int = 0,
+    ) -> None:
         self.encoder = encoder
         self.C = C
         self.max_iter = max_iter
@@ -304,15 +333,18 @@ class EmbeddingClassifier(PairClassifier):
         if cached is not None:
             return cached
         if not self.encoder:
-            raise ModelError("EmbeddingClassifier needs encoder= (a sentence-transformers model "
-                             "id or path)", code="E712")
+            raise ModelError(
+                "EmbeddingClassifier needs encoder= (a sentence-transformers model id or path)",
+                code="E712",
+            )
         from sentence_transformers import SentenceTransformer
 
         try:
             self._encoder_model = SentenceTransformer(str(self.encoder), device=self.device)
         except (OSError, ValueError) as err:
-            raise ModelError(f"cannot load sentence encoder {self.encoder!r}: {err}",
-                             code="E713") from None
+            raise ModelError(
+                f"cannot load sentence encoder {self.encoder!r}: {err}", code="E713"
+            ) from None
         return self._encoder_model
 
     def _features(self, data: PairInput) -> np.ndarray:
@@ -324,8 +356,9 @@ class EmbeddingClassifier(PairClassifier):
     def _fit(self, data: PairInput, dev: PairInput | None) -> None:
         from sklearn.linear_model import LogisticRegression
 
-        self.logistic_ = LogisticRegression(C=self.C, max_iter=self.max_iter,
-                                            random_state=self.random_state)
+        self.logistic_ = LogisticRegression(
+            C=self.C, max_iter=self.max_iter, random_state=self.random_state
+        )
         self.logistic_.fit(self._features(data), self._label_index(data.labels or []))
 
     def _predict_proba(self, data: PairInput) -> np.ndarray:

@@ -65,8 +65,9 @@ def bootstrap_training_set(
     if exclude_texts_of is not None:
         banned = {t for p in exclude_texts_of for t in (p.text1, p.text2)}
         pool = [p for p in pool if p.text1 not in banned and p.text2 not in banned]
-    wanted = n_negatives if n_negatives is not None else int(
-        round((negatives_per_pair or 0.0) * len(manual)))
+    wanted = (
+        n_negatives if n_negatives is not None else round((negatives_per_pair or 0.0) * len(manual))
+    )
     if wanted < 0:
         raise ModelError(f"the number of negatives must be >= 0, got {wanted}", code="E712")
     if wanted > len(pool):
@@ -77,14 +78,29 @@ def bootstrap_training_set(
         )
     rng = np.random.default_rng(seed)
     chosen = rng.choice(len(pool), size=wanted, replace=False) if wanted else []
-    mined = [pool[i].replace(id=f"mined:{pool[i].id}", label=negative_label,
-                             source=pool[i].source or "mined") for i in sorted(chosen)]
+    mined = [
+        pool[i].replace(
+            id=f"mined:{pool[i].id}", label=negative_label, source=pool[i].source or "mined"
+        )
+        for i in sorted(chosen)
+    ]
     pairs = list(manual) + mined
     order = rng.permutation(len(pairs))
-    return PairSet([pairs[i] for i in order], scheme=manual.scheme, name=manual.name,
-                   lang=manual.lang, metadata=dict(manual.metadata, bootstrap={
-                       "negative_label": negative_label, "n_manual": len(manual),
-                       "n_negatives": wanted, "seed": seed}))
+    return PairSet(
+        [pairs[i] for i in order],
+        scheme=manual.scheme,
+        name=manual.name,
+        lang=manual.lang,
+        metadata=dict(
+            manual.metadata,
+            bootstrap={
+                "negative_label": negative_label,
+                "n_manual": len(manual),
+                "n_negatives": wanted,
+                "seed": seed,
+            },
+        ),
+    )
 
 
 def retrain_with_negatives(

@@ -37,8 +37,9 @@ import numpy as np
 from parakit.models.base import ModelError, PairClassifier, PairInput
 
 
-def selection_score(truth: list[str], predicted: list[str], classes: list[str],
-                    positive: str | None, metric: str) -> float:
+def selection_score(
+    truth: list[str], predicted: list[str], classes: list[str], positive: str | None, metric: str
+) -> float:
     """The development score used for model selection.
 
     ``f1``: F1 of the positive class for binary labels, macro F1 otherwise; ``macro_f1``,
@@ -49,16 +50,19 @@ def selection_score(truth: list[str], predicted: list[str], classes: list[str],
     if metric == "accuracy":
         return float(accuracy_score(truth, predicted))
     if metric == "f1" and len(classes) == 2 and positive is not None:
-        return float(f1_score(truth, predicted, pos_label=positive, average="binary",
-                              zero_division=0))
+        return float(
+            f1_score(truth, predicted, pos_label=positive, average="binary", zero_division=0)
+        )
     if metric in ("f1", "macro_f1"):
-        return float(f1_score(truth, predicted, labels=classes, average="macro",
-                              zero_division=0))
+        return float(f1_score(truth, predicted, labels=classes, average="macro", zero_division=0))
     if metric == "weighted_f1":
-        return float(f1_score(truth, predicted, labels=classes, average="weighted",
-                              zero_division=0))
-    raise ModelError(f"unknown selection metric {metric!r}; use f1, macro_f1, weighted_f1 or "
-                     "accuracy", code="E712")
+        return float(
+            f1_score(truth, predicted, labels=classes, average="weighted", zero_division=0)
+        )
+    raise ModelError(
+        f"unknown selection metric {metric!r}; use f1, macro_f1, weighted_f1 or accuracy",
+        code="E712",
+    )
 
 
 class TransformerPairClassifier(PairClassifier):
@@ -100,8 +104,14 @@ class TransformerPairClassifier(PairClassifier):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
     def _encode(self, texts1: list[str], texts2: list[str], device: Any) -> dict[str, Any]:
-        encoded = self.tokenizer_(texts1, texts2, truncation=True, max_length=self.max_length,
-                                  padding=True, return_tensors="pt")
+        encoded = self.tokenizer_(
+            texts1,
+            texts2,
+            truncation=True,
+            max_length=self.max_length,
+            padding=True,
+            return_tensors="pt",
+        )
         return {k: v.to(device) for k, v in encoded.items()}
 
     def _autocast(self, device: Any) -> Any:
@@ -110,9 +120,12 @@ class TransformerPairClassifier(PairClassifier):
         import torch
 
         if device.type == "cuda" and self.mixed_precision in ("auto", True, "bf16", "fp16"):
-            dtype = (torch.bfloat16 if self.mixed_precision == "bf16" or (
-                self.mixed_precision == "auto" and torch.cuda.is_bf16_supported())
-                else torch.float16)
+            dtype = (
+                torch.bfloat16
+                if self.mixed_precision == "bf16"
+                or (self.mixed_precision == "auto" and torch.cuda.is_bf16_supported())
+                else torch.float16
+            )
             return torch.autocast(device_type="cuda", dtype=dtype)
         return contextlib.nullcontext()
 
@@ -172,8 +185,14 @@ class TransformerPairClassifier(PairClassifier):
         # MultiPIT appendix C: every 500 steps, every epoch if fewer than 1,500 steps in total
         return steps_per_epoch if total < 1500 else 500
 
-    def _train_one(self, rate: float, texts1: list[str], texts2: list[str], labels: list[str],
-                   dev: PairInput | None) -> tuple[float, dict[str, Any]]:
+    def _train_one(
+        self,
+        rate: float,
+        texts1: list[str],
+        texts2: list[str],
+        labels: list[str],
+        dev: PairInput | None,
+    ) -> tuple[float, dict[str, Any]]:
         """Train one model at learning rate ``rate``; returns (best dev score, best state)."""
         import torch
         from tqdm.auto import tqdm
@@ -184,19 +203,33 @@ class TransformerPairClassifier(PairClassifier):
         network = self._build_network(str(self.model_name_or_path)).to(device)
         no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
         groups = [
-            {"params": [p for n, p in network.named_parameters()
-                        if not any(k in n for k in no_decay)], "weight_decay": self.weight_decay},
-            {"params": [p for n, p in network.named_parameters()
-                        if any(k in n for k in no_decay)], "weight_decay": 0.0},
+            {
+                "params": [
+                    p for n, p in network.named_parameters() if not any(k in n for k in no_decay)
+                ],
+                "weight_decay": self.weight_decay,
+            },
+            {
+                "params": [
+                    p for n, p in network.named_parameters() if any(k in n for k in no_decay)
+                ],
+                "weight_decay": 0.0,
+            },
         ]
         optimizer = torch.optim.AdamW(groups, lr=rate, eps=self.adam_epsilon)
         micro = max(1, int(self.per_device_batch_size))
         accumulation, steps_per_epoch, total = self._total_steps(len(labels))
         scheduler = get_linear_schedule_with_warmup(
-            optimizer, int(round(self.warmup_ratio * total)), total)
-        use_scaler = device.type == "cuda" and self._autocast(device).__class__.__name__ != \
-            "nullcontext" and not (self.mixed_precision == "bf16" or (
-                self.mixed_precision == "auto" and torch.cuda.is_bf16_supported()))
+            optimizer, round(self.warmup_ratio * total), total
+        )
+        use_scaler = (
+            device.type == "cuda"
+            and self._autocast(device).__class__.__name__ != "nullcontext"
+            and not (
+                self.mixed_precision == "bf16"
+                or (self.mixed_precision == "auto" and torch.cuda.is_bf16_supported())
+            )
+        )
         scaler = torch.amp.GradScaler("cuda", enabled=use_scaler)
         eval_every = self._eval_every(total, steps_per_epoch)
 
@@ -216,32 +249,42 @@ class TransformerPairClassifier(PairClassifier):
             scheduler.load_state_dict(checkpoint["scheduler"])
             scaler.load_state_dict(checkpoint["scaler"])
             torch.set_rng_state(checkpoint["rng"])
-            step, best_score, bad_evals = (checkpoint["step"], checkpoint["best_score"],
-                                           checkpoint["bad_evals"])
+            step, best_score, bad_evals = (
+                checkpoint["step"],
+                checkpoint["best_score"],
+                checkpoint["bad_evals"],
+            )
             history = checkpoint["history"]
             if (run_dir / "best.pt").exists():
-                best_state = torch.load(run_dir / "best.pt", map_location="cpu",
-                                        weights_only=True)
+                best_state = torch.load(run_dir / "best.pt", map_location="cpu", weights_only=True)
         stopped = bool(history and history[-1].get("stopped"))
 
         network.train()
-        bar = tqdm(total=total, initial=step, desc=f"train lr={rate:g}",
-                   disable=not self.progress, leave=False)
+        bar = tqdm(
+            total=total,
+            initial=step,
+            desc=f"train lr={rate:g}",
+            disable=not self.progress,
+            leave=False,
+        )
         running, start = 0.0, time.perf_counter()
         while step < total and not stopped:
             epoch = step // steps_per_epoch
             # a fixed order per epoch, so a resumed run sees the same batches
             order = np.random.default_rng(self.seed + epoch).permutation(len(labels))
             first = (step % steps_per_epoch) * accumulation
-            micro_batches = [order[i: i + micro] for i in range(0, len(order), micro)]
+            micro_batches = [order[i : i + micro] for i in range(0, len(order), micro)]
             for index in range(first, len(micro_batches), accumulation):
-                group = micro_batches[index: index + accumulation]
+                group = micro_batches[index : index + accumulation]
                 n_group = sum(len(b) for b in group)
                 for batch in group:
-                    encoded = self._encode([texts1[i] for i in batch],
-                                           [texts2[i] for i in batch], device)
-                    targets = {k: v.to(device) for k, v in
-                               self._targets([labels[i] for i in batch]).items()}
+                    encoded = self._encode(
+                        [texts1[i] for i in batch], [texts2[i] for i in batch], device
+                    )
+                    targets = {
+                        k: v.to(device)
+                        for k, v in self._targets([labels[i] for i in batch]).items()
+                    }
                     with self._autocast(device):
                         loss = self._loss(network, encoded, targets) * (len(batch) / n_group)
                     scaler.scale(loss).backward()
@@ -255,16 +298,24 @@ class TransformerPairClassifier(PairClassifier):
                 step += 1
                 bar.update(1)
                 if step % eval_every == 0 or step == total:
-                    record = {"learning_rate": rate, "step": step, "epoch": round(
-                        step / steps_per_epoch, 3), "train_loss": running / eval_every,
-                        "seconds": round(time.perf_counter() - start, 1)}
+                    record = {
+                        "learning_rate": rate,
+                        "step": step,
+                        "epoch": round(step / steps_per_epoch, 3),
+                        "train_loss": running / eval_every,
+                        "seconds": round(time.perf_counter() - start, 1),
+                    }
                     running = 0.0
                     if dev is not None:
                         network.eval()
                         predicted = self._decode_network(network, dev, device)
-                        score = selection_score(list(dev.labels or []), list(predicted),
-                                                [str(c) for c in self.classes_],
-                                                self._positive_label(), self.selection_metric)
+                        score = selection_score(
+                            list(dev.labels or []),
+                            list(predicted),
+                            [str(c) for c in self.classes_],
+                            self._positive_label(),
+                            self.selection_metric,
+                        )
                         network.train()
                         record["dev_score"] = score
                         bar.set_postfix(dev=f"{score:.4f}")
@@ -272,8 +323,10 @@ class TransformerPairClassifier(PairClassifier):
                         score = float(step)  # no dev data: keep the latest
                     if score > best_score:
                         best_score, bad_evals = score, 0
-                        best_state = {k: v.detach().to("cpu", copy=True)
-                                      for k, v in network.state_dict().items()}
+                        best_state = {
+                            k: v.detach().to("cpu", copy=True)
+                            for k, v in network.state_dict().items()
+                        }
                         if run_dir is not None:
                             run_dir.mkdir(parents=True, exist_ok=True)
                             _torch_save_atomic(best_state, run_dir / "best.pt")
@@ -285,14 +338,21 @@ class TransformerPairClassifier(PairClassifier):
                     history.append(record)
                     if run_dir is not None:
                         run_dir.mkdir(parents=True, exist_ok=True)
-                        _torch_save_atomic({
-                            "signature": self._signature(rate, len(labels)),
-                            "model": network.state_dict(), "optimizer": optimizer.state_dict(),
-                            "scheduler": scheduler.state_dict(), "scaler": scaler.state_dict(),
-                            "rng": torch.get_rng_state(), "step": step,
-                            "best_score": best_score, "bad_evals": bad_evals,
-                            "history": history,
-                        }, run_dir / "last.pt")
+                        _torch_save_atomic(
+                            {
+                                "signature": self._signature(rate, len(labels)),
+                                "model": network.state_dict(),
+                                "optimizer": optimizer.state_dict(),
+                                "scheduler": scheduler.state_dict(),
+                                "scaler": scaler.state_dict(),
+                                "rng": torch.get_rng_state(),
+                                "step": step,
+                                "best_score": best_score,
+                                "bad_evals": bad_evals,
+                                "history": history,
+                            },
+                            run_dir / "last.pt",
+                        )
                 if step >= total or stopped:
                     break
         bar.close()
@@ -301,9 +361,20 @@ class TransformerPairClassifier(PairClassifier):
         return (best_score if dev is not None else 0.0), best_state
 
     def _signature(self, rate: float, n_pairs: int) -> dict[str, Any]:
-        params = {k: v for k, v in self.get_params(deep=False).items()
-                  if k not in ("progress", "output_dir", "resume", "device", "num_threads",
-                               "learning_rates", "eval_batch_size")}
+        params = {
+            k: v
+            for k, v in self.get_params(deep=False).items()
+            if k
+            not in (
+                "progress",
+                "output_dir",
+                "resume",
+                "device",
+                "num_threads",
+                "learning_rates",
+                "eval_batch_size",
+            )
+        }
         params["learning_rate"] = rate
         params["n_pairs"] = n_pairs
         params["classes"] = [str(c) for c in self.classes_]
@@ -312,21 +383,22 @@ class TransformerPairClassifier(PairClassifier):
     def _network_proba(self, network: Any, data: PairInput, device: Any) -> np.ndarray:
         import torch
 
-        lengths = np.array([len(a) + len(b) for a, b in zip(data.texts1, data.texts2,
-                                                            strict=True)])
+        lengths = np.array([len(a) + len(b) for a, b in zip(data.texts1, data.texts2, strict=True)])
         order = np.argsort(-lengths, kind="stable")  # similar lengths per batch: less padding
         out = np.zeros((len(data), len(self.classes_)))
         size = max(1, int(self.eval_batch_size))
         with torch.inference_mode():
             for i in range(0, len(order), size):
-                batch = order[i: i + size]
+                batch = order[i : i + size]
                 t1 = [data.texts1[j] for j in batch]
                 t2 = [data.texts2[j] for j in batch]
                 with self._autocast(device):
                     proba = self._probabilities(network, self._encode(t1, t2, device)).float()
                     if self.predict_both_orders:
-                        proba = (proba + self._probabilities(
-                            network, self._encode(t2, t1, device)).float()) / 2
+                        proba = (
+                            proba
+                            + self._probabilities(network, self._encode(t2, t1, device)).float()
+                        ) / 2
                 out[batch] = proba.cpu().numpy()
         return out
 
@@ -347,17 +419,21 @@ class TransformerPairClassifier(PairClassifier):
         target.mkdir(parents=True)
         self._save_network(target)
         self.tokenizer_.save_pretrained(str(target))
-        return {"best_score": getattr(self, "best_score_", None),
-                "best_learning_rate": getattr(self, "best_learning_rate_", None),
-                "history": getattr(self, "history_", [])}
+        return {
+            "best_score": getattr(self, "best_score_", None),
+            "best_learning_rate": getattr(self, "best_learning_rate_", None),
+            "history": getattr(self, "history_", []),
+        }
 
     def _load_state(self, folder: Path, state: dict[str, Any]) -> None:
         from transformers import AutoTokenizer
 
         source = folder / "network"
         if not source.is_dir():
-            raise ModelError(f"{folder}: the network folder is missing; the model was not saved "
-                             "completely", code="E710")
+            raise ModelError(
+                f"{folder}: the network folder is missing; the model was not saved completely",
+                code="E710",
+            )
         self.tokenizer_ = AutoTokenizer.from_pretrained(str(source))
         self._load_network(source)
         self.network_.to(self._device()).eval()
@@ -479,13 +555,16 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         try:
             torch.manual_seed(self.seed)
             return AutoModelForSequenceClassification.from_pretrained(
-                source, num_labels=len(labels), id2label=dict(enumerate(labels)),
+                source,
+                num_labels=len(labels),
+                id2label=dict(enumerate(labels)),
                 label2id={label: i for i, label in enumerate(labels)},
                 ignore_mismatched_sizes=True,
             )
         except (OSError, ValueError) as err:
-            raise ModelError(f"cannot load a transformer encoder from {source!r}: {err}",
-                             code="E713") from None
+            raise ModelError(
+                f"cannot load a transformer encoder from {source!r}: {err}", code="E713"
+            ) from None
         finally:
             hf_logging.set_verbosity(verbosity)
             hf_logging.enable_progress_bar()

@@ -48,8 +48,9 @@ class Tokenizer:
 # -- lexical similarities ---------------------------------------------------------------------
 
 
-def word_overlap_rates(texts1: Sequence[str], texts2: Sequence[str],
-                       lang: str | None = None) -> np.ndarray:
+def word_overlap_rates(
+    texts1: Sequence[str], texts2: Sequence[str], lang: str | None = None
+) -> np.ndarray:
     """Word overlap rate (WOR) of each pair: ``|A ∩ B| / |A ∪ B|`` of the lower-cased token
     sets (J4)."""
     return _text_wor(texts1, texts2, lang=lang, lowercase=True)
@@ -80,22 +81,40 @@ class BowCosine:
 
         # binary counts, no idf, l2 norm = cosine of binary vectors
         self.vectorizer_ = TfidfVectorizer(
-            tokenizer=Tokenizer(self.lang), token_pattern=None,
-            lowercase=False, binary=True, use_idf=False, norm="l2",
+            tokenizer=Tokenizer(self.lang),
+            token_pattern=None,
+            lowercase=False,
+            binary=True,
+            use_idf=False,
+            norm="l2",
         ).fit(list(texts))
         return self
 
     def score(self, texts1: Sequence[str], texts2: Sequence[str]) -> np.ndarray:
-        return _rowwise_cosine(self.vectorizer_.transform(list(texts1)),
-                               self.vectorizer_.transform(list(texts2)))
+        return _rowwise_cosine(
+            self.vectorizer_.transform(list(texts1)), self.vectorizer_.transform(list(texts2))
+        )
 
 
 # -- machine-translation metrics --------------------------------------------------------------
 
 MT_FEATURE_NAMES: tuple[str, ...] = (
-    "bleu_p1", "bleu_p2", "bleu_p3", "bleu_p4", "bleu",
-    "bleu_p1_rev", "bleu_p2_rev", "bleu_p3_rev", "bleu_p4_rev", "bleu_rev",
-    "ter", "chrf", "meteor_fmean", "edit_distance", "edit_distance_norm", "length_ratio",
+    "bleu_p1",
+    "bleu_p2",
+    "bleu_p3",
+    "bleu_p4",
+    "bleu",
+    "bleu_p1_rev",
+    "bleu_p2_rev",
+    "bleu_p3_rev",
+    "bleu_p4_rev",
+    "bleu_rev",
+    "ter",
+    "chrf",
+    "meteor_fmean",
+    "edit_distance",
+    "edit_distance_norm",
+    "length_ratio",
 )
 
 
@@ -107,15 +126,16 @@ def edit_distance(a: Sequence[Any], b: Sequence[Any]) -> int:
     try:
         from rapidfuzz.distance import Levenshtein
     except ImportError:
-        Levenshtein = None  # noqa: N806
+        Levenshtein = None
     if Levenshtein is not None:
         return int(Levenshtein.distance(a, b))
     previous = list(range(len(b) + 1))
     for i, item_a in enumerate(a, start=1):
         current = [i]
         for j, item_b in enumerate(b, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1,
-                               previous[j - 1] + (item_a != item_b)))
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (item_a != item_b))
+            )
         previous = current
     return previous[-1]
 
@@ -135,8 +155,9 @@ def meteor_fmean(hypothesis: Sequence[str], reference: Sequence[str]) -> float:
     return 10 * precision * recall / (recall + 9 * precision)
 
 
-def mt_features(texts1: Sequence[str], texts2: Sequence[str],
-                lang: str | None = None) -> tuple[np.ndarray, list[str]]:
+def mt_features(
+    texts1: Sequence[str], texts2: Sequence[str], lang: str | None = None
+) -> tuple[np.ndarray, list[str]]:
     """Machine-translation-metric features of each pair (text1 as hypothesis, text2 as
     reference; BLEU also the other way round).
 
@@ -168,8 +189,10 @@ def _pair_mt_features(a: str, b: str, lang: str | None) -> tuple[float, ...]:
     distance = edit_distance(tok_a, tok_b)
     longest = max(len(tok_a), len(tok_b), 1)
     return (
-        *(p / 100 for p in forward.precisions), forward.score / 100,
-        *(p / 100 for p in backward.precisions), backward.score / 100,
+        *(p / 100 for p in forward.precisions),
+        forward.score / 100,
+        *(p / 100 for p in backward.precisions),
+        backward.score / 100,
         ter.sentence_score(a, [b]).score,
         chrf.sentence_score(a, [b]).score,
         meteor_fmean(tok_a, tok_b),
@@ -191,11 +214,13 @@ def embedding_pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.hstack([np.abs(u - v), u * v])
 
 
-def encode_texts(encoder: Any, texts: Sequence[str], batch_size: int = 64,
-                 progress: bool = False) -> np.ndarray:
+def encode_texts(
+    encoder: Any, texts: Sequence[str], batch_size: int = 64, progress: bool = False
+) -> np.ndarray:
     """Encode ``texts`` with a sentence-transformers model, each distinct text once."""
     unique = list(dict.fromkeys(texts))
-    vectors = encoder.encode(unique, batch_size=batch_size, convert_to_numpy=True,
-                             show_progress_bar=progress)
+    vectors = encoder.encode(
+        unique, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=progress
+    )
     index = {text: i for i, text in enumerate(unique)}
     return np.asarray(vectors)[[index[t] for t in texts]]

@@ -18,8 +18,11 @@ from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False,
-                  help="Train, evaluate and apply paraphrase classifiers.")
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Train, evaluate and apply paraphrase classifiers.",
+)
 
 
 def _parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -29,8 +32,11 @@ def _parse_params(items: list[str] | None) -> dict[str, Any]:
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise ModelError(f"hyperparameter {item!r} must look like key=value "
-                             "(values are read as JSON when possible)", code="E712")
+            raise ModelError(
+                f"hyperparameter {item!r} must look like key=value "
+                "(values are read as JSON when possible)",
+                code="E712",
+            )
         try:
             params[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
@@ -47,31 +53,45 @@ def _load_pairs(path: Path, fmt: str | None, binary: bool, reading: str | None) 
     return pairs
 
 
-FormatOpt = Annotated[str | None, typer.Option("--format", "-f",
-                                               help="input format (default: detected)")]
-BinaryOpt = Annotated[bool, typer.Option("--binary", help="train/evaluate on the binary reading "
-                                                          "of the labels")]
-ReadingOpt = Annotated[str | None, typer.Option("--reading", help="binary reading (Turku: loose "
-                                                                  "or strict)")]
+FormatOpt = Annotated[
+    str | None, typer.Option("--format", "-f", help="input format (default: detected)")
+]
+BinaryOpt = Annotated[
+    bool, typer.Option("--binary", help="train/evaluate on the binary reading of the labels")
+]
+ReadingOpt = Annotated[
+    str | None, typer.Option("--reading", help="binary reading (Turku: loose or strict)")
+]
 
 
 @app.command()
 def train(
     train_path: Annotated[Path, typer.Argument(help="labelled training pairs")],
     out: Annotated[Path, typer.Option("--out", "-o", help="folder for the trained model")],
-    model: Annotated[str, typer.Option("--model", "-m", help="model type: wor, tfidf, bow, "
-                                       "mt-features, embedding-lr, cross-encoder, multihead, "
-                                       "multiclass")] = "tfidf",
-    param: Annotated[list[str] | None, typer.Option("--param", "-p",
-                                                    help="hyperparameter key=value")] = None,
-    dev: Annotated[Path | None, typer.Option("--dev", help="development pairs (model "
-                                             "selection, report)")] = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="model type: wor, tfidf, bow, "
+            "mt-features, embedding-lr, cross-encoder, multihead, "
+            "multiclass",
+        ),
+    ] = "tfidf",
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="hyperparameter key=value")
+    ] = None,
+    dev: Annotated[
+        Path | None, typer.Option("--dev", help="development pairs (model selection, report)")
+    ] = None,
     fmt: FormatOpt = None,
     dev_format: Annotated[str | None, typer.Option("--dev-format")] = None,
     binary: BinaryOpt = False,
     reading: ReadingOpt = None,
-    negatives: Annotated[Path | None, typer.Option(
-        "--negatives", help="mined negatives to add under one label (T16 retraining)")] = None,
+    negatives: Annotated[
+        Path | None,
+        typer.Option("--negatives", help="mined negatives to add under one label (T16 retraining)"),
+    ] = None,
     negative_label: Annotated[str, typer.Option("--negative-label")] = "2",
     negatives_per_pair: Annotated[float, typer.Option("--negatives-per-pair")] = 1.0,
     seed: Annotated[int, typer.Option("--seed", help="seed of negative sampling")] = 0,
@@ -86,8 +106,13 @@ def train(
         from parakit.io import read
         from parakit.models.bootstrap import bootstrap_training_set
 
-        pairs = bootstrap_training_set(pairs, read(negatives), negative_label=negative_label,
-                                       negatives_per_pair=negatives_per_pair, seed=seed)
+        pairs = bootstrap_training_set(
+            pairs,
+            read(negatives),
+            negative_label=negative_label,
+            negatives_per_pair=negatives_per_pair,
+            seed=seed,
+        )
     dev_pairs = _load_pairs(dev, dev_format, binary, reading) if dev is not None else None
     classifier = make_model(model, **_parse_params(param))
     start = time.perf_counter()
@@ -130,12 +155,20 @@ def predict(
         meta = dict(pair.metadata)
         if pair.label is not None:
             meta["gold_label"] = pair.label
-        meta["prediction"] = {"proba": {str(c): round(float(v), 6)
-                                        for c, v in zip(classifier.classes_, row, strict=True)},
-                              "p_paraphrase": round(float(p), 6)}
+        meta["prediction"] = {
+            "proba": {
+                str(c): round(float(v), 6) for c, v in zip(classifier.classes_, row, strict=True)
+            },
+            "p_paraphrase": round(float(p), 6),
+        }
         out_pairs.append(pair.replace(label=str(label), metadata=meta))
-    result = PairSet(out_pairs, scheme=scheme_from_spec(classifier.scheme_), name=pairs.name,
-                     lang=pairs.lang, documents=pairs.documents)
+    result = PairSet(
+        out_pairs,
+        scheme=scheme_from_spec(classifier.scheme_),
+        name=pairs.name,
+        lang=pairs.lang,
+        documents=pairs.documents,
+    )
     write(result, out)
     typer.echo(f"labelled {len(result)} pairs -> {out}")
 
@@ -144,8 +177,9 @@ def predict(
 def evaluate(
     model_dir: Annotated[Path, typer.Argument(help="a saved model folder")],
     input_path: Annotated[Path, typer.Argument(help="labelled pairs")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="folder for metrics.json "
-                                             "and metrics.md")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="folder for metrics.json and metrics.md")
+    ] = None,
     fmt: FormatOpt = None,
     binary: BinaryOpt = False,
     reading: ReadingOpt = None,
@@ -157,12 +191,15 @@ def evaluate(
 
     classifier = load_model(model_dir)
     pairs = _load_pairs(input_path, fmt, binary, reading)
-    report = evaluate_classifier(classifier, pairs, reading=reading,
-                                 name=f"{classifier.model_type} on {input_path.name}")
+    report = evaluate_classifier(
+        classifier, pairs, reading=reading, name=f"{classifier.model_type} on {input_path.name}"
+    )
     if out is not None:
         json_path, md_path = report.save(out)
         typer.echo(f"wrote {json_path} and {md_path}")
     m = report.metrics
-    typer.echo(f"pairs {m['n']}  accuracy {100 * m['accuracy']:.2f}  macro F1 "
-               f"{100 * m['macro']['f1']:.2f}"
-               + (f"  positive F1 {100 * m['positive']['f1']:.2f}" if "positive" in m else ""))
+    typer.echo(
+        f"pairs {m['n']}  accuracy {100 * m['accuracy']:.2f}  macro F1 "
+        f"{100 * m['macro']['f1']:.2f}"
+        + (f"  positive F1 {100 * m['positive']['f1']:.2f}" if "positive" in m else "")
+    )

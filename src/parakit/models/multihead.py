@@ -76,8 +76,9 @@ def decode_heads(proba: np.ndarray, classes: list[str]) -> np.ndarray:
     """
     parts = [_parts(c) for c in classes]
     bases = sorted({p[0] for p in parts})
-    base_p = np.stack([proba[:, [i for i, p in enumerate(parts) if p[0] == b]].sum(1)
-                       for b in bases], axis=1)
+    base_p = np.stack(
+        [proba[:, [i for i, p in enumerate(parts) if p[0] == b]].sum(1) for b in bases], axis=1
+    )
     best_base = [bases[i] for i in np.argmax(base_p, axis=1)]
     four = [i for i, p in enumerate(parts) if p[0] == "4"]
     out = []
@@ -87,8 +88,10 @@ def decode_heads(proba: np.ndarray, classes: list[str]) -> np.ndarray:
             continue
         flags = []
         for position, symbols in ((1, SUBSUMPTION), (3, MINOR), (2, STYLE)):
-            marg = [proba[row, [i for i in four if parts[i][position] == k]].sum()
-                    for k in range(len(symbols))]
+            marg = [
+                proba[row, [i for i in four if parts[i][position] == k]].sum()
+                for k in range(len(symbols))
+            ]
             flags.append(symbols[int(np.argmax(marg))])
         out.append(get_scheme("turku").normalize("4" + "".join(flags)))
     return np.array(out, dtype=object)
@@ -117,8 +120,10 @@ def _pooled_features(hidden: Any, input_ids: Any, attention_mask: Any, sep_id: i
         weights = mask.unsqueeze(-1).to(hidden.dtype)
         return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0)
 
-    return torch.cat([hidden[:, 0], hidden[rows, first_sep], hidden[rows, last_sep],
-                      mean(mask_a), mean(mask_b)], dim=-1)
+    return torch.cat(
+        [hidden[:, 0], hidden[rows, first_sep], hidden[rows, last_sep], mean(mask_a), mean(mask_b)],
+        dim=-1,
+    )
 
 
 def _network_class() -> Any:
@@ -134,15 +139,16 @@ def _network_class() -> Any:
             self.sep_id = sep_id
             hidden = encoder.config.hidden_size
             self.dropout = nn.Dropout(getattr(encoder.config, "hidden_dropout_prob", 0.1))
-            self.heads = nn.ModuleDict({name: nn.Linear(5 * hidden, n)
-                                        for name, n in heads.items()})
+            self.heads = nn.ModuleDict(
+                {name: nn.Linear(5 * hidden, n) for name, n in heads.items()}
+            )
 
         def forward(self, input_ids: Any, attention_mask: Any, **extra: Any) -> dict[str, Any]:
             kwargs = {k: v for k, v in extra.items() if k == "token_type_ids"}
-            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                                  **kwargs).last_hidden_state
-            pooled = self.dropout(_pooled_features(hidden, input_ids, attention_mask,
-                                                   self.sep_id))
+            hidden = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, **kwargs
+            ).last_hidden_state
+            pooled = self.dropout(_pooled_features(hidden, input_ids, attention_mask, self.sep_id))
             return {name: head(pooled).float() for name, head in self.heads.items()}
 
     del torch
@@ -165,14 +171,17 @@ class _PooledHeadsClassifier(CrossEncoderClassifier):
             torch.manual_seed(self.seed)
             encoder = AutoModel.from_pretrained(source)
         except (OSError, ValueError) as err:
-            raise ModelError(f"cannot load a transformer encoder from {source!r}: {err}",
-                             code="E713") from None
+            raise ModelError(
+                f"cannot load a transformer encoder from {source!r}: {err}", code="E713"
+            ) from None
         finally:
             hf_logging.enable_progress_bar()
         sep_id = self.tokenizer_.sep_token_id
         if sep_id is None:
-            raise ModelError(f"the tokenizer of {source!r} has no separator token; the pooled "
-                             "heads need [SEP]", code="E713")
+            raise ModelError(
+                f"the tokenizer of {source!r} has no separator token; the pooled heads need [SEP]",
+                code="E713",
+            )
         return _network_class()(encoder, self._head_sizes(), sep_id)
 
     def _save_network(self, folder: Path) -> None:
@@ -189,8 +198,9 @@ class _PooledHeadsClassifier(CrossEncoderClassifier):
 
         self._restore_label_space()
         self.network_ = self._build_network(str(folder))
-        self.network_.heads.load_state_dict(torch.load(folder / "heads.pt", map_location="cpu",
-                                                       weights_only=True))
+        self.network_.heads.load_state_dict(
+            torch.load(folder / "heads.pt", map_location="cpu", weights_only=True)
+        )
 
     def _restore_label_space(self) -> None:
         """Rebuild learned label bookkeeping from ``classes_`` after loading."""
@@ -223,8 +233,11 @@ class MultiHeadClassifier(_PooledHeadsClassifier):
         turku = get_scheme("turku")
         for pid, label in zip(dev.ids, dev.labels or [], strict=True):
             if not turku.is_valid(label) or label == "x":
-                raise ModelError(f"development pair {pid!r}: label {label!r} is not a Turku "
-                                 "label with a base 1-4", code="E704")
+                raise ModelError(
+                    f"development pair {pid!r}: label {label!r} is not a Turku "
+                    "label with a base 1-4",
+                    code="E704",
+                )
 
     def _restore_label_space(self) -> None:
         self.base_labels_ = sorted({str(c)[0] for c in self.classes_})
@@ -268,8 +281,9 @@ class MultiHeadClassifier(_PooledHeadsClassifier):
             base, sub, style, minor = _parts(str(label))
             column = p["base"][:, self.base_labels_.index(base)]
             if base == "4":
-                column = (column * p["subsumption"][:, sub] * p["style"][:, style]
-                          * p["minor"][:, minor])
+                column = (
+                    column * p["subsumption"][:, sub] * p["style"][:, style] * p["minor"][:, minor]
+                )
             columns.append(column)
         return torch.stack(columns, dim=1)
 

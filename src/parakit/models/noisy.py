@@ -80,14 +80,14 @@ def relabel(
         Flipped pairs keep their old label in ``metadata["noisy_label"]``.
     """
     if method not in METHODS:
-        raise ModelError(f"unknown noisy-label method {method!r}; use filter or flip",
-                         code="E712")
+        raise ModelError(f"unknown noisy-label method {method!r}; use filter or flip", code="E712")
     if not 0.0 <= threshold <= 1.0:
         raise ModelError(f"λ must lie in [0, 1], got {threshold}", code="E712")
     classes = [str(c) for c in classes]
     if method == "flip" and len(classes) != 2 and proba is None:
-        raise ModelError("flipping multi-class labels needs the teacher's probabilities",
-                         code="E712")
+        raise ModelError(
+            "flipping multi-class labels needs the teacher's probabilities", code="E712"
+        )
     out, dropped, flipped = [], 0, 0
     for row, (pair, p) in enumerate(zip(noisy, p_given, strict=True)):
         if p > threshold:
@@ -103,13 +103,20 @@ def relabel(
             flipped += 1
             meta = dict(pair.metadata, noisy_label=pair.label, teacher_p=float(p))
             out.append(pair.replace(label=new, metadata=meta))
-    report = {"method": method, "threshold": threshold, "n_noisy": len(noisy),
-              "dropped": dropped, "flipped": flipped, "kept": len(out)}
+    report = {
+        "method": method,
+        "threshold": threshold,
+        "n_noisy": len(noisy),
+        "dropped": dropped,
+        "flipped": flipped,
+        "kept": len(out),
+    }
     return noisy._derive(out), report
 
 
-def combine(clean: PairSet, extra: PairSet, prefixes: tuple[str, str] = ("clean", "noisy")
-            ) -> PairSet:
+def combine(
+    clean: PairSet, extra: PairSet, prefixes: tuple[str, str] = ("clean", "noisy")
+) -> PairSet:
     """One training set of two pair sets; ids are prefixed so they never collide."""
     pairs = [p.replace(id=f"{prefixes[0]}:{p.id}") for p in clean]
     pairs += [p.replace(id=f"{prefixes[1]}:{p.id}") for p in extra]
@@ -131,8 +138,13 @@ class NoisyLabelCleaner(BaseEstimator):
         >>> relabelled = cleaner.fit(clean).transform(noisy); cleaner.report_     # doctest: +SKIP
     """
 
-    def __init__(self, teacher: PairClassifier | None = None, method: str = "filter",
-                 threshold: float = 0.35, refit: bool = True) -> None:
+    def __init__(
+        self,
+        teacher: PairClassifier | None = None,
+        method: str = "filter",
+        threshold: float = 0.35,
+        refit: bool = True,
+    ) -> None:
         self.teacher = teacher
         self.method = method
         self.threshold = threshold
@@ -144,8 +156,7 @@ class NoisyLabelCleaner(BaseEstimator):
             raise ModelError("NoisyLabelCleaner needs a teacher classifier", code="E712")
         if self.refit:
             if clean is None:
-                raise ModelError("fit needs the clean pair set to train the teacher",
-                                 code="E712")
+                raise ModelError("fit needs the clean pair set to train the teacher", code="E712")
             self.teacher_ = clone(self.teacher).fit(clean)
         else:
             self.teacher_ = self.teacher
@@ -154,8 +165,9 @@ class NoisyLabelCleaner(BaseEstimator):
     def transform(self, noisy: PairSet) -> PairSet:
         """The relabelled noisy set; counts in ``report_``."""
         p_given, proba = given_label_proba(self.teacher_, noisy)
-        out, self.report_ = relabel(noisy, p_given, self.teacher_.classes_, self.method,
-                                    self.threshold, proba)
+        out, self.report_ = relabel(
+            noisy, p_given, self.teacher_.classes_, self.method, self.threshold, proba
+        )
         return out
 
 
@@ -171,13 +183,17 @@ class NoisyLabelResult:
         return max(rows, key=lambda r: r["dev_f1"])
 
     def to_markdown(self) -> str:
-        lines = ["| training data | λ | dropped | flipped | train pairs | dev accuracy | dev F1 |",
-                 "|---|---:|---:|---:|---:|---:|---:|"]
+        lines = [
+            "| training data | λ | dropped | flipped | train pairs | dev accuracy | dev F1 |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for r in self.rows:
             lam = "" if r["threshold"] is None else f"{r['threshold']:.2f}"
-            lines.append(f"| {r['setting']} | {lam} | {r['dropped']} | {r['flipped']} | "
-                         f"{r['n_train']} | {100 * r['dev_accuracy']:.1f} | "
-                         f"{100 * r['dev_f1']:.1f} |")
+            lines.append(
+                f"| {r['setting']} | {lam} | {r['dropped']} | {r['flipped']} | "
+                f"{r['n_train']} | {100 * r['dev_accuracy']:.1f} | "
+                f"{100 * r['dev_f1']:.1f} |"
+            )
         return "\n".join(lines)
 
 
@@ -222,28 +238,54 @@ def noisy_label_grid(
         a :class:`NoisyLabelResult`; ``.best("flip")`` gives the best flipping λ.
     """
     eval_set = dev if use_dev_for_selection else None
-    teacher_model = clone(teacher if teacher is not None else student).fit(
-        clean, eval_set=eval_set)
+    teacher_model = clone(teacher if teacher is not None else student).fit(clean, eval_set=eval_set)
     result = NoisyLabelResult()
     acc, f1 = _dev_scores(teacher_model, dev)
-    result.rows.append({"setting": "clean only (teacher)", "method": "clean", "threshold": None,
-                        "dropped": 0, "flipped": 0, "n_train": len(clean),
-                        "dev_accuracy": acc, "dev_f1": f1})
+    result.rows.append(
+        {
+            "setting": "clean only (teacher)",
+            "method": "clean",
+            "threshold": None,
+            "dropped": 0,
+            "flipped": 0,
+            "n_train": len(clean),
+            "dev_accuracy": acc,
+            "dev_f1": f1,
+        }
+    )
     raw = clone(student).fit(combine(clean, noisy), eval_set=eval_set)
     acc, f1 = _dev_scores(raw, dev)
-    result.rows.append({"setting": "clean + noisy as is", "method": "raw", "threshold": None,
-                        "dropped": 0, "flipped": 0, "n_train": len(clean) + len(noisy),
-                        "dev_accuracy": acc, "dev_f1": f1})
+    result.rows.append(
+        {
+            "setting": "clean + noisy as is",
+            "method": "raw",
+            "threshold": None,
+            "dropped": 0,
+            "flipped": 0,
+            "n_train": len(clean) + len(noisy),
+            "dev_accuracy": acc,
+            "dev_f1": f1,
+        }
+    )
     p_given, proba = given_label_proba(teacher_model, noisy)
     for method in methods:
         for threshold in thresholds:
-            relabelled, report = relabel(noisy, p_given, teacher_model.classes_, method,
-                                         threshold, proba)
+            relabelled, report = relabel(
+                noisy, p_given, teacher_model.classes_, method, threshold, proba
+            )
             train = combine(clean, relabelled)
             model = clone(student).fit(train, eval_set=eval_set)
             acc, f1 = _dev_scores(model, dev)
-            result.rows.append({"setting": f"clean + {_PAST[method]} noisy", "method": method,
-                                "threshold": threshold, "dropped": report["dropped"],
-                                "flipped": report["flipped"], "n_train": len(train),
-                                "dev_accuracy": acc, "dev_f1": f1})
+            result.rows.append(
+                {
+                    "setting": f"clean + {_PAST[method]} noisy",
+                    "method": method,
+                    "threshold": threshold,
+                    "dropped": report["dropped"],
+                    "flipped": report["flipped"],
+                    "n_train": len(train),
+                    "dev_accuracy": acc,
+                    "dev_f1": f1,
+                }
+            )
     return result
