@@ -93,8 +93,8 @@ def test_flag_heads_get_no_gradient_from_pairs_without_label_4(tiny_encoder, tur
 
 
 def test_multihead_trains_decodes_valid_labels_and_reloads(tiny_encoder, turku_sv, tmp_path):
-    train, dev = turku_sv
-    model = small(MultiHeadClassifier, tiny_encoder).fit(train, eval_set=dev)
+    train, dev = turku_sv[0][:128], turku_sv[1][:48]
+    model = small(MultiHeadClassifier, tiny_encoder, max_length=32).fit(train, eval_set=dev)
     assert model.base_labels_ == sorted({p.label[0] for p in train})
     predicted = model.predict(dev)
     turku = get_scheme("turku")
@@ -118,8 +118,8 @@ def test_multihead_trains_decodes_valid_labels_and_reloads(tiny_encoder, turku_s
 
 
 def test_multiclass_comparison_model_trains_and_reloads(tiny_encoder, turku_sv, tmp_path):
-    train, dev = turku_sv
-    model = small(MultiClassClassifier, tiny_encoder, epochs=1).fit(train)
+    train, dev = turku_sv[0][:96], turku_sv[1][:48]
+    model = small(MultiClassClassifier, tiny_encoder, epochs=1, max_length=32).fit(train)
     assert set(model.classes_) == {p.label for p in train}
     proba = model.predict_proba(dev)
     model.save(tmp_path / "mc")
