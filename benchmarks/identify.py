@@ -134,13 +134,32 @@ def noisy_part(args: argparse.Namespace) -> list[dict]:
 
     clean = read(DATA / "multipit" / "expert-train.csv", format="multipit")
     val = read(DATA / "multipit" / "expert-val.csv", format="multipit")
-    auto = read(DATA / "multipit" / "auto-train.csv", format="multipit")
     rng = np.random.default_rng(args.seed)
-    chosen = sorted(rng.choice(len(auto), size=args.noisy_size, replace=False).tolist())
-    positives = PairSet(
-        [auto[i].replace(id=f"auto-{i}", label="1", source="auto") for i in chosen], scheme="binary"
-    )
-    noisy = PairSet(list(positives) + list(mined_negatives(positives, args.seed)), scheme="binary")
+    if args.noisy_kind == "simulated":
+        # half of expert train stays clean; the other half gets a share of its labels flipped
+        order = rng.permutation(len(clean))
+        half = len(clean) // 2
+        rest = [clean[int(i)] for i in order[half:]]
+        flip = rng.random(len(rest)) < args.noise_rate
+        noisy = PairSet(
+            [
+                p.replace(id=f"noisy-{p.id}", label=str(1 - int(p.label)) if f else p.label)
+                for p, f in zip(rest, flip, strict=True)
+            ],
+            scheme="binary",
+        )
+        clean = PairSet([clean[int(i)] for i in order[:half]], scheme="binary")
+        print(f"simulated noise: {int(flip.sum())} of {len(noisy)} labels flipped")
+    else:
+        auto = read(DATA / "multipit" / "auto-train.csv", format="multipit")
+        chosen = sorted(rng.choice(len(auto), size=args.noisy_size, replace=False).tolist())
+        positives = PairSet(
+            [auto[i].replace(id=f"auto-{i}", label="1", source="auto") for i in chosen],
+            scheme="binary",
+        )
+        noisy = PairSet(
+            list(positives) + list(mined_negatives(positives, args.seed)), scheme="binary"
+        )
     params = {"n_estimators": 200, "min_samples_leaf": 3, "random_state": args.seed}
     start = time.perf_counter()
     result = noisy_label_grid(
@@ -175,6 +194,13 @@ def main() -> None:
     )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--noisy-size", type=int, default=2000)
+    parser.add_argument(
+        "--noisy-kind",
+        choices=["auto", "simulated"],
+        default="auto",
+        help="auto positives + mined negatives, or simulated label noise",
+    )
+    parser.add_argument("--noise-rate", type=float, default=0.3)
     parser.add_argument("--lambdas", type=float, nargs="+", default=[0.05, 0.15, 0.25, 0.35, 0.45])
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
