@@ -59,7 +59,7 @@ def test_trains_selects_on_dev_and_reloads_identically(tiny_encoder, multipit, t
 def test_learning_rate_grid_keeps_the_best_rate(tiny_encoder, multipit):
     train, dev = multipit
     model = small(tiny_encoder, epochs=1, learning_rates=[1e-5, 1e-3]).fit(
-        train[:96], eval_set=dev[:60]
+        train[:64], eval_set=dev[:32]
     )
     rates = {h["learning_rate"] for h in model.history_}
     assert rates == {1e-5, 1e-3}
@@ -70,8 +70,8 @@ def test_learning_rate_grid_keeps_the_best_rate(tiny_encoder, multipit):
 
 def test_both_orders_doubles_the_training_pairs(tiny_encoder, multipit):
     train, _ = multipit
-    model = small(tiny_encoder, epochs=1, both_orders=True).fit(train[:64])
-    assert model.history_[-1]["step"] == 4  # 128 pairs / 32
+    model = small(tiny_encoder, epochs=1, both_orders=True).fit(train[:32])
+    assert model.history_[-1]["step"] == 2  # 64 pairs / 32
 
 
 def test_interrupted_training_resumes_to_the_same_model(
