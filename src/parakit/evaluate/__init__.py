@@ -1,1 +1,1 @@
-"""Evaluation: classification, retrieval, generation metrics and human evaluation."""
+"""Evaluation of paraphrase models: classification metrics, generation metrics, human evaluation."""

@@ -1,1 +1,1 @@
-"""Paraphrase models: identification, embeddings, mining support and generation."""
+"""Paraphrase models: classifiers and their features, embeddings, generators, training recipes."""

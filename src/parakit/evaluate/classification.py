@@ -1,0 +1,480 @@
+"""Classification metrics for paraphrase identification, with JSON and Markdown reports.
+
+* :func:`classification_metrics`: accuracy; precision/recall/F1/support per class, for the
+  positive and the negative class (binary reading) and macro/weighted averages; confusion matrix;
+* :func:`threshold_sweep` and :func:`calibration` for models with probabilities;
+* :func:`turku_table`: the layout of Table 4 of the Turku journal paper (base labels with
+  subsumption merged, flags i and s on their own, weighted average and accuracy over complete
+  labels);
+* :class:`ClassificationReport` (``to_json``, ``to_markdown``, ``save``) and
+  :func:`evaluate_classifier` that builds one from a model and labelled pairs;
+* :class:`ClassificationEvaluator`: the sentence-transformers evaluator protocol
+  (``evaluator(model, output_path=None) -> dict[str, float]`` with ``primary_metric``).
+
+Example:
+    >>> m = classification_metrics(["1", "1", "0", "0"], ["1", "0", "0", "0"], positive_label="1")
+    >>> m["accuracy"], round(m["positive"]["f1"], 4), m["confusion_matrix"]["matrix"]
+    (0.75, 0.6667, [[2, 0], [1, 1]])
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parakit.labels import LabelScheme, get_scheme
+
+
+def _prf(truth: Sequence[Any], predicted: Sequence[Any], label: Any) -> dict[str, float]:
+    t = np.asarray(truth, dtype=object) == label
+    p = np.asarray(predicted, dtype=object) == label
+    tp = float(np.sum(t & p))
+    precision = tp / p.sum() if p.sum() else 0.0
+    recall = tp / t.sum() if t.sum() else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "precision": float(precision),
+        "recall": float(recall),
+        "f1": float(f1),
+        "support": int(t.sum()),
+    }
+
+
+def _average(rows: dict[str, dict[str, float]], weighted: bool) -> dict[str, float]:
+    if not rows:
+        return {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0}
+    supports = np.array([r["support"] for r in rows.values()], dtype=float)
+    weights = (
+        supports / supports.sum()
+        if weighted and supports.sum()
+        else np.full(len(rows), 1 / len(rows))
+    )
+    out = {
+        k: float(sum(w * r[k] for w, r in zip(weights, rows.values(), strict=True)))
+        for k in ("precision", "recall", "f1")
+    }
+    out["support"] = int(supports.sum())
+    return out
+
+
+def classification_metrics(
+    y_true: Sequence[Any],
+    y_pred: Sequence[Any],
+    *,
+    labels: Sequence[Any] | None = None,
+    positive_label: Any = None,
+    scheme: LabelScheme | str | None = None,
+    reading: str | None = None,
+) -> dict[str, Any]:
+    """Accuracy, per-class and averaged P/R/F, positive/negative class scores, confusion matrix.
+
+    Args:
+        y_true, y_pred: gold and predicted labels (compared as strings).
+        labels: class order (default: sorted union of both).
+        positive_label: the paraphrase class of binary labels (default ``"1"`` when present).
+        scheme, reading: for multi-class schemes (Turku...), compute the positive/negative
+            scores on the binary reading of the labels instead.
+
+    Returns:
+        a JSON-able dict with ``accuracy``, ``per_class``, ``macro``, ``weighted``,
+        ``positive``, ``negative`` (when a binary view exists), ``confusion_matrix``, ``n``.
+    """
+    truth = [str(v) for v in y_true]
+    predicted = [str(v) for v in y_pred]
+    if len(truth) != len(predicted):
+        raise ValueError(f"{len(truth)} gold labels but {len(predicted)} predictions")
+    if labels is None:
+        values = set(truth) | set(predicted)
+        labels = sorted(values, key=lambda s: (not s.replace(".", "").isdigit(), s))
+    labels = [str(v) for v in labels]
+    per_class = {label: _prf(truth, predicted, label) for label in labels}
+    present = {
+        k: v for k, v in per_class.items() if v["support"] > 0 or any(p == k for p in predicted)
+    }
+    from sklearn.metrics import confusion_matrix
+
+    matrix = confusion_matrix(truth, predicted, labels=labels).tolist() if truth else []
+    out: dict[str, Any] = {
+        "n": len(truth),
+        "accuracy": float(np.mean([a == b for a, b in zip(truth, predicted, strict=True)]))
+        if truth
+        else 0.0,
+        "per_class": per_class,
+        "macro": _average(present, weighted=False),
+        "weighted": _average(present, weighted=True),
+        "confusion_matrix": {
+            "labels": labels,
+            "matrix": matrix,
+            "note": "rows = gold, columns = predicted",
+        },
+    }
+    binary_truth, binary_pred = None, None
+    if scheme is not None:
+        scheme = get_scheme(scheme) if isinstance(scheme, str) else scheme
+        pairs = [
+            (scheme.to_binary(a, reading), scheme.to_binary(b, reading))
+            for a, b in zip(truth, predicted, strict=True)
+        ]
+        kept = [(a, b) for a, b in pairs if a is not None and b is not None]
+        binary_truth = [str(a) for a, _ in kept]
+        binary_pred = [str(b) for _, b in kept]
+        positive, negative = "1", "0"
+    elif len(labels) <= 2:
+        positive = (
+            str(positive_label)
+            if positive_label is not None
+            else ("1" if "1" in labels else labels[-1])
+        )
+        negatives = [label for label in labels if label != positive]
+        negative = negatives[0] if negatives else None
+        binary_truth, binary_pred = truth, predicted
+    if binary_truth is not None:
+        out["positive"] = _prf(binary_truth, binary_pred, positive)
+        if negative is not None:
+            out["negative"] = _prf(binary_truth, binary_pred, negative)
+    return out
+
+
+def threshold_sweep(
+    y_true: Sequence[int], scores: Sequence[float], thresholds: Sequence[float] | None = None
+) -> list[dict[str, float]]:
+    """Precision, recall, F1 and accuracy of ``score >= t`` for each threshold ``t``.
+
+    Args:
+        y_true: binary gold labels (1 = paraphrase).
+        scores: P(paraphrase) or any score where higher means paraphrase.
+        thresholds: default 0.05, 0.10, ..., 0.95.
+
+    Example:
+        >>> rows = threshold_sweep([1, 0, 1], [0.9, 0.4, 0.6], [0.5])
+        >>> rows[0]["f1"], rows[0]["accuracy"]
+        (1.0, 1.0)
+    """
+    truth = np.asarray(y_true, dtype=int)
+    s = np.asarray(scores, dtype=float)
+    if thresholds is None:
+        thresholds = np.round(np.arange(0.05, 0.96, 0.05), 2)
+    rows = []
+    for t in thresholds:
+        pred = s >= t
+        tp = float(np.sum(pred & (truth == 1)))
+        precision = tp / pred.sum() if pred.sum() else 0.0
+        recall = tp / (truth == 1).sum() if (truth == 1).sum() else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        rows.append(
+            {
+                "threshold": float(t),
+                "precision": float(precision),
+                "recall": float(recall),
+                "f1": float(f1),
+                "accuracy": float(np.mean(pred == (truth == 1))),
+                "predicted_positive": int(pred.sum()),
+            }
+        )
+    return rows
+
+
+def calibration(y_true: Sequence[int], proba: Sequence[float], n_bins: int = 10) -> dict[str, Any]:
+    """Reliability curve (equal-width bins), expected calibration error and Brier score.
+
+    Example:
+        >>> c = calibration([1, 0, 1, 0], [1.0, 0.0, 1.0, 0.0], n_bins=2)
+        >>> c["ece"], c["brier"]
+        (0.0, 0.0)
+    """
+    truth = np.asarray(y_true, dtype=float)
+    p = np.clip(np.asarray(proba, dtype=float), 0.0, 1.0)
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    index = np.clip(np.digitize(p, edges[1:-1], right=False), 0, n_bins - 1)
+    bins, ece = [], 0.0
+    for b in range(n_bins):
+        mask = index == b
+        if not mask.any():
+            continue
+        mean_p, frac = float(p[mask].mean()), float(truth[mask].mean())
+        ece += mask.sum() / len(p) * abs(mean_p - frac)
+        bins.append(
+            {
+                "bin": [float(edges[b]), float(edges[b + 1])],
+                "count": int(mask.sum()),
+                "mean_predicted": mean_p,
+                "fraction_positive": frac,
+            }
+        )
+    return {
+        "bins": bins,
+        "ece": float(ece),
+        "brier": float(np.mean((p - truth) ** 2)) if len(p) else 0.0,
+    }
+
+
+def turku_table(y_true: Sequence[str], y_pred: Sequence[str]) -> dict[str, Any]:
+    """Table 4 of the Turku journal paper for complete Turku labels.
+
+    Upper section: one row per base label with the subsumption flag merged (``1``, ``2``,
+    ``3``, ``4``, ``4<``, ``4>``) and one row per flag ``i`` / ``s`` (does the label carry the
+    flag), each with P/R/F and support. Then ``W. avg`` (support-weighted P/R/F over the
+    complete labels) and ``Acc`` (accuracy over the complete labels).
+
+    Example:
+        >>> t = turku_table(["4<i", "3", "4"], ["4<", "3", "4"])
+        >>> t["rows"]["4<"]["f1"], t["rows"]["i"]["recall"], round(t["accuracy"], 4)
+        (1.0, 0.0, 0.6667)
+    """
+    turku = get_scheme("turku")
+    truth = [turku.normalize(v) for v in y_true]
+    predicted = [turku.normalize(v) for v in y_pred]
+    merged_t = [str(turku.reduce(v, "subsumption")) for v in truth]
+    merged_p = [str(turku.reduce(v, "subsumption")) for v in predicted]
+    rows: dict[str, dict[str, float]] = {}
+    for label in ("1", "2", "3", "4", "4<", "4>"):
+        if label in merged_t or label in merged_p:
+            rows[label] = _prf(merged_t, merged_p, label)
+    for flag in ("i", "s"):
+        t = ["y" if flag in v[1:] else "n" for v in truth]
+        p = ["y" if flag in v[1:] else "n" for v in predicted]
+        rows[flag] = _prf(t, p, "y")
+    full = classification_metrics(truth, predicted)
+    truth_labels = {k: v for k, v in full["per_class"].items() if v["support"] > 0}
+    return {
+        "rows": rows,
+        "weighted": _average(truth_labels, weighted=True),
+        "accuracy": full["accuracy"],
+        "n": len(truth),
+    }
+
+
+def turku_table_markdown(table: dict[str, Any]) -> str:
+    """Markdown of :func:`turku_table` (percentages, as in the paper)."""
+    lines = ["| label | P | R | F | support |", "|---|---:|---:|---:|---:|"]
+    for label, r in table["rows"].items():
+        lines.append(
+            f"| {label} | {100 * r['precision']:.1f} | {100 * r['recall']:.1f} | "
+            f"{100 * r['f1']:.1f} | {r['support']} |"
+        )
+    w = table["weighted"]
+    lines.append(
+        f"| W. avg | {100 * w['precision']:.1f} | {100 * w['recall']:.1f} | "
+        f"{100 * w['f1']:.1f} | {w['support']} |"
+    )
+    lines.append(f"| Acc | | | {100 * table['accuracy']:.1f} | {table['n']} |")
+    return "\n".join(lines)
+
+
+@dataclass
+class ClassificationReport:
+    """A full evaluation: metrics, optional threshold sweep, calibration and Turku table."""
+
+    metrics: dict[str, Any]
+    threshold_sweep: list[dict[str, float]] | None = None
+    calibration: dict[str, Any] | None = None
+    turku: dict[str, Any] | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"info": self.info, "metrics": self.metrics}
+        if self.threshold_sweep is not None:
+            out["threshold_sweep"] = self.threshold_sweep
+        if self.calibration is not None:
+            out["calibration"] = self.calibration
+        if self.turku is not None:
+            out["turku_table"] = self.turku
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def to_markdown(self) -> str:
+        m = self.metrics
+        title = self.info.get("name", "Classification report")
+        lines = [f"# {title}", ""]
+        for key, value in self.info.items():
+            if key != "name":
+                lines.append(f"- {key}: {value}")
+        lines += [
+            "",
+            f"Pairs: {m['n']}  ",
+            f"Accuracy: {100 * m['accuracy']:.2f}",
+            "",
+            "| class | precision | recall | F1 | support |",
+            "|---|---:|---:|---:|---:|",
+        ]
+
+        def row(name: str, r: dict[str, float]) -> str:
+            return (
+                f"| {name} | {100 * r['precision']:.2f} | {100 * r['recall']:.2f} | "
+                f"{100 * r['f1']:.2f} | {r['support']} |"
+            )
+
+        for label, r in m["per_class"].items():
+            lines.append(row(label, r))
+        for name in ("positive", "negative"):
+            if name in m:
+                lines.append(row(f"**{name}**", m[name]))
+        lines.append(row("macro avg", m["macro"]))
+        lines.append(row("weighted avg", m["weighted"]))
+        cm = m["confusion_matrix"]
+        if cm["matrix"]:
+            lines += [
+                "",
+                "Confusion matrix (rows = gold, columns = predicted):",
+                "",
+                "| gold \\ predicted | " + " | ".join(cm["labels"]) + " |",
+                "|---|" + "---:|" * len(cm["labels"]),
+            ]
+            for label, counts in zip(cm["labels"], cm["matrix"], strict=True):
+                lines.append(f"| {label} | " + " | ".join(str(c) for c in counts) + " |")
+        if self.turku is not None:
+            lines += ["", "Turku Table 4 layout:", "", turku_table_markdown(self.turku)]
+        if self.threshold_sweep:
+            lines += [
+                "",
+                "Threshold sweep on P(paraphrase):",
+                "",
+                "| threshold | precision | recall | F1 | accuracy |",
+                "|---:|---:|---:|---:|---:|",
+            ]
+            for r in self.threshold_sweep:
+                lines.append(
+                    f"| {r['threshold']:.2f} | {100 * r['precision']:.2f} | "
+                    f"{100 * r['recall']:.2f} | {100 * r['f1']:.2f} | "
+                    f"{100 * r['accuracy']:.2f} |"
+                )
+        if self.calibration is not None:
+            c = self.calibration
+            lines += [
+                "",
+                f"Calibration: ECE {c['ece']:.4f}, Brier {c['brier']:.4f}",
+                "",
+                "| bin | count | mean P | fraction positive |",
+                "|---|---:|---:|---:|",
+            ]
+            for b in c["bins"]:
+                lines.append(
+                    f"| {b['bin'][0]:.1f}–{b['bin'][1]:.1f} | {b['count']} | "
+                    f"{b['mean_predicted']:.3f} | {b['fraction_positive']:.3f} |"
+                )
+        return "\n".join(lines) + "\n"
+
+    def save(self, folder: str | Path, stem: str = "metrics") -> tuple[Path, Path]:
+        """Write ``<stem>.json`` and ``<stem>.md`` into ``folder`` atomically."""
+        from parakit.io.atomic import atomic_write
+
+        target = Path(folder)
+        target.mkdir(parents=True, exist_ok=True)
+        json_path, md_path = target / f"{stem}.json", target / f"{stem}.md"
+        with atomic_write(json_path) as handle:
+            handle.write(self.to_json())
+        with atomic_write(md_path) as handle:
+            handle.write(self.to_markdown())
+        return json_path, md_path
+
+
+def evaluate_classifier(
+    model: Any, pairs: Any, *, reading: str | None = None, name: str | None = None, n_bins: int = 10
+) -> ClassificationReport:
+    """Evaluate a fitted :class:`~parakit.models.base.PairClassifier` on labelled pairs.
+
+    The threshold sweep and the calibration curve use ``model.paraphrase_proba`` when the
+    labels have a binary reading; the Turku table is added for Turku labels.
+    """
+    truth = [p.label for p in pairs]
+    if any(t is None for t in truth):
+        from parakit.models.base import ModelError
+
+        missing = next(p.id for p in pairs if p.label is None)
+        raise ModelError(
+            f"pair {missing!r} has no gold label; evaluation needs labels", code="E702"
+        )
+    predicted = [str(v) for v in model.predict(pairs)]
+    scheme = get_scheme(pairs.scheme) if hasattr(pairs, "scheme") else None
+    multi = scheme is not None and scheme.name != "binary" and len(model.classes_) > 2
+    metrics = classification_metrics(
+        truth, predicted, scheme=scheme if multi else None, reading=reading
+    )
+    report = ClassificationReport(
+        metrics,
+        info={
+            "name": name or "Classification report",
+            "model": getattr(model, "model_type", "?"),
+            "classes": [str(c) for c in model.classes_],
+            **({"reading": reading or scheme.default_reading} if multi and scheme else {}),
+        },
+    )
+    binary_truth = None
+    if scheme is not None:
+        try:
+            binary_truth = [scheme.to_binary(t, reading) for t in truth]
+        except Exception:  # a scheme without a binary reading: no sweep, no calibration
+            binary_truth = None
+    if binary_truth is not None:
+        keep = [i for i, b in enumerate(binary_truth) if b is not None]
+        proba = model.paraphrase_proba(pairs, reading=reading)[keep]
+        gold = [binary_truth[i] for i in keep]
+        report.threshold_sweep = threshold_sweep(gold, proba)
+        report.calibration = calibration(gold, proba, n_bins)
+    if scheme is not None and scheme.name == "turku":
+        report.turku = turku_table(truth, predicted)
+    return report
+
+
+class ClassificationEvaluator:
+    """Evaluator in the sentence-transformers protocol for parakit classifiers.
+
+    Args:
+        pairs: labelled development/test pairs.
+        name: prefix of the metric keys (``dev`` gives ``dev_f1``...).
+        reading: binary reading for multi-class schemes.
+        primary: the key used as ``primary_metric``: ``f1`` (positive-class F1 for binary
+            labels, macro F1 otherwise), ``accuracy``, ``macro_f1``, ``weighted_f1``.
+
+    Example:
+        >>> evaluator = ClassificationEvaluator(dev_pairs, name="dev")   # doctest: +SKIP
+        >>> evaluator(model)["dev_f1"], evaluator.primary_metric          # doctest: +SKIP
+        (0.78, 'dev_f1')
+    """
+
+    greater_is_better = True
+
+    def __init__(
+        self, pairs: Any, name: str = "", reading: str | None = None, primary: str = "f1"
+    ) -> None:
+        self.pairs = pairs
+        self.name = name
+        self.reading = reading
+        self.primary = primary
+        self.primary_metric = self._key(primary)
+
+    def _key(self, metric: str) -> str:
+        return f"{self.name}_{metric}" if self.name else metric
+
+    def __call__(
+        self, model: Any, output_path: str | Path | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
+        report = evaluate_classifier(
+            model, self.pairs, reading=self.reading, name=self.name or None
+        )
+        m = report.metrics
+        values = {
+            "accuracy": m["accuracy"],
+            "macro_f1": m["macro"]["f1"],
+            "weighted_f1": m["weighted"]["f1"],
+            "f1": m["positive"]["f1"]
+            if "positive" in m and len(model.classes_) == 2
+            else m["macro"]["f1"],
+        }
+        if "positive" in m:
+            values.update(
+                positive_precision=m["positive"]["precision"],
+                positive_recall=m["positive"]["recall"],
+                positive_f1=m["positive"]["f1"],
+            )
+        if output_path is not None:
+            suffix = f"_epoch{epoch}_steps{steps}" if epoch >= 0 or steps >= 0 else ""
+            report.save(output_path, stem=f"{self.name or 'classification'}{suffix}")
+        return {self._key(k): float(v) for k, v in values.items()}

@@ -1,0 +1,485 @@
+"""The common API of parakit's paraphrase classifiers, their registry, and model folders.
+
+Every classifier follows the scikit-learn estimator contract: hyperparameters are explicit
+``__init__`` keywords stored unchanged, ``fit`` returns ``self``, learned attributes end in ``_``
+(``classes_``, ``scheme_``...), and :func:`sklearn.base.clone` works. Inputs are either a
+:class:`~parakit.schema.PairSet` (labels read from its pairs) or two text columns plus labels::
+
+    model.fit(pairs)                       # PairSet with labels
+    model.fit(texts1, texts2, y)           # two lists of str and a list of labels
+    model.predict(pairs) / model.predict(texts1, texts2)
+    model.predict_proba(...)               # (n, len(classes_)) array, rows sum to 1
+    model.paraphrase_proba(...)            # P(paraphrase) for re-ranking and thresholds
+    model.score(pairs)                     # accuracy, like scikit-learn classifiers
+    model.save(folder); PairClassifier.load(folder)
+
+Labels are handled as strings (``"0"``/``"1"``, Turku ``"4<i"``...); integer labels given to
+``fit`` come back as integers from ``predict``.
+
+Example:
+    >>> from parakit.models.base import make_model
+    >>> model = make_model("wor")
+    >>> model.fit(["a cat sat", "dogs bark"], ["the cat sat", "it rains"], [1, 0]).predict(
+    ...     ["a dog sat"], ["the dog sat"]).tolist()
+    [1]
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import platform
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from parakit.errors import ParakitError
+from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
+from parakit.schema import Pair, PairSet
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+
+#: the file that marks a folder as a saved parakit model
+MODEL_FILE = "parakit_model.json"
+FORMAT_VERSION = 1
+
+
+class ModelError(ParakitError, ValueError):
+    """Bad input to a paraphrase model, or a model folder that cannot be used (codes E7xx).
+
+    Codes: E701 empty text, E702 missing label, E703 wrong number of classes, E704 unknown
+    label, E705 model not fitted, E706 mismatched input lengths, E710 not a model folder,
+    E711 unknown model type, E712 bad hyperparameter, E713 encoder not available.
+    """
+
+    code = "E700"
+
+
+# -- inputs -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairInput:
+    """Validated classifier input: two text columns, optional labels, pair ids for messages."""
+
+    texts1: list[str]
+    texts2: list[str]
+    labels: list[str] | None
+    ids: list[str]
+    scheme: LabelScheme | None = None
+    label_type: str = "str"
+
+    def __len__(self) -> int:
+        return len(self.texts1)
+
+
+def as_pair_input(
+    X: PairSet | Sequence[Pair] | Sequence[str],
+    texts2: Sequence[str] | None = None,
+    y: Sequence[Any] | None = None,
+    *,
+    require_labels: bool = False,
+) -> PairInput:
+    """Normalise the accepted input forms into a :class:`PairInput`, validating it.
+
+    Args:
+        X: a :class:`PairSet`, a sequence of :class:`Pair`, or the first text column.
+        texts2: the second text column when ``X`` is a text column.
+        y: labels (str or int) when ``X`` is a text column; with a PairSet its labels are used.
+        require_labels: raise if any pair has no label (training).
+
+    Returns:
+        the validated input.
+
+    Raises:
+        ModelError: empty text (E701, names the pair), missing label (E702), lengths that
+            differ (E706).
+    """
+    scheme: LabelScheme | None = None
+    label_type = "str"
+    if isinstance(X, PairSet) or (len(X) > 0 and isinstance(X[0], Pair)):
+        if texts2 is not None:
+            raise ModelError("pass either a PairSet or two text columns, not both", code="E706")
+        pairs = list(X)
+        scheme = X.scheme if isinstance(X, PairSet) else None
+        t1 = [p.text1 for p in pairs]
+        t2 = [p.text2 for p in pairs]
+        ids = [p.id for p in pairs]
+        raw = [p.label for p in pairs]
+        if y is not None:
+            raw = list(y)
+        labels_given = any(label is not None for label in raw)
+    else:
+        if texts2 is None:
+            raise ModelError(
+                "the second text column is missing: call fit/predict(texts1, texts2, ...) or "
+                "pass a PairSet",
+                code="E706",
+            )
+        t1, t2 = list(X), list(texts2)
+        if len(t1) != len(t2):
+            raise ModelError(f"texts1 has {len(t1)} items but texts2 has {len(t2)}", code="E706")
+        ids = [str(i) for i in range(len(t1))]
+        raw = list(y) if y is not None else [None] * len(t1)
+        labels_given = y is not None
+        if y is not None and len(raw) != len(t1):
+            raise ModelError(f"{len(t1)} text pairs but {len(raw)} labels", code="E706")
+    for index, (a, b, pid) in enumerate(zip(t1, t2, ids, strict=True)):
+        for side, text in ((1, a), (2, b)):
+            if not isinstance(text, str) or not text.strip():
+                raise ModelError(
+                    f"pair {pid!r} (record {index + 1}): text{side} is empty; remove the pair "
+                    "or fill in its text",
+                    code="E701",
+                )
+    labels: list[str] | None = None
+    if labels_given:
+        labels = []
+        ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in raw)
+        label_type = "int" if ints else "str"
+        for index, (value, pid) in enumerate(zip(raw, ids, strict=True)):
+            if value is None:
+                raise ModelError(
+                    f"pair {pid!r} (record {index + 1}) has no label; training needs a label "
+                    "on every pair (filter unlabelled pairs first)",
+                    code="E702",
+                )
+            labels.append(str(int(value)) if isinstance(value, (bool, np.integer)) else str(value))
+    elif require_labels:
+        raise ModelError("training needs labels: give y or a PairSet with labels", code="E702")
+    return PairInput(t1, t2, labels, ids, scheme, label_type)
+
+
+# -- the estimator base -----------------------------------------------------------------------
+
+
+class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
+    """Base class of every parakit paraphrase classifier (see the module docstring).
+
+    Subclasses implement :meth:`_fit`, :meth:`_predict_proba` and, to be saved,
+    :meth:`_save_state` / :meth:`_load_state`. They may override :meth:`_predict` (when
+    decoding is not the arg-max of the probabilities) and set :attr:`binary_only`.
+    """
+
+    #: registry name, set by :func:`register`
+    model_type: ClassVar[str] = ""
+    #: whether the model needs exactly two classes
+    binary_only: ClassVar[bool] = False
+
+    # -- public API ----------------------------------------------------------------------------
+    def fit(
+        self,
+        X: PairSet | Sequence[Pair] | Sequence[str],
+        texts2: Sequence[str] | None = None,
+        y: Sequence[Any] | None = None,
+        *,
+        eval_set: PairSet | tuple[Sequence[str], Sequence[str], Sequence[Any]] | None = None,
+    ) -> PairClassifier:
+        """Train on labelled pairs.
+
+        Args:
+            X: a labelled PairSet, or the first text column.
+            texts2: the second text column (with ``X`` as texts).
+            y: labels (with ``X`` as texts).
+            eval_set: development data for model selection (neural models use it; baselines
+                ignore it): a PairSet or ``(texts1, texts2, labels)``.
+
+        Returns:
+            self.
+        """
+        data = as_pair_input(X, texts2, y, require_labels=True)
+        assert data.labels is not None
+        classes = sorted(set(data.labels), key=_label_sort_key)
+        if len(classes) < 2:
+            raise ModelError(
+                f"training data has a single class {classes!r}; a classifier needs at least two",
+                code="E703",
+            )
+        if self.binary_only and len(classes) != 2:
+            raise ModelError(
+                f"model {self.model_type!r} is a binary classifier but the labels are "
+                f"{classes}; convert them first (PairSet.to_binary(reading) or "
+                "`--binary` on the CLI)",
+                code="E703",
+            )
+        self.classes_ = np.array(classes, dtype=object)
+        self.label_type_ = data.label_type
+        self.scheme_ = data.scheme.spec() if data.scheme is not None else _guess_scheme(classes)
+        dev = None
+        if eval_set is not None:
+            dev = (
+                as_pair_input(eval_set, require_labels=True)
+                if isinstance(eval_set, PairSet)
+                else as_pair_input(eval_set[0], eval_set[1], eval_set[2], require_labels=True)
+            )
+            self._check_dev_labels(dev, classes)
+        self._fit(data, dev)
+        return self
+
+    def predict_proba(
+        self, X: PairSet | Sequence[Pair] | Sequence[str], texts2: Sequence[str] | None = None
+    ) -> np.ndarray:
+        """Class probabilities, shape ``(n_pairs, len(classes_))``, in ``classes_`` order."""
+        self._check_fitted()
+        return self._predict_proba(as_pair_input(X, texts2))
+
+    def predict(
+        self, X: PairSet | Sequence[Pair] | Sequence[str], texts2: Sequence[str] | None = None
+    ) -> np.ndarray:
+        """Predicted labels (strings, or ints when ``fit`` got int labels)."""
+        self._check_fitted()
+        labels = self._predict(as_pair_input(X, texts2))
+        return self._decode(labels)
+
+    def paraphrase_proba(
+        self,
+        X: PairSet | Sequence[Pair] | Sequence[str],
+        texts2: Sequence[str] | None = None,
+        reading: str | None = None,
+    ) -> np.ndarray:
+        """P(paraphrase) per pair: the summed probability of the classes whose binary reading
+        (in the training scheme, e.g. Turku loose/strict) is 1. For re-ranking and mining."""
+        proba = self.predict_proba(X, texts2)
+        return proba[:, self.positive_mask(reading)].sum(axis=1)
+
+    def positive_mask(self, reading: str | None = None) -> np.ndarray:
+        """Boolean mask over ``classes_``: which classes are paraphrases under ``reading``."""
+        self._check_fitted()
+        scheme = scheme_from_spec(self.scheme_)
+        mask = []
+        for label in self.classes_:
+            try:
+                mask.append(scheme.to_binary(label, reading) == 1)
+            except ParakitError:
+                mask.append(False)
+        return np.array(mask, dtype=bool)
+
+    def score(
+        self,
+        X: PairSet | Sequence[Pair] | Sequence[str],
+        texts2: Sequence[str] | None = None,
+        y: Sequence[Any] | None = None,
+        sample_weight: Any = None,
+    ) -> float:
+        """Accuracy on labelled pairs (the scikit-learn classifier convention); see
+        :mod:`parakit.evaluate.classification` for F1 and the full report."""
+        data = as_pair_input(X, texts2, y, require_labels=True)
+        predicted = self._predict(data)
+        truth = np.array(data.labels, dtype=object)
+        return float(np.mean(predicted == truth))
+
+    def save(self, path: str | Path) -> Path:
+        """Save the fitted model into folder ``path`` (created); returns the folder."""
+        self._check_fitted()
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        state = self._save_state(folder)
+        meta = {
+            "format_version": FORMAT_VERSION,
+            "model_type": self.model_type,
+            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "params": _jsonable(self.get_params(deep=False)),
+            "classes": [str(c) for c in self.classes_],
+            "label_type": self.label_type_,
+            "scheme": self.scheme_,
+            "state": state,
+            "python": platform.python_version(),
+        }
+        from parakit.io.atomic import atomic_write
+
+        with atomic_write(folder / MODEL_FILE) as handle:
+            handle.write(json.dumps(meta, indent=2, ensure_ascii=False))
+        return folder
+
+    @classmethod
+    def load(cls, path: str | Path) -> PairClassifier:
+        """Load a model saved with :meth:`save` (any registered type when called on the base).
+
+        Raises:
+            ModelError: the folder is not a parakit model (E710) or holds another type (E711).
+        """
+        folder = Path(path)
+        meta_path = folder / MODEL_FILE
+        if not meta_path.is_file():
+            raise ModelError(
+                f"{folder} is not a parakit model folder: {MODEL_FILE} is missing (train one "
+                "with `parakit identify train` or PairClassifier.save)",
+                code="E710",
+            )
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            model_type = meta["model_type"]
+        except (json.JSONDecodeError, KeyError) as err:
+            raise ModelError(
+                f"{meta_path}: unreadable model description ({err})", code="E710"
+            ) from None
+        klass = get_model_class(model_type)
+        if cls is not PairClassifier and not issubclass(klass, cls):
+            raise ModelError(
+                f"{folder} holds a {model_type!r} model, not a {cls.__name__}", code="E711"
+            )
+        model = klass(**meta.get("params", {}))
+        model.classes_ = np.array(meta["classes"], dtype=object)
+        model.label_type_ = meta.get("label_type", "str")
+        model.scheme_ = meta.get("scheme") or _guess_scheme(meta["classes"])
+        model._load_state(folder, meta.get("state") or {})
+        return model
+
+    # -- for subclasses ------------------------------------------------------------------------
+    def _check_dev_labels(self, dev: PairInput, classes: list[str]) -> None:
+        """Reject development labels the model cannot predict."""
+        unknown = sorted(set(dev.labels or []) - set(classes))
+        if unknown:
+            raise ModelError(
+                f"development labels {unknown} do not occur in the training data "
+                f"(classes {classes})",
+                code="E704",
+            )
+
+    @abstractmethod
+    def _fit(self, data: PairInput, dev: PairInput | None) -> None:
+        """Learn from validated data (labels are strings in ``self.classes_``)."""
+
+    @abstractmethod
+    def _predict_proba(self, data: PairInput) -> np.ndarray:
+        """Probabilities for validated data."""
+
+    def _predict(self, data: PairInput) -> np.ndarray:
+        """Predicted label strings; the default is the arg-max of the probabilities."""
+        proba = self._predict_proba(data)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def _save_state(self, folder: Path) -> dict[str, Any]:
+        """Write learned state into ``folder``; return JSON-able extra state."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be saved")
+
+    def _load_state(self, folder: Path, state: dict[str, Any]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} cannot be loaded")
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "classes_"):
+            raise ModelError(
+                f"this {type(self).__name__} is not fitted yet: call fit() or load() first",
+                code="E705",
+            )
+
+    def _decode(self, labels: np.ndarray) -> np.ndarray:
+        if getattr(self, "label_type_", "str") == "int":
+            return np.array([int(v) for v in labels])
+        return np.asarray(labels, dtype=object)
+
+    def _label_index(self, labels: Iterable[str]) -> np.ndarray:
+        index = {label: i for i, label in enumerate(self.classes_)}
+        return np.array([index[label] for label in labels], dtype=np.int64)
+
+
+def _label_sort_key(label: str) -> tuple[int, Any]:
+    return (0, float(label)) if _is_number(label) else (1, label)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _guess_scheme(classes: Sequence[str]) -> dict[str, Any]:
+    """The scheme of plain labels: binary for {0, 1}, Turku when every label parses as Turku."""
+    if set(classes) <= {"0", "1"}:
+        return get_scheme("binary").spec()
+    turku = get_scheme("turku")
+    if all(turku.is_valid(c) for c in classes):
+        return turku.spec()
+    return get_scheme("binary").spec()
+
+
+def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, value in params.items():
+        if isinstance(value, Path):
+            value = str(value)
+        if isinstance(value, tuple):
+            value = list(value)
+        try:
+            json.dumps(value)
+        except TypeError:
+            raise ModelError(
+                f"hyperparameter {key}={value!r} cannot be saved (not JSON-serialisable); "
+                "pass a model name or path instead of an object",
+                code="E712",
+            ) from None
+        out[key] = value
+    return out
+
+
+# -- registry ---------------------------------------------------------------------------------
+
+#: registry name -> "module:Class"; modules are imported on first use so torch stays unloaded
+_REGISTRY: dict[str, str] = {
+    "wor": "parakit.models.baselines:WORClassifier",
+    "tfidf": "parakit.models.baselines:TfidfClassifier",
+    "bow": "parakit.models.baselines:BowClassifier",
+    "mt-features": "parakit.models.baselines:MTFeatureClassifier",
+    "embedding-lr": "parakit.models.baselines:EmbeddingClassifier",
+    "cross-encoder": "parakit.models.cross_encoder:CrossEncoderClassifier",
+    "multihead": "parakit.models.multihead:MultiHeadClassifier",
+    "multiclass": "parakit.models.multihead:MultiClassClassifier",
+}
+
+
+def register(name: str, target: str) -> None:
+    """Register a classifier class under ``name`` (``target`` = ``"module:Class"``)."""
+    _REGISTRY[name] = target
+
+
+def available_models() -> list[str]:
+    """Names accepted by :func:`make_model` and ``parakit identify train --model``."""
+    return sorted(_REGISTRY)
+
+
+def get_model_class(name: str) -> type[PairClassifier]:
+    """The classifier class registered as ``name``.
+
+    Raises:
+        ModelError: unknown name (E711).
+    """
+    try:
+        target = _REGISTRY[name]
+    except KeyError:
+        raise ModelError(
+            f"unknown model type {name!r}; choose one of {', '.join(available_models())}",
+            code="E711",
+        ) from None
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def make_model(name: str, **params: Any) -> PairClassifier:
+    """A new, unfitted classifier of type ``name`` with ``params``.
+
+    Raises:
+        ModelError: unknown name (E711) or hyperparameter (E712).
+    """
+    klass = get_model_class(name)
+    valid = set(klass._get_param_names())
+    unknown = sorted(set(params) - valid)
+    if unknown:
+        raise ModelError(
+            f"unknown hyperparameter(s) {unknown} for model {name!r}; valid: {sorted(valid)}",
+            code="E712",
+        )
+    return klass(**params)
+
+
+def load_model(path: str | Path) -> PairClassifier:
+    """Load any saved parakit classifier (same as :meth:`PairClassifier.load`)."""
+    return PairClassifier.load(path)

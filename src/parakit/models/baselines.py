@@ -1,0 +1,378 @@
+"""CPU-cheap reference classifiers (J7, Q7).
+
+* :class:`WORClassifier` (``wor``), :class:`TfidfClassifier` (``tfidf``),
+  :class:`BowClassifier` (``bow``): one similarity score and a threshold chosen on the
+  training data (binary labels only);
+* :class:`MTFeatureClassifier` (``mt-features``): MT-metric features + random forest;
+* :class:`EmbeddingClassifier` (``embedding-lr``): ``[|u − v|, u·v]`` of any sentence encoder +
+  logistic regression.
+
+Saved models contain scikit-learn objects pickled with joblib: load only folders you trust.
+
+Example:
+    >>> from parakit.models.baselines import WORClassifier
+    >>> model = WORClassifier().fit(["a b c", "a b", "x y"], ["a b c", "a c", "z w"], [1, 1, 0])
+    >>> float(model.threshold_) > 0, model.predict(["p q"], ["r s"]).tolist()
+    (True, [0])
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parakit.models.base import ModelError, PairClassifier, PairInput
+from parakit.models.features import (
+    BowCosine,
+    CharNgramCosine,
+    embedding_pair_features,
+    encode_texts,
+    mt_features,
+    word_overlap_rates,
+)
+
+
+def best_threshold(
+    scores: np.ndarray, positive: np.ndarray, criterion: str = "accuracy"
+) -> tuple[float, float]:
+    """The threshold ``t`` (predict positive when ``score >= t``) that maximises ``criterion``
+    (``accuracy`` or ``f1``) on the given data; candidates are midpoints between distinct scores.
+
+    Returns:
+        ``(threshold, best criterion value)``.
+
+    Example:
+        >>> best_threshold(np.array([0.1, 0.4, 0.6, 0.9]), np.array([0, 0, 1, 1]))
+        (0.5, 1.0)
+    """
+    if criterion not in ("accuracy", "f1"):
+        raise ModelError(
+            f"unknown threshold criterion {criterion!r}; use accuracy or f1", code="E712"
+        )
+    order = np.argsort(-scores, kind="stable")
+    s = scores[order]
+    y = positive[order].astype(np.int64)
+    n, n_pos = len(y), int(y.sum())
+    # cut k = number of top-scored pairs predicted positive; only cuts between distinct scores
+    tp = np.concatenate([[0], np.cumsum(y)])
+    k = np.arange(n + 1)
+    fp = k - tp
+    fn = n_pos - tp
+    tn = (n - n_pos) - fp
+    if criterion == "accuracy":
+        value = (tp + tn) / n
+    else:
+        denom = 2 * tp + fp + fn
+        value = np.divide(2 * tp, denom, out=np.zeros(len(k)), where=denom > 0)
+    valid = np.ones(n + 1, dtype=bool)
+    valid[1:n] = s[:-1] != s[1:]
+    value = np.where(valid, value, -np.inf)
+    best = int(np.argmax(value))
+    if best == 0:
+        threshold = float(s[0]) + 1e-9
+    elif best == n:
+        threshold = float(s[-1])
+    else:
+        threshold = float((s[best - 1] + s[best]) / 2)
+    return threshold, float(value[best])
+
+
+class _ThresholdClassifier(PairClassifier):
+    """A similarity score with a learned threshold; probabilities by a logistic fit on
+    ``score − threshold`` (no intercept), so ``predict`` and ``P >= 0.5`` agree."""
+
+    binary_only = True
+
+    def _scores(self, data: PairInput) -> np.ndarray:
+        raise NotImplementedError
+
+    def _fit_scorer(self, data: PairInput) -> None:
+        """Fit what the score needs (vectorisers)."""
+
+    def _fit(self, data: PairInput, dev: PairInput | None) -> None:
+        from sklearn.linear_model import LogisticRegression
+
+        self._fit_scorer(data)
+        mask = self.positive_mask()
+        self.positive_label_ = str(self.classes_[mask][0] if mask.sum() == 1 else self.classes_[-1])
+        self.negative_label_ = str(next(c for c in self.classes_ if c != self.positive_label_))
+        scores = self._scores(data)
+        positive = np.array([label == self.positive_label_ for label in data.labels or []])
+        self.threshold_, self.train_score_ = best_threshold(scores, positive, self.criterion)
+        shifted = (scores - self.threshold_).reshape(-1, 1)
+        logistic = LogisticRegression(C=100.0, fit_intercept=False).fit(shifted, positive)
+        self.slope_ = max(float(logistic.coef_[0, 0]), 1e-3)
+
+    def _predict_proba(self, data: PairInput) -> np.ndarray:
+        scores = self._scores(data)
+        p = 1.0 / (1.0 + np.exp(-self.slope_ * (scores - self.threshold_)))
+        # exactly at the threshold the pair is positive, as in _predict
+        p = np.where(scores >= self.threshold_, np.maximum(p, 0.5), np.minimum(p, 0.5 - 1e-12))
+        out = np.empty((len(scores), 2))
+        pos = int(np.flatnonzero(self.classes_ == self.positive_label_)[0])
+        out[:, pos] = p
+        out[:, 1 - pos] = 1 - p
+        return out
+
+    def _predict(self, data: PairInput) -> np.ndarray:
+        scores = self._scores(data)
+        return np.where(
+            scores >= self.threshold_, self.positive_label_, self.negative_label_
+        ).astype(object)
+
+    def decision_function(self, X: Any, texts2: Any = None) -> np.ndarray:
+        """The raw similarity scores the threshold applies to."""
+        from parakit.models.base import as_pair_input
+
+        self._check_fitted()
+        return self._scores(as_pair_input(X, texts2))
+
+    def _save_state(self, folder: Path) -> dict[str, Any]:
+        state = {
+            "threshold": self.threshold_,
+            "slope": self.slope_,
+            "train_score": self.train_score_,
+            "positive_label": self.positive_label_,
+            "negative_label": self.negative_label_,
+        }
+        if hasattr(self, "scorer_"):
+            import joblib
+
+            joblib.dump(self.scorer_, folder / "scorer.joblib")
+        return state
+
+    def _load_state(self, folder: Path, state: dict[str, Any]) -> None:
+        self.threshold_ = float(state["threshold"])
+        self.slope_ = float(state["slope"])
+        self.train_score_ = float(state["train_score"])
+        self.positive_label_ = state["positive_label"]
+        self.negative_label_ = state["negative_label"]
+        if (folder / "scorer.joblib").exists():
+            import joblib
+
+            self.scorer_ = joblib.load(folder / "scorer.joblib")
+
+
+class WORClassifier(_ThresholdClassifier):
+    """Word-overlap-rate threshold classifier (J7: the unsupervised PI baseline).
+
+    Args:
+        criterion: what the threshold maximises on the training data, ``accuracy`` or ``f1``.
+        lang: language of the texts (``ja`` tokenises with fugashi).
+    """
+
+    model_type = "wor"
+
+    def __init__(self, criterion: str = "accuracy", lang: str | None = None) -> None:
+        self.criterion = criterion
+        self.lang = lang
+
+    def _scores(self, data: PairInput) -> np.ndarray:
+        return word_overlap_rates(data.texts1, data.texts2, lang=self.lang)
+
+
+class TfidfClassifier(_ThresholdClassifier):
+    """Character n-gram TF-IDF cosine threshold classifier (vectoriser fitted on training texts).
+
+    Args:
+        ngram_range: character n-gram lengths.
+        analyzer: ``char_wb`` or ``char``.
+        use_idf: ``False`` gives plain TF (the Turku lexical similarity).
+        criterion: ``accuracy`` or ``f1``.
+    """
+
+    model_type = "tfidf"
+
+    def __init__(
+        self,
+        ngram_range: tuple[int, int] = (2, 4),
+        analyzer: str = "char_wb",
+        use_idf: bool = True,
+        criterion: str = "accuracy",
+    ) -> None:
+        self.ngram_range = ngram_range
+        self.analyzer = analyzer
+        self.use_idf = use_idf
+        self.criterion = criterion
+
+    def _fit_scorer(self, data: PairInput) -> None:
+        self.scorer_ = CharNgramCosine(
+            ngram_range=tuple(self.ngram_range),
+            analyzer=self.analyzer,
+            use_idf=self.use_idf,
+        ).fit(data.texts1 + data.texts2)
+
+    def _scores(self, data: PairInput) -> np.ndarray:
+        return self.scorer_.score(data.texts1, data.texts2)
+
+
+class BowClassifier(_ThresholdClassifier):
+    """Binary bag-of-words cosine threshold classifier (Q7).
+
+    Args:
+        criterion: ``accuracy`` or ``f1``.
+        lang: language of the texts (tokenisation).
+    """
+
+    model_type = "bow"
+
+    def __init__(self, criterion: str = "accuracy", lang: str | None = None) -> None:
+        self.criterion = criterion
+        self.lang = lang
+
+    def _fit_scorer(self, data: PairInput) -> None:
+        self.scorer_ = BowCosine(self.lang).fit(data.texts1 + data.texts2)
+
+    def _scores(self, data: PairInput) -> np.ndarray:
+        return self.scorer_.score(data.texts1, data.texts2)
+
+
+class MTFeatureClassifier(PairClassifier):
+    """Machine-translation-metric features + random forest (Q7), any number of classes.
+
+    Args:
+        n_estimators: trees in the forest.
+        max_depth: tree depth limit (None = grow fully).
+        min_samples_leaf: minimum pairs per leaf (raise it to smooth probabilities).
+        n_jobs: parallel jobs for the forest.
+        random_state: seed.
+        lang: language of the texts (tokenisation of the overlap/edit features).
+    """
+
+    model_type = "mt-features"
+
+    def __init__(
+        self,
+        n_estimators: int = 300,
+        max_depth: int | None = None,
+        min_samples_leaf: int = 1,
+        n_jobs: int = 1,
+        random_state: int = 0,
+        lang: str | None = None,
+    ) -> None:
+        self.lang = lang
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _fit(self, data: PairInput, dev: PairInput | None) -> None:
+        from sklearn.ensemble import RandomForestClassifier
+
+        features, self.feature_names_ = mt_features(data.texts1, data.texts2, self.lang)
+        self.forest_ = RandomForestClassifier(
+            n_estimators=self.n_estimators,
+            max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf,
+            n_jobs=self.n_jobs,
+            random_state=self.random_state,
+        ).fit(features, self._label_index(data.labels or []))
+
+    def _predict_proba(self, data: PairInput) -> np.ndarray:
+        features, _ = mt_features(data.texts1, data.texts2, self.lang)
+        proba = np.zeros((len(data), len(self.classes_)))
+        proba[:, self.forest_.classes_] = self.forest_.predict_proba(features)
+        return proba
+
+    def feature_importances(self) -> dict[str, float]:
+        """Random-forest feature importances by feature name."""
+        self._check_fitted()
+        return dict(
+            zip(self.feature_names_, self.forest_.feature_importances_.tolist(), strict=True)
+        )
+
+    def _save_state(self, folder: Path) -> dict[str, Any]:
+        import joblib
+
+        joblib.dump(self.forest_, folder / "forest.joblib")
+        return {"feature_names": self.feature_names_}
+
+    def _load_state(self, folder: Path, state: dict[str, Any]) -> None:
+        import joblib
+
+        self.forest_ = joblib.load(folder / "forest.joblib")
+        self.feature_names_ = list(state["feature_names"])
+
+
+class EmbeddingClassifier(PairClassifier):
+    """Sentence-embedding features ``[|u − v|, u·v]`` + logistic regression (Q7).
+
+    Args:
+        encoder: a sentence-transformers model id or local path (the model itself is not copied
+            into saved folders; the same id/path must be loadable where the model is loaded).
+        C: inverse regularisation strength of the logistic regression.
+        max_iter: solver iterations.
+        batch_size: encoding batch size (lower to save memory).
+        device: torch device for encoding (``cpu``, ``cuda``; None = automatic).
+        random_state: seed.
+    """
+
+    model_type = "embedding-lr"
+
+    def __init__(
+        self,
+        encoder: str | None = None,
+        C: float = 1.0,
+        max_iter: int = 2000,
+        batch_size: int = 64,
+        device: str | None = None,
+        random_state: int = 0,
+    ) -> None:
+        self.encoder = encoder
+        self.C = C
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.device = device
+        self.random_state = random_state
+
+    def _load_encoder(self) -> Any:
+        cached = getattr(self, "_encoder_model", None)
+        if cached is not None:
+            return cached
+        if not self.encoder:
+            raise ModelError(
+                "EmbeddingClassifier needs encoder= (a sentence-transformers model id or path)",
+                code="E712",
+            )
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            self._encoder_model = SentenceTransformer(str(self.encoder), device=self.device)
+        except (OSError, ValueError) as err:
+            raise ModelError(
+                f"cannot load sentence encoder {self.encoder!r}: {err}", code="E713"
+            ) from None
+        return self._encoder_model
+
+    def _features(self, data: PairInput) -> np.ndarray:
+        encoder = self._load_encoder()
+        vectors = encode_texts(encoder, data.texts1 + data.texts2, self.batch_size)
+        n = len(data)
+        return embedding_pair_features(vectors[:n], vectors[n:])
+
+    def _fit(self, data: PairInput, dev: PairInput | None) -> None:
+        from sklearn.linear_model import LogisticRegression
+
+        self.logistic_ = LogisticRegression(
+            C=self.C, max_iter=self.max_iter, random_state=self.random_state
+        )
+        self.logistic_.fit(self._features(data), self._label_index(data.labels or []))
+
+    def _predict_proba(self, data: PairInput) -> np.ndarray:
+        proba = np.zeros((len(data), len(self.classes_)))
+        proba[:, self.logistic_.classes_] = self.logistic_.predict_proba(self._features(data))
+        return proba
+
+    def _save_state(self, folder: Path) -> dict[str, Any]:
+        import joblib
+
+        joblib.dump(self.logistic_, folder / "logistic.joblib")
+        return {}
+
+    def _load_state(self, folder: Path, state: dict[str, Any]) -> None:
+        import joblib
+
+        self.logistic_ = joblib.load(folder / "logistic.joblib")

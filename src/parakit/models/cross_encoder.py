@@ -1,0 +1,587 @@
+"""Fine-tuned transformer pair classifiers (M7) and the training loop they share.
+
+:class:`CrossEncoderClassifier` feeds ``[CLS] text1 [SEP] text2 [SEP]`` to any Hugging Face
+encoder (an id or a local path) with a classification head, for binary or multi-class labels.
+The defaults are the MultiPIT recipe (appendix C, Table 9): AdamW with eps 1e-8 and weight
+decay 0.01, linear decay after a 0.06 warm-up, at most 5 epochs, an effective batch of 32
+(gradient accumulation over ``per_device_batch_size``), evaluation every 500 steps — or every
+epoch when training has fewer than 1,500 steps — and model selection on development F1 over a
+learning-rate grid.
+
+Inputs / Requirements / Recommendations:
+    * pairs with non-empty texts and a label each; a development set (``eval_set``) for model
+      selection and early stopping — without one the last step is kept;
+    * ``both_orders=True`` trains on (a, b) and (b, a) (as the Turku loader does);
+      ``predict_both_orders=True`` averages the two orders at prediction time;
+    * on CPU use a small ``max_length`` (64) and ``max_steps`` to bound the time;
+    * ``output_dir`` keeps a checkpoint at every evaluation: a stopped run started again with the
+      same settings resumes where it stopped.
+
+Example:
+    >>> from parakit.models.cross_encoder import CrossEncoderClassifier
+    >>> model = CrossEncoderClassifier("path/or/hf-id", epochs=3, max_length=64)  # doctest: +SKIP
+    >>> model.fit(train_pairs, eval_set=dev_pairs).predict_proba(test_pairs)     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parakit.models.base import ModelError, PairClassifier, PairInput
+
+
+def selection_score(
+    truth: list[str], predicted: list[str], classes: list[str], positive: str | None, metric: str
+) -> float:
+    """The development score used for model selection.
+
+    ``f1``: F1 of the positive class for binary labels, macro F1 otherwise; ``macro_f1``,
+    ``weighted_f1``, ``accuracy`` as named.
+    """
+    from sklearn.metrics import accuracy_score, f1_score
+
+    if metric == "accuracy":
+        return float(accuracy_score(truth, predicted))
+    if metric == "f1" and len(classes) == 2 and positive is not None:
+        return float(
+            f1_score(truth, predicted, pos_label=positive, average="binary", zero_division=0)
+        )
+    if metric in ("f1", "macro_f1"):
+        return float(f1_score(truth, predicted, labels=classes, average="macro", zero_division=0))
+    if metric == "weighted_f1":
+        return float(
+            f1_score(truth, predicted, labels=classes, average="weighted", zero_division=0)
+        )
+    raise ModelError(
+        f"unknown selection metric {metric!r}; use f1, macro_f1, weighted_f1 or accuracy",
+        code="E712",
+    )
+
+
+class TransformerPairClassifier(PairClassifier):
+    """Shared fine-tuning loop of the transformer classifiers (see the module docstring).
+
+    Subclasses define the network: :meth:`_build_network`, :meth:`_targets`, :meth:`_loss`,
+    :meth:`_probabilities`, :meth:`_save_network`, :meth:`_load_network`.
+    """
+
+    # -- network hooks -------------------------------------------------------------------------
+    def _build_network(self, source: str) -> Any:
+        raise NotImplementedError
+
+    def _targets(self, labels: list[str]) -> dict[str, Any]:
+        """Label tensors for a batch."""
+        import torch
+
+        return {"labels": torch.as_tensor(self._label_index(labels))}
+
+    def _loss(self, network: Any, encoded: dict[str, Any], targets: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def _probabilities(self, network: Any, encoded: dict[str, Any]) -> Any:
+        """(batch, n_classes) tensor of probabilities in ``classes_`` order."""
+        raise NotImplementedError
+
+    def _save_network(self, folder: Path) -> None:
+        raise NotImplementedError
+
+    def _load_network(self, folder: Path) -> None:
+        raise NotImplementedError
+
+    # -- common machinery ----------------------------------------------------------------------
+    def _device(self) -> Any:
+        import torch
+
+        if self.device:
+            return torch.device(self.device)
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+    def _encode(self, texts1: list[str], texts2: list[str], device: Any) -> dict[str, Any]:
+        encoded = self.tokenizer_(
+            texts1,
+            texts2,
+            truncation=True,
+            max_length=self.max_length,
+            padding=True,
+            return_tensors="pt",
+        )
+        return {k: v.to(device) for k, v in encoded.items()}
+
+    def _autocast(self, device: Any) -> Any:
+        import contextlib
+
+        import torch
+
+        if device.type == "cuda" and self.mixed_precision in ("auto", True, "bf16", "fp16"):
+            dtype = (
+                torch.bfloat16
+                if self.mixed_precision == "bf16"
+                or (self.mixed_precision == "auto" and torch.cuda.is_bf16_supported())
+                else torch.float16
+            )
+            return torch.autocast(device_type="cuda", dtype=dtype)
+        return contextlib.nullcontext()
+
+    def _set_threads(self) -> None:
+        if self.num_threads:
+            import torch
+
+            torch.set_num_threads(int(self.num_threads))
+
+    def _positive_label(self) -> str | None:
+        if len(self.classes_) != 2:
+            return None
+        mask = self.positive_mask()
+        return str(self.classes_[mask][0]) if mask.sum() == 1 else str(self.classes_[-1])
+
+    def _fit(self, data: PairInput, dev: PairInput | None) -> None:
+        from transformers import AutoTokenizer
+
+        self._set_threads()
+        if self.epochs <= 0:
+            raise ModelError(f"epochs must be positive, got {self.epochs}", code="E712")
+        rates = list(self.learning_rates or [self.learning_rate])
+        self.history_: list[dict[str, Any]] = []
+        try:
+            self.tokenizer_ = AutoTokenizer.from_pretrained(str(self.model_name_or_path))
+        except (OSError, ValueError) as err:
+            raise ModelError(
+                f"cannot load a tokenizer from {self.model_name_or_path!r}: {err}", code="E713"
+            ) from None
+        texts1, texts2, labels = list(data.texts1), list(data.texts2), list(data.labels or [])
+        if self.both_orders:
+            texts1, texts2 = texts1 + list(data.texts2), texts2 + list(data.texts1)
+            labels = labels + labels
+        best: tuple[float, float, dict[str, Any]] | None = None
+        for rate in rates:
+            score, state = self._train_one(rate, texts1, texts2, labels, dev)
+            if best is None or score > best[0]:
+                best = (score, rate, state)
+        assert best is not None
+        self.best_score_, self.best_learning_rate_ = best[0], best[1]
+        self.network_ = self._build_network(str(self.model_name_or_path))
+        self.network_.load_state_dict(best[2])
+        self.network_.to(self._device()).eval()
+
+    def _total_steps(self, n_pairs: int) -> tuple[int, int, int]:
+        micro = max(1, int(self.per_device_batch_size))
+        accumulation = max(1, math.ceil(self.batch_size / micro))
+        steps_per_epoch = max(1, math.ceil(n_pairs / (micro * accumulation)))
+        total = steps_per_epoch * int(self.epochs)
+        if self.max_steps:
+            total = min(total, int(self.max_steps))
+        return accumulation, steps_per_epoch, total
+
+    def _eval_every(self, total: int, steps_per_epoch: int) -> int:
+        if self.eval_steps:
+            return int(self.eval_steps)
+        # MultiPIT appendix C: every 500 steps, every epoch if fewer than 1,500 steps in total
+        return steps_per_epoch if total < 1500 else 500
+
+    def _train_one(
+        self,
+        rate: float,
+        texts1: list[str],
+        texts2: list[str],
+        labels: list[str],
+        dev: PairInput | None,
+    ) -> tuple[float, dict[str, Any]]:
+        """Train one model at learning rate ``rate``; returns (best dev score, best state)."""
+        import torch
+        from tqdm.auto import tqdm
+        from transformers import get_linear_schedule_with_warmup
+
+        torch.manual_seed(self.seed)
+        device = self._device()
+        network = self._build_network(str(self.model_name_or_path)).to(device)
+        no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
+        groups = [
+            {
+                "params": [
+                    p for n, p in network.named_parameters() if not any(k in n for k in no_decay)
+                ],
+                "weight_decay": self.weight_decay,
+            },
+            {
+                "params": [
+                    p for n, p in network.named_parameters() if any(k in n for k in no_decay)
+                ],
+                "weight_decay": 0.0,
+            },
+        ]
+        optimizer = torch.optim.AdamW(groups, lr=rate, eps=self.adam_epsilon)
+        micro = max(1, int(self.per_device_batch_size))
+        accumulation, steps_per_epoch, total = self._total_steps(len(labels))
+        scheduler = get_linear_schedule_with_warmup(
+            optimizer, round(self.warmup_ratio * total), total
+        )
+        use_scaler = (
+            device.type == "cuda"
+            and self._autocast(device).__class__.__name__ != "nullcontext"
+            and not (
+                self.mixed_precision == "bf16"
+                or (self.mixed_precision == "auto" and torch.cuda.is_bf16_supported())
+            )
+        )
+        scaler = torch.amp.GradScaler("cuda", enabled=use_scaler)
+        eval_every = self._eval_every(total, steps_per_epoch)
+
+        run_dir = Path(self.output_dir) / f"lr-{rate:g}" if self.output_dir else None
+        step, best_score, best_state, bad_evals = 0, -math.inf, None, 0
+        history: list[dict[str, Any]] = []
+        if run_dir is not None and self.resume and (run_dir / "last.pt").exists():
+            checkpoint = torch.load(run_dir / "last.pt", map_location=device, weights_only=False)
+            if checkpoint.get("signature") != self._signature(rate, len(labels)):
+                raise ModelError(
+                    f"checkpoint {run_dir / 'last.pt'} was made with other settings or data; "
+                    "remove it or use another output_dir",
+                    code="E714",
+                )
+            network.load_state_dict(checkpoint["model"])
+            optimizer.load_state_dict(checkpoint["optimizer"])
+            scheduler.load_state_dict(checkpoint["scheduler"])
+            scaler.load_state_dict(checkpoint["scaler"])
+            torch.set_rng_state(checkpoint["rng"])
+            step, best_score, bad_evals = (
+                checkpoint["step"],
+                checkpoint["best_score"],
+                checkpoint["bad_evals"],
+            )
+            history = checkpoint["history"]
+            if (run_dir / "best.pt").exists():
+                best_state = torch.load(run_dir / "best.pt", map_location="cpu", weights_only=True)
+        stopped = bool(history and history[-1].get("stopped"))
+
+        network.train()
+        bar = tqdm(
+            total=total,
+            initial=step,
+            desc=f"train lr={rate:g}",
+            disable=not self.progress,
+            leave=False,
+        )
+        running, start = 0.0, time.perf_counter()
+        while step < total and not stopped:
+            epoch = step // steps_per_epoch
+            # a fixed order per epoch, so a resumed run sees the same batches
+            order = np.random.default_rng(self.seed + epoch).permutation(len(labels))
+            first = (step % steps_per_epoch) * accumulation
+            micro_batches = [order[i : i + micro] for i in range(0, len(order), micro)]
+            for index in range(first, len(micro_batches), accumulation):
+                group = micro_batches[index : index + accumulation]
+                n_group = sum(len(b) for b in group)
+                for batch in group:
+                    encoded = self._encode(
+                        [texts1[i] for i in batch], [texts2[i] for i in batch], device
+                    )
+                    targets = {
+                        k: v.to(device)
+                        for k, v in self._targets([labels[i] for i in batch]).items()
+                    }
+                    with self._autocast(device):
+                        loss = self._loss(network, encoded, targets) * (len(batch) / n_group)
+                    scaler.scale(loss).backward()
+                    running += float(loss.detach())
+                scaler.unscale_(optimizer)
+                torch.nn.utils.clip_grad_norm_(network.parameters(), 1.0)
+                scaler.step(optimizer)
+                scaler.update()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                step += 1
+                bar.update(1)
+                if step % eval_every == 0 or step == total:
+                    record = {
+                        "learning_rate": rate,
+                        "step": step,
+                        "epoch": round(step / steps_per_epoch, 3),
+                        "train_loss": running / eval_every,
+                        "seconds": round(time.perf_counter() - start, 1),
+                    }
+                    running = 0.0
+                    if dev is not None:
+                        network.eval()
+                        predicted = self._decode_network(network, dev, device)
+                        score = selection_score(
+                            list(dev.labels or []),
+                            list(predicted),
+                            [str(c) for c in self.classes_],
+                            self._positive_label(),
+                            self.selection_metric,
+                        )
+                        network.train()
+                        record["dev_score"] = score
+                        bar.set_postfix(dev=f"{score:.4f}")
+                    else:
+                        score = float(step)  # no dev data: keep the latest
+                    if score > best_score:
+                        best_score, bad_evals = score, 0
+                        best_state = {
+                            k: v.detach().to("cpu", copy=True)
+                            for k, v in network.state_dict().items()
+                        }
+                        if run_dir is not None:
+                            run_dir.mkdir(parents=True, exist_ok=True)
+                            _torch_save_atomic(best_state, run_dir / "best.pt")
+                    else:
+                        bad_evals += 1
+                    if self.early_stopping_patience and bad_evals >= self.early_stopping_patience:
+                        record["stopped"] = True
+                        stopped = True
+                    history.append(record)
+                    if run_dir is not None:
+                        run_dir.mkdir(parents=True, exist_ok=True)
+                        _torch_save_atomic(
+                            {
+                                "signature": self._signature(rate, len(labels)),
+                                "model": network.state_dict(),
+                                "optimizer": optimizer.state_dict(),
+                                "scheduler": scheduler.state_dict(),
+                                "scaler": scaler.state_dict(),
+                                "rng": torch.get_rng_state(),
+                                "step": step,
+                                "best_score": best_score,
+                                "bad_evals": bad_evals,
+                                "history": history,
+                            },
+                            run_dir / "last.pt",
+                        )
+                if step >= total or stopped:
+                    break
+        bar.close()
+        self.history_.extend(history)
+        assert best_state is not None
+        return (best_score if dev is not None else 0.0), best_state
+
+    def _signature(self, rate: float, n_pairs: int) -> dict[str, Any]:
+        params = {
+            k: v
+            for k, v in self.get_params(deep=False).items()
+            if k
+            not in (
+                "progress",
+                "output_dir",
+                "resume",
+                "device",
+                "num_threads",
+                "learning_rates",
+                "eval_batch_size",
+            )
+        }
+        params["learning_rate"] = rate
+        params["n_pairs"] = n_pairs
+        params["classes"] = [str(c) for c in self.classes_]
+        return json.loads(json.dumps(params, default=str))
+
+    def _network_proba(self, network: Any, data: PairInput, device: Any) -> np.ndarray:
+        import torch
+
+        lengths = np.array([len(a) + len(b) for a, b in zip(data.texts1, data.texts2, strict=True)])
+        order = np.argsort(-lengths, kind="stable")  # similar lengths per batch: less padding
+        out = np.zeros((len(data), len(self.classes_)))
+        size = max(1, int(self.eval_batch_size))
+        with torch.inference_mode():
+            for i in range(0, len(order), size):
+                batch = order[i : i + size]
+                t1 = [data.texts1[j] for j in batch]
+                t2 = [data.texts2[j] for j in batch]
+                with self._autocast(device):
+                    proba = self._probabilities(network, self._encode(t1, t2, device)).float()
+                    if self.predict_both_orders:
+                        proba = (
+                            proba
+                            + self._probabilities(network, self._encode(t2, t1, device)).float()
+                        ) / 2
+                out[batch] = proba.cpu().numpy()
+        return out
+
+    def _decode_network(self, network: Any, data: PairInput, device: Any) -> np.ndarray:
+        """Predicted labels of ``network`` (arg-max; the multi-head model decodes per head)."""
+        proba = self._network_proba(network, data, device)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def _predict_proba(self, data: PairInput) -> np.ndarray:
+        self._set_threads()
+        self.network_.eval()
+        return self._network_proba(self.network_, data, self._device())
+
+    def _save_state(self, folder: Path) -> dict[str, Any]:
+        target = folder / "network"
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        self._save_network(target)
+        self.tokenizer_.save_pretrained(str(target))
+        return {
+            "best_score": getattr(self, "best_score_", None),
+            "best_learning_rate": getattr(self, "best_learning_rate_", None),
+            "history": getattr(self, "history_", []),
+        }
+
+    def _load_state(self, folder: Path, state: dict[str, Any]) -> None:
+        from transformers import AutoTokenizer
+
+        source = folder / "network"
+        if not source.is_dir():
+            raise ModelError(
+                f"{folder}: the network folder is missing; the model was not saved completely",
+                code="E710",
+            )
+        self.tokenizer_ = AutoTokenizer.from_pretrained(str(source))
+        self._load_network(source)
+        self.network_.to(self._device()).eval()
+        self.best_score_ = state.get("best_score")
+        self.best_learning_rate_ = state.get("best_learning_rate")
+        self.history_ = state.get("history", [])
+
+
+def _torch_save_atomic(obj: Any, path: Path) -> None:
+    """torch.save to a temporary file, then rename: a crash never leaves half a checkpoint."""
+    import os
+
+    import torch
+
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as handle:
+        torch.save(obj, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+class CrossEncoderClassifier(TransformerPairClassifier):
+    """A Hugging Face encoder with a sequence-classification head over the pair (M7).
+
+    Args:
+        model_name_or_path: encoder id or local folder (e.g. the offline MiniLM).
+        max_length: tokens per pair (truncation); 64 is enough for tweets, 128 for news.
+        learning_rate: AdamW learning rate (when ``learning_rates`` is None).
+        learning_rates: a grid, e.g. ``[1e-5, 2e-5, 3e-5, 5e-5]`` (MultiPIT); one model is
+            trained per rate and the best on development F1 is kept.
+        epochs: training epochs (the recipe uses at most 5).
+        batch_size: effective batch size (32 in the recipe).
+        per_device_batch_size: pairs per forward pass; gradients are accumulated over
+            ``batch_size / per_device_batch_size`` passes (lower it to save memory).
+        warmup_ratio: share of steps with linear warm-up.
+        weight_decay: AdamW weight decay (not on biases and LayerNorm weights).
+        adam_epsilon: AdamW epsilon.
+        eval_steps: evaluate every this many optimizer steps; None = the recipe's rule.
+        early_stopping_patience: stop after this many evaluations without improvement.
+        max_steps: cap on optimizer steps per learning rate (time budgets on CPU).
+        selection_metric: ``f1`` (positive-class F1; macro F1 for multi-class), ``macro_f1``,
+            ``weighted_f1`` or ``accuracy``.
+        both_orders: also train on (text2, text1).
+        predict_both_orders: average the probabilities of both orders when predicting.
+        mixed_precision: ``auto`` (bf16/fp16 on CUDA, off on CPU), ``bf16``, ``fp16`` or False.
+        seed: seed of initialisation, dropout and batch order.
+        output_dir: checkpoint folder (resumable training); None keeps the best model in memory.
+        resume: continue from checkpoints found in ``output_dir``.
+        device: ``cpu``, ``cuda``...; None = CUDA when available.
+        num_threads: torch CPU threads (None = torch's default).
+        eval_batch_size: pairs per batch when predicting.
+        progress: show a progress bar.
+    """
+
+    model_type = "cross-encoder"
+
+    def __init__(
+        self,
+        model_name_or_path: str = "",
+        max_length: int = 128,
+        learning_rate: float = 2e-5,
+        learning_rates: list[float] | None = None,
+        epochs: int = 5,
+        batch_size: int = 32,
+        per_device_batch_size: int = 16,
+        warmup_ratio: float = 0.06,
+        weight_decay: float = 0.01,
+        adam_epsilon: float = 1e-8,
+        eval_steps: int | None = None,
+        early_stopping_patience: int | None = None,
+        max_steps: int | None = None,
+        selection_metric: str = "f1",
+        both_orders: bool = False,
+        predict_both_orders: bool = False,
+        mixed_precision: str | bool = "auto",
+        seed: int = 42,
+        output_dir: str | None = None,
+        resume: bool = True,
+        device: str | None = None,
+        num_threads: int | None = None,
+        eval_batch_size: int = 64,
+        progress: bool = True,
+    ) -> None:
+        self.model_name_or_path = model_name_or_path
+        self.max_length = max_length
+        self.learning_rate = learning_rate
+        self.learning_rates = learning_rates
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.per_device_batch_size = per_device_batch_size
+        self.warmup_ratio = warmup_ratio
+        self.weight_decay = weight_decay
+        self.adam_epsilon = adam_epsilon
+        self.eval_steps = eval_steps
+        self.early_stopping_patience = early_stopping_patience
+        self.max_steps = max_steps
+        self.selection_metric = selection_metric
+        self.both_orders = both_orders
+        self.predict_both_orders = predict_both_orders
+        self.mixed_precision = mixed_precision
+        self.seed = seed
+        self.output_dir = output_dir
+        self.resume = resume
+        self.device = device
+        self.num_threads = num_threads
+        self.eval_batch_size = eval_batch_size
+        self.progress = progress
+
+    def _build_network(self, source: str) -> Any:
+        import torch
+        from transformers import AutoModelForSequenceClassification
+        from transformers.utils import logging as hf_logging
+
+        labels = [str(c) for c in self.classes_]
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # the new head's "newly initialized" notice is expected
+        hf_logging.disable_progress_bar()
+        try:
+            torch.manual_seed(self.seed)
+            return AutoModelForSequenceClassification.from_pretrained(
+                source,
+                num_labels=len(labels),
+                id2label=dict(enumerate(labels)),
+                label2id={label: i for i, label in enumerate(labels)},
+                ignore_mismatched_sizes=True,
+            )
+        except (OSError, ValueError) as err:
+            raise ModelError(
+                f"cannot load a transformer encoder from {source!r}: {err}", code="E713"
+            ) from None
+        finally:
+            hf_logging.set_verbosity(verbosity)
+            hf_logging.enable_progress_bar()
+
+    def _loss(self, network: Any, encoded: dict[str, Any], targets: dict[str, Any]) -> Any:
+        import torch.nn.functional as F
+
+        logits = network(**encoded).logits
+        return F.cross_entropy(logits.float(), targets["labels"])
+
+    def _probabilities(self, network: Any, encoded: dict[str, Any]) -> Any:
+        return network(**encoded).logits.float().softmax(dim=-1)
+
+    def _save_network(self, folder: Path) -> None:
+        self.network_.save_pretrained(str(folder))
+
+    def _load_network(self, folder: Path) -> None:
+        from transformers import AutoModelForSequenceClassification
+
+        self.network_ = AutoModelForSequenceClassification.from_pretrained(str(folder))

@@ -1,0 +1,226 @@
+"""Pair features for the baselines: lexical overlap, machine-translation metrics, embeddings.
+
+* lexical (J7, Q7): word overlap rate (Jaccard of token sets), character n-gram TF / TF-IDF
+  cosine, binary bag-of-words cosine;
+* MT metrics (Q7): BLEU n-gram precisions and score (sacrebleu), TER, chrF, a METEOR-like
+  unigram F-mean, token edit distance, length ratio;
+* embeddings (Q7 unsupervised setup): ``[|u - v|, u * v]`` of two sentence vectors.
+
+Tokenisation and lexical similarity come from :mod:`parakit.text`.
+
+Example:
+    >>> from parakit.models.features import word_overlap_rates, mt_features
+    >>> word_overlap_rates(["a cat sat"], ["the cat sat"]).round(2).tolist()
+    [0.5]
+    >>> matrix, names = mt_features(["a cat sat"], ["a cat sat"])
+    >>> float(matrix[0, names.index("chrf")])
+    100.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from parakit.text import CharNgramSimilarity
+from parakit.text import word_overlap_rates as _text_wor
+from parakit.text.tokenize import get_tokenizer
+
+
+def tokenize(text: str, lang: str | None = None) -> list[str]:
+    """Lower-cased tokens of ``text`` (:func:`parakit.text.tokenize`; Japanese via fugashi)."""
+    return get_tokenizer(lang=lang, lowercase=True)(text)
+
+
+class Tokenizer:
+    """A picklable tokenizer callable (vectorisers saved with a model must be picklable)."""
+
+    def __init__(self, lang: str | None = None) -> None:
+        self.lang = lang
+
+    def __call__(self, text: str) -> list[str]:
+        return tokenize(text, self.lang)
+
+
+# -- lexical similarities ---------------------------------------------------------------------
+
+
+def word_overlap_rates(
+    texts1: Sequence[str], texts2: Sequence[str], lang: str | None = None
+) -> np.ndarray:
+    """Word overlap rate (WOR) of each pair: ``|A ∩ B| / |A ∪ B|`` of the lower-cased token
+    sets (J4)."""
+    return _text_wor(texts1, texts2, lang=lang, lowercase=True)
+
+
+def _rowwise_cosine(m1: Any, m2: Any) -> np.ndarray:
+    """Cosine of matching rows of two L2-normalised sparse matrices."""
+    return np.asarray(m1.multiply(m2).sum(axis=1)).ravel()
+
+
+class CharNgramCosine(CharNgramSimilarity):
+    """Cosine of character n-gram TF or TF-IDF vectors (:class:`parakit.text.CharNgramSimilarity`;
+    Turku's lexical similarity is TF of 2–4-grams, ``use_idf=True`` the TF-IDF baseline)."""
+
+
+class BowCosine:
+    """Cosine similarity of binary bag-of-words vectors (Q7 reference system).
+
+    Args:
+        lang: language of the texts (tokenisation).
+    """
+
+    def __init__(self, lang: str | None = None) -> None:
+        self.lang = lang
+
+    def fit(self, texts: Sequence[str]) -> BowCosine:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        # binary counts, no idf, l2 norm = cosine of binary vectors
+        self.vectorizer_ = TfidfVectorizer(
+            tokenizer=Tokenizer(self.lang),
+            token_pattern=None,
+            lowercase=False,
+            binary=True,
+            use_idf=False,
+            norm="l2",
+        ).fit(list(texts))
+        return self
+
+    def score(self, texts1: Sequence[str], texts2: Sequence[str]) -> np.ndarray:
+        return _rowwise_cosine(
+            self.vectorizer_.transform(list(texts1)), self.vectorizer_.transform(list(texts2))
+        )
+
+
+# -- machine-translation metrics --------------------------------------------------------------
+
+MT_FEATURE_NAMES: tuple[str, ...] = (
+    "bleu_p1",
+    "bleu_p2",
+    "bleu_p3",
+    "bleu_p4",
+    "bleu",
+    "bleu_p1_rev",
+    "bleu_p2_rev",
+    "bleu_p3_rev",
+    "bleu_p4_rev",
+    "bleu_rev",
+    "ter",
+    "chrf",
+    "meteor_fmean",
+    "edit_distance",
+    "edit_distance_norm",
+    "length_ratio",
+)
+
+
+def edit_distance(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """Levenshtein distance between two sequences (tokens or characters).
+
+    Uses rapidfuzz when installed (same exact result, faster), else dynamic programming.
+    """
+    try:
+        from rapidfuzz.distance import Levenshtein
+    except ImportError:
+        Levenshtein = None
+    if Levenshtein is not None:
+        return int(Levenshtein.distance(a, b))
+    previous = list(range(len(b) + 1))
+    for i, item_a in enumerate(a, start=1):
+        current = [i]
+        for j, item_b in enumerate(b, start=1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (item_a != item_b))
+            )
+        previous = current
+    return previous[-1]
+
+
+def meteor_fmean(hypothesis: Sequence[str], reference: Sequence[str]) -> float:
+    """METEOR's unigram F-mean ``10PR / (R + 9P)`` over exact token matches (no stemming,
+    synonyms or fragmentation penalty: "METEOR-like")."""
+    from collections import Counter
+
+    if not hypothesis or not reference:
+        return 0.0
+    matches = sum((Counter(hypothesis) & Counter(reference)).values())
+    if matches == 0:
+        return 0.0
+    precision = matches / len(hypothesis)
+    recall = matches / len(reference)
+    return 10 * precision * recall / (recall + 9 * precision)
+
+
+def mt_features(
+    texts1: Sequence[str], texts2: Sequence[str], lang: str | None = None
+) -> tuple[np.ndarray, list[str]]:
+    """Machine-translation-metric features of each pair (text1 as hypothesis, text2 as
+    reference; BLEU also the other way round).
+
+    Features of a pair are memoised (LRU, 200,000 pairs), so re-fitting on overlapping data
+    (learning-rate or λ grids, noisy-label students) does not recompute them.
+
+    Returns:
+        ``(matrix of shape (n, len(MT_FEATURE_NAMES)), feature names)``.
+    """
+    rows = [_pair_mt_features(a, b, lang) for a, b in zip(texts1, texts2, strict=True)]
+    return np.asarray(rows, dtype=np.float64).reshape(-1, len(MT_FEATURE_NAMES)), list(
+        MT_FEATURE_NAMES
+    )
+
+
+@lru_cache(maxsize=1)
+def _metrics() -> tuple[Any, Any, Any]:
+    from sacrebleu.metrics import BLEU, CHRF, TER
+
+    return BLEU(effective_order=True), CHRF(), TER()
+
+
+@lru_cache(maxsize=200_000)
+def _pair_mt_features(a: str, b: str, lang: str | None) -> tuple[float, ...]:
+    bleu, chrf, ter = _metrics()
+    forward = bleu.sentence_score(a, [b])
+    backward = bleu.sentence_score(b, [a])
+    tok_a, tok_b = tokenize(a, lang), tokenize(b, lang)
+    distance = edit_distance(tok_a, tok_b)
+    longest = max(len(tok_a), len(tok_b), 1)
+    return (
+        *(p / 100 for p in forward.precisions),
+        forward.score / 100,
+        *(p / 100 for p in backward.precisions),
+        backward.score / 100,
+        ter.sentence_score(a, [b]).score,
+        chrf.sentence_score(a, [b]).score,
+        meteor_fmean(tok_a, tok_b),
+        float(distance),
+        distance / longest,
+        min(len(tok_a), len(tok_b)) / longest,
+    )
+
+
+# -- embedding features -----------------------------------------------------------------------
+
+
+def embedding_pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``[|u − v|, u * v]`` for rows of two embedding matrices (symmetric in u and v)."""
+    u = np.asarray(u, dtype=np.float32)
+    v = np.asarray(v, dtype=np.float32)
+    if u.shape != v.shape:
+        raise ValueError(f"embedding shapes differ: {u.shape} vs {v.shape}")
+    return np.hstack([np.abs(u - v), u * v])
+
+
+def encode_texts(
+    encoder: Any, texts: Sequence[str], batch_size: int = 64, progress: bool = False
+) -> np.ndarray:
+    """Encode ``texts`` with a sentence-transformers model, each distinct text once."""
+    unique = list(dict.fromkeys(texts))
+    vectors = encoder.encode(
+        unique, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=progress
+    )
+    index = {text: i for i, text in enumerate(unique)}
+    return np.asarray(vectors)[[index[t] for t in texts]]

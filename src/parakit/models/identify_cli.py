@@ -1,0 +1,205 @@
+"""``parakit identify train|predict|evaluate``: paraphrase classifiers from the command line.
+
+Example::
+
+    parakit identify train train.jsonl --model tfidf --out models/tfidf --dev dev.jsonl
+    parakit identify train train.csv --format multipit --model cross-encoder \\
+        -p model_name_or_path=/path/to/minilm -p epochs=3 -p max_length=64 --dev dev.csv \\
+        --out models/ce
+    parakit identify predict models/tfidf test.jsonl --out predictions.jsonl
+    parakit identify evaluate models/tfidf test.jsonl --out reports/tfidf
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Train, evaluate and apply paraphrase classifiers.",
+)
+
+
+def _parse_params(items: list[str] | None) -> dict[str, Any]:
+    from parakit.models.base import ModelError
+
+    params: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ModelError(
+                f"hyperparameter {item!r} must look like key=value "
+                "(values are read as JSON when possible)",
+                code="E712",
+            )
+        try:
+            params[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key.strip()] = value
+    return params
+
+
+def _load_pairs(path: Path, fmt: str | None, binary: bool, reading: str | None) -> Any:
+    from parakit.io import read
+
+    pairs = read(path, format=fmt)
+    if binary:
+        pairs = pairs.to_binary(reading)
+    return pairs
+
+
+FormatOpt = Annotated[
+    str | None, typer.Option("--format", "-f", help="input format (default: detected)")
+]
+BinaryOpt = Annotated[
+    bool, typer.Option("--binary", help="train/evaluate on the binary reading of the labels")
+]
+ReadingOpt = Annotated[
+    str | None, typer.Option("--reading", help="binary reading (Turku: loose or strict)")
+]
+
+
+@app.command()
+def train(
+    train_path: Annotated[Path, typer.Argument(help="labelled training pairs")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="folder for the trained model")],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="model type: wor, tfidf, bow, "
+            "mt-features, embedding-lr, cross-encoder, multihead, "
+            "multiclass",
+        ),
+    ] = "tfidf",
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="hyperparameter key=value")
+    ] = None,
+    dev: Annotated[
+        Path | None, typer.Option("--dev", help="development pairs (model selection, report)")
+    ] = None,
+    fmt: FormatOpt = None,
+    dev_format: Annotated[str | None, typer.Option("--dev-format")] = None,
+    binary: BinaryOpt = False,
+    reading: ReadingOpt = None,
+    negatives: Annotated[
+        Path | None,
+        typer.Option("--negatives", help="mined negatives to add under one label (T16 retraining)"),
+    ] = None,
+    negative_label: Annotated[str, typer.Option("--negative-label")] = "2",
+    negatives_per_pair: Annotated[float, typer.Option("--negatives-per-pair")] = 1.0,
+    seed: Annotated[int, typer.Option("--seed", help="seed of negative sampling")] = 0,
+) -> None:
+    """Train a classifier and save it to --out (with dev metrics when --dev is given)."""
+    import time
+
+    from parakit.models.base import make_model
+
+    pairs = _load_pairs(train_path, fmt, binary, reading)
+    if negatives is not None:
+        from parakit.io import read
+        from parakit.models.bootstrap import bootstrap_training_set
+
+        pairs = bootstrap_training_set(
+            pairs,
+            read(negatives),
+            negative_label=negative_label,
+            negatives_per_pair=negatives_per_pair,
+            seed=seed,
+        )
+    dev_pairs = _load_pairs(dev, dev_format, binary, reading) if dev is not None else None
+    classifier = make_model(model, **_parse_params(param))
+    start = time.perf_counter()
+    classifier.fit(pairs, eval_set=dev_pairs)
+    seconds = time.perf_counter() - start
+    classifier.save(out)
+    typer.echo(f"trained {model} on {len(pairs)} pairs in {seconds:.1f} s; saved to {out}")
+    if dev_pairs is not None:
+        from parakit.evaluate.classification import evaluate_classifier
+
+        report = evaluate_classifier(classifier, dev_pairs, reading=reading, name="dev")
+        report.save(out, stem="dev_metrics")
+        m = report.metrics
+        f1 = m["positive"]["f1"] if "positive" in m else m["macro"]["f1"]
+        typer.echo(f"dev accuracy {100 * m['accuracy']:.2f}  F1 {100 * f1:.2f}")
+
+
+@app.command()
+def predict(
+    model_dir: Annotated[Path, typer.Argument(help="a saved model folder")],
+    input_path: Annotated[Path, typer.Argument(help="pairs to classify")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="output pairs (jsonl, csv, tsv)")],
+    fmt: FormatOpt = None,
+    reading: ReadingOpt = None,
+) -> None:
+    """Label pairs; the gold label (if any) moves to metadata.gold_label and the probabilities
+    go to metadata.prediction."""
+    from parakit.io import read, write
+    from parakit.labels import scheme_from_spec
+    from parakit.models.base import load_model
+    from parakit.schema import PairSet
+
+    classifier = load_model(model_dir)
+    pairs = read(input_path, format=fmt)
+    labels = classifier.predict(pairs)
+    proba = classifier.predict_proba(pairs)
+    p_para = proba[:, classifier.positive_mask(reading)].sum(axis=1)
+    out_pairs = []
+    for pair, label, row, p in zip(pairs, labels, proba, p_para, strict=True):
+        meta = dict(pair.metadata)
+        if pair.label is not None:
+            meta["gold_label"] = pair.label
+        meta["prediction"] = {
+            "proba": {
+                str(c): round(float(v), 6) for c, v in zip(classifier.classes_, row, strict=True)
+            },
+            "p_paraphrase": round(float(p), 6),
+        }
+        out_pairs.append(pair.replace(label=str(label), metadata=meta))
+    result = PairSet(
+        out_pairs,
+        scheme=scheme_from_spec(classifier.scheme_),
+        name=pairs.name,
+        lang=pairs.lang,
+        documents=pairs.documents,
+    )
+    write(result, out)
+    typer.echo(f"labelled {len(result)} pairs -> {out}")
+
+
+@app.command()
+def evaluate(
+    model_dir: Annotated[Path, typer.Argument(help="a saved model folder")],
+    input_path: Annotated[Path, typer.Argument(help="labelled pairs")],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="folder for metrics.json and metrics.md")
+    ] = None,
+    fmt: FormatOpt = None,
+    binary: BinaryOpt = False,
+    reading: ReadingOpt = None,
+) -> None:
+    """Evaluate a saved model: accuracy, per-class P/R/F, confusion matrix, threshold sweep,
+    calibration (and the Turku table for Turku labels)."""
+    from parakit.evaluate.classification import evaluate_classifier
+    from parakit.models.base import load_model
+
+    classifier = load_model(model_dir)
+    pairs = _load_pairs(input_path, fmt, binary, reading)
+    report = evaluate_classifier(
+        classifier, pairs, reading=reading, name=f"{classifier.model_type} on {input_path.name}"
+    )
+    if out is not None:
+        json_path, md_path = report.save(out)
+        typer.echo(f"wrote {json_path} and {md_path}")
+    m = report.metrics
+    typer.echo(
+        f"pairs {m['n']}  accuracy {100 * m['accuracy']:.2f}  macro F1 "
+        f"{100 * m['macro']['f1']:.2f}"
+        + (f"  positive F1 {100 * m['positive']['f1']:.2f}" if "positive" in m else "")
+    )

@@ -1,0 +1,101 @@
+"""Known-answer tests of the classification metrics and reports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from parakit.evaluate.classification import (
+    ClassificationEvaluator,
+    calibration,
+    classification_metrics,
+    evaluate_classifier,
+    threshold_sweep,
+    turku_table,
+    turku_table_markdown,
+)
+from parakit.models.base import make_model
+from parakit.schema import Pair, PairSet
+
+
+def test_binary_metrics_known_answer():
+    m = classification_metrics(["1", "1", "1", "0", "0"], ["1", "1", "0", "0", "1"])
+    assert m["accuracy"] == pytest.approx(0.6)
+    assert m["positive"] == {
+        "precision": pytest.approx(2 / 3),
+        "recall": pytest.approx(2 / 3),
+        "f1": pytest.approx(2 / 3),
+        "support": 3,
+    }
+    assert m["negative"]["precision"] == 0.5 and m["negative"]["recall"] == 0.5
+    assert m["macro"]["f1"] == pytest.approx((2 / 3 + 0.5) / 2)
+    assert m["weighted"]["f1"] == pytest.approx(0.6 * 2 / 3 + 0.4 * 0.5)
+    assert m["confusion_matrix"]["labels"] == ["0", "1"]
+    assert m["confusion_matrix"]["matrix"] == [[1, 1], [1, 2]]
+
+
+def test_multiclass_positive_negative_use_the_binary_reading():
+    truth = ["2", "3", "4<", "4"]
+    pred = ["3", "3", "4", "2"]
+    m = classification_metrics(truth, pred, scheme="turku")
+    # loose reading: truth 0,1,1,1; pred 1,1,1,0
+    assert m["positive"]["precision"] == pytest.approx(2 / 3)
+    assert m["positive"]["recall"] == pytest.approx(2 / 3)
+    assert m["negative"]["f1"] == 0.0
+    assert m["accuracy"] == 0.25
+
+
+def test_threshold_sweep_and_calibration_known_answers():
+    rows = threshold_sweep([1, 1, 0, 0], [0.9, 0.4, 0.6, 0.1], [0.5, 0.3])
+    assert rows[0]["precision"] == 0.5 and rows[0]["recall"] == 0.5
+    assert rows[1]["recall"] == 1.0 and rows[1]["precision"] == pytest.approx(2 / 3)
+    c = calibration([1, 0, 1, 1], [0.9, 0.1, 0.7, 0.3], n_bins=2)
+    # bin [0, .5): p .1, .3 -> mean .2, frac .5; bin [.5, 1]: p .9, .7 -> mean .8, frac 1
+    assert [b["count"] for b in c["bins"]] == [2, 2]
+    assert c["ece"] == pytest.approx(0.5 * 0.3 + 0.5 * 0.2)
+    assert c["brier"] == pytest.approx((0.01 + 0.01 + 0.09 + 0.49) / 4)
+
+
+def test_turku_table_layout():
+    truth = ["4<i", "4", "3", "2", "4s", "4>"]
+    pred = ["4<", "4", "4", "2", "4s", "3"]
+    table = turku_table(truth, pred)
+    assert list(table["rows"]) == ["2", "3", "4", "4<", "4>", "i", "s"]
+    assert table["rows"]["4<"]["f1"] == 1.0  # subsumption merged with the base
+    assert table["rows"]["4"]["precision"] == pytest.approx(2 / 3)  # 4, 4s right; 3 -> 4 wrong
+    assert table["rows"]["i"]["recall"] == 0.0 and table["rows"]["s"]["f1"] == 1.0
+    assert table["accuracy"] == pytest.approx(3 / 6)  # complete labels: 4, 2, 4s
+    md = turku_table_markdown(table)
+    assert "| W. avg |" in md and "| Acc | | | 50.0 | 6 |" in md
+
+
+def test_evaluate_classifier_writes_json_and_markdown(multipit, tmp_path):
+    train, dev = multipit
+    model = make_model("wor").fit(train)
+    report = evaluate_classifier(model, dev, name="dev")
+    assert report.metrics["accuracy"] == pytest.approx(model.score(dev))
+    assert len(report.threshold_sweep) == 19 and 0 <= report.calibration["ece"] <= 1
+    json_path, md_path = report.save(tmp_path)
+    data = json.loads(json_path.read_text())
+    assert data["metrics"]["n"] == len(dev)
+    assert "| **positive** |" in md_path.read_text()
+
+
+def test_evaluator_protocol(multipit, tmp_path):
+    train, dev = multipit
+    model = make_model("bow").fit(train)
+    evaluator = ClassificationEvaluator(dev, name="dev")
+    scores = evaluator(model, output_path=tmp_path, epoch=1, steps=10)
+    assert evaluator.primary_metric == "dev_f1" and evaluator.greater_is_better
+    assert scores["dev_accuracy"] == pytest.approx(model.score(dev))
+    assert set(scores) >= {"dev_f1", "dev_macro_f1", "dev_weighted_f1", "dev_positive_recall"}
+    assert (tmp_path / "dev_epoch1_steps10.json").exists()
+
+
+def test_evaluation_needs_gold_labels():
+    from parakit.models.base import ModelError
+
+    model = make_model("wor").fit(["a b", "c d"], ["a b", "e f"], ["1", "0"])
+    with pytest.raises(ModelError, match="E702"):
+        evaluate_classifier(model, PairSet([Pair("u", "a", "b")]))
