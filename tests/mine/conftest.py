@@ -18,7 +18,8 @@ WORDS = ("the a cat dog sat on mat ran fast slow house big small red blue green 
 def build_tiny_model(folder: Path, hidden: int = 32, seed: int = 0) -> Path:
     """A 2-layer BERT (hidden 32) + mean pooling saved as a sentence-transformers folder."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     torch.manual_seed(seed)
@@ -34,8 +35,8 @@ def build_tiny_model(folder: Path, hidden: int = 32, seed: int = 0) -> Path:
     raw = folder / "raw"
     BertModel(config).save_pretrained(raw)
     tokenizer.save_pretrained(raw)
-    transformer = models.Transformer(str(raw), max_seq_length=32)
-    pooling = models.Pooling(transformer.get_word_embedding_dimension(), "mean")
+    transformer = Transformer(str(raw), max_seq_length=32)
+    pooling = Pooling(transformer.get_embedding_dimension(), "mean")
     model = SentenceTransformer(modules=[transformer, pooling], device="cpu")
     out = folder / "st"
     model.save(str(out))

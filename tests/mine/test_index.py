@@ -50,7 +50,7 @@ def test_auto_kind_by_size():
 @pytest.mark.parametrize(("kind", "options", "min_recall"), [
     ("ivf", {"nlist": 40, "nprobe": 8}, 0.95),
     ("hnsw", {}, 0.95),
-    ("ivfpq", {"nlist": 40, "nprobe": 8, "pq_m": 8}, 0.5),
+    ("ivfpq", {"nlist": 40, "nprobe": 8, "pq_m": 8, "pq_bits": 4}, 0.3),
     ("ivf", {"nlist": 40, "nprobe": 8, "on_disk": True}, 0.95),
 ])
 def test_approximate_recall_and_save_load(tmp_path, kind, options, min_recall):

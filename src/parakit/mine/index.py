@@ -81,7 +81,9 @@ class VectorIndex:
         nlist: IVF cells (None: :func:`default_nlist`).
         nprobe: IVF cells visited per query (None: max(16, nlist // 64)); more = higher recall,
             slower search.
-        pq_m: PQ sub-quantisers (bytes per vector) for ``ivfpq`` (None: dim // 8).
+        pq_m: PQ sub-quantisers for ``ivfpq`` (None: dim // 8).
+        pq_bits: bits per sub-quantiser code (8: 256 centroids each, best recall; 4: faster
+            training and scanning, lower recall).
         hnsw_m: HNSW neighbours per node.
         ef_search: HNSW search breadth; more = higher recall, slower.
         train_size: vectors sampled (evenly over chunks) to train IVF/PQ (None: 64 per cell).
@@ -94,7 +96,8 @@ class VectorIndex:
     """
 
     def __init__(self, kind: str = "auto", metric: str = "ip", nlist: int | None = None,
-                 nprobe: int | None = None, pq_m: int | None = None, hnsw_m: int = 32,
+                 nprobe: int | None = None, pq_m: int | None = None, pq_bits: int = 8,
+                 hnsw_m: int = 32,
                  ef_search: int = 128, train_size: int | None = None,
                  memory_budget: int | None = None, on_disk: bool = False,
                  workdir: str | Path | None = None, block_size: int = 200_000,
@@ -104,6 +107,7 @@ class VectorIndex:
         self.nlist = nlist
         self.nprobe = nprobe
         self.pq_m = pq_m
+        self.pq_bits = pq_bits
         self.hnsw_m = hnsw_m
         self.ef_search = ef_search
         self.train_size = train_size
@@ -140,7 +144,7 @@ class VectorIndex:
         m = self.pq_m or max(1, dim // 8)
         if dim % m:
             raise MineError(f"pq_m={m} must divide the dimension {dim}", code="E801")
-        return faiss.index_factory(dim, f"IVF{nlist},PQ{m}", metric)
+        return faiss.index_factory(dim, f"IVF{nlist},PQ{m}x{self.pq_bits}", metric)
 
     def build(self, chunks: ChunkSource, n: int | None = None,
               ids: Callable[[], Iterator[np.ndarray]] | None = None,
@@ -211,7 +215,7 @@ class VectorIndex:
         """An evenly spread training sample (same rows every run: seeded)."""
         wanted = 64 * self.nlist_
         if self.kind_ == "ivfpq":
-            wanted = max(wanted, 256 * 40)  # PQ codebooks: 256 centroids per sub-quantiser
+            wanted = max(wanted, 40 * 2**self.pq_bits)  # PQ codebooks: 2**bits centroids
         size = min(n, self.train_size or wanted)
         rng = np.random.default_rng(self.seed)
         keep = np.sort(rng.choice(n, size=size, replace=False))

@@ -76,6 +76,8 @@ def build_store(collection: str | Path, folder: Path, text_field: str = "text",
     _, first = np.unique(hashes, return_index=True)
     keep = np.zeros(len(hashes), dtype=bool)
     keep[first] = True
+    folder.mkdir(parents=True, exist_ok=True)
+    _save_npy(folder / "hashes.npy", hashes[keep])
     del hashes
     names: dict[str, int] = {}
     codes: list[int] = []
@@ -88,8 +90,7 @@ def build_store(collection: str | Path, folder: Path, text_field: str = "text",
                 codes.append(names.setdefault(source, len(names)))
                 yield record
 
-    # offsets.npy is written last by SentenceStore.write, after sources (the completion marker)
-    folder.mkdir(parents=True, exist_ok=True)
+    # offsets.npy is moved in last, after sources and hashes: it marks the store complete
     tmp_store = SentenceStore.write(folder / ".partial", kept())
     with atomic_write(folder / "sources.json") as handle:
         json.dump(list(names), handle, ensure_ascii=False)
@@ -240,7 +241,7 @@ def mine(collection: str | Path, workdir: str | Path, encoder: Any, output: str 
 
     tic = time.perf_counter()
     self_mining = queries is None
-    width = k + 1 if self_mining else k
+    width = k + 1  # room for the sentence itself (or an identical collection sentence)
     ids_path, scores_path = work / "knn_ids.npy", work / "knn_scores.npy"
     nq = len(qstore)
     if not ids_path.exists():
@@ -253,8 +254,9 @@ def mine(collection: str | Path, workdir: str | Path, encoder: Any, output: str 
     seconds["search"] = time.perf_counter() - tic
 
     tic = time.perf_counter()
-    rows, cols, scores, ranks = _candidates(knn_ids, knn_scores, k, self_mining, min_score,
-                                            qstore, store)
+    rows, cols, scores, ranks = _candidates(
+        knn_ids, knn_scores, k, self_mining, min_score,
+        np.load(qstore.path / "hashes.npy"), np.load(store.path / "hashes.npy"))
     seconds["filter"] = time.perf_counter() - tic
     proba = None
     if classifier is not None:
@@ -353,12 +355,13 @@ def _search_all(work: Path, indexes: dict[int, VectorIndex], knn_ids: np.ndarray
 
 
 def _candidates(knn_ids: np.ndarray, knn_scores: np.ndarray, k: int, self_mining: bool,
-                min_score: float | None, qstore: SentenceStore,
-                store: SentenceStore) -> tuple[np.ndarray, ...]:
+                min_score: float | None, qhashes: np.ndarray,
+                hashes: np.ndarray) -> tuple[np.ndarray, ...]:
     """Candidate (query row, collection row, score, rank) arrays after the filters.
 
     Self-mining: drop the sentence itself, keep the first ``k`` others, and drop a pair already
     produced in the other direction (``j < i`` and ``i`` among ``j``'s kept neighbours).
+    Query mining: drop collection sentences identical to the query, keep the first ``k`` others.
     """
     ids = np.asarray(knn_ids)
     scores = np.asarray(knn_scores)
@@ -367,6 +370,8 @@ def _candidates(knn_ids: np.ndarray, knn_scores: np.ndarray, k: int, self_mining
     valid = ids >= 0
     if self_mining:
         valid &= ids != rows_all
+    else:
+        valid &= qhashes[rows_all] != hashes[np.where(valid, ids, 0)]
     # rank among valid neighbours, keep the first k
     rank = np.cumsum(valid, axis=1)
     keep = valid & (rank <= k)
@@ -382,12 +387,6 @@ def _candidates(knn_ids: np.ndarray, knn_scores: np.ndarray, k: int, self_mining
         mask[np.flatnonzero(earlier)[back]] = False
     if min_score is not None:
         mask &= out_scores >= min_score
-    if not self_mining:
-        # a query identical to its neighbour is not a paraphrase candidate
-        same = np.fromiter((qstore.text(int(r)) == store.text(int(c))
-                            for r, c in zip(rows[mask], col_ids[mask], strict=True)),
-                           dtype=bool, count=int(mask.sum()))
-        mask[np.flatnonzero(mask)[same]] = False
     return rows[mask], col_ids[mask], out_scores[mask], out_ranks[mask]
 
 

@@ -32,7 +32,8 @@ def positive_column(classifier: Any, n_columns: int, positive: Any = None) -> in
     ``positive`` names the class explicitly; otherwise the first of :data:`POSITIVE_NAMES` found
     in ``classifier.classes_``, otherwise the last column (binary classifiers).
     """
-    classes = list(getattr(classifier, "classes_", []) or [])
+    found = getattr(classifier, "classes_", None)
+    classes = [] if found is None else [c.item() if hasattr(c, "item") else c for c in found]
     if positive is not None:
         if positive in classes:
             return classes.index(positive)
