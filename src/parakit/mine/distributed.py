@@ -15,7 +15,9 @@ Layout of a sharded build (``out``)::
 Example:
     >>> from dask.distributed import Client, LocalCluster  # doctest: +SKIP
     >>> client = Client(LocalCluster(n_workers=4, threads_per_worker=1))  # doctest: +SKIP
-    >>> paths = build_sharded("work/store", "all-MiniLM-L6-v2", "shards/", 4, client)  # doctest: +SKIP
+    >>> build_sharded("work/store", "all-MiniLM-L6-v2", "shards/", 4, client)  # doctest: +SKIP
+    >>> # or, from the embeddings of a mining run:
+    >>> build_sharded_from_embeddings("work/emb", "shards/", 4, client)  # doctest: +SKIP
     >>> ShardedIndex.load("shards/").search(queries, k=5, client=client)  # doctest: +SKIP
 """
 
@@ -105,6 +107,48 @@ def build_sharded(store_path: str | Path, model: str | Path, out: str | Path, n_
     shards = client.gather(futures)
     with atomic_write(Path(out) / "shards.json") as handle:
         json.dump({"shards": shards, "model": str(model), "backend": backend}, handle, indent=2)
+    return shards
+
+
+def index_shard(files: list[str], starts: list[int], out: str, kind: str = "flat",
+                index_options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Build one index shard from embedding ``.npy`` files whose first rows have global ids
+    ``starts`` (a mining work folder's ``emb/`` chunks). Runs on a worker; resumable."""
+    from parakit.mine.index import VectorIndex
+
+    folder = Path(out)
+    if (folder / "index.json").exists():
+        meta = json.loads((folder / "index.json").read_text())
+        return {"path": str(folder), "ntotal": meta["ntotal"]}
+    arrays = [np.load(f, mmap_mode="r") for f in files]
+    index = VectorIndex(kind=kind, **(index_options or {})).build(
+        lambda: (np.asarray(a, dtype=np.float32) for a in arrays),
+        n=sum(len(a) for a in arrays),
+        ids=lambda: (np.arange(s, s + len(a)) for s, a in zip(starts, arrays, strict=True)))
+    index.save(folder, extra={"files": files})
+    return {"path": str(folder), "ntotal": index.ntotal_}
+
+
+def build_sharded_from_embeddings(emb_dir: str | Path, out: str | Path, n_shards: int,
+                                  client: Any, chunk_size: int | None = None,
+                                  kind: str = "flat",
+                                  index_options: dict[str, Any] | None = None
+                                  ) -> list[dict[str, Any]]:
+    """Shard the embedding chunks of a mining work folder (``emb/00000.npy``...) over Dask
+    workers, one index per shard with global row ids. ``chunk_size`` defaults to the row count
+    of the first file (all but the last chunk have the same size)."""
+    files = sorted(str(f) for f in Path(emb_dir).glob("[0-9]*.npy"))
+    if not files:
+        raise MineError(f"{emb_dir}: no embedding chunks (00000.npy...)", code="E801")
+    size = chunk_size or len(np.load(files[0], mmap_mode="r"))
+    starts = [int(Path(f).stem) * size for f in files]
+    groups = np.array_split(np.arange(len(files)), min(n_shards, len(files)))
+    futures = [client.submit(index_shard, [files[i] for i in g], [starts[i] for i in g],
+                             str(Path(out) / f"shard-{n:05d}"), kind, index_options, pure=False)
+               for n, g in enumerate(groups)]
+    shards = client.gather(futures)
+    with atomic_write(Path(out) / "shards.json") as handle:
+        json.dump({"shards": shards, "emb_dir": str(emb_dir)}, handle, indent=2)
     return shards
 
 
