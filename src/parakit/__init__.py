@@ -13,8 +13,20 @@ from parakit.schema import Document, Judgment, Pair, PairSet, Span
 __version__ = "0.1.0"
 
 __all__ = [
-    "DataFormatError", "Document", "Judgment", "Label", "LabelError", "LabelScheme", "Pair",
-    "PairSet", "ParakitError", "Span", "__version__", "get_scheme", "read", "write",
+    "DataFormatError",
+    "Document",
+    "Judgment",
+    "Label",
+    "LabelError",
+    "LabelScheme",
+    "Pair",
+    "PairSet",
+    "ParakitError",
+    "Span",
+    "__version__",
+    "get_scheme",
+    "read",
+    "write",
 ]
 
 

@@ -18,16 +18,30 @@ from parakit.errors import ParakitError
 
 #: (group name, module with a Typer ``app``, help), in the order of the flow.
 COMMAND_GROUPS: tuple[tuple[str, str, str], ...] = (
-    ("build", "parakit.build.cli", "Corpus construction: align documents, make candidates, "
-                                   "sample."),
+    (
+        "build",
+        "parakit.build.cli",
+        "Corpus construction: align documents, make candidates, sample.",
+    ),
     ("annotate", "parakit.annotate.cli", "Annotation web tool, crowd import, agreement."),
-    ("identify", "parakit.models.identify_cli", "Train, evaluate and apply paraphrase "
-                                                 "classifiers."),
+    (
+        "identify",
+        "parakit.models.identify_cli",
+        "Train, evaluate and apply paraphrase classifiers.",
+    ),
     ("embed", "parakit.models.embed_cli", "Train and evaluate paraphrase embeddings."),
     ("mine", "parakit.mine.cli", "Vector index, nearest-neighbour mining, tiles, growth."),
     ("generate", "parakit.models.generate_cli", "Paraphrase generation and its evaluation."),
     ("report", "parakit.analysis.cli", "Performance profiles and corpus reports."),
 )
+
+
+def module_available(name: str) -> bool:
+    """Whether ``name`` can be imported (its parent packages may be missing too)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def build_app() -> typer.Typer:
@@ -36,15 +50,14 @@ def build_app() -> typer.Typer:
 
     app = typer.Typer(
         name="parakit",
-        help="parakit: build, annotate, release, train, evaluate and explain paraphrase "
-             "corpora.",
+        help="parakit: build, annotate, release, train, evaluate and explain paraphrase corpora.",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
     )
     register_core(app)
     for name, module_name, help_text in COMMAND_GROUPS:
-        if importlib.util.find_spec(module_name) is None:
+        if not module_available(module_name):
             continue
         module = importlib.import_module(module_name)
         app.add_typer(module.app, name=name, help=help_text)

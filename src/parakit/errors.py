@@ -76,10 +76,14 @@ class SplitError(ParakitError, ValueError):
 
 
 def with_location(
-    error: ParakitError, *, path: str | Path | None, line: int | None, field: str | None,
+    error: ParakitError,
+    *,
+    path: str | Path | None,
+    line: int | None,
+    field: str | None,
     unit: str = "line",
 ) -> DataFormatError:
-    """Wrap a label/span error raised deep inside a reader into a located :class:`DataFormatError`."""
+    """Wrap a label/span error raised inside a reader into a located :class:`DataFormatError`."""
     message = str(error)
     # drop the inner code prefix, keep the inner code on the new error
     if message.startswith(f"[{error.code}] "):

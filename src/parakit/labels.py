@@ -153,7 +153,8 @@ class TurkuScheme(LabelScheme):
     deviation). Flags are printed in the canonical order ``<``/``>``, ``i``, ``s`` (``4<is``).
 
     Readings:
-        * ``loose`` (default): 3 and 4 with any flags are paraphrases, 1 and 2 are not, x is dropped.
+        * ``loose`` (default): 3 and 4 with any flags are paraphrases, 1 and 2 are not, x is
+          dropped.
         * ``strict``: the upstream README mapping (``i`` → 2, ``<``/``>`` → 3), then only
           label 4 is a paraphrase.
     """
@@ -264,7 +265,12 @@ class BinaryScheme(_EnumeratedScheme):
     name = "binary"
     _values = ("0", "1")
     _aliases: ClassVar[dict[str, str]] = {
-        "True": "1", "False": "0", "true": "1", "false": "0", "yes": "1", "no": "0",
+        "True": "1",
+        "False": "0",
+        "true": "1",
+        "false": "0",
+        "yes": "1",
+        "no": "0",
     }
 
     def readings(self) -> dict[str, Callable[[Label], int | None]]:
@@ -293,7 +299,10 @@ class JapaneseScheme(_EnumeratedScheme):
     name = "japanese"
     _values = ("Positive", "Negative", "Unnatural", "Other")
     _aliases: ClassVar[dict[str, str]] = {
-        "positive": "Positive", "negative": "Negative", "unnatural": "Unnatural", "other": "Other",
+        "positive": "Positive",
+        "negative": "Negative",
+        "unnatural": "Unnatural",
+        "other": "Other",
     }
 
     def readings(self) -> dict[str, Callable[[Label], int | None]]:

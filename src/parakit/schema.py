@@ -212,7 +212,15 @@ class Pair:
 
 # Flat columns of a pair in tables (pandas, CSV, HF datasets); metadata keys become extra columns.
 FLAT_COLUMNS = (
-    "id", "text1", "text2", "label", "group", "split", "fold", "time", "source",
+    "id",
+    "text1",
+    "text2",
+    "label",
+    "group",
+    "split",
+    "fold",
+    "time",
+    "source",
 )
 
 
@@ -241,8 +249,10 @@ class PairSet(Sequence[Pair]):
         validate: bool = True,
     ) -> None:
         self.scheme: LabelScheme = (
-            scheme if isinstance(scheme, LabelScheme)
-            else scheme_from_spec(scheme) if isinstance(scheme, dict)
+            scheme
+            if isinstance(scheme, LabelScheme)
+            else scheme_from_spec(scheme)
+            if isinstance(scheme, dict)
             else get_scheme(scheme)
         )
         self.pairs: list[Pair] = list(pairs)
@@ -333,8 +343,9 @@ class PairSet(Sequence[Pair]):
                     continue
                 doc = self.documents.get(span.doc_id)
                 if doc is None:
-                    raise SpanError(f"pair {pair.id!r}: span{side} names unknown document "
-                                    f"{span.doc_id!r}")
+                    raise SpanError(
+                        f"pair {pair.id!r}: span{side} names unknown document {span.doc_id!r}"
+                    )
                 try:
                     covered = span.text(doc)
                 except SpanError as err:
@@ -377,8 +388,7 @@ class PairSet(Sequence[Pair]):
     def binary_labels(self, reading: str | None = None) -> list[int | None]:
         """Each pair's binary reading (None for unlabelled or undecided pairs)."""
         return [
-            None if p.label is None else self.scheme.to_binary(p.label, reading)
-            for p in self.pairs
+            None if p.label is None else self.scheme.to_binary(p.label, reading) for p in self.pairs
         ]
 
     def to_binary(self, reading: str | None = None, drop_undecided: bool = True) -> PairSet:
@@ -431,8 +441,10 @@ class PairSet(Sequence[Pair]):
             for key, value in pair.metadata.items():
                 row[f"metadata.{key}"] = value
             rows.append(row)
-        frame = pd.DataFrame(rows, columns=None if rows else [*FLAT_COLUMNS, "span1", "span2",
-                                                              "rewrites", "judgments"])
+        frame = pd.DataFrame(
+            rows,
+            columns=None if rows else [*FLAT_COLUMNS, "span1", "span2", "rewrites", "judgments"],
+        )
         frame.attrs["parakit"] = self.header()
         frame.attrs["parakit_documents"] = [d.to_dict() for d in self.documents.values()]
         return frame
@@ -467,7 +479,7 @@ class PairSet(Sequence[Pair]):
                 value = clean(value) if not isinstance(value, (list, dict)) else value
                 if key.startswith("metadata."):
                     if value is not None:
-                        data["metadata"][key[len("metadata."):]] = value
+                        data["metadata"][key[len("metadata.") :]] = value
                 elif hasattr(value, "tolist"):
                     data[key] = value.tolist()
                 else:
@@ -508,14 +520,18 @@ class PairSet(Sequence[Pair]):
             {
                 **{k: datasets.Value("string") for k in FLAT_COLUMNS if k != "fold"},
                 "fold": datasets.Value("int32"),
-                **{k: datasets.Value("string") for k in ("span1", "span2", "rewrites",
-                                                         "judgments", "metadata")},
+                **{
+                    k: datasets.Value("string")
+                    for k in ("span1", "span2", "rewrites", "judgments", "metadata")
+                },
             }
         )
         info = datasets.DatasetInfo(
             description=json.dumps(
-                {"parakit": self.header(),
-                 "documents": [d.to_dict() for d in self.documents.values()]},
+                {
+                    "parakit": self.header(),
+                    "documents": [d.to_dict() for d in self.documents.values()],
+                },
                 ensure_ascii=False,
             ),
             features=features,

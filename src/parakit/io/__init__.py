@@ -25,9 +25,24 @@ from parakit.io.turku import read_opus_parsebank, read_turku, write_turku
 from parakit.schema import PairSet
 
 __all__ = [
-    "atomic_write", "detect_format", "formats", "multireference", "read", "read_etpc",
-    "read_jsonl", "read_mrpc", "read_multipit", "read_multireference", "read_opus_parsebank",
-    "read_table", "read_tmup", "read_turku", "write", "write_jsonl", "write_table", "write_turku",
+    "atomic_write",
+    "detect_format",
+    "formats",
+    "multireference",
+    "read",
+    "read_etpc",
+    "read_jsonl",
+    "read_mrpc",
+    "read_multipit",
+    "read_multireference",
+    "read_opus_parsebank",
+    "read_table",
+    "read_tmup",
+    "read_turku",
+    "write",
+    "write_jsonl",
+    "write_table",
+    "write_turku",
 ]
 
 
@@ -106,8 +121,9 @@ def detect_format(path: str | Path) -> str:
             return "turku"
         if '"references"' in head:
             return "multipit-multiref"
-        raise DataFormatError("cannot tell which JSON layout this is; pass format=...",
-                              path=path, code="E113")
+        raise DataFormatError(
+            "cannot tell which JSON layout this is; pass format=...", path=path, code="E113"
+        )
     if first.startswith("Quality\t#1 ID"):
         return "mrpc"
     if first.startswith("label\tsentence_A_ja"):
@@ -121,8 +137,9 @@ def detect_format(path: str | Path) -> str:
         return "csv"
     if name.endswith((".tsv", ".txt")):
         return "tsv"
-    raise DataFormatError("cannot tell the format from the file name; pass format=...",
-                          path=path, code="E113")
+    raise DataFormatError(
+        "cannot tell the format from the file name; pass format=...", path=path, code="E113"
+    )
 
 
 def read(path: str | Path, format: str | None = None, **options: Any) -> PairSet:
@@ -142,14 +159,18 @@ def read(path: str | Path, format: str | None = None, **options: Any) -> PairSet
     try:
         reader = READERS[name]
     except KeyError:
-        raise DataFormatError(f"unknown format {name!r}; readable formats: "
-                              f"{', '.join(sorted(READERS))}", path=path, code="E113") from None
+        raise DataFormatError(
+            f"unknown format {name!r}; readable formats: {', '.join(sorted(READERS))}",
+            path=path,
+            code="E113",
+        ) from None
     try:
         return reader(path, **options)
     except TypeError as err:
         if "unexpected keyword argument" in str(err):
-            raise DataFormatError(f"option not understood by the {name} reader: {err}",
-                                  path=path, code="E114") from None
+            raise DataFormatError(
+                f"option not understood by the {name} reader: {err}", path=path, code="E114"
+            ) from None
         raise
 
 
@@ -161,14 +182,20 @@ def write(pairs: PairSet, path: str | Path, format: str | None = None, **options
         suffix = path.name.lower().removesuffix(".gz").rsplit(".", 1)[-1]
         format = {"jsonl": "jsonl", "csv": "csv", "tsv": "tsv", "json": "turku"}.get(suffix)
         if format is None:
-            raise DataFormatError(f"cannot tell the output format from {path.name!r}; pass "
-                                  f"format= one of {', '.join(sorted(WRITERS))}", path=path,
-                                  code="E113")
+            raise DataFormatError(
+                f"cannot tell the output format from {path.name!r}; pass "
+                f"format= one of {', '.join(sorted(WRITERS))}",
+                path=path,
+                code="E113",
+            )
     try:
         writer = WRITERS[format]
     except KeyError:
-        raise DataFormatError(f"unknown output format {format!r}; writable formats: "
-                              f"{', '.join(sorted(WRITERS))}", path=path, code="E113") from None
+        raise DataFormatError(
+            f"unknown output format {format!r}; writable formats: {', '.join(sorted(WRITERS))}",
+            path=path,
+            code="E113",
+        ) from None
     return writer(pairs, path, **options)
 
 

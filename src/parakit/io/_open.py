@@ -24,7 +24,7 @@ def open_text(path: str | Path, encoding: str = "utf-8-sig") -> IO[str]:
         raise DataFormatError("expected a file, found a folder", path=target, code="E103")
     if target.suffix == ".gz":
         return gzip.open(target, "rt", encoding=encoding, newline="")
-    return open(target, encoding=encoding, newline="")  # noqa: SIM115
+    return open(target, encoding=encoding, newline="")
 
 
 def iter_lines(path: str | Path, encoding: str = "utf-8-sig") -> Iterator[tuple[int, str]]:
@@ -32,13 +32,15 @@ def iter_lines(path: str | Path, encoding: str = "utf-8-sig") -> Iterator[tuple[
     line_number = 0
     with open_text(path, encoding) as handle:
         try:
-            for line_number, line in enumerate(handle, start=1):  # noqa: B007
+            for line_number, line in enumerate(handle, start=1):
                 yield line_number, line.rstrip("\r\n")
         except UnicodeDecodeError as err:
             raise DataFormatError(
                 f"cannot decode the file as {encoding}: {err.reason}; pass encoding=... "
-                "(CLI: --encoding) with the file's real encoding",
-                path=path, line=line_number + 1, code="E104",
+                "(CLI: -o encoding=NAME) with the file's real encoding",
+                path=path,
+                line=line_number + 1,
+                code="E104",
             ) from None
 
 
@@ -49,7 +51,9 @@ def load_json(path: str | Path, encoding: str = "utf-8-sig") -> Any:
             return json.load(handle)
         except json.JSONDecodeError as err:
             raise DataFormatError(
-                f"invalid JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno,
+                f"invalid JSON: {err.msg} (column {err.colno})",
+                path=path,
+                line=err.lineno,
                 code="E105",
             ) from None
         except UnicodeDecodeError as err:
@@ -58,10 +62,12 @@ def load_json(path: str | Path, encoding: str = "utf-8-sig") -> Any:
             ) from None
 
 
-def require(record: dict[str, Any], key: str, *, path: str | Path, line: int,
-            unit: str = "record") -> Any:
+def require(
+    record: dict[str, Any], key: str, *, path: str | Path, line: int, unit: str = "record"
+) -> Any:
     """``record[key]``, or a :class:`DataFormatError` naming the missing field."""
     if key not in record:
-        raise DataFormatError("missing field", path=path, line=line, field=key, code="E106",
-                              unit=unit)
+        raise DataFormatError(
+            "missing field", path=path, line=line, field=key, code="E106", unit=unit
+        )
     return record[key]

@@ -41,13 +41,15 @@ def atomic_write(
     try:
         if target.suffix == ".gz":
             handle: IO[Any] = (
-                gzip.open(tmp_name, "wt", encoding=encoding, newline=newline)
-                if text_mode else gzip.open(tmp_name, "wb")
+                gzip.open(tmp_name, "wt", encoding=encoding, newline=newline)  # noqa: SIM115
+                if text_mode
+                else gzip.open(tmp_name, "wb")  # noqa: SIM115
             )
         else:
             handle = (
                 open(tmp_name, "w", encoding=encoding, newline=newline)  # noqa: SIM115
-                if text_mode else open(tmp_name, "wb")  # noqa: SIM115
+                if text_mode
+                else open(tmp_name, "wb")  # noqa: SIM115
             )
         with handle:
             yield handle

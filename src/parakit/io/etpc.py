@@ -25,8 +25,12 @@ logger = logging.getLogger(__name__)
 
 TEXT_PAIRS = "text_pairs.xml"
 TYPES = "paraphrase_types.xml"
-ANNOTATION_FILES = ("textual_paraphrases.xml", "textual_np_pos.xml", "textual_np_neg.xml",
-                    "negation.xml")
+ANNOTATION_FILES = (
+    "textual_paraphrases.xml",
+    "textual_np_pos.xml",
+    "textual_np_neg.xml",
+    "negation.xml",
+)
 ALL_FILES = (TEXT_PAIRS, TYPES, *ANNOTATION_FILES)
 
 
@@ -55,15 +59,19 @@ def read_paraphrase_types(path: str | Path) -> dict[int, dict[str, str]]:
     for number, element in enumerate(root, start=1):
         type_id = element.findtext("type_id")
         if type_id is None:
-            raise DataFormatError("missing field", path=path, line=number, field="type_id",
-                                  unit="record", code="E106")
-        out[int(type_id)] = {"name": element.findtext("type_name") or "",
-                             "category": element.findtext("type_category") or ""}
+            raise DataFormatError(
+                "missing field", path=path, line=number, field="type_id", unit="record", code="E106"
+            )
+        out[int(type_id)] = {
+            "name": element.findtext("type_name") or "",
+            "category": element.findtext("type_category") or "",
+        }
     return out
 
 
-def read_relations(path: str | Path, types: dict[int, dict[str, str]] | None = None
-                   ) -> dict[int, list[dict[str, Any]]]:
+def read_relations(
+    path: str | Path, types: dict[int, dict[str, str]] | None = None
+) -> dict[int, list[dict[str, Any]]]:
     """The atomic phenomena of one annotation file, by ``pair_id``."""
     path = Path(path)
     root = _parse(path)
@@ -72,8 +80,14 @@ def read_relations(path: str | Path, types: dict[int, dict[str, str]] | None = N
         values = {child.tag: (child.text or "") for child in element}
         for key in ("pair_id", "type_id"):
             if not values.get(key, "").strip().isdigit():
-                raise DataFormatError(f"expected an integer, got {values.get(key)!r}", path=path,
-                                      line=number, field=key, unit="record", code="E106")
+                raise DataFormatError(
+                    f"expected an integer, got {values.get(key)!r}",
+                    path=path,
+                    line=number,
+                    field=key,
+                    unit="record",
+                    code="E106",
+                )
         type_id = int(values["type_id"])
         sense = values.get("sense_preserving", "").strip().lower()
         phenomenon = {
@@ -93,8 +107,7 @@ def read_relations(path: str | Path, types: dict[int, dict[str, str]] | None = N
     return out
 
 
-def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "etpc"
-              ) -> PairSet:
+def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "etpc") -> PairSet:
     """Read an ETPC XML folder.
 
     Args:
@@ -120,8 +133,9 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
     present = [name for name in ALL_FILES if (folder / name).exists()]
     missing = [name for name in ALL_FILES if name not in present]
     types = read_paraphrase_types(folder / TYPES) if TYPES in present else None
-    relations = {name: read_relations(folder / name, types)
-                 for name in ANNOTATION_FILES if name in present}
+    relations = {
+        name: read_relations(folder / name, types) for name in ANNOTATION_FILES if name in present
+    }
 
     base: list[Pair]
     if TEXT_PAIRS in present:
@@ -130,25 +144,36 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
     elif mrpc is not None:
         from parakit.io.mrpc import read_mrpc
 
-        base = [p.replace(metadata={**p.metadata, "mrpc_label": int(p.label or 0)})
-                for p in read_mrpc(mrpc)]
+        base = [
+            p.replace(metadata={**p.metadata, "mrpc_label": int(p.label or 0)})
+            for p in read_mrpc(mrpc)
+        ]
         label_source = "mrpc"
     else:
         raise DataFormatError(
             f"{TEXT_PAIRS} is missing, so the pair texts are unknown; pass mrpc=PATH to "
             "msr_paraphrase_train.txt (CLI: --option mrpc=PATH) to take texts and MRPC labels "
-            "for pairs 1-4076 from MRPC", path=folder / TEXT_PAIRS, code="E111",
+            "for pairs 1-4076 from MRPC",
+            path=folder / TEXT_PAIRS,
+            code="E111",
         )
     annotated_ids = {pid for rel in relations.values() for pid in rel}
     pairs = []
     for pair in base:
         pid = int(pair.id)
-        phenomena = [ph for name in ANNOTATION_FILES if name in relations
-                     for ph in relations[name].get(pid, [])]
+        phenomena = [
+            ph
+            for name in ANNOTATION_FILES
+            if name in relations
+            for ph in relations[name].get(pid, [])
+        ]
         mrpc_label = pair.metadata.get("mrpc_label")
         needed = ["negation.xml"]
-        needed += (["textual_paraphrases.xml"] if mrpc_label == 1
-                   else ["textual_np_pos.xml", "textual_np_neg.xml"])
+        needed += (
+            ["textual_paraphrases.xml"]
+            if mrpc_label == 1
+            else ["textual_np_pos.xml", "textual_np_neg.xml"]
+        )
         meta = dict(pair.metadata)
         meta["phenomena"] = [ph for ph in phenomena if ph["type_id"] != 100]
         if "negation.xml" in relations:
@@ -157,13 +182,22 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
         pairs.append(pair.replace(metadata=meta))
     with_text = {int(p.id) for p in pairs}
     without_text = sorted(annotated_ids - with_text)
-    info = {"present": present, "missing": missing, "label_source": label_source,
-            "annotated_pairs_without_text": len(without_text)}
+    info = {
+        "present": present,
+        "missing": missing,
+        "label_source": label_source,
+        "annotated_pairs_without_text": len(without_text),
+    }
     if missing:
-        logger.warning("ETPC folder %s lacks %s; %d annotated pairs have no text", folder,
-                       ", ".join(missing), len(without_text))
-    return PairSet(pairs, scheme="binary", name="etpc", lang="en",
-                   metadata={"format": "etpc", "etpc": info})
+        logger.warning(
+            "ETPC folder %s lacks %s; %d annotated pairs have no text",
+            folder,
+            ", ".join(missing),
+            len(without_text),
+        )
+    return PairSet(
+        pairs, scheme="binary", name="etpc", lang="en", metadata={"format": "etpc", "etpc": info}
+    )
 
 
 def _read_text_pairs(path: Path, label: str) -> list[Pair]:
@@ -173,8 +207,9 @@ def _read_text_pairs(path: Path, label: str) -> list[Pair]:
         values = {child.tag: (child.text or "").strip() for child in element}
         for key in ("pair_id", "sent1_raw", "sent2_raw", f"{label}_label"):
             if key not in values:
-                raise DataFormatError("missing field", path=path, line=number, field=key,
-                                      unit="record", code="E106")
+                raise DataFormatError(
+                    "missing field", path=path, line=number, field=key, unit="record", code="E106"
+                )
         meta: dict[str, Any] = {
             "mrpc_label": int(values.get("mrpc_label", "0") or 0),
             "etpc_label": int(values.get("etpc_label", "0") or 0),
@@ -184,7 +219,13 @@ def _read_text_pairs(path: Path, label: str) -> list[Pair]:
             "sent1_tok": values.get("sent1_tok"),
             "sent2_tok": values.get("sent2_tok"),
         }
-        pairs.append(Pair(id=values["pair_id"], text1=values["sent1_raw"],
-                          text2=values["sent2_raw"], label=values[f"{label}_label"],
-                          metadata=meta))
+        pairs.append(
+            Pair(
+                id=values["pair_id"],
+                text1=values["sent1_raw"],
+                text2=values["sent2_raw"],
+                label=values[f"{label}_label"],
+                metadata=meta,
+            )
+        )
     return pairs

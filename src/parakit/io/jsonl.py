@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,7 +37,9 @@ def iter_jsonl(path: str | Path, encoding: str = "utf-8-sig") -> Iterator[tuple[
             yield line_number, json.loads(line)
         except json.JSONDecodeError as err:
             raise DataFormatError(
-                f"malformed JSON: {err.msg} (column {err.colno})", path=path, line=line_number,
+                f"malformed JSON: {err.msg} (column {err.colno})",
+                path=path,
+                line=line_number,
                 code="E105",
             ) from None
 
@@ -64,45 +67,62 @@ def read_jsonl(
     pairs: list[Pair] = []
     for line_number, record in iter_jsonl(path, encoding):
         if not isinstance(record, dict):
-            raise DataFormatError("expected a JSON object", path=path, line=line_number,
-                                  code="E105")
+            raise DataFormatError(
+                "expected a JSON object", path=path, line=line_number, code="E105"
+            )
         if "parakit" in record:
             if pairs or documents or header:
-                raise DataFormatError("the header must be the first line", path=path,
-                                      line=line_number, field="parakit", code="E107")
+                raise DataFormatError(
+                    "the header must be the first line",
+                    path=path,
+                    line=line_number,
+                    field="parakit",
+                    code="E107",
+                )
             header = record
             if chosen is None and "scheme" in header:
-                chosen = _located(lambda: scheme_from_spec(header["scheme"]), path,
-                                  line_number, "scheme")
+                chosen = _located(
+                    partial(scheme_from_spec, header["scheme"]), path, line_number, "scheme"
+                )
             continue
         if chosen is None:
             chosen = get_scheme("binary")
         if "document" in record:
-            documents.append(_located(lambda: Document.from_dict(record["document"]), path,
-                                      line_number, "document"))
+            documents.append(
+                _located(
+                    partial(Document.from_dict, record["document"]), path, line_number, "document"
+                )
+            )
             continue
         if columns:
-            pair = row_to_pair(record, columns, path=path, line=line_number,
-                               default_id=str(len(pairs)))
+            pair = row_to_pair(
+                record, columns, path=path, line=line_number, default_id=str(len(pairs))
+            )
         else:
             for key in ("text1", "text2"):
                 if key not in record:
-                    raise DataFormatError("missing field", path=path, line=line_number,
-                                          field=key, code="E106")
+                    raise DataFormatError(
+                        "missing field", path=path, line=line_number, field=key, code="E106"
+                    )
             if "id" not in record:
                 record = {**record, "id": str(len(pairs))}
-            pair = _located(lambda: Pair.from_dict(record), path, line_number, None)
+            pair = _located(partial(Pair.from_dict, record), path, line_number, None)
         if pair.label is not None:
-            canonical = _located(lambda: chosen.normalize(pair.label), path, line_number,
-                                 "label")
+            canonical = _located(partial(chosen.normalize, pair.label), path, line_number, "label")
             if canonical != pair.label:
                 pair = pair.replace(label=canonical)
         pairs.append(pair)
     if chosen is None:
         chosen = get_scheme("binary")
     try:
-        return PairSet(pairs, scheme=chosen, documents=documents, name=header.get("name"),
-                       lang=header.get("lang"), metadata=header.get("metadata"))
+        return PairSet(
+            pairs,
+            scheme=chosen,
+            documents=documents,
+            name=header.get("name"),
+            lang=header.get("lang"),
+            metadata=header.get("metadata"),
+        )
     except ValueError as err:
         raise DataFormatError(str(err), path=path, code="E102") from None
 

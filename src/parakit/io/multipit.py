@@ -51,27 +51,45 @@ def read_multireference(path: str | Path) -> PairSet:
     path = Path(path)
     data = load_json(path)
     if isinstance(data, dict):
-        items = [(number, {"source": k, "references": v})
-                 for number, (k, v) in enumerate(data.items(), start=1)]
+        items = [
+            (number, {"source": k, "references": v})
+            for number, (k, v) in enumerate(data.items(), start=1)
+        ]
     elif isinstance(data, list):
         items = list(enumerate(data, start=1))
     else:
-        raise DataFormatError("expected an object source -> references, or a list",
-                              path=path, code="E105")
+        raise DataFormatError(
+            "expected an object source -> references, or a list", path=path, code="E105"
+        )
     pairs = []
     for number, item in items:
         if not isinstance(item, dict) or "source" not in item:
-            raise DataFormatError("missing field", path=path, line=number, field="source",
-                                  unit="record", code="E106")
+            raise DataFormatError(
+                "missing field", path=path, line=number, field="source", unit="record", code="E106"
+            )
         references = item.get("references")
         if not isinstance(references, list) or not all(isinstance(r, str) for r in references):
-            raise DataFormatError("expected a list of reference strings", path=path,
-                                  line=number, field="references", unit="record", code="E106")
+            raise DataFormatError(
+                "expected a list of reference strings",
+                path=path,
+                line=number,
+                field="references",
+                unit="record",
+                code="E106",
+            )
         for index, reference in enumerate(references):
-            pairs.append(Pair(id=f"{number - 1}-{index}", text1=item["source"], text2=reference,
-                              label="1", group=f"src-{number - 1}"))
-    return PairSet(pairs, scheme="binary", name=path.stem, lang="en",
-                   metadata={"format": "multipit-multiref"})
+            pairs.append(
+                Pair(
+                    id=f"{number - 1}-{index}",
+                    text1=item["source"],
+                    text2=reference,
+                    label="1",
+                    group=f"src-{number - 1}",
+                )
+            )
+    return PairSet(
+        pairs, scheme="binary", name=path.stem, lang="en", metadata={"format": "multipit-multiref"}
+    )
 
 
 def multireference(pairs: PairSet) -> dict[str, list[str]]:

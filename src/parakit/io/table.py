@@ -47,12 +47,18 @@ def resolve_columns(
         if field not in FLAT_COLUMNS:
             raise DataFormatError(
                 f"unknown parakit field {field!r} in the column mapping; fields: "
-                f"{', '.join(FLAT_COLUMNS)}", path=path, code="E108",
+                f"{', '.join(FLAT_COLUMNS)}",
+                path=path,
+                code="E108",
             )
         if column not in names:
             raise DataFormatError(
                 f"column {column!r} (mapped to {field}) is not in the header; columns: "
-                f"{', '.join(names)}", path=path, line=1, field=column, code="E106",
+                f"{', '.join(names)}",
+                path=path,
+                line=1,
+                field=column,
+                code="E106",
             )
         resolved[field] = column
     used = set(resolved.values())
@@ -70,7 +76,10 @@ def resolve_columns(
             raise DataFormatError(
                 f"no column for {field}; columns are {', '.join(names)}; map one with "
                 f"columns={{'{field}': NAME}} (CLI: --column {field}=NAME)",
-                path=path, line=1, field=field, code="E106",
+                path=path,
+                line=1,
+                field=field,
+                code="E106",
             )
     return resolved
 
@@ -90,8 +99,9 @@ def row_to_pair(
     values: dict[str, Any] = {}
     for field, column in columns.items():
         if column not in row:
-            raise DataFormatError("missing field", path=path, line=line, field=column,
-                                  code="E106", unit=unit)
+            raise DataFormatError(
+                "missing field", path=path, line=line, field=column, code="E106", unit=unit
+            )
         value = row[column]
         if value is None or (isinstance(value, str) and value == "" and field not in _REQUIRED):
             continue
@@ -99,8 +109,14 @@ def row_to_pair(
     for field in _REQUIRED:
         text = values.get(field)
         if not isinstance(text, str):
-            raise DataFormatError(f"expected text, got {text!r}", path=path, line=line,
-                                  field=columns.get(field, field), code="E106", unit=unit)
+            raise DataFormatError(
+                f"expected text, got {text!r}",
+                path=path,
+                line=line,
+                field=columns.get(field, field),
+                code="E106",
+                unit=unit,
+            )
     if "label" in values:
         label = str(values["label"]).strip()
         if label_map is not None:
@@ -109,16 +125,22 @@ def row_to_pair(
             try:
                 label = scheme.normalize(label)
             except LabelError as err:
-                raise with_location(err, path=path, line=line, field=columns["label"],
-                                    unit=unit) from None
+                raise with_location(
+                    err, path=path, line=line, field=columns["label"], unit=unit
+                ) from None
         values["label"] = label
     if "fold" in values:
         try:
             values["fold"] = int(values["fold"])
         except (TypeError, ValueError):
-            raise DataFormatError(f"fold must be an integer, got {values['fold']!r}", path=path,
-                                  line=line, field=columns["fold"], code="E106",
-                                  unit=unit) from None
+            raise DataFormatError(
+                f"fold must be an integer, got {values['fold']!r}",
+                path=path,
+                line=line,
+                field=columns["fold"],
+                code="E106",
+                unit=unit,
+            ) from None
     for field in ("id", "group", "split", "time", "source"):
         if field in values:
             values[field] = str(values[field])
@@ -164,11 +186,16 @@ def read_table(
         try:
             header = fieldnames or next(reader)
         except StopIteration:
-            raise DataFormatError("empty file: no header row", path=path, line=1,
-                                  code="E109") from None
+            raise DataFormatError(
+                "empty file: no header row", path=path, line=1, code="E109"
+            ) from None
         except UnicodeDecodeError as err:
-            raise DataFormatError(f"cannot decode the file as {encoding}: {err.reason}",
-                                  path=path, line=1, code="E104") from None
+            raise DataFormatError(
+                f"cannot decode the file as {encoding}: {err.reason}",
+                path=path,
+                line=1,
+                code="E104",
+            ) from None
         header = [h.strip() for h in header]
         mapping = resolve_columns(header, columns, path=path)
         try:
@@ -178,22 +205,41 @@ def read_table(
                     continue
                 if len(row) != len(header):
                     raise DataFormatError(
-                        f"expected {len(header)} fields ({', '.join(header)}), found "
-                        f"{len(row)}", path=path, line=line, code="E110",
+                        f"expected {len(header)} fields ({', '.join(header)}), found {len(row)}",
+                        path=path,
+                        line=line,
+                        code="E110",
                     )
                 record = dict(zip(header, row, strict=True))
-                pairs.append(row_to_pair(record, mapping, path=path, line=line,
-                                         default_id=str(len(pairs)), scheme=label_scheme,
-                                         label_map=label_map))
+                pairs.append(
+                    row_to_pair(
+                        record,
+                        mapping,
+                        path=path,
+                        line=line,
+                        default_id=str(len(pairs)),
+                        scheme=label_scheme,
+                        label_map=label_map,
+                    )
+                )
         except UnicodeDecodeError as err:
-            raise DataFormatError(f"cannot decode the file as {encoding}: {err.reason}",
-                                  path=path, line=line + 1, code="E104") from None
+            raise DataFormatError(
+                f"cannot decode the file as {encoding}: {err.reason}",
+                path=path,
+                line=line + 1,
+                code="E104",
+            ) from None
         except csv.Error as err:
-            raise DataFormatError(f"malformed {('CSV', 'TSV')[delimiter == chr(9)]}: {err}",
-                                  path=path, line=reader.line_num, code="E110") from None
+            raise DataFormatError(
+                f"malformed {('CSV', 'TSV')[delimiter == chr(9)]}: {err}",
+                path=path,
+                line=reader.line_num,
+                code="E110",
+            ) from None
     try:
-        return PairSet(pairs, scheme=label_scheme, name=name or Path(path).stem, lang=lang,
-                       validate=True)
+        return PairSet(
+            pairs, scheme=label_scheme, name=name or Path(path).stem, lang=lang, validate=True
+        )
     except ValueError as err:
         raise DataFormatError(str(err), path=path, code="E102") from None
 

@@ -41,8 +41,9 @@ def read_tmup(path: str | Path, detokenize: bool = False) -> PairSet:
         t1, t2 = pair.text1, pair.text2
         if detokenize:
             t1, t2 = detokenize_japanese(t1), detokenize_japanese(t2)
-        return pair.replace(text1=t1, text2=t2, source="mt" if english else "wikipedia",
-                            metadata=meta)
+        return pair.replace(
+            text1=t1, text2=t2, source="mt" if english else "wikipedia", metadata=meta
+        )
 
     out = ps.map(finish)
     out.metadata = {"format": "tmup"}

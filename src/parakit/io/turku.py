@@ -33,8 +33,7 @@ def find_texts_file(path: str | Path) -> Path | None:
     ``sv-texts.json.gz``) or ``texts.json(.gz)``."""
     data = Path(path)
     prefix = data.stem.split("-")[0]
-    for name in (f"{prefix}-texts.json.gz", f"{prefix}-texts.json", "texts.json.gz",
-                 "texts.json"):
+    for name in (f"{prefix}-texts.json.gz", f"{prefix}-texts.json", "texts.json.gz", "texts.json"):
         candidate = data.with_name(name)
         if candidate.exists():
             return candidate
@@ -48,8 +47,9 @@ def _span(context: dict[str, Any], side: int, *, path: Path, record: int) -> Spa
     try:
         return Span(str(doc), begin, end)
     except SpanError as err:
-        raise with_location(err, path=path, line=record, field=f"context.beg{side}",
-                            unit="record") from None
+        raise with_location(
+            err, path=path, line=record, field=f"context.beg{side}", unit="record"
+        ) from None
 
 
 def read_turku(
@@ -83,44 +83,64 @@ def read_turku(
     if texts_path is not None:
         raw = load_json(texts_path)
         if not isinstance(raw, dict):
-            raise DataFormatError("expected a JSON object: document id -> text", path=texts_path,
-                                  code="E105")
+            raise DataFormatError(
+                "expected a JSON object: document id -> text", path=texts_path, code="E105"
+            )
         documents = {str(k): Document(str(k), v) for k, v in raw.items()}
     elif require_texts:
-        raise DataFormatError("no texts file found beside the data; pass texts=PATH",
-                              path=path, code="E103")
+        raise DataFormatError(
+            "no texts file found beside the data; pass texts=PATH", path=path, code="E103"
+        )
     pairs: list[Pair] = []
     for record, item in enumerate(items, start=1):
         if not isinstance(item, dict):
-            raise DataFormatError("expected a JSON object", path=path, line=record,
-                                  unit="record", code="E105")
+            raise DataFormatError(
+                "expected a JSON object", path=path, line=record, unit="record", code="E105"
+            )
         txt1 = require(item, "txt1", path=path, line=record)
         txt2 = require(item, "txt2", path=path, line=record)
         raw_label = require(item, "label", path=path, line=record)
         try:
             label = _TURKU.normalize(raw_label)
         except LabelError as err:
-            raise with_location(err, path=path, line=record, field="label",
-                                unit="record") from None
+            raise with_location(err, path=path, line=record, field="label", unit="record") from None
         context = item.get("context")
         span1 = span2 = None
         if context is not None:
             if not isinstance(context, dict):
-                raise DataFormatError("expected an object or null", path=path, line=record,
-                                      field="context", unit="record", code="E106")
+                raise DataFormatError(
+                    "expected an object or null",
+                    path=path,
+                    line=record,
+                    field="context",
+                    unit="record",
+                    code="E106",
+                )
             span1 = _span(context, 1, path=path, record=record)
             span2 = _span(context, 2, path=path, record=record)
             if verify != "none" and documents:
                 for side, span, text in ((1, span1, txt1), (2, span2, txt2)):
-                    _verify(span, text, documents, path=path, record=record, side=side,
-                            check_text=verify == "text")
+                    _verify(
+                        span,
+                        text,
+                        documents,
+                        path=path,
+                        record=record,
+                        side=side,
+                        check_text=verify == "text",
+                    )
         rewrites = item.get("rewrites") or []
         try:
             rewrite_pairs = tuple((str(a), str(b)) for a, b in rewrites)
         except (TypeError, ValueError):
-            raise DataFormatError("expected a list of [rewrite1, rewrite2] pairs", path=path,
-                                  line=record, field="rewrites", unit="record",
-                                  code="E106") from None
+            raise DataFormatError(
+                "expected a list of [rewrite1, rewrite2] pairs",
+                path=path,
+                line=record,
+                field="rewrites",
+                unit="record",
+                code="E106",
+            ) from None
         fold = item.get("fold")
         known = {"txt1", "txt2", "label", "context", "rewrites", "fold", "goeswith", "id"}
         metadata = {k: v for k, v in item.items() if k not in known}
@@ -141,8 +161,10 @@ def read_turku(
     used = {s.doc_id for p in pairs for s in (p.span1, p.span2) if s is not None}
     kept = {doc_id: documents[doc_id] for doc_id in documents if doc_id in used}
     lang = "sv" if path.name.startswith("sv-") else "fi"
-    meta: dict[str, Any] = {"format": "turku",
-                            "texts_file": texts_path.name if texts_path else None}
+    meta: dict[str, Any] = {
+        "format": "turku",
+        "texts_file": texts_path.name if texts_path else None,
+    }
     ps = PairSet(pairs, scheme=_TURKU, documents=kept, name=path.stem, lang=lang, metadata=meta)
     if documents:
         ps.metadata["span_check"] = span_agreement(ps)
@@ -176,25 +198,46 @@ def span_agreement(pairs: PairSet) -> dict[str, int]:
     return counts
 
 
-def _verify(span: Span, text: str, documents: dict[str, Document], *, path: Path, record: int,
-            side: int, check_text: bool) -> None:
+def _verify(
+    span: Span,
+    text: str,
+    documents: dict[str, Document],
+    *,
+    path: Path,
+    record: int,
+    side: int,
+    check_text: bool,
+) -> None:
     document = documents.get(span.doc_id)
     if document is None:
-        raise DataFormatError(f"document {span.doc_id!r} is not in the texts file", path=path,
-                              line=record, field=f"context.doc{side}", unit="record",
-                              code="E101")
+        raise DataFormatError(
+            f"document {span.doc_id!r} is not in the texts file",
+            path=path,
+            line=record,
+            field=f"context.doc{side}",
+            unit="record",
+            code="E101",
+        )
     if span.end > len(document.text):
         raise DataFormatError(
             f"span [{span.begin}, {span.end}) lies outside document {span.doc_id!r} of length "
-            f"{len(document.text)}", path=path, line=record, field=f"context.end{side}",
-            unit="record", code="E101",
+            f"{len(document.text)}",
+            path=path,
+            line=record,
+            field=f"context.end{side}",
+            unit="record",
+            code="E101",
         )
     covered = document.text[span.begin : span.end]
     if check_text and _loose(covered) != _loose(text):
         raise DataFormatError(
             f"span [{span.begin}, {span.end}) of document {span.doc_id!r} covers "
-            f"{covered[:60]!r}, not txt{side} {text[:60]!r}", path=path, line=record,
-            field=f"context.beg{side}", unit="record", code="E101",
+            f"{covered[:60]!r}, not txt{side} {text[:60]!r}",
+            path=path,
+            line=record,
+            field=f"context.beg{side}",
+            unit="record",
+            code="E101",
         )
 
 
@@ -203,9 +246,12 @@ def pair_to_turku(pair: Pair) -> dict[str, Any]:
     context = None
     if pair.span1 is not None and pair.span2 is not None:
         context = {
-            "beg1": pair.span1.begin, "beg2": pair.span2.begin,
-            "doc1": pair.span1.doc_id, "doc2": pair.span2.doc_id,
-            "end1": pair.span1.end, "end2": pair.span2.end,
+            "beg1": pair.span1.begin,
+            "beg2": pair.span2.begin,
+            "doc1": pair.span1.doc_id,
+            "doc2": pair.span2.doc_id,
+            "end1": pair.span1.end,
+            "end2": pair.span2.end,
         }
     item: dict[str, Any] = {
         "context": context,
@@ -239,23 +285,27 @@ def write_turku(
     """
     target = Path(path)
     kept = [p for p in pairs if p.label is None or p.label[:1] not in drop_labels]
-    items = [pair_to_turku(p) for p in kept]
-    with atomic_write(target) as handle:
-        json.dump(items, handle, ensure_ascii=False, indent=4, sort_keys=False)
-        handle.write("\n")
-    texts_path = None
     used = {s.doc_id for p in kept for s in (p.span1, p.span2) if s is not None}
+    missing = sorted(used - set(pairs.documents))
+    if missing:  # check before writing anything, so no half release is left behind
+        raise SpanError(f"spans point to documents the pair set does not hold: {missing[:5]}")
+    texts_path = None
     if used:
-        missing = sorted(used - set(pairs.documents))
-        if missing:
-            raise SpanError(f"spans point to documents the pair set does not hold: {missing[:5]}")
         texts_path = (
-            Path(texts) if texts is not None
+            Path(texts)
+            if texts is not None
             else target.with_name(f"{target.stem.split('-')[0]}-texts.json.gz")
         )
         with atomic_write(texts_path) as handle:
-            json.dump({d: pairs.documents[d].text for d in sorted(used)}, handle,
-                      ensure_ascii=False, indent=4)
+            json.dump(
+                {d: pairs.documents[d].text for d in sorted(used)},
+                handle,
+                ensure_ascii=False,
+                indent=4,
+            )
+    with atomic_write(target) as handle:
+        json.dump([pair_to_turku(p) for p in kept], handle, ensure_ascii=False, indent=4)
+        handle.write("\n")
     return target, texts_path
 
 
@@ -288,15 +338,20 @@ def read_opus_parsebank(path: str | Path, fieldnames: tuple[str, ...] | None = N
             if not row:
                 continue
             if len(row) != len(names):
-                raise DataFormatError(f"expected {len(names)} fields, found {len(row)}",
-                                      path=path, line=number, code="E110")
+                raise DataFormatError(
+                    f"expected {len(names)} fields, found {len(row)}",
+                    path=path,
+                    line=number,
+                    code="E110",
+                )
             records.append((number, dict(zip(names, row, strict=True))))
         unit = "line"
     pairs = []
     for number, item in records:
         if not isinstance(item, dict):
-            raise DataFormatError("expected a JSON object", path=path, line=number, unit=unit,
-                                  code="E105")
+            raise DataFormatError(
+                "expected a JSON object", path=path, line=number, unit=unit, code="E105"
+            )
         label_raw = require(item, "label", path=path, line=number, unit=unit)
         try:
             label = _TURKU.normalize(label_raw)
@@ -307,16 +362,28 @@ def read_opus_parsebank(path: str | Path, fieldnames: tuple[str, ...] | None = N
             try:
                 metadata["lex_similarity"] = float(item["lex-similarity"])
             except (TypeError, ValueError):
-                raise DataFormatError(f"expected a number, got {item['lex-similarity']!r}",
-                                      path=path, line=number, field="lex-similarity",
-                                      unit=unit, code="E106") from None
-        pairs.append(Pair(
-            id=str(item.get("id", number - 1 if unit == "record" else len(pairs))),
-            text1=require(item, "txt1", path=path, line=number, unit=unit),
-            text2=require(item, "txt2", path=path, line=number, unit=unit),
-            label=label,
-            source=item.get("source"),
-            metadata=metadata,
-        ))
-    return PairSet(pairs, scheme=get_scheme("turku"), name=path.stem, lang="fi",
-                   metadata={"format": "turku-opus-pb"})
+                raise DataFormatError(
+                    f"expected a number, got {item['lex-similarity']!r}",
+                    path=path,
+                    line=number,
+                    field="lex-similarity",
+                    unit=unit,
+                    code="E106",
+                ) from None
+        pairs.append(
+            Pair(
+                id=str(item.get("id", number - 1 if unit == "record" else len(pairs))),
+                text1=require(item, "txt1", path=path, line=number, unit=unit),
+                text2=require(item, "txt2", path=path, line=number, unit=unit),
+                label=label,
+                source=item.get("source"),
+                metadata=metadata,
+            )
+        )
+    return PairSet(
+        pairs,
+        scheme=get_scheme("turku"),
+        name=path.stem,
+        lang="fi",
+        metadata={"format": "turku-opus-pb"},
+    )

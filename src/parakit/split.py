@@ -1,0 +1,233 @@
+"""Corpus splits that keep groups together (T11, M6).
+
+* :func:`assign_folds` — folds 0..n-1 (default 100, as in the Turku release) such that no group
+  (a source document, a thread, a topic) crosses folds, sizes balanced, optionally stratified.
+* :func:`random_split` — named sections with ratios (default train/dev/test 80/10/10), groups
+  kept whole, optionally stratified by label.
+* :func:`time_split` — oldest pairs first into train (MultiPIT), groups kept whole.
+
+Example:
+    >>> from parakit.schema import Pair, PairSet
+    >>> ps = PairSet([Pair(str(i), "a", "b", label=str(i % 2), group=f"g{i // 2}")
+    ...               for i in range(40)])
+    >>> out = random_split(ps, ratios=(0.5, 0.5), names=("train", "test"), seed=1)
+    >>> sorted(out.by_split())
+    ['test', 'train']
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+import numpy as np
+
+from parakit.errors import SplitError
+from parakit.schema import Pair, PairSet
+
+GroupBy = str | Callable[[Pair], str] | None
+logger = logging.getLogger(__name__)
+
+
+def group_key(pair: Pair, group_by: GroupBy = "group") -> str:
+    """The key that must not cross splits: ``group`` (Turku ``goeswith``; a pair without one is
+    its own group), ``document`` (the document of span1), ``none`` / None (every pair alone),
+    or any function of the pair."""
+    if callable(group_by):
+        return str(group_by(pair))
+    if group_by in (None, "none"):
+        return f"\x00{pair.id}"
+    if group_by == "group":
+        return pair.group if pair.group is not None else f"\x00{pair.id}"
+    if group_by == "document":
+        return pair.span1.doc_id if pair.span1 is not None else f"\x00{pair.id}"
+    raise SplitError(
+        f"unknown group_by {group_by!r}; use 'group', 'document', 'none' or a function"
+    )
+
+
+def _stratum(pair: Pair, pairs: PairSet, stratify: bool | str) -> str:
+    if stratify == "binary":
+        value = None if pair.label is None else pairs.scheme.to_binary(pair.label)
+        return str(value)
+    return str(pair.label)
+
+
+def assign_folds(
+    pairs: PairSet,
+    n_folds: int = 100,
+    group_by: GroupBy = "group",
+    stratify: bool | str = False,
+    seed: int = 0,
+) -> PairSet:
+    """Give every pair a fold in ``0..n_folds-1``; all pairs of a group share a fold.
+
+    Args:
+        pairs: the corpus.
+        n_folds: number of folds (the Turku release uses 100).
+        group_by: see :func:`group_key`.
+        stratify: False, True / ``"label"`` (keep the label distribution similar in every fold)
+            or ``"binary"`` (the scheme's binary reading), via scikit-learn's
+            ``StratifiedGroupKFold``.
+        seed: random seed; the same seed gives the same folds.
+
+    Returns:
+        a new pair set with ``fold`` set.
+    """
+    if n_folds < 1:
+        raise SplitError("n_folds must be at least 1")
+    keys = [group_key(p, group_by) for p in pairs]
+    if not keys:
+        return pairs.map(lambda p: p)
+    unique_groups = sorted(set(keys))
+    if len(unique_groups) < n_folds:
+        logger.warning(
+            "%d groups for %d folds: %d folds stay empty",
+            len(unique_groups),
+            n_folds,
+            n_folds - len(unique_groups),
+        )
+        if stratify:
+            raise SplitError(
+                f"{len(unique_groups)} groups cannot fill {n_folds} stratified folds; lower n_folds"
+            )
+    rng = np.random.default_rng(seed)
+    if stratify:
+        from sklearn.model_selection import StratifiedGroupKFold
+
+        strata = [_stratum(p, pairs, stratify) for p in pairs]
+        splitter = StratifiedGroupKFold(
+            n_splits=n_folds, shuffle=True, random_state=int(rng.integers(2**31 - 1))
+        )
+        fold_of_index = np.empty(len(keys), dtype=np.int64)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # rare classes: best effort
+            for fold, (_, test) in enumerate(splitter.split(np.zeros(len(keys)), strata, keys)):
+                fold_of_index[test] = fold
+        folds = fold_of_index.tolist()
+    else:
+        sizes: dict[str, int] = {}
+        for key in keys:
+            sizes[key] = sizes.get(key, 0) + 1
+        order = [unique_groups[i] for i in rng.permutation(len(unique_groups))]
+        order.sort(key=lambda g: -sizes[g])  # stable: equal sizes keep the random order
+        heap = [(0, fold) for fold in range(n_folds)]
+        fold_of_group: dict[str, int] = {}
+        for group in order:  # largest first into the currently smallest fold
+            size, fold = heapq.heappop(heap)
+            fold_of_group[group] = fold
+            heapq.heappush(heap, (size + sizes[group], fold))
+        relabel = rng.permutation(n_folds)  # so fold numbers carry no size order
+        folds = [int(relabel[fold_of_group[key]]) for key in keys]
+    return pairs._derive(p.replace(fold=f) for p, f in zip(pairs, folds, strict=True))
+
+
+def _check_ratios(ratios: Sequence[float], names: Sequence[str]) -> None:
+    if len(ratios) != len(names):
+        raise SplitError(f"{len(ratios)} ratios for {len(names)} split names")
+    if any(r < 0 for r in ratios) or not math.isclose(sum(ratios), 1.0, abs_tol=1e-6):
+        raise SplitError(f"ratios must be non-negative and sum to 1, got {list(ratios)}")
+
+
+def random_split(
+    pairs: PairSet,
+    ratios: Sequence[float] = (0.8, 0.1, 0.1),
+    names: Sequence[str] = ("train", "dev", "test"),
+    group_by: GroupBy = "group",
+    stratify: bool | str = False,
+    seed: int = 0,
+) -> PairSet:
+    """Split into named sections by ratio without letting a group cross sections.
+
+    Groups are visited largest first (equal sizes in random order) and each goes to the
+    section furthest below its target size; with ``stratify`` the targets are per label, so
+    every section keeps the label distribution as far as the groups allow.
+
+    Args:
+        pairs: the corpus.
+        ratios: section sizes as fractions summing to 1.
+        names: section names.
+        group_by: see :func:`group_key`.
+        stratify: False, True / ``"label"``, or ``"binary"`` (the scheme's binary reading).
+        seed: random seed.
+
+    Returns:
+        a new pair set with ``split`` set.
+    """
+    _check_ratios(ratios, names)
+    keys = [group_key(p, group_by) for p in pairs]
+    strata = [_stratum(p, pairs, stratify) if stratify else "" for p in pairs]
+    classes = sorted(set(strata))
+    class_index = {c: i for i, c in enumerate(classes)}
+    members: dict[str, np.ndarray] = {}
+    for key, stratum in zip(keys, strata, strict=True):
+        vector = members.setdefault(key, np.zeros(len(classes)))
+        vector[class_index[stratum]] += 1
+    rng = np.random.default_rng(seed)
+    groups = sorted(members)
+    groups = [groups[i] for i in rng.permutation(len(groups))]
+    groups.sort(key=lambda g: -members[g].sum())  # stable: ties keep the random order
+    totals = np.sum([members[g] for g in groups], axis=0) if groups else np.zeros(len(classes))
+    targets = np.outer(np.asarray(ratios, dtype=float), totals)  # sections x classes
+    current = np.zeros_like(targets)
+    section_of: dict[str, str] = {}
+    for group in groups:
+        counts = members[group]
+        relative = (targets - current) / np.maximum(targets, 1e-9)  # deficit per class
+        relative[targets == 0] = -np.inf
+        score = (relative * counts).sum(axis=1)
+        choice = int(np.argmax(score))
+        current[choice] += counts
+        section_of[group] = names[choice]
+    return pairs._derive(p.replace(split=section_of[k]) for p, k in zip(pairs, keys, strict=True))
+
+
+def _parse_time(pair: Pair) -> datetime:
+    if pair.time is None:
+        raise SplitError(
+            f"pair {pair.id!r} has no time; a time-ordered split needs every pair's time"
+        )
+    try:
+        return datetime.fromisoformat(pair.time.replace("Z", "+00:00"))
+    except ValueError:
+        raise SplitError(f"pair {pair.id!r}: time {pair.time!r} is not ISO-8601") from None
+
+
+def time_split(
+    pairs: PairSet,
+    ratios: Sequence[float] = (0.8, 0.1, 0.1),
+    names: Sequence[str] = ("train", "dev", "test"),
+    group_by: GroupBy = None,
+) -> PairSet:
+    """Split by time, oldest first (M6: oldest 80% train, then dev, then test).
+
+    With ``group_by``, a group is placed by its earliest pair and kept whole. Ties in time keep
+    the input order.
+    """
+    _check_ratios(ratios, names)
+    times = [_parse_time(p) for p in pairs]
+    if len({t.tzinfo is None for t in times}) > 1:
+        raise SplitError("times mix zone-aware and naive values; use one convention")
+    keys = [group_key(p, group_by) for p in pairs]
+    first: dict[str, tuple[datetime, int]] = {}  # group -> (earliest time, first index)
+    for index, (key, when) in enumerate(zip(keys, times, strict=True)):
+        if key not in first:
+            first[key] = (when, index)
+        elif when < first[key][0]:
+            first[key] = (when, first[key][1])
+    order = sorted(range(len(pairs)), key=lambda i: (first[keys[i]], times[i], i))
+    bounds = np.cumsum(ratios) * len(pairs)
+    split_of_group: dict[str, str] = {}
+    section = [""] * len(pairs)
+    for placed, i in enumerate(order):
+        key = keys[i]
+        if key not in split_of_group:
+            index = int(np.searchsorted(bounds, placed, side="right"))
+            split_of_group[key] = names[min(index, len(names) - 1)]
+        section[i] = split_of_group[key]
+    return pairs._derive(p.replace(split=s) for p, s in zip(pairs, section, strict=True))

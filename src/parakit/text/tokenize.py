@@ -1,0 +1,86 @@
+"""Language-aware tokenisation.
+
+The default tokenizer is a Unicode regex (word characters, with inner hyphens/apostrophes, and
+single punctuation marks). Japanese uses a real morphological analyser (fugashi with the
+unidic-lite dictionary, ``pip install parakit[ja]``); text that is already space-separated
+(like TMUP) can use ``method="whitespace"``.
+
+Example:
+    >>> tokenize("Don't stop-believing, now!")
+    ["Don't", 'stop-believing', ',', 'now', '!']
+    >>> tokenize("a  b\\tc", method="whitespace")
+    ['a', 'b', 'c']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+from parakit.errors import ParakitError
+
+TOKEN_PATTERN = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]", re.UNICODE)
+_METHODS = ("regex", "whitespace", "fugashi")
+
+
+@lru_cache(maxsize=1)
+def _fugashi_tagger():  # type: ignore[no-untyped-def]
+    try:
+        import fugashi
+    except ImportError:
+        raise ParakitError(
+            "Japanese tokenisation needs fugashi and a dictionary: pip install 'parakit[ja]' "
+            "(fugashi + unidic-lite)",
+            code="E301",
+        ) from None
+    try:
+        return fugashi.Tagger()
+    except RuntimeError as err:
+        raise ParakitError(
+            f"fugashi found no dictionary ({err}); pip install unidic-lite", code="E301"
+        ) from None
+
+
+def default_method(lang: str | None) -> str:
+    """The tokenisation method used for ``lang`` when none is given."""
+    return "fugashi" if lang in ("ja", "jpn", "japanese") else "regex"
+
+
+def tokenize(
+    text: str, lang: str | None = None, method: str | None = None, lowercase: bool = False
+) -> list[str]:
+    """Split ``text`` into tokens.
+
+    Args:
+        text: the text.
+        lang: ISO language code; ``ja`` selects the morphological analyser.
+        method: ``regex`` (default), ``whitespace`` or ``fugashi``; overrides ``lang``.
+        lowercase: lowercase the tokens.
+    """
+    chosen = method or default_method(lang)
+    if chosen == "regex":
+        tokens = TOKEN_PATTERN.findall(text)
+    elif chosen == "whitespace":
+        tokens = text.split()
+    elif chosen == "fugashi":
+        tokens = [word.surface for word in _fugashi_tagger()(text)]
+    else:
+        raise ParakitError(
+            f"unknown tokenisation method {chosen!r}; use one of {_METHODS}", code="E302"
+        )
+    if lowercase:
+        tokens = [t.lower() for t in tokens]
+    return tokens
+
+
+def get_tokenizer(
+    lang: str | None = None, method: str | None = None, lowercase: bool = False
+) -> Callable[[str], list[str]]:
+    """A one-argument tokenizer function with the settings fixed (fast path for loops)."""
+    chosen = method or default_method(lang)
+    if chosen == "regex" and not lowercase:
+        return TOKEN_PATTERN.findall
+    if chosen == "whitespace" and not lowercase:
+        return str.split
+    return lambda text: tokenize(text, method=chosen, lowercase=lowercase)

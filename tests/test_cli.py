@@ -1,0 +1,64 @@
+"""The command line, driven in-process."""
+
+import json
+import subprocess
+import sys
+
+from parakit.cli import main
+
+
+def test_help_lists_core_commands(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("convert", "info", "split", "similarity", "demo"):
+        assert command in out
+
+
+def test_convert_info_split_similarity(data_path, tmp_path, capsys):
+    source = data_path("turku/sv-test.json")
+    jsonl = tmp_path / "sv.jsonl"
+    assert main(["convert", str(source), str(jsonl)]) == 0
+    assert main(["info", str(jsonl), "--json"]) == 0
+    out = capsys.readouterr().out
+    summary = json.loads(out[out.index("{") :])
+    assert summary["pairs"] == 1081
+    assert summary["binary"]["loose"]["1"] == 1078  # all but the three label-2 pairs
+    split = tmp_path / "split.jsonl"
+    assert main(["split", str(jsonl), str(split), "--folds", "10", "--seed", "1"]) == 0
+    assert main(["similarity", str(split), str(tmp_path / "sim.jsonl"), "--idf"]) == 0
+    first = json.loads((tmp_path / "sim.jsonl").read_text().splitlines()[2 + 34])
+    assert {"wor", "char_tfidf_2_4"} <= set(first["metadata"])
+    assert "split" in first and "fold" in first
+
+
+def test_convert_with_column_mapping(tmp_path):
+    source = tmp_path / "in.tsv"
+    source.write_text("a\tb\tgold\nx y\tx z\t1\n")
+    out = tmp_path / "out.jsonl"
+    assert (
+        main(
+            ["convert", str(source), str(out), "-c", "text1=a", "-c", "text2=b", "-c", "label=gold"]
+        )
+        == 0
+    )
+    assert json.loads(out.read_text().splitlines()[1])["label"] == "1"
+
+
+def test_demo_end_to_end(tmp_path):
+    assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
+    report = (tmp_path / "demo" / "report.md").read_text()
+    assert "| strict | 12 | 13 | 0 | 48.0% |" in report
+    assert (tmp_path / "demo" / "corpus.jsonl").exists()
+    assert (tmp_path / "demo" / "turku" / "example-texts.json.gz").exists()
+
+
+def test_import_parakit_stays_light():
+    code = (
+        "import sys, parakit, parakit.io, parakit.text, parakit.split, parakit.cli; "
+        "heavy = [m for m in ('torch', 'transformers', 'faiss', 'fastapi', 'datasets', "
+        "'sentence_transformers', 'sqlalchemy') if m in sys.modules]; print(heavy)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
