@@ -1,0 +1,1 @@
+"""Paraphrase models: identification classifiers, bi-encoders, generators."""
