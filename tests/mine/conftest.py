@@ -10,9 +10,52 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-WORDS = ("the a cat dog sat on mat ran fast slow house big small red blue green one two three "
-         "four five is was and or to of in it he she we they this that car tree bird fish "
-         "eats sees likes runs walks").split()
+WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "on",
+    "mat",
+    "ran",
+    "fast",
+    "slow",
+    "house",
+    "big",
+    "small",
+    "red",
+    "blue",
+    "green",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "is",
+    "was",
+    "and",
+    "or",
+    "to",
+    "of",
+    "in",
+    "it",
+    "he",
+    "she",
+    "we",
+    "they",
+    "this",
+    "that",
+    "car",
+    "tree",
+    "bird",
+    "fish",
+    "eats",
+    "sees",
+    "likes",
+    "runs",
+    "walks",
+]
 
 
 def build_tiny_model(folder: Path, hidden: int = 32, seed: int = 0) -> Path:
@@ -25,13 +68,31 @@ def build_tiny_model(folder: Path, hidden: int = 32, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     folder.mkdir(parents=True, exist_ok=True)
     vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS,
-                                *[f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz"],
-                                *"abcdefghijklmnopqrstuvwxyz0123456789.,!?"]) + "\n")
+    vocab.write_text(
+        "\n".join(
+            [
+                "[PAD]",
+                "[UNK]",
+                "[CLS]",
+                "[SEP]",
+                "[MASK]",
+                *WORDS,
+                *[f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz"],
+                *"abcdefghijklmnopqrstuvwxyz0123456789.,!?",
+            ]
+        )
+        + "\n"
+    )
     tokenizer = BertTokenizerFast(vocab=str(vocab), do_lower_case=True)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=2 * hidden,
-                        max_position_embeddings=64, initializer_range=0.5)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden,
+        max_position_embeddings=64,
+        initializer_range=0.5,
+    )
     raw = folder / "raw"
     BertModel(config).save_pretrained(raw)
     tokenizer.save_pretrained(raw)

@@ -34,7 +34,8 @@ def test_fit_predict_oof_save_load(tmp_path):
     enc = Dense().fit([t for p in pairs for t in (p.text1, p.text2)])
     clf = EmbeddingPairClassifier(enc, C=10).fit(pairs)
     assert list(clf.classes_) == ["3", "4", "neg"]
-    assert (clf.predict(pairs) == np.array([("neg", "3", "4")[i % 3] for i in range(60)])).mean() > 0.9
+    expected = np.array([("neg", "3", "4")[i % 3] for i in range(60)])
+    assert (clf.predict(pairs) == expected).mean() > 0.9
     oof = out_of_fold_proba(EmbeddingPairClassifier(enc, C=10), pairs, folds=3)
     assert oof.shape == (60, 3) and np.allclose(oof.sum(1), 1)
     neg_col = 2

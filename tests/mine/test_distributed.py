@@ -27,9 +27,12 @@ def test_merge_results_known_answer():
 @pytest.fixture(scope="module")
 def client():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client
 
 
@@ -39,13 +42,14 @@ def test_shards_from_embedding_chunks_match_exact_search(tmp_path, client):
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     (tmp_path / "emb").mkdir()
     for c in range(0, 1050, 200):  # a mining work folder's layout: 00000.npy, 00001.npy, ...
-        np.save(tmp_path / "emb" / f"{c // 200:05d}.npy", vectors[c:c + 200])
+        np.save(tmp_path / "emb" / f"{c // 200:05d}.npy", vectors[c : c + 200])
     shards = build_sharded_from_embeddings(tmp_path / "emb", tmp_path / "shards", 3, client)
     assert sum(s["ntotal"] for s in shards) == 1050 and len(shards) == 3
     sharded = ShardedIndex.load(tmp_path / "shards")
     scores, ids = sharded.search(vectors[::50], 7, client=client)
-    exact_scores, exact_ids = VectorIndex(kind="flat").build(lambda: iter([vectors])).search(
-        vectors[::50], 7)
+    exact_scores, exact_ids = (
+        VectorIndex(kind="flat").build(lambda: iter([vectors])).search(vectors[::50], 7)
+    )
     np.testing.assert_array_equal(ids, exact_ids)
     np.testing.assert_allclose(scores, exact_scores, atol=1e-5)
     local = sharded.search(vectors[::50], 7)  # without a client: sequential, same answer
@@ -60,16 +64,20 @@ def test_sharded_embedding_on_local_cluster(tmp_path, tiny_model):
     rng = np.random.default_rng(5)
     texts = [" ".join(rng.choice(WORDS, size=rng.integers(3, 8))) for _ in range(300)]
     store = SentenceStore.write(tmp_path / "store", ({"text": t} for t in texts))
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         shards = build_sharded(store.path, tiny_model, tmp_path / "shards", 3, client)
         assert [s["ntotal"] for s in shards] == [100, 100, 100]
         enc = SentenceEncoder(tiny_model)
         queries = enc.encode(texts[:20])
         scores, ids = ShardedIndex.load(tmp_path / "shards").search(queries, 5, client=client)
     vectors = enc.encode(texts)
-    exact_scores, exact_ids = VectorIndex(kind="flat").build(lambda: iter([vectors])).search(
-        queries, 5)
+    exact_scores, _exact_ids = (
+        VectorIndex(kind="flat").build(lambda: iter([vectors])).search(queries, 5)
+    )
     np.testing.assert_allclose(scores, exact_scores, atol=1e-5)
     assert (ids[:, 0] == np.arange(20)).all()

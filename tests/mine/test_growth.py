@@ -31,8 +31,12 @@ class Overlap:
     classes_ = np.array([0, 1])
 
     def predict_proba(self, pairs):
-        p = np.array([len(set(a.split()) & set(b.split())) / len(set(a.split()) | set(b.split()))
-                      for a, b in zip(*pairs.texts(), strict=True)])
+        p = np.array(
+            [
+                len(set(a.split()) & set(b.split())) / len(set(a.split()) | set(b.split()))
+                for a, b in zip(*pairs.texts(), strict=True)
+            ]
+        )
         return np.column_stack([1 - p, p])
 
 
@@ -43,16 +47,26 @@ def _batch(path, rows):
 
 def test_grow_two_versions(tmp_path):
     enc = BagOfWords(list("abcdefgh"))
-    batch1 = _batch(tmp_path / "b1.jsonl", [("a b c", "t1"), ("a b c d", "t1"), ("e f", "t2"),
-                                            ("e f g", "t2"), ("a h", "t3"), ("b h", "t3")])
+    batch1 = _batch(
+        tmp_path / "b1.jsonl",
+        [
+            ("a b c", "t1"),
+            ("a b c d", "t1"),
+            ("e f", "t2"),
+            ("e f g", "t2"),
+            ("a h", "t3"),
+            ("b h", "t3"),
+        ],
+    )
     protected = PairSet([Pair("p", "x", "y", "1", group="t2")], scheme="binary")
     ds = GrowingDataset(tmp_path / "ds")
     entry = ds.grow(batch1, enc, Overlap(), threshold=0.5, protected=protected, k=1)
     # t1: a b c ~ a b c d (J = 0.75) kept; t2 removed (protected group); t3: a h ~ b h (J = 1/3)
     assert entry["counts"]["added"] == 1 and entry["counts"]["removed_test_group"] == 1
     assert entry["models"]["encoder"] == {"encoder": "bag-of-words", "size": 8}
-    batch2 = _batch(tmp_path / "b2.jsonl", [("a b c d", "t9"), ("a b c", "t9"),
-                                            ("g h", "t8"), ("g h a", "t8")])
+    batch2 = _batch(
+        tmp_path / "b2.jsonl", [("a b c d", "t9"), ("a b c", "t9"), ("g h", "t8"), ("g h a", "t8")]
+    )
     entry2 = ds.grow(batch2, enc, Overlap(), threshold=0.5, k=1)
     assert entry2["counts"]["duplicates"] == 1 and entry2["counts"]["added"] == 1
     assert entry2["counts"]["total"] == 2

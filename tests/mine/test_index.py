@@ -18,7 +18,7 @@ def _clustered(n: int = 4000, dim: int = 16, seed: int = 0) -> np.ndarray:
 
 
 def _chunks(x: np.ndarray, size: int = 700):
-    return lambda: (x[i:i + size] for i in range(0, len(x), size))
+    return lambda: (x[i : i + size] for i in range(0, len(x), size))
 
 
 def test_flat_known_answer_cosine_and_l2():
@@ -47,12 +47,15 @@ def test_auto_kind_by_size():
     assert default_nlist(1_000_000) == 4000
 
 
-@pytest.mark.parametrize(("kind", "options", "min_recall"), [
-    ("ivf", {"nlist": 40, "nprobe": 8}, 0.95),
-    ("hnsw", {}, 0.95),
-    ("ivfpq", {"nlist": 40, "nprobe": 8, "pq_m": 8, "pq_bits": 4}, 0.3),
-    ("ivf", {"nlist": 40, "nprobe": 8, "on_disk": True}, 0.95),
-])
+@pytest.mark.parametrize(
+    ("kind", "options", "min_recall"),
+    [
+        ("ivf", {"nlist": 40, "nprobe": 8}, 0.95),
+        ("hnsw", {}, 0.95),
+        ("ivfpq", {"nlist": 40, "nprobe": 8, "pq_m": 8, "pq_bits": 4}, 0.3),
+        ("ivf", {"nlist": 40, "nprobe": 8, "on_disk": True}, 0.95),
+    ],
+)
 def test_approximate_recall_and_save_load(tmp_path, kind, options, min_recall):
     x = _clustered()
     exact = VectorIndex(kind="flat").build(_chunks(x))
@@ -70,8 +73,9 @@ def test_approximate_recall_and_save_load(tmp_path, kind, options, min_recall):
 
 def test_custom_ids_and_errors():
     v = np.eye(4, dtype=np.float32)
-    index = VectorIndex(kind="flat").build(_chunks(v, 2), ids=lambda: iter([np.array([10, 11]),
-                                                                            np.array([12, 13])]))
+    index = VectorIndex(kind="flat").build(
+        _chunks(v, 2), ids=lambda: iter([np.array([10, 11]), np.array([12, 13])])
+    )
     assert index.search(v[2:3], k=1)[1][0, 0] == 12
     with pytest.raises(MineError, match="E801"):
         index.search(np.ones((1, 3), dtype=np.float32), k=1)

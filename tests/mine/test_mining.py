@@ -19,7 +19,7 @@ from parakit.schema import PairSet
 
 
 class BagOfWords:
-    """A transparent encoder for known answers: L2-normalised word counts over a fixed vocabulary."""
+    """A transparent encoder for known answers: L2-normalised word counts."""
 
     def __init__(self, vocab: list[str]) -> None:
         self.vocab = {w: i for i, w in enumerate(vocab)}
@@ -44,7 +44,12 @@ class LengthClassifier:
 
 
 SENTENCES = [  # (text, source)
-    ("a b", "x"), ("a b c", "x"), ("d e", "y"), ("d e f", "y"), ("a b", "x"), ("a b d", "y"),
+    ("a b", "x"),
+    ("a b c", "x"),
+    ("d e", "y"),
+    ("d e f", "y"),
+    ("a b", "x"),
+    ("a b d", "y"),
 ]
 
 
@@ -62,8 +67,9 @@ def _read(path: Path) -> list[dict]:
 
 def test_known_neighbours_self_and_duplicates_dropped(tmp_path):
     enc = BagOfWords(list("abcdef"))
-    result = mine(_write(tmp_path), tmp_path / "w", enc, output=tmp_path / "o.jsonl", k=1,
-                  progress=False)
+    result = mine(
+        _write(tmp_path), tmp_path / "w", enc, output=tmp_path / "o.jsonl", k=1, progress=False
+    )
     assert result.n_sentences == 5  # "a b" appears twice: kept once
     pairs = {(p["text1"], p["text2"]) for p in _read(tmp_path / "o.jsonl")}
     # each sentence's single nearest other sentence, each unordered pair once:
@@ -76,8 +82,17 @@ def test_known_neighbours_self_and_duplicates_dropped(tmp_path):
 
 def test_same_source_restriction_and_rerank(tmp_path):
     enc = BagOfWords(list("abcdef"))
-    mine(_write(tmp_path), tmp_path / "w", enc, output=tmp_path / "o.jsonl", k=2,
-         same_source=True, classifier=LengthClassifier(), min_probability=0.5, progress=False)
+    mine(
+        _write(tmp_path),
+        tmp_path / "w",
+        enc,
+        output=tmp_path / "o.jsonl",
+        k=2,
+        same_source=True,
+        classifier=LengthClassifier(),
+        min_probability=0.5,
+        progress=False,
+    )
     rows = _read(tmp_path / "o.jsonl")
     for row in rows:  # same source only; equal lengths only (classifier filter)
         assert "source2" not in row["metadata"]
@@ -90,8 +105,15 @@ def test_queries_against_collection_and_settings_guard(tmp_path):
     enc = BagOfWords(list("abcdef"))
     queries = tmp_path / "q.txt"
     queries.write_text("a b c\nd e\n")
-    mine(_write(tmp_path), tmp_path / "w", enc, output=tmp_path / "o.jsonl", k=1,
-         queries=queries, progress=False)
+    mine(
+        _write(tmp_path),
+        tmp_path / "w",
+        enc,
+        output=tmp_path / "o.jsonl",
+        k=1,
+        queries=queries,
+        progress=False,
+    )
     rows = _read(tmp_path / "o.jsonl")
     # identical collection sentences are skipped: the next one is the candidate
     assert [(r["text1"], r["text2"]) for r in rows] == [("a b c", "a b"), ("d e", "d e f")]
@@ -120,11 +142,22 @@ mine({collection!r}, {work!r}, Slow({model!r}, batch_size=32), output={output!r}
 
 def _run(tmp_path: Path, name: str, collection: Path, model: Path, delay: float):
     script = tmp_path / f"{name}.py"
-    script.write_text(SCRIPT.format(tests=str(Path(__file__).parent), delay=delay,
-                                    collection=str(collection), work=str(tmp_path / name),
-                                    model=str(model), output=str(tmp_path / f"{name}.jsonl")))
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src"),
-           "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    script.write_text(
+        SCRIPT.format(
+            tests=str(Path(__file__).parent),
+            delay=delay,
+            collection=str(collection),
+            work=str(tmp_path / name),
+            model=str(model),
+            output=str(tmp_path / f"{name}.jsonl"),
+        )
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).parents[2] / "src"),
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+    }
     return subprocess.Popen([sys.executable, str(script)], env=env, stderr=subprocess.PIPE)
 
 
@@ -137,9 +170,18 @@ def test_kill_9_then_resume_gives_identical_output(tmp_path, tiny_model):
     collection.write_text("\n".join(lines) + "\n")
     from parakit.mine.encode import SentenceEncoder
 
-    mine(collection, tmp_path / "ref", SentenceEncoder(tiny_model, batch_size=32),
-         output=tmp_path / "ref.jsonl", k=3, chunk_size=40, index_kind="ivf",
-         index_options={"nlist": 8, "threads": 1}, nprobe=3, progress=False)
+    mine(
+        collection,
+        tmp_path / "ref",
+        SentenceEncoder(tiny_model, batch_size=32),
+        output=tmp_path / "ref.jsonl",
+        k=3,
+        chunk_size=40,
+        index_kind="ivf",
+        index_options={"nlist": 8, "threads": 1},
+        nprobe=3,
+        progress=False,
+    )
 
     victim = _run(tmp_path, "job", collection, tiny_model, 0.5)
     emb = tmp_path / "job" / "emb"

@@ -21,8 +21,9 @@ class Fixed:
         return np.asarray([self.table[t] for t in texts], dtype=np.float32)
 
 
-PAIRS = PairSet([Pair("0", "A", "B", "4"), Pair("1", "C", "D", "2"),
-                 Pair("2", "E", "F", "4<i")], scheme="turku")
+PAIRS = PairSet(
+    [Pair("0", "A", "B", "4"), Pair("1", "C", "D", "2"), Pair("2", "E", "F", "4<i")], scheme="turku"
+)
 # unit vectors at angles (degrees): A 0, B 10, C 90, D 200, E 45, F 5
 ANGLES = {"A": 0, "B": 10, "C": 90, "D": 200, "E": 45, "F": 5}
 VECS = {t: [np.cos(np.radians(a)), np.sin(np.radians(a))] for t, a in ANGLES.items()}
@@ -61,8 +62,10 @@ def test_tfidf_baseline_on_swedish_test_set(data_path):
 
 def test_large_scale_ranks_with_distractors(tmp_path):
     ev = LargeScaleEvaluator(PAIRS, top_n=(1, 2, 4), max_rank=4, index_kind="flat")
-    extra = {"G": [np.cos(np.radians(3)), np.sin(np.radians(3))],
-             "H": [np.cos(np.radians(50)), np.sin(np.radians(50))]}
+    extra = {
+        "G": [np.cos(np.radians(3)), np.sin(np.radians(3))],
+        "H": [np.cos(np.radians(50)), np.sin(np.radians(50))],
+    }
     metrics = ev(Fixed({**VECS, **extra}), distractors=["G", "H"])
     # A: G(3) F(5) B(10) -> 3 ; C: H(40) E(45) ... D(110) is 8th -> NA ; E: H(5) B(35) F(40) -> 3
     assert ev.ranks_.tolist() == [3, 0, 3]

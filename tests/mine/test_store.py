@@ -12,8 +12,11 @@ from parakit.mine.store import SentenceStore
 
 
 def test_store_random_access_with_unicode_and_newlines(tmp_path):
-    records = [{"text": "Hyvää päivää", "source": "pb"}, {"text": "line\nbreak"},
-               {"text": "三番目", "id": "x"}]
+    records = [
+        {"text": "Hyvää päivää", "source": "pb"},
+        {"text": "line\nbreak"},
+        {"text": "三番目", "id": "x"},
+    ]
     store = SentenceStore.write(tmp_path / "s", records)
     assert len(store) == 3
     assert store.text(2) == "三番目" and store.text(1) == "line\nbreak"
@@ -24,15 +27,19 @@ def test_store_random_access_with_unicode_and_newlines(tmp_path):
 
 
 def test_collection_formats(tmp_path, data_path):
-    (tmp_path / "a.jsonl").write_text(json.dumps({"text": "one", "source": "s"}) + "\n\n"
-                                      + json.dumps({"text": " two "}) + "\n")
+    (tmp_path / "a.jsonl").write_text(
+        json.dumps({"text": "one", "source": "s"}) + "\n\n" + json.dumps({"text": " two "}) + "\n"
+    )
     assert [(r["text"], r["source"]) for r in iter_collection(tmp_path / "a.jsonl")] == [
-        ("one", "s"), ("two", None)]
+        ("one", "s"),
+        ("two", None),
+    ]
     (tmp_path / "b.jsonl").write_text(json.dumps({"text": 3}) + "\n")
     with pytest.raises(MineError, match="line 1, field 'text'"):
         list(iter_collection(tmp_path / "b.jsonl"))
     (tmp_path / "c.tsv").write_text("id\ttext\tsource\n7\thello\tweb\n")
     assert list(iter_collection(tmp_path / "c.tsv")) == [
-        {"text": "hello", "source": "web", "id": "7"}]
+        {"text": "hello", "source": "web", "id": "7"}
+    ]
     pb = list(iter_collection(data_path("turku/opus-pb-dev.json")))
     assert pb[0] == {"text": "Aalto BIZ Prof.", "source": "pb", "id": "0:1"}

@@ -17,7 +17,7 @@ def test_tile_densities_known_answer(tmp_path):
     assert tiles.counts_.values.sum() == 6
     # bottom row (lex 0.0-0.2), last column (neg 0.8-1.0): two pairs, both negative
     assert tiles.counts_.iloc[4, 4] == 2 and tiles.density_.iloc[4, 4] == 100.0
-    assert tiles.density_.iloc[4, 0] == 0.0            # lex 0.15 / neg 0.1: label 3
+    assert tiles.density_.iloc[4, 0] == 0.0  # lex 0.15 / neg 0.1: label 3
     assert tiles.counts_.iloc[0, 0] == 2 and tiles.density_.iloc[0, 0] == 50.0
     assert np.isnan(tiles.density_.iloc[1, 1])
     assert "100% (2)" in tiles.to_markdown()

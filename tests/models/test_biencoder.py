@@ -11,7 +11,7 @@ pytest.importorskip("sentence_transformers")
 from parakit.models.biencoder import BiEncoder, BiEncoderError  # noqa: E402
 from parakit.schema import Pair, PairSet  # noqa: E402
 
-WORDS = "cat dog car tree bird fish house river stone cloud".split()
+WORDS = ["cat", "dog", "car", "tree", "bird", "fish", "house", "river", "stone", "cloud"]
 
 
 @pytest.fixture(scope="module")
@@ -23,11 +23,18 @@ def plain_bert(tmp_path_factory):
     torch.set_num_threads(1)
     folder = tmp_path_factory.mktemp("bert")
     vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "big", "small",
-                                *WORDS]) + "\n")
+    vocab.write_text(
+        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "big", "small", *WORDS]) + "\n"
+    )
     BertTokenizerFast(vocab=str(vocab)).save_pretrained(folder)
-    config = BertConfig(vocab_size=17, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=32)
+    config = BertConfig(
+        vocab_size=17,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+    )
     BertModel(config).save_pretrained(folder)
     return folder
 
@@ -48,8 +55,9 @@ def _data(seed: int, n: int = 96) -> PairSet:
 
 @pytest.mark.parametrize("loss", ["online_contrastive", "contrastive"])
 def test_training_improves_dev_and_roundtrips(tmp_path, plain_bert, loss):
-    model = BiEncoder(plain_bert, loss=loss, learning_rate=2e-3, epochs=4, margin=0.5,
-                      seed=1).fit(_data(0), dev=_data(1, 48))
+    model = BiEncoder(plain_bert, loss=loss, learning_rate=2e-3, epochs=4, margin=0.5, seed=1).fit(
+        _data(0), dev=_data(1, 48)
+    )
     before, after = model.history_[0], model.history_[-1]
     assert model.batch_size == 16
     assert after["dev_cosine_ap"] > before["dev_cosine_ap"] + 0.1
@@ -65,11 +73,18 @@ def test_training_improves_dev_and_roundtrips(tmp_path, plain_bert, loss):
 
 def test_mnrl_with_hard_negatives(plain_bert):
     data = _data(0)
-    negatives = PairSet([Pair(f"n{i}", p.text1, "big " + WORDS[(WORDS.index(p.text1.split()[1])
-                                                                 + 1) % len(WORDS)])
-                         for i, p in enumerate(data) if p.label in ("3", "4")])
+    negatives = PairSet(
+        [
+            Pair(
+                f"n{i}", p.text1, "big " + WORDS[(WORDS.index(p.text1.split()[1]) + 1) % len(WORDS)]
+            )
+            for i, p in enumerate(data)
+            if p.label in ("3", "4")
+        ]
+    )
     model = BiEncoder(plain_bert, loss="mnrl", learning_rate=2e-3, epochs=2).fit(
-        data, dev=_data(1, 48), hard_negatives=negatives)
+        data, dev=_data(1, 48), hard_negatives=negatives
+    )
     assert model.history_[-1]["dev_cosine_ap"] > model.history_[0]["dev_cosine_ap"]
 
 

@@ -41,8 +41,14 @@ class EmbeddingPairClassifier:
         seed: random state.
     """
 
-    def __init__(self, encoder: Any = None, target: str = "turku3", C: float = 1.0,
-                 max_iter: int = 2000, seed: int = 0) -> None:
+    def __init__(
+        self,
+        encoder: Any = None,
+        target: str = "turku3",
+        C: float = 1.0,
+        max_iter: int = 2000,
+        seed: int = 0,
+    ) -> None:
         self.encoder = encoder
         self.target = target
         self.C = C
@@ -68,8 +74,7 @@ class EmbeddingPairClassifier:
         y = self._targets(pairs)
         keep = np.asarray([t is not None for t in y])
         x = self.features(pairs) if features is None else features
-        self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter,
-                                         random_state=self.seed)
+        self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter, random_state=self.seed)
         self.model_.fit(x[keep], y[keep].astype(str))
         self.classes_ = self.model_.classes_
         return self
@@ -91,8 +96,16 @@ class EmbeddingPairClassifier:
         folder.mkdir(parents=True, exist_ok=True)
         signature = self.encoder.signature() if hasattr(self.encoder, "signature") else {}
         with atomic_write(folder / "baseline.json") as handle:
-            json.dump({"target": self.target, "C": self.C, "encoder": signature,
-                       "classes": [str(c) for c in self.classes_]}, handle, indent=2)
+            json.dump(
+                {
+                    "target": self.target,
+                    "C": self.C,
+                    "encoder": signature,
+                    "classes": [str(c) for c in self.classes_],
+                },
+                handle,
+                indent=2,
+            )
         with atomic_write(folder / "model.joblib", "wb") as handle:
             joblib.dump(self.model_, handle)
         return folder
@@ -105,15 +118,19 @@ class EmbeddingPairClassifier:
 
         folder = Path(path)
         if not (folder / "baseline.json").exists():
-            raise MineError(f"{folder}: not a saved EmbeddingPairClassifier (baseline.json "
-                            "missing)", code="E804")
+            raise MineError(
+                f"{folder}: not a saved EmbeddingPairClassifier (baseline.json missing)",
+                code="E804",
+            )
         meta = json.loads((folder / "baseline.json").read_text())
         if encoder is None:
             from parakit.mine.encode import load_encoder
 
             sig = meta["encoder"]
-            backend = {"sentence-transformers": "torch", "onnxruntime": "onnx-int8"
-                       if sig.get("quantize") else "onnx"}.get(sig.get("encoder"))
+            backend = {
+                "sentence-transformers": "torch",
+                "onnxruntime": "onnx-int8" if sig.get("quantize") else "onnx",
+            }.get(sig.get("encoder"))
             if backend is None:
                 raise MineError(f"{folder}: pass the encoder explicitly ({sig})", code="E804")
             encoder = load_encoder(sig["model"], backend)
@@ -123,8 +140,9 @@ class EmbeddingPairClassifier:
         return self
 
 
-def out_of_fold_proba(classifier: EmbeddingPairClassifier, pairs: PairSet, folds: int = 5,
-                      seed: int = 0) -> np.ndarray:
+def out_of_fold_proba(
+    classifier: EmbeddingPairClassifier, pairs: PairSet, folds: int = 5, seed: int = 0
+) -> np.ndarray:
     """Cross-validated ``predict_proba`` for every pair (each scored by a model that never saw
     it), so an annotated sample can be scored honestly by a classifier trained on itself.
 

@@ -11,12 +11,18 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False,
-                  help="Vector index, nearest-neighbour mining, retrieval evaluation, tiles, "
-                       "dataset growth.")
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Vector index, nearest-neighbour mining, retrieval evaluation, tiles, dataset growth.",
+)
 
-ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Sentence encoder: HF id, local "
-                                       "folder, or 'offline-minilm'.")]
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model", "-m", help="Sentence encoder: HF id, local folder, or 'offline-minilm'."
+    ),
+]
 BackendOpt = Annotated[str, typer.Option(help="Encoder backend: torch | onnx | onnx-int8.")]
 
 
@@ -32,22 +38,25 @@ def _echo_json(data: dict) -> None:
 
 @app.command("run")
 def run(
-    collection: Annotated[Path, typer.Argument(help="Sentences: .txt, .jsonl, .tsv/.csv or a "
-                                               "pair corpus.")],
+    collection: Annotated[
+        Path, typer.Argument(help="Sentences: .txt, .jsonl, .tsv/.csv or a pair corpus.")
+    ],
     output: Annotated[Path, typer.Option("--out", "-o", help="Candidate pairs (JSONL).")],
     workdir: Annotated[Path, typer.Option(help="Checkpoint folder (rerun to resume).")],
     model: ModelOpt = "offline-minilm",
     backend: BackendOpt = "torch",
     k: Annotated[int, typer.Option("-k", help="Neighbours per sentence.")] = 5,
     same_source: Annotated[bool, typer.Option(help="Pair sentences of one source only.")] = False,
-    queries: Annotated[Path | None, typer.Option(help="Query sentences to search the "
-                                                 "collection with.")] = None,
-    classifier: Annotated[Path | None, typer.Option(help="Saved pair classifier for "
-                                                    "re-ranking.")] = None,
-    min_probability: Annotated[float | None, typer.Option(help="Keep pairs with P(paraphrase) "
-                                                          ">= this.")] = None,
-    min_score: Annotated[float | None, typer.Option(help="Keep pairs with cosine >= this.")]
-    = None,
+    queries: Annotated[
+        Path | None, typer.Option(help="Query sentences to search the collection with.")
+    ] = None,
+    classifier: Annotated[
+        Path | None, typer.Option(help="Saved pair classifier for re-ranking.")
+    ] = None,
+    min_probability: Annotated[
+        float | None, typer.Option(help="Keep pairs with P(paraphrase) >= this.")
+    ] = None,
+    min_score: Annotated[float | None, typer.Option(help="Keep pairs with cosine >= this.")] = None,
     index_kind: Annotated[str, typer.Option(help="auto | flat | ivf | hnsw | ivfpq")] = "auto",
     metric: Annotated[str, typer.Option(help="ip (cosine) | l2")] = "ip",
     nprobe: Annotated[int | None, typer.Option(help="IVF cells visited per query.")] = None,
@@ -56,23 +65,44 @@ def run(
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.")] = 64,
     text_field: str = "text",
     source_field: str = "source",
-    overwrite: Annotated[bool, typer.Option(help="Discard a workdir made with other "
-                                            "settings.")] = False,
+    overwrite: Annotated[
+        bool, typer.Option(help="Discard a workdir made with other settings.")
+    ] = False,
 ) -> None:
     """Embed a collection, find k nearest neighbours, filter, optionally re-rank; resumable."""
     from parakit.mine.mining import mine
     from parakit.mine.rerank import load_classifier
 
     clf = load_classifier(str(classifier)) if classifier else None
-    result = mine(collection, workdir, _encoder(model, backend, batch_size), output=output, k=k,
-                  same_source=same_source, queries=queries, classifier=clf,
-                  min_probability=min_probability, min_score=min_score, index_kind=index_kind,
-                  metric=metric, nprobe=nprobe, chunk_size=chunk_size, text_field=text_field,
-                  source_field=source_field, overwrite=overwrite,
-                  index_options={"on_disk": True} if on_disk else None)
-    _echo_json({"output": str(result.output), "sentences": result.n_sentences,
-                "candidates": result.n_candidates, "written": result.n_written,
-                "seconds": {k: round(v, 2) for k, v in result.seconds.items()}})
+    result = mine(
+        collection,
+        workdir,
+        _encoder(model, backend, batch_size),
+        output=output,
+        k=k,
+        same_source=same_source,
+        queries=queries,
+        classifier=clf,
+        min_probability=min_probability,
+        min_score=min_score,
+        index_kind=index_kind,
+        metric=metric,
+        nprobe=nprobe,
+        chunk_size=chunk_size,
+        text_field=text_field,
+        source_field=source_field,
+        overwrite=overwrite,
+        index_options={"on_disk": True} if on_disk else None,
+    )
+    _echo_json(
+        {
+            "output": str(result.output),
+            "sentences": result.n_sentences,
+            "candidates": result.n_candidates,
+            "written": result.n_written,
+            "seconds": {k: round(v, 2) for k, v in result.seconds.items()},
+        }
+    )
 
 
 @app.command("index")
@@ -90,8 +120,15 @@ def index_cmd(
     from parakit.mine.mining import build_index_folder
 
     options = {"on_disk": True} if on_disk else {}
-    index = build_index_folder(collection, output, _encoder(model, backend), kind=kind,
-                               metric=metric, chunk_size=chunk_size, **options)
+    index = build_index_folder(
+        collection,
+        output,
+        _encoder(model, backend),
+        kind=kind,
+        metric=metric,
+        chunk_size=chunk_size,
+        **options,
+    )
     _echo_json(index.meta())
 
 
@@ -119,8 +156,10 @@ def search_cmd(
 @app.command("eval-retrieval")
 def eval_retrieval(
     pairs: Annotated[Path, typer.Argument(help="Labelled test pairs (any parakit format).")],
-    model: Annotated[list[str], typer.Option("--model", "-m", help="Encoder(s); 'tfidf' for "
-                                             "the char 2-3-gram baseline.")] = ("tfidf",),
+    model: Annotated[
+        list[str],
+        typer.Option("--model", "-m", help="Encoder(s); 'tfidf' for the char 2-3-gram baseline."),
+    ] = ("tfidf",),
     backend: BackendOpt = "torch",
     plot: Annotated[Path | None, typer.Option(help="Figure (PNG) like Figs. 8-10.")] = None,
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Metrics (JSON).")] = None,
@@ -135,13 +174,17 @@ def eval_retrieval(
     evaluator = RetrievalEvaluator(data, name="", top_n=top_n)
     results = {}
     for name in model:
-        encoder = (TfidfEncoder((2, 3)).fit(evaluator.candidates_) if name == "tfidf"
-                   else _encoder(name, backend))
+        encoder = (
+            TfidfEncoder((2, 3)).fit(evaluator.candidates_)
+            if name == "tfidf"
+            else _encoder(name, backend)
+        )
         label = name if name in ("tfidf", "offline-minilm") else Path(name).name
         results[label] = evaluator(encoder)
     if plot:
-        plot_retrieval(results, plot, name="", title=f"{pairs.name}: "
-                       f"{len(evaluator.candidates_)} candidates")
+        plot_retrieval(
+            results, plot, name="", title=f"{pairs.name}: {len(evaluator.candidates_)} candidates"
+        )
     if output:
         from parakit.io.atomic import atomic_write
 
@@ -171,9 +214,11 @@ def eval_large(
     texts = (r["text"] for r in iter_collection(distractors))
     if limit:
         texts = itertools.islice(texts, limit)
-    evaluator = LargeScaleEvaluator(read(pairs), max_rank=max_rank,
-                                    top_n=tuple(n for n in (1, 10, 100, 1000, 2048)
-                                                if n <= max_rank))
+    evaluator = LargeScaleEvaluator(
+        read(pairs),
+        max_rank=max_rank,
+        top_n=tuple(n for n in (1, 10, 100, 1000, 2048) if n <= max_rank),
+    )
     metrics = evaluator(_encoder(model, backend), distractors=texts, output_path=output)
     if plot:
         plot_large_scale({Path(model).name: metrics}, plot, top_n=evaluator.top_n)
@@ -199,15 +244,22 @@ def train_baseline(
 
 @app.command("tiles")
 def tiles_cmd(
-    sample: Annotated[Path, typer.Argument(help="Annotated candidate sample with lexical "
-                                           "similarity (e.g. turku/opus-pb-dev.json).")],
+    sample: Annotated[
+        Path,
+        typer.Argument(
+            help="Annotated candidate sample with lexical similarity (e.g. turku/opus-pb-dev.json)."
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for table, plot, JSON.")],
-    scores: Annotated[Path | None, typer.Option(help="CSV with columns neg_conf, pos_conf "
-                                                "(one row per pair, same order).")] = None,
+    scores: Annotated[
+        Path | None,
+        typer.Option(help="CSV with columns neg_conf, pos_conf (one row per pair, same order)."),
+    ] = None,
     classifier: Annotated[Path | None, typer.Option(help="Saved pair classifier.")] = None,
-    baseline_model: Annotated[str | None, typer.Option(help="Train the embedding baseline "
-                                                       "with this encoder, scoring "
-                                                       "out-of-fold.")] = None,
+    baseline_model: Annotated[
+        str | None,
+        typer.Option(help="Train the embedding baseline with this encoder, scoring out-of-fold."),
+    ] = None,
     backend: BackendOpt = "torch",
     folds: int = 5,
     neg_lex_max: float = 0.1,
@@ -227,19 +279,22 @@ def tiles_cmd(
     data = read(sample)
     missing = [i for i, p in enumerate(data) if "lex_similarity" not in p.metadata]
     if missing:
-        raise MineError(f"{sample}: pair {missing[0] + 1} has no lexical similarity "
-                        "(metadata 'lex_similarity')", code="E805")
+        raise MineError(
+            f"{sample}: pair {missing[0] + 1} has no lexical similarity "
+            "(metadata 'lex_similarity')",
+            code="E805",
+        )
     lex = np.asarray([p.metadata["lex_similarity"] for p in data])
     if sum(x is not None for x in (scores, classifier, baseline_model)) != 1:
-        raise MineError("give exactly one of --scores, --classifier, --baseline-model",
-                        code="E805")
+        raise MineError("give exactly one of --scores, --classifier, --baseline-model", code="E805")
     if scores is not None:
         import pandas as pd
 
         frame = pd.read_csv(scores)
         if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != len(data):
-            raise MineError(f"{scores}: need columns neg_conf, pos_conf and {len(data)} rows",
-                            code="E805")
+            raise MineError(
+                f"{scores}: need columns neg_conf, pos_conf and {len(data)} rows", code="E805"
+            )
         neg, pos = frame["neg_conf"].to_numpy(), frame["pos_conf"].to_numpy()
         source = f"scores file {scores}"
     else:
@@ -276,9 +331,11 @@ def tiles_cmd(
     typer.echo(tiles.to_markdown())
     for name in ("negatives", "positives", "positives_label4"):
         e = estimate[name]
-        typer.echo(f"\n{name}: {e['selected']} selected ({100 * e['share']:.1f}% of the sample), "
-                   f"precision {100 * e['precision']:.1f}% "
-                   f"(95% CI {100 * e['ci95'][0]:.1f}–{100 * e['ci95'][1]:.1f})")
+        typer.echo(
+            f"\n{name}: {e['selected']} selected ({100 * e['share']:.1f}% of the sample), "
+            f"precision {100 * e['precision']:.1f}% "
+            f"(95% CI {100 * e['ci95'][0]:.1f}–{100 * e['ci95'][1]:.1f})"
+        )
 
 
 @app.command("grow")
@@ -289,8 +346,9 @@ def grow_cmd(
     model: ModelOpt = "offline-minilm",
     backend: BackendOpt = "torch",
     threshold: float = 0.5,
-    protected: Annotated[Path | None, typer.Option(help="Test pairs whose groups are "
-                                                   "excluded.")] = None,
+    protected: Annotated[
+        Path | None, typer.Option(help="Test pairs whose groups are excluded.")
+    ] = None,
     k: int = 5,
     group_field: str = "group",
     notes: str | None = None,
@@ -301,9 +359,16 @@ def grow_cmd(
     from parakit.mine.rerank import load_classifier
 
     entry = GrowingDataset(dataset).grow(
-        batch, _encoder(model, backend), load_classifier(str(classifier)), threshold=threshold,
-        protected=read(protected) if protected else None, k=k, group_field=group_field,
-        notes=notes, progress=True)
+        batch,
+        _encoder(model, backend),
+        load_classifier(str(classifier)),
+        threshold=threshold,
+        protected=read(protected) if protected else None,
+        k=k,
+        group_field=group_field,
+        notes=notes,
+        progress=True,
+    )
     _echo_json(entry)
 
 
@@ -312,10 +377,12 @@ def shard_cmd(
     workdir: Annotated[Path, typer.Argument(help="A `parakit mine run` work folder.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the index shards.")],
     shards: int = 4,
-    workers: Annotated[int, typer.Option(help="LocalCluster processes (ignored with "
-                                         "--scheduler).")] = 2,
-    scheduler: Annotated[str | None, typer.Option(help="Address of a running Dask "
-                                                  "scheduler.")] = None,
+    workers: Annotated[
+        int, typer.Option(help="LocalCluster processes (ignored with --scheduler).")
+    ] = 2,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Address of a running Dask scheduler.")
+    ] = None,
     kind: str = "flat",
 ) -> None:
     """Build sharded FAISS indexes from a mining run's embeddings on a Dask cluster."""
@@ -331,8 +398,9 @@ def shard_cmd(
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None)
         client = Client(cluster)
     try:
-        result = build_sharded_from_embeddings(workdir / "emb", out, shards, client,
-                                               chunk_size=settings["chunk_size"], kind=kind)
+        result = build_sharded_from_embeddings(
+            workdir / "emb", out, shards, client, chunk_size=settings["chunk_size"], kind=kind
+        )
     finally:
         client.close()
         if cluster is not None:

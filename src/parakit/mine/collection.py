@@ -35,8 +35,9 @@ def _looks_like_records(path: Path, text_field: str) -> bool:
     return False
 
 
-def iter_collection(path: str | Path, text_field: str = "text", source_field: str = "source",
-                    id_field: str = "id") -> Iterator[dict[str, Any]]:
+def iter_collection(
+    path: str | Path, text_field: str = "text", source_field: str = "source", id_field: str = "id"
+) -> Iterator[dict[str, Any]]:
     """Yield the sentences of ``path`` as ``{"text", "source", "id"}`` records.
 
     Raises:
@@ -70,15 +71,22 @@ def iter_collection(path: str | Path, text_field: str = "text", source_field: st
                 try:
                     item = json.loads(line)
                 except json.JSONDecodeError as err:
-                    raise MineError(f"{path}, line {number}: malformed JSON ({err.msg})",
-                                    code="E803") from None
+                    raise MineError(
+                        f"{path}, line {number}: malformed JSON ({err.msg})", code="E803"
+                    ) from None
                 text = item.get(text_field) if isinstance(item, dict) else None
                 if not isinstance(text, str):
-                    raise MineError(f"{path}, line {number}, field {text_field!r}: expected a "
-                                    "string; pass --text-field for another key", code="E803")
+                    raise MineError(
+                        f"{path}, line {number}, field {text_field!r}: expected a "
+                        "string; pass --text-field for another key",
+                        code="E803",
+                    )
                 if text.strip():
-                    yield {"text": text.strip(), "source": item.get(source_field),
-                           "id": str(item.get(id_field, number))}
+                    yield {
+                        "text": text.strip(),
+                        "source": item.get(source_field),
+                        "id": str(item.get(id_field, number)),
+                    }
         return
     if name.endswith((".tsv", ".csv")):
         with open_text(path) as handle:
@@ -87,17 +95,22 @@ def iter_collection(path: str | Path, text_field: str = "text", source_field: st
                 for number, row in enumerate(reader, start=2):
                     text = (row.get(text_field) or "").strip()
                     if text:
-                        yield {"text": text, "source": row.get(source_field) or None,
-                               "id": row.get(id_field) or str(number)}
+                        yield {
+                            "text": text,
+                            "source": row.get(source_field) or None,
+                            "id": row.get(id_field) or str(number),
+                        }
                 return
     from parakit.io import read
 
     try:
         pairs = read(path)
     except Exception as err:
-        raise MineError(f"{path}: not a sentence collection (.txt, .jsonl with {text_field!r}, "
-                        f".tsv/.csv with a {text_field!r} column) nor a pair corpus: {err}",
-                        code="E803") from err
+        raise MineError(
+            f"{path}: not a sentence collection (.txt, .jsonl with {text_field!r}, "
+            f".tsv/.csv with a {text_field!r} column) nor a pair corpus: {err}",
+            code="E803",
+        ) from err
     for pair in pairs:
         source = pair.group if source_field == "group" else pair.source
         for side, text in (("1", pair.text1), ("2", pair.text2)):

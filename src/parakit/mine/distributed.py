@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -48,9 +49,17 @@ def _shard(path: str) -> Any:
     return VectorIndex.load(path)
 
 
-def build_shard(store_path: str, start: int, stop: int, model: str, backend: str, out: str,
-                kind: str = "flat", chunk_size: int = 5_000,
-                index_options: dict[str, Any] | None = None) -> dict[str, Any]:
+def build_shard(
+    store_path: str,
+    start: int,
+    stop: int,
+    model: str,
+    backend: str,
+    out: str,
+    kind: str = "flat",
+    chunk_size: int = 5_000,
+    index_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Embed rows ``[start, stop)`` of a store and build one index shard with global ids.
 
     Runs on a worker; skips the work when the shard is already saved (resumable).
@@ -66,19 +75,33 @@ def build_shard(store_path: str, start: int, stop: int, model: str, backend: str
     encoder = _encoder(model, backend)
     chunks = []
     for a in range(start, stop, chunk_size):
-        chunks.append(np.asarray(encoder.encode(store.texts(a, min(stop, a + chunk_size))),
-                                 dtype=np.float32))
+        chunks.append(
+            np.asarray(encoder.encode(store.texts(a, min(stop, a + chunk_size))), dtype=np.float32)
+        )
     index = VectorIndex(kind=kind, **(index_options or {})).build(
-        lambda: iter(chunks), n=stop - start,
-        ids=lambda: iter([np.arange(start + i * chunk_size, start + i * chunk_size + len(c))
-                          for i, c in enumerate(chunks)]))
+        lambda: iter(chunks),
+        n=stop - start,
+        ids=lambda: iter(
+            [
+                np.arange(start + i * chunk_size, start + i * chunk_size + len(c))
+                for i, c in enumerate(chunks)
+            ]
+        ),
+    )
     index.save(folder, extra={"rows": [start, stop], "model": model, "backend": backend})
     return {"path": str(folder), "start": start, "stop": stop, "ntotal": index.ntotal_}
 
 
-def build_sharded(store_path: str | Path, model: str | Path, out: str | Path, n_shards: int,
-                  client: Any, backend: str = "torch", kind: str = "flat",
-                  index_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def build_sharded(
+    store_path: str | Path,
+    model: str | Path,
+    out: str | Path,
+    n_shards: int,
+    client: Any,
+    backend: str = "torch",
+    kind: str = "flat",
+    index_options: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """Split a sentence store into ``n_shards`` row ranges; each Dask task embeds and indexes one.
 
     Args:
@@ -100,18 +123,35 @@ def build_sharded(store_path: str | Path, model: str | Path, out: str | Path, n_
     if n_shards < 1 or n_shards > n:
         raise MineError(f"n_shards must be between 1 and the {n} sentences", code="E801")
     bounds = np.linspace(0, n, n_shards + 1).astype(int)
-    futures = [client.submit(build_shard, str(store_path), int(a), int(b), str(model), backend,
-                             str(Path(out) / f"shard-{i:05d}"), kind, 5_000, index_options,
-                             pure=False)
-               for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))]
+    futures = [
+        client.submit(
+            build_shard,
+            str(store_path),
+            int(a),
+            int(b),
+            str(model),
+            backend,
+            str(Path(out) / f"shard-{i:05d}"),
+            kind,
+            5_000,
+            index_options,
+            pure=False,
+        )
+        for i, (a, b) in enumerate(itertools.pairwise(bounds))
+    ]
     shards = client.gather(futures)
     with atomic_write(Path(out) / "shards.json") as handle:
         json.dump({"shards": shards, "model": str(model), "backend": backend}, handle, indent=2)
     return shards
 
 
-def index_shard(files: list[str], starts: list[int], out: str, kind: str = "flat",
-                index_options: dict[str, Any] | None = None) -> dict[str, Any]:
+def index_shard(
+    files: list[str],
+    starts: list[int],
+    out: str,
+    kind: str = "flat",
+    index_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Build one index shard from embedding ``.npy`` files whose first rows have global ids
     ``starts`` (a mining work folder's ``emb/`` chunks). Runs on a worker; resumable."""
     from parakit.mine.index import VectorIndex
@@ -124,16 +164,21 @@ def index_shard(files: list[str], starts: list[int], out: str, kind: str = "flat
     index = VectorIndex(kind=kind, **(index_options or {})).build(
         lambda: (np.asarray(a, dtype=np.float32) for a in arrays),
         n=sum(len(a) for a in arrays),
-        ids=lambda: (np.arange(s, s + len(a)) for s, a in zip(starts, arrays, strict=True)))
+        ids=lambda: (np.arange(s, s + len(a)) for s, a in zip(starts, arrays, strict=True)),
+    )
     index.save(folder, extra={"files": files})
     return {"path": str(folder), "ntotal": index.ntotal_}
 
 
-def build_sharded_from_embeddings(emb_dir: str | Path, out: str | Path, n_shards: int,
-                                  client: Any, chunk_size: int | None = None,
-                                  kind: str = "flat",
-                                  index_options: dict[str, Any] | None = None
-                                  ) -> list[dict[str, Any]]:
+def build_sharded_from_embeddings(
+    emb_dir: str | Path,
+    out: str | Path,
+    n_shards: int,
+    client: Any,
+    chunk_size: int | None = None,
+    kind: str = "flat",
+    index_options: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """Shard the embedding chunks of a mining work folder (``emb/00000.npy``...) over Dask
     workers, one index per shard with global row ids. ``chunk_size`` defaults to the row count
     of the first file (all but the last chunk have the same size)."""
@@ -143,9 +188,18 @@ def build_sharded_from_embeddings(emb_dir: str | Path, out: str | Path, n_shards
     size = chunk_size or len(np.load(files[0], mmap_mode="r"))
     starts = [int(Path(f).stem) * size for f in files]
     groups = np.array_split(np.arange(len(files)), min(n_shards, len(files)))
-    futures = [client.submit(index_shard, [files[i] for i in g], [starts[i] for i in g],
-                             str(Path(out) / f"shard-{n:05d}"), kind, index_options, pure=False)
-               for n, g in enumerate(groups)]
+    futures = [
+        client.submit(
+            index_shard,
+            [files[i] for i in g],
+            [starts[i] for i in g],
+            str(Path(out) / f"shard-{n:05d}"),
+            kind,
+            index_options,
+            pure=False,
+        )
+        for n, g in enumerate(groups)
+    ]
     shards = client.gather(futures)
     with atomic_write(Path(out) / "shards.json") as handle:
         json.dump({"shards": shards, "emb_dir": str(emb_dir)}, handle, indent=2)
@@ -156,8 +210,9 @@ def _search_shard(path: str, queries: np.ndarray, k: int) -> tuple[np.ndarray, n
     return _shard(path).search(queries, k)
 
 
-def merge_results(results: list[tuple[np.ndarray, np.ndarray]], k: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def merge_results(
+    results: list[tuple[np.ndarray, np.ndarray]], k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Merge per-shard (scores, ids) into the global top ``k`` (higher score first).
 
     Example:
@@ -182,18 +237,19 @@ class ShardedIndex:
     def load(cls, folder: str | Path) -> ShardedIndex:
         meta_path = Path(folder) / "shards.json"
         if not meta_path.exists():
-            raise MineError(f"{folder}: no shards.json; build it with build_sharded",
-                            code="E801")
+            raise MineError(f"{folder}: no shards.json; build it with build_sharded", code="E801")
         return cls([s["path"] for s in json.loads(meta_path.read_text())["shards"]])
 
-    def search(self, queries: np.ndarray, k: int, client: Any = None
-               ) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, queries: np.ndarray, k: int, client: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Global top ``k`` over all shards: every shard answers ``k``, results are merged."""
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         if client is None:
             results = [_search_shard(p, queries, k) for p in self.paths]
         else:
             scattered = client.scatter(queries, broadcast=True)
-            results = client.gather([client.submit(_search_shard, p, scattered, k, pure=False)
-                                     for p in self.paths])
+            results = client.gather(
+                [client.submit(_search_shard, p, scattered, k, pure=False) for p in self.paths]
+            )
         return merge_results(results, k)

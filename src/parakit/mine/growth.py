@@ -53,8 +53,10 @@ class GrowingDataset:
         try:
             return json.loads(path.read_text())
         except json.JSONDecodeError as err:
-            raise MineError(f"{path}: unreadable manifest ({err.msg}); restore it from the "
-                            "version folders", code="E807") from None
+            raise MineError(
+                f"{path}: unreadable manifest ({err.msg}); restore it from the version folders",
+                code="E807",
+            ) from None
 
     def versions(self) -> list[str]:
         return [v["version"] for v in self.manifest["versions"]]
@@ -68,10 +70,20 @@ class GrowingDataset:
             out.extend(read(self.root / version / "pairs.jsonl"))
         return PairSet(out, scheme="binary", name=self.root.name)
 
-    def grow(self, batch: str | Path, encoder: Any, classifier: Any, threshold: float = 0.5,
-             protected: PairSet | None = None, k: int = 5, group_field: str = "group",
-             text_field: str = "text", workdir: str | Path | None = None,
-             notes: str | None = None, progress: bool = False) -> dict[str, Any]:
+    def grow(
+        self,
+        batch: str | Path,
+        encoder: Any,
+        classifier: Any,
+        threshold: float = 0.5,
+        protected: PairSet | None = None,
+        k: int = 5,
+        group_field: str = "group",
+        text_field: str = "text",
+        workdir: str | Path | None = None,
+        notes: str | None = None,
+        progress: bool = False,
+    ) -> dict[str, Any]:
         """Mine ``batch`` within its groups, keep P(paraphrase) ≥ ``threshold``, append.
 
         Args:
@@ -97,9 +109,19 @@ class GrowingDataset:
         work = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="parakit-grow-"))
         try:
             mined = work / "mined.jsonl"
-            result = mine(batch, work / "job", encoder, output=mined, k=k, same_source=True,
-                          classifier=classifier, min_probability=threshold,
-                          text_field=text_field, source_field=group_field, progress=progress)
+            result = mine(
+                batch,
+                work / "job",
+                encoder,
+                output=mined,
+                k=k,
+                same_source=True,
+                classifier=classifier,
+                min_probability=threshold,
+                text_field=text_field,
+                source_field=group_field,
+                progress=progress,
+            )
             candidates = read(mined)
         finally:
             if own_tmp:
@@ -113,8 +135,10 @@ class GrowingDataset:
             if group in protected_groups:
                 removed_group += 1
                 continue
-            if pair.text1.strip().lower() in protected_texts or \
-                    pair.text2.strip().lower() in protected_texts:
+            if (
+                pair.text1.strip().lower() in protected_texts
+                or pair.text2.strip().lower() in protected_texts
+            ):
                 removed_text += 1
                 continue
             key = _key(pair.text1, pair.text2)
@@ -125,22 +149,35 @@ class GrowingDataset:
             kept.append(pair.replace(label="1", group=group, source="mined"))
         version = f"v{len(self.versions()) + 1:04d}"
         signature = encoder.signature() if hasattr(encoder, "signature") else {}
-        classifier_sig = (classifier.signature() if hasattr(classifier, "signature")
-                          else {"class": type(classifier).__name__})
+        classifier_sig = (
+            classifier.signature()
+            if hasattr(classifier, "signature")
+            else {"class": type(classifier).__name__}
+        )
         entry = {
-            "version": version, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "batch": str(batch), "threshold": threshold, "k": k,
-            "counts": {"sentences": result.n_sentences, "candidates": result.n_candidates,
-                       "above_threshold": len(candidates), "removed_test_group": removed_group,
-                       "removed_test_text": removed_text, "duplicates": duplicates,
-                       "added": len(kept),
-                       "total": sum(v["counts"]["added"] for v in self.manifest["versions"])
-                       + len(kept)},
+            "version": version,
+            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "batch": str(batch),
+            "threshold": threshold,
+            "k": k,
+            "counts": {
+                "sentences": result.n_sentences,
+                "candidates": result.n_candidates,
+                "above_threshold": len(candidates),
+                "removed_test_group": removed_group,
+                "removed_test_text": removed_text,
+                "duplicates": duplicates,
+                "added": len(kept),
+                "total": sum(v["counts"]["added"] for v in self.manifest["versions"]) + len(kept),
+            },
             "models": {"encoder": signature, "classifier": classifier_sig},
-            "protected_groups": len(protected_groups), "notes": notes,
+            "protected_groups": len(protected_groups),
+            "notes": notes,
         }
-        write_jsonl(PairSet(kept, scheme="binary", name=version,
-                            metadata={"growth": entry}), self.root / version / "pairs.jsonl")
+        write_jsonl(
+            PairSet(kept, scheme="binary", name=version, metadata={"growth": entry}),
+            self.root / version / "pairs.jsonl",
+        )
         manifest = self.manifest
         manifest["versions"].append(entry)
         with atomic_write(self.root / "manifest.json") as handle:

@@ -48,8 +48,7 @@ FLAT_LIMIT = 100_000
 KINDS = ("auto", "flat", "ivf", "hnsw", "ivfpq")
 
 
-def choose_kind(n: int, dim: int, memory_budget: int | None = None,
-                on_disk: bool = False) -> str:
+def choose_kind(n: int, dim: int, memory_budget: int | None = None, on_disk: bool = False) -> str:
     """The index kind ``kind="auto"`` picks for ``n`` vectors of ``dim`` floats.
 
     Example:
@@ -68,7 +67,7 @@ def choose_kind(n: int, dim: int, memory_budget: int | None = None,
 
 
 def default_nlist(n: int) -> int:
-    """IVF cells: about 4·√n (FAISS guideline), at least 1, at most n / 39 (training needs 39/cell)."""
+    """IVF cells: about 4·√n (FAISS guideline), at least 1, at most n / 39 (39 points per cell)."""
     return int(max(1, min(4 * math.sqrt(max(n, 1)), n // 39 or 1)))
 
 
@@ -95,13 +94,24 @@ class VectorIndex:
         seed: k-means seed.
     """
 
-    def __init__(self, kind: str = "auto", metric: str = "ip", nlist: int | None = None,
-                 nprobe: int | None = None, pq_m: int | None = None, pq_bits: int = 8,
-                 hnsw_m: int = 32,
-                 ef_search: int = 128, train_size: int | None = None,
-                 memory_budget: int | None = None, on_disk: bool = False,
-                 workdir: str | Path | None = None, block_size: int = 200_000,
-                 threads: int | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        kind: str = "auto",
+        metric: str = "ip",
+        nlist: int | None = None,
+        nprobe: int | None = None,
+        pq_m: int | None = None,
+        pq_bits: int = 8,
+        hnsw_m: int = 32,
+        ef_search: int = 128,
+        train_size: int | None = None,
+        memory_budget: int | None = None,
+        on_disk: bool = False,
+        workdir: str | Path | None = None,
+        block_size: int = 200_000,
+        threads: int | None = None,
+        seed: int = 0,
+    ) -> None:
         self.kind = kind
         self.metric = metric
         self.nlist = nlist
@@ -121,13 +131,13 @@ class VectorIndex:
     # -- building ---------------------------------------------------------------------------
     def _check(self) -> None:
         if self.kind not in KINDS:
-            raise MineError(f"unknown index kind {self.kind!r}; use one of {', '.join(KINDS)}",
-                            code="E801")
+            raise MineError(
+                f"unknown index kind {self.kind!r}; use one of {', '.join(KINDS)}", code="E801"
+            )
         if self.metric not in ("ip", "l2"):
             raise MineError(f"unknown metric {self.metric!r}; use 'ip' or 'l2'", code="E801")
         if self.on_disk and self.workdir is None:
-            raise MineError("on_disk=True needs a workdir for the inverted-list file",
-                            code="E801")
+            raise MineError("on_disk=True needs a workdir for the inverted-list file", code="E801")
 
     def _empty(self, faiss: Any, n: int, dim: int) -> Any:
         metric = faiss.METRIC_INNER_PRODUCT if self.metric == "ip" else faiss.METRIC_L2
@@ -146,9 +156,13 @@ class VectorIndex:
             raise MineError(f"pq_m={m} must divide the dimension {dim}", code="E801")
         return faiss.index_factory(dim, f"IVF{nlist},PQ{m}x{self.pq_bits}", metric)
 
-    def build(self, chunks: ChunkSource, n: int | None = None,
-              ids: Callable[[], Iterator[np.ndarray]] | None = None,
-              progress: bool = False) -> VectorIndex:
+    def build(
+        self,
+        chunks: ChunkSource,
+        n: int | None = None,
+        ids: Callable[[], Iterator[np.ndarray]] | None = None,
+        progress: bool = False,
+    ) -> VectorIndex:
         """Build from ``chunks()``, an iterator of float32 arrays (called once or twice).
 
         Args:
@@ -180,8 +194,11 @@ class VectorIndex:
                 raise MineError("cannot build an index from zero vectors", code="E801")
             dim = first.shape[1]
         self.dim_ = int(dim)
-        self.kind_ = (choose_kind(n, dim, self.memory_budget, self.on_disk)
-                      if self.kind == "auto" else self.kind)
+        self.kind_ = (
+            choose_kind(n, dim, self.memory_budget, self.on_disk)
+            if self.kind == "auto"
+            else self.kind
+        )
         if self.kind_ in ("ivf", "ivfpq"):
             self.nlist_ = min(self.nlist or default_nlist(n), max(1, n))
         else:
@@ -199,10 +216,15 @@ class VectorIndex:
             index = self._build_on_disk(faiss, index, chunks, id_iter, bar)
         else:
             for chunk in chunks():
-                chunk_ids = (next(id_iter) if id_iter is not None
-                             else np.arange(offset, offset + len(chunk), dtype=np.int64))
-                index.add_with_ids(np.ascontiguousarray(chunk, dtype=np.float32),
-                                   np.asarray(chunk_ids, dtype=np.int64))
+                chunk_ids = (
+                    next(id_iter)
+                    if id_iter is not None
+                    else np.arange(offset, offset + len(chunk), dtype=np.int64)
+                )
+                index.add_with_ids(
+                    np.ascontiguousarray(chunk, dtype=np.float32),
+                    np.asarray(chunk_ids, dtype=np.int64),
+                )
                 offset += len(chunk)
                 bar.update(len(chunk))
         bar.close()
@@ -227,8 +249,14 @@ class VectorIndex:
             offset += len(chunk)
         return np.ascontiguousarray(np.concatenate(parts))
 
-    def _build_on_disk(self, faiss: Any, trained: Any, chunks: ChunkSource,
-                       id_iter: Iterator[np.ndarray] | None, bar: Any) -> Any:
+    def _build_on_disk(
+        self,
+        faiss: Any,
+        trained: Any,
+        chunks: ChunkSource,
+        id_iter: Iterator[np.ndarray] | None,
+        bar: Any,
+    ) -> Any:
         from faiss.contrib.ondisk import merge_ondisk
 
         folder = Path(self.workdir)  # type: ignore[arg-type]
@@ -244,10 +272,14 @@ class VectorIndex:
             block_files.append(name)
 
         for chunk in chunks():
-            chunk_ids = (next(id_iter) if id_iter is not None
-                         else np.arange(offset, offset + len(chunk), dtype=np.int64))
-            block.add_with_ids(np.ascontiguousarray(chunk, dtype=np.float32),
-                               np.asarray(chunk_ids, dtype=np.int64))
+            chunk_ids = (
+                next(id_iter)
+                if id_iter is not None
+                else np.arange(offset, offset + len(chunk), dtype=np.int64)
+            )
+            block.add_with_ids(
+                np.ascontiguousarray(chunk, dtype=np.float32), np.asarray(chunk_ids, dtype=np.int64)
+            )
             offset += len(chunk)
             bar.update(len(chunk))
             if block.ntotal >= self.block_size:
@@ -267,12 +299,14 @@ class VectorIndex:
         Missing neighbours (fewer than ``k`` reachable rows) have id -1 and score -inf.
         """
         if not hasattr(self, "index_"):
-            raise MineError("the index is not built; call build() or VectorIndex.load()",
-                            code="E801")
+            raise MineError(
+                "the index is not built; call build() or VectorIndex.load()", code="E801"
+            )
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         if queries.ndim != 2 or queries.shape[1] != self.dim_:
-            raise MineError(f"queries must have shape (n, {self.dim_}), got {queries.shape}",
-                            code="E801")
+            raise MineError(
+                f"queries must have shape (n, {self.dim_}), got {queries.shape}", code="E801"
+            )
         scores, ids = self.index_.search(queries, k)
         if self.metric == "l2":
             scores = -scores
@@ -288,10 +322,17 @@ class VectorIndex:
 
     # -- persistence ------------------------------------------------------------------------
     def meta(self) -> dict[str, Any]:
-        return {"kind": self.kind_, "metric": self.metric, "dim": self.dim_,
-                "ntotal": self.ntotal_, "nlist": self.nlist_, "nprobe": self.nprobe_,
-                "on_disk": self.on_disk, "ef_search": self.ef_search,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        return {
+            "kind": self.kind_,
+            "metric": self.metric,
+            "dim": self.dim_,
+            "ntotal": self.ntotal_,
+            "nlist": self.nlist_,
+            "nprobe": self.nprobe_,
+            "on_disk": self.on_disk,
+            "ef_search": self.ef_search,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
 
     def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:
         """Write ``index.faiss`` and ``index.json`` into folder ``path`` (atomically each).
@@ -319,15 +360,23 @@ class VectorIndex:
 
         folder = Path(path)
         if not (folder / "index.faiss").exists():
-            raise MineError(f"{folder}: no index.faiss here; build one with `parakit mine "
-                            "index` or VectorIndex.build().save()", code="E801")
+            raise MineError(
+                f"{folder}: no index.faiss here; build one with `parakit mine "
+                "index` or VectorIndex.build().save()",
+                code="E801",
+            )
         meta = json.loads((folder / "index.json").read_text())
         flags = faiss.IO_FLAG_ONDISK_SAME_DIR if meta.get("on_disk") else 0
         if mmap:
             flags |= faiss.IO_FLAG_MMAP
-        self = cls(kind=meta["kind"], metric=meta["metric"], nprobe=meta.get("nprobe"),
-                   ef_search=meta.get("ef_search", 128), on_disk=bool(meta.get("on_disk")),
-                   workdir=folder)
+        self = cls(
+            kind=meta["kind"],
+            metric=meta["metric"],
+            nprobe=meta.get("nprobe"),
+            ef_search=meta.get("ef_search", 128),
+            on_disk=bool(meta.get("on_disk")),
+            workdir=folder,
+        )
         self.index_ = faiss.read_index(str(folder / "index.faiss"), flags)
         self.kind_, self.dim_, self.ntotal_ = meta["kind"], meta["dim"], meta["ntotal"]
         self.nlist_, self.nprobe_ = meta.get("nlist"), meta.get("nprobe")

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,9 +54,16 @@ class LargeScaleEvaluator:
 
     greater_is_better = True
 
-    def __init__(self, pairs: PairSet, top_n: Sequence[int] = TOP_N, max_rank: int = 2048,
-                 name: str = "large", chunk_size: int = 20_000, index_kind: str = "auto",
-                 nprobe: int | None = None) -> None:
+    def __init__(
+        self,
+        pairs: PairSet,
+        top_n: Sequence[int] = TOP_N,
+        max_rank: int = 2048,
+        name: str = "large",
+        chunk_size: int = 20_000,
+        index_kind: str = "auto",
+        nprobe: int | None = None,
+    ) -> None:
         self.pairs = pairs
         self.top_n = tuple(top_n)
         self.max_rank = max_rank
@@ -65,9 +73,13 @@ class LargeScaleEvaluator:
         self.nprobe = nprobe
         self.primary_metric = f"{name}_top10_4"
 
-    def __call__(self, model: Any, distractors: Iterable[str] | None = None,
-                 index: VectorIndex | None = None, output_path: str | Path | None = None
-                 ) -> dict[str, float]:
+    def __call__(
+        self,
+        model: Any,
+        distractors: Iterable[str] | None = None,
+        index: VectorIndex | None = None,
+        output_path: str | Path | None = None,
+    ) -> dict[str, float]:
         """Evaluate ``model`` (``encode(texts)``) against ``distractors`` or a built ``index``.
 
         With ``index`` (e.g. from ``parakit mine run``'s work folder, built with the same
@@ -87,19 +99,21 @@ class LargeScaleEvaluator:
             chunks.append(test_vectors)
             n = sum(len(c) for c in chunks)
             index = VectorIndex(kind=self.index_kind, nprobe=self.nprobe).build(
-                lambda: iter(chunks), n=n)
+                lambda: iter(chunks), n=n
+            )
             offset = n - len(test_vectors)
         else:
             offset = index.ntotal_
-            index.index_.add_with_ids(test_vectors, np.arange(offset, offset + len(test_vectors),
-                                                              dtype=np.int64))
+            index.index_.add_with_ids(
+                test_vectors, np.arange(offset, offset + len(test_vectors), dtype=np.int64)
+            )
             index.ntotal_ += len(test_vectors)
         self.n_collection_ = index.ntotal_
         queries = np.asarray([statements[p.text1] for p in self.pairs])
         targets = np.asarray([statements[p.text2] for p in self.pairs]) + offset
         ranks = np.zeros(len(self.pairs), dtype=np.int64)  # 0 = not found ("NA")
         for start in range(0, len(queries), 256):
-            rows = queries[start:start + 256]
+            rows = queries[start : start + 256]
             _, ids = index.search(test_vectors[rows], self.max_rank + 1)
             for i, (hits, query) in enumerate(zip(ids, rows + offset, strict=True)):
                 hits = hits[(hits != query) & (hits >= 0)][: self.max_rank]
@@ -131,9 +145,13 @@ class LargeScaleEvaluator:
         return out
 
 
-def plot_large_scale(results: dict[str, dict[str, float]], path: str | Path,
-                     name: str = "large", top_n: Sequence[int] = TOP_N,
-                     classes: Sequence[str] = ("4", "4<>", "3")) -> Path:
+def plot_large_scale(
+    results: dict[str, dict[str, float]],
+    path: str | Path,
+    name: str = "large",
+    top_n: Sequence[int] = TOP_N,
+    classes: Sequence[str] = ("4", "4<>", "3"),
+) -> Path:
     """Fig. 11 layout: per model and class, a stacked bar of the share of pairs whose target is
     at rank 1, 2–10, 11–100, ... , and NA (beyond ``max(top_n)``), with percentages in white."""
     import matplotlib
@@ -142,7 +160,7 @@ def plot_large_scale(results: dict[str, dict[str, float]], path: str | Path,
     import matplotlib.pyplot as plt
 
     models = list(results)
-    labels = [f"≤{top_n[0]}"] + [f"{a + 1}–{b}" for a, b in zip(top_n, top_n[1:], strict=False)]
+    labels = [f"≤{top_n[0]}"] + [f"{a + 1}–{b}" for a, b in itertools.pairwise(top_n)]
     labels.append("NA")
     fig, ax = plt.subplots(figsize=(2 + 1.6 * len(models) * len(classes), 4))
     xs, names = [], []
@@ -154,14 +172,21 @@ def plot_large_scale(results: dict[str, dict[str, float]], path: str | Path,
             if key not in results[model]:
                 continue
             cumulative = [results[model][f"{name}_top{n}_{cls}"] for n in top_n]
-            shares = [cumulative[0]] + list(np.diff(cumulative))
+            shares = [cumulative[0], *list(np.diff(cumulative))]
             shares.append(results[model][f"{name}_na_{cls}"])
             bottom = 0.0
             for share, colour in zip(shares, colours, strict=True):
                 ax.bar(x, 100 * share, bottom=100 * bottom, color=colour, width=0.8)
                 if share >= 0.04:
-                    ax.text(x, 100 * (bottom + share / 2), f"{100 * share:.0f}", ha="center",
-                            va="center", color="white", fontsize=8)
+                    ax.text(
+                        x,
+                        100 * (bottom + share / 2),
+                        f"{100 * share:.0f}",
+                        ha="center",
+                        va="center",
+                        color="white",
+                        fontsize=8,
+                    )
                 bottom += share
             xs.append(x)
             names.append(f"{model}\n{cls}")

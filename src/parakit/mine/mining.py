@@ -51,8 +51,9 @@ class MiningResult:
 
 
 def _hash64(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(),
-                          "little", signed=True)
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True
+    )
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
@@ -60,8 +61,9 @@ def _save_npy(path: Path, array: np.ndarray) -> None:
         np.save(handle, array)
 
 
-def build_store(collection: str | Path, folder: Path, text_field: str = "text",
-                source_field: str = "source") -> SentenceStore:
+def build_store(
+    collection: str | Path, folder: Path, text_field: str = "text", source_field: str = "source"
+) -> SentenceStore:
     """Write the unique sentences of ``collection`` into a store (two streaming passes).
 
     Pass 1 hashes every text (8 bytes per sentence); pass 2 writes the first occurrence of each
@@ -69,8 +71,13 @@ def build_store(collection: str | Path, folder: Path, text_field: str = "text",
     """
     if (folder / "offsets.npy").exists() and (folder / "sources.npy").exists():
         return SentenceStore(folder)
-    hashes = np.fromiter((_hash64(r["text"]) for r in iter_collection(
-        collection, text_field=text_field, source_field=source_field)), dtype=np.int64)
+    hashes = np.fromiter(
+        (
+            _hash64(r["text"])
+            for r in iter_collection(collection, text_field=text_field, source_field=source_field)
+        ),
+        dtype=np.int64,
+    )
     if len(hashes) == 0:
         raise MineError(f"{collection}: no sentences found", code="E803")
     _, first = np.unique(hashes, return_index=True)
@@ -83,8 +90,9 @@ def build_store(collection: str | Path, folder: Path, text_field: str = "text",
     codes: list[int] = []
 
     def kept() -> Iterator[dict[str, Any]]:
-        for position, record in enumerate(iter_collection(collection, text_field=text_field,
-                                                          source_field=source_field)):
+        for position, record in enumerate(
+            iter_collection(collection, text_field=text_field, source_field=source_field)
+        ):
             if keep[position]:
                 source = "" if record.get("source") is None else str(record["source"])
                 codes.append(names.setdefault(source, len(names)))
@@ -106,8 +114,9 @@ def _n_chunks(n: int, size: int) -> int:
     return (n + size - 1) // size
 
 
-def embed_store(store: SentenceStore, folder: Path, encoder: Any, chunk_size: int,
-                progress: bool = True) -> None:
+def embed_store(
+    store: SentenceStore, folder: Path, encoder: Any, chunk_size: int, progress: bool = True
+) -> None:
     """Embed every chunk of ``store`` missing from ``folder`` (``00000.npy``...)."""
     from tqdm.auto import tqdm
 
@@ -115,8 +124,9 @@ def embed_store(store: SentenceStore, folder: Path, encoder: Any, chunk_size: in
     n = len(store)
     todo = [c for c in range(_n_chunks(n, chunk_size)) if not (folder / f"{c:05d}.npy").exists()]
     done_rows = n - sum(min(chunk_size, n - c * chunk_size) for c in todo)
-    with tqdm(total=n, initial=done_rows, desc="embed", unit="sent", disable=not progress,
-              smoothing=0.05) as bar:
+    with tqdm(
+        total=n, initial=done_rows, desc="embed", unit="sent", disable=not progress, smoothing=0.05
+    ) as bar:
         for chunk in todo:
             start = chunk * chunk_size
             texts = store.texts(start, start + chunk_size)
@@ -128,8 +138,14 @@ def embed_store(store: SentenceStore, folder: Path, encoder: Any, chunk_size: in
 class _Chunks:
     """Re-iterable views of the embedding chunk files, optionally restricted to one source."""
 
-    def __init__(self, folder: Path, n_chunks: int, chunk_size: int,
-                 codes: np.ndarray | None = None, code: int | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        n_chunks: int,
+        chunk_size: int,
+        codes: np.ndarray | None = None,
+        code: int | None = None,
+    ) -> None:
         self.folder, self.n_chunks, self.chunk_size = folder, n_chunks, chunk_size
         self.codes, self.code = codes, code
 
@@ -137,7 +153,7 @@ class _Chunks:
         if self.codes is None:
             return None
         start = chunk * self.chunk_size
-        return self.codes[start:start + length] == self.code
+        return self.codes[start : start + length] == self.code
 
     def vectors(self) -> Iterator[np.ndarray]:
         for chunk in range(self.n_chunks):
@@ -157,14 +173,29 @@ def _job_settings(**settings: Any) -> dict[str, Any]:
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in settings.items()}
 
 
-def mine(collection: str | Path, workdir: str | Path, encoder: Any, output: str | Path | None = None,
-         k: int = 5, same_source: bool = False, queries: str | Path | None = None,
-         classifier: Any = None, min_probability: float | None = None,
-         min_score: float | None = None, positive_class: Any = None,
-         index_kind: str = "auto", metric: str = "ip", nprobe: int | None = None,
-         chunk_size: int = 10_000, rerank_batch: int = 2_048, text_field: str = "text",
-         source_field: str = "source", progress: bool = True, overwrite: bool = False,
-         index_options: dict[str, Any] | None = None) -> MiningResult:
+def mine(
+    collection: str | Path,
+    workdir: str | Path,
+    encoder: Any,
+    output: str | Path | None = None,
+    k: int = 5,
+    same_source: bool = False,
+    queries: str | Path | None = None,
+    classifier: Any = None,
+    min_probability: float | None = None,
+    min_score: float | None = None,
+    positive_class: Any = None,
+    index_kind: str = "auto",
+    metric: str = "ip",
+    nprobe: int | None = None,
+    chunk_size: int = 10_000,
+    rerank_batch: int = 2_048,
+    text_field: str = "text",
+    source_field: str = "source",
+    progress: bool = True,
+    overwrite: bool = False,
+    index_options: dict[str, Any] | None = None,
+) -> MiningResult:
     """Mine paraphrase candidates: every sentence's (or query's) ``k`` nearest neighbours.
 
     Args:
@@ -195,22 +226,36 @@ def mine(collection: str | Path, workdir: str | Path, encoder: Any, output: str 
     """
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
-    signature = encoder.signature() if hasattr(encoder, "signature") else {
-        "encoder": type(encoder).__name__}
-    settings = _job_settings(collection=Path(collection).resolve(), queries=queries and
-                             Path(queries).resolve(), k=k, same_source=same_source,
-                             index_kind=index_kind, metric=metric, nprobe=nprobe,
-                             chunk_size=chunk_size, encoder=signature,
-                             index_options=index_options or {},
-                             classifier=None if classifier is None else type(classifier).__name__,
-                             rerank_batch=rerank_batch, positive_class=positive_class)
+    signature = (
+        encoder.signature()
+        if hasattr(encoder, "signature")
+        else {"encoder": type(encoder).__name__}
+    )
+    settings = _job_settings(
+        collection=Path(collection).resolve(),
+        queries=queries and Path(queries).resolve(),
+        k=k,
+        same_source=same_source,
+        index_kind=index_kind,
+        metric=metric,
+        nprobe=nprobe,
+        chunk_size=chunk_size,
+        encoder=signature,
+        index_options=index_options or {},
+        classifier=None if classifier is None else type(classifier).__name__,
+        rerank_batch=rerank_batch,
+        positive_class=positive_class,
+    )
     job_file = work / "job.json"
     if job_file.exists():
         previous = json.loads(job_file.read_text())
         if previous != json.loads(json.dumps(settings)):
             if not overwrite:
-                raise MineError(f"{work} holds a mining job with other settings; use another "
-                                "workdir or --overwrite", code="E802")
+                raise MineError(
+                    f"{work} holds a mining job with other settings; use another "
+                    "workdir or --overwrite",
+                    code="E802",
+                )
             import shutil
 
             shutil.rmtree(work)
@@ -235,8 +280,18 @@ def mine(collection: str | Path, workdir: str | Path, encoder: Any, output: str 
     seconds["embed"] = time.perf_counter() - tic
 
     tic = time.perf_counter()
-    indexes = _build_indexes(work, n, chunk_size, codes, same_source, index_kind, metric,
-                             nprobe, index_options or {}, progress)
+    indexes = _build_indexes(
+        work,
+        n,
+        chunk_size,
+        codes,
+        same_source,
+        index_kind,
+        metric,
+        nprobe,
+        index_options or {},
+        progress,
+    )
     seconds["index"] = time.perf_counter() - tic
 
     tic = time.perf_counter()
@@ -249,34 +304,68 @@ def mine(collection: str | Path, workdir: str | Path, encoder: Any, output: str 
         _new_memmap(scores_path, (nq, width), np.float32)
     knn_ids = np.load(ids_path, mmap_mode="r+")
     knn_scores = np.load(scores_path, mmap_mode="r+")
-    _search_all(work, indexes, knn_ids, knn_scores, qcodes, same_source, chunk_size,
-                work / ("emb" if self_mining else "qemb"), width, progress)
+    _search_all(
+        work,
+        indexes,
+        knn_ids,
+        knn_scores,
+        qcodes,
+        same_source,
+        chunk_size,
+        work / ("emb" if self_mining else "qemb"),
+        width,
+        progress,
+    )
     seconds["search"] = time.perf_counter() - tic
 
     tic = time.perf_counter()
     rows, cols, scores, ranks = _candidates(
-        knn_ids, knn_scores, k, self_mining, min_score,
-        np.load(qstore.path / "hashes.npy"), np.load(store.path / "hashes.npy"))
+        knn_ids,
+        knn_scores,
+        k,
+        self_mining,
+        min_score,
+        np.load(qstore.path / "hashes.npy"),
+        np.load(store.path / "hashes.npy"),
+    )
     seconds["filter"] = time.perf_counter() - tic
     proba = None
     if classifier is not None:
         tic = time.perf_counter()
-        proba = _rerank(work / "rerank", classifier, qstore, store, rows, cols, rerank_batch,
-                        positive_class, progress)
+        proba = _rerank(
+            work / "rerank",
+            classifier,
+            qstore,
+            store,
+            rows,
+            cols,
+            rerank_batch,
+            positive_class,
+            progress,
+        )
         seconds["rerank"] = time.perf_counter() - tic
     written = 0
     if output is not None:
         tic = time.perf_counter()
-        written = _write_pairs(Path(output), qstore, store, rows, cols, scores, ranks, proba,
-                               min_probability, settings)
+        written = _write_pairs(
+            Path(output), qstore, store, rows, cols, scores, ranks, proba, min_probability, settings
+        )
         seconds["write"] = time.perf_counter() - tic
     return MiningResult(Path(output) if output else None, n, len(rows), written, seconds)
 
 
-def build_index_folder(collection: str | Path, out: str | Path, encoder: Any,
-                       kind: str = "auto", metric: str = "ip", chunk_size: int = 10_000,
-                       text_field: str = "text", source_field: str = "source",
-                       progress: bool = True, **index_options: Any) -> VectorIndex:
+def build_index_folder(
+    collection: str | Path,
+    out: str | Path,
+    encoder: Any,
+    kind: str = "auto",
+    metric: str = "ip",
+    chunk_size: int = 10_000,
+    text_field: str = "text",
+    source_field: str = "source",
+    progress: bool = True,
+    **index_options: Any,
+) -> VectorIndex:
     """Embed a collection and save a searchable index folder with its sentence store.
 
     ``out`` gets ``store/`` (texts), ``emb/`` (embedding chunks, resumable), ``index.faiss`` and
@@ -287,8 +376,9 @@ def build_index_folder(collection: str | Path, out: str | Path, encoder: Any,
     embed_store(store, folder / "emb", encoder, chunk_size, progress)
     chunks = _Chunks(folder / "emb", _n_chunks(len(store), chunk_size), chunk_size)
     on_disk = bool(index_options.get("on_disk"))
-    index = VectorIndex(kind=kind, metric=metric, workdir=folder if on_disk else None,
-                        **index_options)
+    index = VectorIndex(
+        kind=kind, metric=metric, workdir=folder if on_disk else None, **index_options
+    )
     index.build(chunks.vectors, n=len(store), ids=chunks.ids, progress=progress)
     signature = encoder.signature() if hasattr(encoder, "signature") else {}
     index.save(folder, extra={"encoder": signature, "collection": str(collection)})
@@ -313,9 +403,18 @@ def _new_memmap(path: Path, shape: tuple[int, int], dtype: Any) -> None:
     os.replace(tmp, path)
 
 
-def _build_indexes(work: Path, n: int, chunk_size: int, codes: np.ndarray, same_source: bool,
-                   kind: str, metric: str, nprobe: int | None, options: dict[str, Any],
-                   progress: bool) -> dict[int, VectorIndex]:
+def _build_indexes(
+    work: Path,
+    n: int,
+    chunk_size: int,
+    codes: np.ndarray,
+    same_source: bool,
+    kind: str,
+    metric: str,
+    nprobe: int | None,
+    options: dict[str, Any],
+    progress: bool,
+) -> dict[int, VectorIndex]:
     """One index for all sentences (key -1) or one per source code; built once, then loaded."""
     done = work / "index" / "done.json"
     n_chunks = _n_chunks(n, chunk_size)
@@ -328,11 +427,19 @@ def _build_indexes(work: Path, n: int, chunk_size: int, codes: np.ndarray, same_
         if (folder / "index.json").exists():
             out[key] = VectorIndex.load(folder)
             continue
-        chunks = (_Chunks(work / "emb", n_chunks, chunk_size) if key < 0 else
-                  _Chunks(work / "emb", n_chunks, chunk_size, codes, key))
+        chunks = (
+            _Chunks(work / "emb", n_chunks, chunk_size)
+            if key < 0
+            else _Chunks(work / "emb", n_chunks, chunk_size, codes, key)
+        )
         count = n if key < 0 else int((codes == key).sum())
-        index = VectorIndex(kind=kind, metric=metric, nprobe=nprobe,
-                            workdir=folder if options.get("on_disk") else None, **options)
+        index = VectorIndex(
+            kind=kind,
+            metric=metric,
+            nprobe=nprobe,
+            workdir=folder if options.get("on_disk") else None,
+            **options,
+        )
         index.build(chunks.vectors, n=count, ids=chunks.ids, progress=progress)
         index.save(folder)
         out[key] = index
@@ -341,9 +448,18 @@ def _build_indexes(work: Path, n: int, chunk_size: int, codes: np.ndarray, same_
     return out
 
 
-def _search_all(work: Path, indexes: dict[int, VectorIndex], knn_ids: np.ndarray,
-                knn_scores: np.ndarray, qcodes: np.ndarray, same_source: bool, chunk_size: int,
-                emb: Path, width: int, progress: bool) -> None:
+def _search_all(
+    work: Path,
+    indexes: dict[int, VectorIndex],
+    knn_ids: np.ndarray,
+    knn_scores: np.ndarray,
+    qcodes: np.ndarray,
+    same_source: bool,
+    chunk_size: int,
+    emb: Path,
+    width: int,
+    progress: bool,
+) -> None:
     from tqdm.auto import tqdm
 
     marks = work / "knn_done"
@@ -352,8 +468,14 @@ def _search_all(work: Path, indexes: dict[int, VectorIndex], knn_ids: np.ndarray
     n_chunks = _n_chunks(nq, chunk_size)
     todo = [c for c in range(n_chunks) if not (marks / f"{c:05d}").exists()]
     done_rows = nq - sum(min(chunk_size, nq - c * chunk_size) for c in todo)
-    with tqdm(total=nq, initial=done_rows, desc="search", unit="sent", disable=not progress,
-              smoothing=0.05) as bar:
+    with tqdm(
+        total=nq,
+        initial=done_rows,
+        desc="search",
+        unit="sent",
+        disable=not progress,
+        smoothing=0.05,
+    ) as bar:
         for chunk in todo:
             start = chunk * chunk_size
             vectors = np.load(emb / f"{chunk:05d}.npy")
@@ -377,9 +499,15 @@ def _search_all(work: Path, indexes: dict[int, VectorIndex], knn_ids: np.ndarray
             bar.update(stop - start)
 
 
-def _candidates(knn_ids: np.ndarray, knn_scores: np.ndarray, k: int, self_mining: bool,
-                min_score: float | None, qhashes: np.ndarray,
-                hashes: np.ndarray) -> tuple[np.ndarray, ...]:
+def _candidates(
+    knn_ids: np.ndarray,
+    knn_scores: np.ndarray,
+    k: int,
+    self_mining: bool,
+    min_score: float | None,
+    qhashes: np.ndarray,
+    hashes: np.ndarray,
+) -> tuple[np.ndarray, ...]:
     """Candidate (query row, collection row, score, rank) arrays after the filters.
 
     Self-mining: drop the sentence itself, keep the first ``k`` others, and drop a pair already
@@ -413,9 +541,17 @@ def _candidates(knn_ids: np.ndarray, knn_scores: np.ndarray, k: int, self_mining
     return rows[mask], col_ids[mask], out_scores[mask], out_ranks[mask]
 
 
-def _rerank(folder: Path, classifier: Any, qstore: SentenceStore, store: SentenceStore,
-            rows: np.ndarray, cols: np.ndarray, batch: int, positive: Any,
-            progress: bool) -> np.ndarray:
+def _rerank(
+    folder: Path,
+    classifier: Any,
+    qstore: SentenceStore,
+    store: SentenceStore,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    batch: int,
+    positive: Any,
+    progress: bool,
+) -> np.ndarray:
     from tqdm.auto import tqdm
 
     from parakit.mine.rerank import as_pairset, positive_proba
@@ -429,23 +565,37 @@ def _rerank(folder: Path, classifier: Any, qstore: SentenceStore, store: Sentenc
             if path.exists():
                 out[start:stop] = np.load(path)
             else:
-                pairs = as_pairset([qstore.text(int(r)) for r in rows[start:stop]],
-                                   [store.text(int(c)) for c in cols[start:stop]])
+                pairs = as_pairset(
+                    [qstore.text(int(r)) for r in rows[start:stop]],
+                    [store.text(int(c)) for c in cols[start:stop]],
+                )
                 out[start:stop] = positive_proba(classifier, pairs, positive)
                 _save_npy(path, out[start:stop])
             bar.update(stop - start)
     return out
 
 
-def _write_pairs(path: Path, qstore: SentenceStore, store: SentenceStore, rows: np.ndarray,
-                 cols: np.ndarray, scores: np.ndarray, ranks: np.ndarray,
-                 proba: np.ndarray | None, min_probability: float | None,
-                 settings: dict[str, Any]) -> int:
+def _write_pairs(
+    path: Path,
+    qstore: SentenceStore,
+    store: SentenceStore,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    scores: np.ndarray,
+    ranks: np.ndarray,
+    proba: np.ndarray | None,
+    min_probability: float | None,
+    settings: dict[str, Any],
+) -> int:
     from parakit.io.jsonl import FORMAT_VERSION
     from parakit.labels import get_scheme
 
-    header = {"parakit": FORMAT_VERSION, "scheme": get_scheme("binary").spec(),
-              "name": path.stem, "metadata": {"mining": settings}}
+    header = {
+        "parakit": FORMAT_VERSION,
+        "scheme": get_scheme("binary").spec(),
+        "name": path.stem,
+        "metadata": {"mining": settings},
+    }
     written = 0
     with atomic_write(path) as handle:
         handle.write(json.dumps(header, ensure_ascii=False) + "\n")
@@ -454,16 +604,23 @@ def _write_pairs(path: Path, qstore: SentenceStore, store: SentenceStore, rows: 
             if min_probability is not None and (p is None or p < min_probability):
                 continue
             left, right = qstore.record(int(rows[i])), store.record(int(cols[i]))
-            metadata: dict[str, Any] = {"score": round(float(scores[i]), 6),
-                                        "rank": int(ranks[i]),
-                                        "row1": int(rows[i]), "row2": int(cols[i])}
+            metadata: dict[str, Any] = {
+                "score": round(float(scores[i]), 6),
+                "rank": int(ranks[i]),
+                "row1": int(rows[i]),
+                "row2": int(cols[i]),
+            }
             if p is not None:
                 metadata["p_paraphrase"] = round(p, 6)
             if right.get("source") not in (None, left.get("source")):
                 metadata["source2"] = right.get("source")
-            record = {"id": f"{int(rows[i])}-{int(cols[i])}", "text1": left["text"],
-                      "text2": right["text"], "source": left.get("source"),
-                      "metadata": metadata}
+            record = {
+                "id": f"{int(rows[i])}-{int(cols[i])}",
+                "text1": left["text"],
+                "text2": right["text"],
+                "source": left.get("source"),
+                "metadata": metadata,
+            }
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             written += 1
     return written

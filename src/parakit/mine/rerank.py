@@ -39,8 +39,9 @@ def positive_column(classifier: Any, n_columns: int, positive: Any = None) -> in
             return classes.index(positive)
         if str(positive) in [str(c) for c in classes]:
             return [str(c) for c in classes].index(str(positive))
-        raise MineError(f"class {positive!r} not among the classifier's classes {classes}",
-                        code="E804")
+        raise MineError(
+            f"class {positive!r} not among the classifier's classes {classes}", code="E804"
+        )
     for name in POSITIVE_NAMES:
         if name in classes:
             return classes.index(name)
@@ -50,23 +51,29 @@ def positive_column(classifier: Any, n_columns: int, positive: Any = None) -> in
 def positive_proba(classifier: Any, pairs: PairSet, positive: Any = None) -> np.ndarray:
     """P(paraphrase) for every pair of ``pairs`` from ``classifier.predict_proba``."""
     if not callable(getattr(classifier, "predict_proba", None)):
-        raise MineError(f"{type(classifier).__name__} has no predict_proba(pairs); wrap it or "
-                        "use a parakit identification model", code="E804")
+        raise MineError(
+            f"{type(classifier).__name__} has no predict_proba(pairs); wrap it or "
+            "use a parakit identification model",
+            code="E804",
+        )
     proba = np.asarray(classifier.predict_proba(pairs), dtype=np.float64)
     if proba.ndim == 1:
         return proba
     if proba.ndim != 2 or proba.shape[0] != len(pairs):
-        raise MineError(f"predict_proba returned shape {proba.shape} for {len(pairs)} pairs",
-                        code="E804")
+        raise MineError(
+            f"predict_proba returned shape {proba.shape} for {len(pairs)} pairs", code="E804"
+        )
     return proba[:, positive_column(classifier, proba.shape[1], positive)]
 
 
-def as_pairset(texts1: Sequence[str], texts2: Sequence[str],
-               ids: Sequence[str] | None = None) -> PairSet:
+def as_pairset(
+    texts1: Sequence[str], texts2: Sequence[str], ids: Sequence[str] | None = None
+) -> PairSet:
     """Unlabelled candidate pairs for a classifier."""
     ids = ids or [str(i) for i in range(len(texts1))]
-    return PairSet([Pair(id=i, text1=a, text2=b) for i, a, b in zip(ids, texts1, texts2,
-                                                                      strict=True)])
+    return PairSet(
+        [Pair(id=i, text1=a, text2=b) for i, a, b in zip(ids, texts1, texts2, strict=True)]
+    )
 
 
 def load_classifier(path: str) -> Any:

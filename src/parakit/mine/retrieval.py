@@ -50,8 +50,13 @@ def label_class(label: str | None) -> str | None:
     return label[0] if label[0] in "123" else label
 
 
-def rank_targets(query_vectors: Any, candidate_vectors: Any, query_ids: np.ndarray,
-                 target_ids: np.ndarray, chunk: int = 256) -> np.ndarray:
+def rank_targets(
+    query_vectors: Any,
+    candidate_vectors: Any,
+    query_ids: np.ndarray,
+    target_ids: np.ndarray,
+    chunk: int = 256,
+) -> np.ndarray:
     """1-based rank of each target among all candidates except the query itself.
 
     Vectors are L2-normalised rows (dense arrays or scipy sparse); scores are inner products.
@@ -63,13 +68,13 @@ def rank_targets(query_vectors: Any, candidate_vectors: Any, query_ids: np.ndarr
     ranks = np.zeros(n, dtype=np.int64)
     cand_t = candidate_vectors.T
     for start in range(0, n, chunk):
-        q = query_vectors[start:start + chunk]
+        q = query_vectors[start : start + chunk]
         scores = q @ cand_t
         scores = scores.toarray() if sp.issparse(scores) else np.asarray(scores)
         rows = np.arange(len(scores))
-        target = scores[rows, target_ids[start:start + chunk]]
-        scores[rows, query_ids[start:start + chunk]] = -np.inf
-        ranks[start:start + chunk] = 1 + (scores > target[:, None]).sum(axis=1)
+        target = scores[rows, target_ids[start : start + chunk]]
+        scores[rows, query_ids[start : start + chunk]] = -np.inf
+        ranks[start : start + chunk] = 1 + (scores > target[:, None]).sum(axis=1)
     return ranks
 
 
@@ -94,9 +99,14 @@ class RetrievalEvaluator:
 
     greater_is_better = True
 
-    def __init__(self, pairs: PairSet, name: str = "retrieval",
-                 top_n: Sequence[int] = (1, 5, 10), reading: str | None = None,
-                 batch_size: int = 256) -> None:
+    def __init__(
+        self,
+        pairs: PairSet,
+        name: str = "retrieval",
+        top_n: Sequence[int] = (1, 5, 10),
+        reading: str | None = None,
+        batch_size: int = 256,
+    ) -> None:
         self.pairs = pairs
         self.name = name
         self.top_n = tuple(top_n)
@@ -112,21 +122,20 @@ class RetrievalEvaluator:
         self.candidates_ = list(index)
         self._q = np.asarray([index[p.text1] for p in pairs])
         self._t = np.asarray([index[p.text2] for p in pairs])
-        self._binary = np.asarray([(-1 if b is None else b)
-                                   for b in pairs.binary_labels(reading)])
+        self._binary = np.asarray([(-1 if b is None else b) for b in pairs.binary_labels(reading)])
         self._classes = [label_class(p.label) for p in pairs]
 
     def encode(self, model: Any) -> Any:
         return model.encode(self.candidates_)
 
-    def __call__(self, model: Any, output_path: str | Path | None = None,
-                 epoch: int = -1, steps: int = -1) -> dict[str, float]:
+    def __call__(
+        self, model: Any, output_path: str | Path | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
         vectors = self.encode(model)
         if hasattr(vectors, "detach"):
             vectors = vectors.detach().cpu().numpy()
         if isinstance(vectors, np.ndarray):
-            vectors = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12,
-                                        None)
+            vectors = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
         ranks = rank_targets(vectors[self._q], vectors, self._q, self._t, self.batch_size)
         self.ranks_ = ranks
         metrics = self.compute_metrics(ranks)
@@ -147,8 +156,9 @@ class RetrievalEvaluator:
         positive = self._binary == 1
         out[f"{prefix}n_positive"] = float(positive.sum())
         for n in self.top_n:
-            out[f"{prefix}top{n}"] = float((ranks[positive] <= n).mean()) if positive.any() \
-                else float("nan")
+            out[f"{prefix}top{n}"] = (
+                float((ranks[positive] <= n).mean()) if positive.any() else float("nan")
+            )
         pct = 100.0 * (ranks - 1) / n_cand
         classes = np.asarray([c or "" for c in self._classes])
         for cls in CLASS_ORDER:
@@ -159,8 +169,12 @@ class RetrievalEvaluator:
         return out
 
 
-def plot_retrieval(results: dict[str, dict[str, float]], path: str | Path,
-                   name: str = "retrieval", title: str | None = None) -> Path:
+def plot_retrieval(
+    results: dict[str, dict[str, float]],
+    path: str | Path,
+    name: str = "retrieval",
+    title: str | None = None,
+) -> Path:
     """Figs. 8–10 layout: top-1 accuracy per model, and average rank % per label class per model.
 
     Args:
@@ -180,8 +194,9 @@ def plot_retrieval(results: dict[str, dict[str, float]], path: str | Path,
     ax1.bar_label(bars, fmt="%.1f")
     ax1.set_ylabel("top-1 accuracy of positive pairs (%)")
     ax1.set_title("Top-1 retrieval (Fig. 8)")
-    classes = [c for c in CLASS_ORDER if any(f"{prefix}avg_rank_pct_{c}" in results[m]
-                                             for m in models)]
+    classes = [
+        c for c in CLASS_ORDER if any(f"{prefix}avg_rank_pct_{c}" in results[m] for m in models)
+    ]
     width = 0.8 / max(1, len(models))
     for i, model in enumerate(models):
         values = [results[model].get(f"{prefix}avg_rank_pct_{c}", np.nan) for c in classes]

@@ -32,8 +32,11 @@ class SentenceStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         if not (self.path / "offsets.npy").exists():
-            raise MineError(f"{self.path}: not a sentence store (offsets.npy missing); "
-                            "build it with SentenceStore.write", code="E803")
+            raise MineError(
+                f"{self.path}: not a sentence store (offsets.npy missing); "
+                "build it with SentenceStore.write",
+                code="E803",
+            )
         self._offsets = np.load(self.path / "offsets.npy", mmap_mode="r")
         self._handle: Any = None
 
@@ -46,9 +49,17 @@ class SentenceStore:
         position = 0
         with atomic_write(folder / "sentences.jsonl", "wb") as handle:
             for record in records:
-                line = (json.dumps({"text": record["text"], "source": record.get("source"),
-                                    "id": record.get("id")}, ensure_ascii=False)
-                        + "\n").encode("utf-8")
+                line = (
+                    json.dumps(
+                        {
+                            "text": record["text"],
+                            "source": record.get("source"),
+                            "id": record.get("id"),
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                ).encode("utf-8")
                 offsets.append(position)
                 handle.write(line)
                 position += len(line)

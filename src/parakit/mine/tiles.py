@@ -87,18 +87,23 @@ class TileAnalysis:
     def _bin(self, values: np.ndarray) -> np.ndarray:
         return np.minimum((values * self.bins).astype(int), self.bins - 1)
 
-    def fit(self, lex_similarity: Any, neg_confidence: Any, labels: Sequence[str | None]
-            ) -> TileAnalysis:
+    def fit(
+        self, lex_similarity: Any, neg_confidence: Any, labels: Sequence[str | None]
+    ) -> TileAnalysis:
         import pandas as pd
 
         lex = _array(lex_similarity, "lexical similarity")
         conf = _array(neg_confidence, "negative confidence")
         if not len(lex) == len(conf) == len(labels):
-            raise MineError(f"lengths differ: {len(lex)} similarities, {len(conf)} scores, "
-                            f"{len(labels)} labels", code="E805")
+            raise MineError(
+                f"lengths differ: {len(lex)} similarities, {len(conf)} scores, "
+                f"{len(labels)} labels",
+                code="E805",
+            )
         known = np.asarray([bool(label) and label[0] != "x" for label in labels])
-        negative = np.asarray([bool(label) and label[0] in self.negative_labels
-                               for label in labels])
+        negative = np.asarray(
+            [bool(label) and label[0] in self.negative_labels for label in labels]
+        )
         rows, cols = self._bin(lex[known]), self._bin(conf[known])
         counts = np.zeros((self.bins, self.bins), dtype=int)
         negs = np.zeros((self.bins, self.bins), dtype=int)
@@ -110,8 +115,9 @@ class TileAnalysis:
         self.counts_ = pd.DataFrame(counts[::-1], index=index, columns=columns)
         self.negatives_ = pd.DataFrame(negs[::-1], index=index, columns=columns)
         with np.errstate(invalid="ignore", divide="ignore"):
-            self.density_ = pd.DataFrame(100.0 * negs[::-1] / counts[::-1], index=index,
-                                         columns=columns)
+            self.density_ = pd.DataFrame(
+                100.0 * negs[::-1] / counts[::-1], index=index, columns=columns
+            )
         return self
 
     def to_markdown(self) -> str:
@@ -154,10 +160,15 @@ class TileAnalysis:
         return target
 
 
-def estimate_precision(lex_similarity: Any, neg_confidence: Any, pos_confidence: Any,
-                       labels: Sequence[str | None], rules: SelectionRules | None = None,
-                       negative_labels: Sequence[str] = ("1", "2"),
-                       positive_labels: Sequence[str] = ("3", "4")) -> dict[str, Any]:
+def estimate_precision(
+    lex_similarity: Any,
+    neg_confidence: Any,
+    pos_confidence: Any,
+    labels: Sequence[str | None],
+    rules: SelectionRules | None = None,
+    negative_labels: Sequence[str] = ("1", "2"),
+    positive_labels: Sequence[str] = ("3", "4"),
+) -> dict[str, Any]:
     """Precision of the selection rules on an annotated sample, with Wilson 95 % intervals.
 
     Args:
@@ -186,15 +197,22 @@ def estimate_precision(lex_similarity: Any, neg_confidence: Any, pos_confidence:
         selected = mask & known
         correct = int((selected & good).sum())
         n = int(selected.sum())
-        out[name] = {"selected": n, "correct": correct,
-                     "precision": correct / n if n else float("nan"),
-                     "ci95": wilson_interval(correct, n),
-                     "share": n / max(1, int(known.sum()))}
+        out[name] = {
+            "selected": n,
+            "correct": correct,
+            "precision": correct / n if n else float("nan"),
+            "ci95": wilson_interval(correct, n),
+            "share": n / max(1, int(known.sum())),
+        }
     return out
 
 
-def select(lex_similarity: Any, neg_confidence: Any, pos_confidence: Any,
-           rules: SelectionRules | None = None) -> tuple[np.ndarray, np.ndarray]:
+def select(
+    lex_similarity: Any,
+    neg_confidence: Any,
+    pos_confidence: Any,
+    rules: SelectionRules | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Boolean masks (safe negatives, safe positives) over the whole candidate set.
 
     A pair meeting both rules (possible only with contradictory scores) is left out of both.

@@ -48,7 +48,7 @@ class BiEncoderError(ParakitError, ValueError):
 
 
 def _st_module(name: str) -> Any:
-    """sentence-transformers >= 5.2 moved losses/evaluation/modules under ``sentence_transformer``."""
+    """sentence-transformers 5.x moved losses/evaluation/modules under ``sentence_transformer``."""
     import importlib
 
     try:
@@ -84,11 +84,21 @@ class BiEncoder:
         device: ``cpu`` or ``cuda``.
     """
 
-    def __init__(self, base_model: str | Path = "offline-minilm",
-                 loss: str = "online_contrastive", batch_size: int = 16,
-                 learning_rate: float = 1e-5, epochs: int = 1, warmup_ratio: float = 0.1,
-                 margin: float = 0.5, max_seq_length: int = 128, reading: str | None = None,
-                 eval_steps: int | None = None, seed: int = 42, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        base_model: str | Path = "offline-minilm",
+        loss: str = "online_contrastive",
+        batch_size: int = 16,
+        learning_rate: float = 1e-5,
+        epochs: int = 1,
+        warmup_ratio: float = 0.1,
+        margin: float = 0.5,
+        max_seq_length: int = 128,
+        reading: str | None = None,
+        eval_steps: int | None = None,
+        seed: int = 42,
+        device: str = "cpu",
+    ) -> None:
         self.base_model = base_model
         self.loss = loss
         self.batch_size = batch_size
@@ -112,9 +122,11 @@ class BiEncoder:
         else:  # a plain encoder: mean pooling over the last layer (the paper's choice)
             modules = _st_module("modules")
             transformer = modules.Transformer(path, max_seq_length=self.max_seq_length)
-            dim = (transformer.get_embedding_dimension()
-                   if hasattr(transformer, "get_embedding_dimension")
-                   else transformer.get_word_embedding_dimension())
+            dim = (
+                transformer.get_embedding_dimension()
+                if hasattr(transformer, "get_embedding_dimension")
+                else transformer.get_word_embedding_dimension()
+            )
             pooling = modules.Pooling(dim, "mean")
             model = SentenceTransformer(modules=[transformer, pooling], device=self.device)
         model.max_seq_length = self.max_seq_length
@@ -124,11 +136,16 @@ class BiEncoder:
         labels = pairs.binary_labels(self.reading)
         keep = [i for i, y in enumerate(labels) if y is not None]
         if not keep:
-            raise BiEncoderError(f"{what}: no pair has a binary label under reading "
-                                 f"{self.reading or pairs.scheme.default_reading!r}",
-                                 code="E751")
-        return ([pairs[i].text1 for i in keep], [pairs[i].text2 for i in keep],
-                [int(labels[i]) for i in keep])
+            raise BiEncoderError(
+                f"{what}: no pair has a binary label under reading "
+                f"{self.reading or pairs.scheme.default_reading!r}",
+                code="E751",
+            )
+        return (
+            [pairs[i].text1 for i in keep],
+            [pairs[i].text2 for i in keep],
+            [int(labels[i]) for i in keep],
+        )
 
     def _datasets(self, train: PairSet, hard_negatives: PairSet | None) -> Any:
         from datasets import Dataset, DatasetDict
@@ -140,8 +157,11 @@ class BiEncoder:
                 s2 += list(hard_negatives.texts()[1])
                 y += [0] * len(hard_negatives)
             if len(set(y)) < 2:
-                raise BiEncoderError(f"loss {self.loss!r} needs positive and negative pairs; "
-                                     "add mined negatives or use loss='mnrl'", code="E752")
+                raise BiEncoderError(
+                    f"loss {self.loss!r} needs positive and negative pairs; "
+                    "add mined negatives or use loss='mnrl'",
+                    code="E752",
+                )
             return Dataset.from_dict({"sentence1": s1, "sentence2": s2, "label": y})
         anchors = [a for a, label in zip(s1, y, strict=True) if label == 1]
         positives = [b for b, label in zip(s2, y, strict=True) if label == 1]
@@ -153,13 +173,20 @@ class BiEncoder:
         negative_of: dict[str, str] = {}
         for pair in hard_negatives:
             negative_of.setdefault(pair.text1, pair.text2)
-        rows = [(a, p, negative_of[a]) for a, p in zip(anchors, positives, strict=True)
-                if a in negative_of]
+        rows = [
+            (a, p, negative_of[a])
+            for a, p in zip(anchors, positives, strict=True)
+            if a in negative_of
+        ]
         if not rows:
             return plain
-        triplets = Dataset.from_dict({"anchor": [r[0] for r in rows],
-                                      "positive": [r[1] for r in rows],
-                                      "negative": [r[2] for r in rows]})
+        triplets = Dataset.from_dict(
+            {
+                "anchor": [r[0] for r in rows],
+                "positive": [r[1] for r in rows],
+                "negative": [r[2] for r in rows],
+            }
+        )
         return DatasetDict({"pairs": plain, "triplets": triplets})
 
     def _loss(self, model: Any) -> Any:
@@ -171,9 +198,13 @@ class BiEncoder:
         return losses.MultipleNegativesRankingLoss(model)
 
     # -- training ---------------------------------------------------------------------------
-    def fit(self, train: PairSet, dev: PairSet | None = None,
-            hard_negatives: PairSet | None = None,
-            output_dir: str | Path | None = None) -> BiEncoder:
+    def fit(
+        self,
+        train: PairSet,
+        dev: PairSet | None = None,
+        hard_negatives: PairSet | None = None,
+        output_dir: str | Path | None = None,
+    ) -> BiEncoder:
         """Fine-tune on ``train`` (binary reading), evaluating on ``dev`` during training.
 
         Args:
@@ -189,8 +220,9 @@ class BiEncoder:
             self, with ``model_`` (a SentenceTransformer) and ``history_`` (dev metrics).
         """
         if self.loss not in LOSSES:
-            raise BiEncoderError(f"unknown loss {self.loss!r}; use one of {', '.join(LOSSES)}",
-                                 code="E751")
+            raise BiEncoderError(
+                f"unknown loss {self.loss!r}; use one of {', '.join(LOSSES)}", code="E751"
+            )
         from sentence_transformers import (
             SentenceTransformerTrainer,
             SentenceTransformerTrainingArguments,
@@ -206,19 +238,32 @@ class BiEncoder:
         work = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix="biencoder-"))
         strategy = "steps" if self.eval_steps else "epoch"
         args = SentenceTransformerTrainingArguments(
-            output_dir=str(work), num_train_epochs=self.epochs,
-            per_device_train_batch_size=self.batch_size, learning_rate=self.learning_rate,
-            warmup_ratio=self.warmup_ratio, seed=self.seed, data_seed=self.seed,
+            output_dir=str(work),
+            num_train_epochs=self.epochs,
+            per_device_train_batch_size=self.batch_size,
+            learning_rate=self.learning_rate,
+            warmup_ratio=self.warmup_ratio,
+            seed=self.seed,
+            data_seed=self.seed,
             eval_strategy=strategy if evaluator is not None else "no",
-            eval_steps=self.eval_steps, save_strategy="no", report_to="none",
-            logging_strategy="no", use_cpu=self.device == "cpu",
+            eval_steps=self.eval_steps,
+            save_strategy="no",
+            report_to="none",
+            logging_strategy="no",
+            use_cpu=self.device == "cpu",
             batch_sampler="no_duplicates" if self.loss == "mnrl" else "batch_sampler",
-            disable_tqdm=True)
+            disable_tqdm=True,
+        )
         self.history_: list[dict[str, float]] = []
         if evaluator is not None:
             self.history_.append({"step": 0, **evaluator(model)})
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset,
-                                             loss=self._loss(model), evaluator=evaluator)
+        trainer = SentenceTransformerTrainer(
+            model=model,
+            args=args,
+            train_dataset=dataset,
+            loss=self._loss(model),
+            evaluator=evaluator,
+        )
         trainer.train()
         if evaluator is not None:
             self.history_.append({"step": int(trainer.state.global_step), **evaluator(model)})
@@ -226,15 +271,22 @@ class BiEncoder:
         return self
 
     # -- use --------------------------------------------------------------------------------
-    def encode(self, texts: Sequence[str], batch_size: int = 64,
-               normalize: bool = True) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], batch_size: int = 64, normalize: bool = True
+    ) -> np.ndarray:
         """Embeddings (L2-normalised by default) as float32."""
         if not hasattr(self, "model_"):
             raise BiEncoderError("not fitted: call fit() or BiEncoder.load()", code="E753")
-        return np.asarray(self.model_.encode(list(texts), batch_size=batch_size,
-                                             normalize_embeddings=normalize,
-                                             convert_to_numpy=True, show_progress_bar=False),
-                          dtype=np.float32)
+        return np.asarray(
+            self.model_.encode(
+                list(texts),
+                batch_size=batch_size,
+                normalize_embeddings=normalize,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            ),
+            dtype=np.float32,
+        )
 
     def evaluate(self, pairs: PairSet, name: str = "test") -> dict[str, float]:
         """Cosine binary classification metrics and T18 retrieval metrics on ``pairs``."""
@@ -242,15 +294,20 @@ class BiEncoder:
 
         evaluation = _st_module("evaluation")
         s1, s2, y = self._binary(pairs, name)
-        metrics = dict(evaluation.BinaryClassificationEvaluator(s1, s2, y, name=name)(
-            self.model_))
-        metrics.update(RetrievalEvaluator(pairs, name=f"{name}_retrieval", reading=self.reading)(
-            self))
+        metrics = dict(evaluation.BinaryClassificationEvaluator(s1, s2, y, name=name)(self.model_))
+        metrics.update(
+            RetrievalEvaluator(pairs, name=f"{name}_retrieval", reading=self.reading)(self)
+        )
         return metrics
 
     def signature(self) -> dict[str, Any]:
-        return {"encoder": "sentence-transformers", "model": str(self.base_model),
-                "loss": self.loss, "lr": self.learning_rate, "batch_size": self.batch_size}
+        return {
+            "encoder": "sentence-transformers",
+            "model": str(self.base_model),
+            "loss": self.loss,
+            "lr": self.learning_rate,
+            "batch_size": self.batch_size,
+        }
 
     def save(self, path: str | Path) -> Path:
         """A sentence-transformers folder plus ``parakit_biencoder.json`` (settings, history)."""
@@ -258,11 +315,15 @@ class BiEncoder:
 
         folder = Path(path)
         self.model_.save(str(folder))
-        settings = {k: (str(v) if isinstance(v, Path) else v)
-                    for k, v in self.__dict__.items() if not k.endswith("_")}
+        settings = {
+            k: (str(v) if isinstance(v, Path) else v)
+            for k, v in self.__dict__.items()
+            if not k.endswith("_")
+        }
         with atomic_write(folder / "parakit_biencoder.json") as handle:
-            json.dump({"settings": settings, "history": getattr(self, "history_", [])},
-                      handle, indent=2)
+            json.dump(
+                {"settings": settings, "history": getattr(self, "history_", [])}, handle, indent=2
+            )
         return folder
 
     @classmethod
@@ -272,8 +333,10 @@ class BiEncoder:
 
         folder = Path(path)
         if not (folder / "modules.json").exists():
-            raise BiEncoderError(f"{folder}: not a sentence-transformers model folder "
-                                 "(modules.json missing)", code="E753")
+            raise BiEncoderError(
+                f"{folder}: not a sentence-transformers model folder (modules.json missing)",
+                code="E753",
+            )
         meta_path = folder / "parakit_biencoder.json"
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"settings": {}}
         settings = {k: v for k, v in meta["settings"].items() if k != "device"}
