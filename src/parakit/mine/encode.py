@@ -31,6 +31,14 @@ class Encoder(Protocol):
     def encode(self, texts: Sequence[str]) -> Any: ...
 
 
+def _dimension(model: Any) -> int:
+    """Embedding size (the method was renamed in sentence-transformers 5)."""
+    getter = getattr(model, "get_embedding_dimension", None) or getattr(
+        model, "get_sentence_embedding_dimension"
+    )
+    return int(getter())
+
+
 def _model_digest(path: str | Path) -> str:
     """A short content hash of a local model folder (weights + configs), for manifests."""
     path = Path(path)
@@ -94,7 +102,7 @@ class SentenceEncoder:
 
     @property
     def dim(self) -> int:
-        return int(self.model_.get_sentence_embedding_dimension())
+        return _dimension(self.model_)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into a float32 array of shape (len(texts), dim)."""
@@ -229,7 +237,7 @@ class OnnxEncoder:
                 {
                     "inputs": names,
                     "max_seq_length": int(st.max_seq_length),
-                    "dim": int(st.get_sentence_embedding_dimension()),
+                    "dim": _dimension(st),
                 }
             )
         )
