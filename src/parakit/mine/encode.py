@@ -308,6 +308,7 @@ class TfidfEncoder:
         analyzer: ``char`` (across word boundaries, the paper's baseline) or ``char_wb``.
         sublinear_tf: use 1 + log(tf).
         max_features: vocabulary cap (None: unlimited).
+        dense: return dense float32 arrays (for FAISS) instead of scipy sparse rows.
     """
 
     def __init__(
@@ -316,11 +317,13 @@ class TfidfEncoder:
         analyzer: str = "char",
         sublinear_tf: bool = False,
         max_features: int | None = None,
+        dense: bool = False,
     ) -> None:
         self.ngram_range = ngram_range
         self.analyzer = analyzer
         self.sublinear_tf = sublinear_tf
         self.max_features = max_features
+        self.dense = dense
 
     def fit(self, texts: Sequence[str]) -> TfidfEncoder:
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -340,7 +343,8 @@ class TfidfEncoder:
             raise MineError(
                 "TfidfEncoder is not fitted; call fit(candidate_texts) first", code="E806"
             )
-        return self.vectorizer_.transform(list(texts))  # rows are L2-normalised by default
+        vectors = self.vectorizer_.transform(list(texts))  # rows are L2-normalised by default
+        return vectors.toarray().astype(np.float32) if self.dense else vectors
 
     def signature(self) -> dict[str, Any]:
         return {
