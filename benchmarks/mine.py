@@ -75,21 +75,39 @@ def bench_embed(args: argparse.Namespace) -> None:
         cpu = time.process_time() - cpu0
         if reference is None:
             reference = vectors
-            truth = VectorIndex(kind="flat").build(lambda v=vectors: iter([v])).search(
-                vectors, 6)[1][:, 1:]
+            truth = (
+                VectorIndex(kind="flat")
+                .build(lambda v=vectors: iter([v]))
+                .search(vectors, 6)[1][:, 1:]
+            )
         cosine = (vectors * reference).sum(axis=1)
-        found = VectorIndex(kind="flat").build(lambda v=vectors: iter([v])).search(
-            vectors, 6)[1][:, 1:]
-        rows.append((name, len(texts) / wall, len(texts) / cpu, cosine.mean(), cosine.min(),
-                     recall_at(found, truth)))
-    print(f"\nEmbedding {len(texts)} MultiPIT auto sentences with all-MiniLM-L6-v2 "
-          f"(load avg {os.getloadavg()[0]:.1f})\n")
-    print("| encoder | sentences/s (wall) | sentences/s per CPU-second | mean cos to fp32 | "
-          "min cos | recall@5 vs fp32 neighbours |")
+        found = (
+            VectorIndex(kind="flat").build(lambda v=vectors: iter([v])).search(vectors, 6)[1][:, 1:]
+        )
+        rows.append(
+            (
+                name,
+                len(texts) / wall,
+                len(texts) / cpu,
+                cosine.mean(),
+                cosine.min(),
+                recall_at(found, truth),
+            )
+        )
+    print(
+        f"\nEmbedding {len(texts)} MultiPIT auto sentences with all-MiniLM-L6-v2 "
+        f"(load avg {os.getloadavg()[0]:.1f})\n"
+    )
+    print(
+        "| encoder | sentences/s (wall) | sentences/s per CPU-second | mean cos to fp32 | "
+        "min cos | recall@5 vs fp32 neighbours |"
+    )
     print("|---|---|---|---|---|---|")
     for name, wall_rate, cpu_rate, mean_cos, min_cos, rec in rows:
-        print(f"| {name} | {wall_rate:.0f} | {cpu_rate:.0f} | {mean_cos:.4f} | {min_cos:.4f} "
-              f"| {rec:.3f} |")
+        print(
+            f"| {name} | {wall_rate:.0f} | {cpu_rate:.0f} | {mean_cos:.4f} | {min_cos:.4f} "
+            f"| {rec:.3f} |"
+        )
 
 
 def bench_e2e(args: argparse.Namespace) -> None:
@@ -100,20 +118,33 @@ def bench_e2e(args: argparse.Namespace) -> None:
     work.mkdir(parents=True, exist_ok=True)
     collection = work / "collection.txt"
     if not collection.exists():
-        collection.write_text("\n".join(t.replace("\n", " ") for t in
-                                        multipit_sentences(args.n)) + "\n", encoding="utf-8")
+        collection.write_text(
+            "\n".join(t.replace("\n", " ") for t in multipit_sentences(args.n)) + "\n",
+            encoding="utf-8",
+        )
     encoder = load_encoder("offline-minilm", args.backend, batch_size=64)
     start = time.perf_counter()
-    result = mine(collection, work / "job", encoder, output=work / "pairs.jsonl", k=5,
-                  index_kind=args.index, chunk_size=5000, progress=True)
+    result = mine(
+        collection,
+        work / "job",
+        encoder,
+        output=work / "pairs.jsonl",
+        k=5,
+        index_kind=args.index,
+        chunk_size=5000,
+        progress=True,
+    )
     total = time.perf_counter() - start
-    print(f"\nEnd to end, {result.n_sentences} sentences, backend {args.backend}, index "
-          f"{args.index} (this run's stages; a resumed run skips finished ones)\n")
+    print(
+        f"\nEnd to end, {result.n_sentences} sentences, backend {args.backend}, index "
+        f"{args.index} (this run's stages; a resumed run skips finished ones)\n"
+    )
     print("| stage | seconds |\n|---|---|")
     for stage, seconds in result.seconds.items():
         print(f"| {stage} | {seconds:.1f} |")
-    print(f"| total | {total:.1f} |\n\npairs written: {result.n_written}; "
-          f"peak RSS {peak_mb():.0f} MB")
+    print(
+        f"| total | {total:.1f} |\n\npairs written: {result.n_written}; peak RSS {peak_mb():.0f} MB"
+    )
 
 
 def load_vectors(work: Path) -> np.ndarray:
@@ -142,9 +173,11 @@ def bench_search(args: argparse.Namespace) -> None:
     base = load_vectors(Path(args.workdir))
     big = perturbed(base, args.copies, args.noise)
     n = len(big)
-    print(f"\nSearch stage: {len(base)} real MiniLM vectors + {args.copies} perturbed copies "
-          f"(noise {args.noise}) = {n} vectors, top-5 for every vector; "
-          f"faiss threads {faiss.omp_get_max_threads()}, load avg {os.getloadavg()[0]:.1f}\n")
+    print(
+        f"\nSearch stage: {len(base)} real MiniLM vectors + {args.copies} perturbed copies "
+        f"(noise {args.noise}) = {n} vectors, top-5 for every vector; "
+        f"faiss threads {faiss.omp_get_max_threads()}, load avg {os.getloadavg()[0]:.1f}\n"
+    )
     rows = []
     # paraphrase_mining_embeddings at the sizes where it fits, and exact FAISS on the same
     sizes = [s for s in (10_000, 20_000, 40_000) if s <= n]
@@ -172,11 +205,12 @@ def bench_search(args: argparse.Namespace) -> None:
     del exact
     start = time.perf_counter()
     index = VectorIndex(kind="ivf", nprobe=args.nprobe).build(
-        lambda: (big[i:i + 100_000] for i in range(0, n, 100_000)), n=n)
+        lambda: (big[i : i + 100_000] for i in range(0, n, 100_000)), n=n
+    )
     build = time.perf_counter() - start
     start = time.perf_counter()
     for i in range(0, n, 50_000):
-        index.search(big[i:i + 50_000], 6)
+        index.search(big[i : i + 50_000], 6)
     search = time.perf_counter() - start
     _, found = index.search(big[sample], 6)
     recall = recall_at(found[:, 1:], truth[:, 1:])
@@ -184,15 +218,23 @@ def bench_search(args: argparse.Namespace) -> None:
     print("|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
-    print(f"\nparaphrase_mining growth exponent {slope:.2f}; extrapolated to {n:,}: "
-          f"{pm_1m:.0f} s ({pm_1m / 3600:.1f} h)")
-    print(f"exact flat search for {len(sample)} sampled queries over {n:,}: "
-          f"{exact_seconds_sample:.1f} s")
-    print(f"\n| index | build s | search all {n:,} top-5 s | total s | speed-up vs "
-          f"paraphrase_mining | recall@5 vs exact ({len(sample)} queries) |")
+    print(
+        f"\nparaphrase_mining growth exponent {slope:.2f}; extrapolated to {n:,}: "
+        f"{pm_1m:.0f} s ({pm_1m / 3600:.1f} h)"
+    )
+    print(
+        f"exact flat search for {len(sample)} sampled queries over {n:,}: "
+        f"{exact_seconds_sample:.1f} s"
+    )
+    print(
+        f"\n| index | build s | search all {n:,} top-5 s | total s | speed-up vs "
+        f"paraphrase_mining | recall@5 vs exact ({len(sample)} queries) |"
+    )
     print("|---|---|---|---|---|---|")
-    print(f"| IVF{index.nlist_},Flat nprobe={index.nprobe_} | {build:.1f} | {search:.1f} | "
-          f"{build + search:.1f} | {pm_1m / (build + search):.0f}x | {recall:.3f} |")
+    print(
+        f"| IVF{index.nlist_},Flat nprobe={index.nprobe_} | {build:.1f} | {search:.1f} | "
+        f"{build + search:.1f} | {pm_1m / (build + search):.0f}x | {recall:.3f} |"
+    )
     print(f"\npeak RSS {peak_mb():.0f} MB (vectors alone: {big.nbytes / 2**20:.0f} MB)")
 
 
@@ -210,17 +252,19 @@ def bench_memory(args: argparse.Namespace) -> None:
             "lambda:(big[i:i+100000] for i in range(0,n,100000)),n=n);"
             "[ix.search(big[i:i+50000],6) for i in range(0,n,50000)];"
             "print(n, time.perf_counter()-t, resource.getrusage(resource.RUSAGE_SELF)"
-            ".ru_maxrss/1024, big.nbytes/2**20)")
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             cwd=ROOT, check=True).stdout.split()
+            ".ru_maxrss/1024, big.nbytes/2**20)"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+        ).stdout.split()
         n, seconds, peak, vec = out[-4:]
-        print(f"| {int(n):,} | IVF | {float(seconds):.1f} | {float(peak):.0f} | "
-              f"{float(vec):.0f} |")
+        print(f"| {int(n):,} | IVF | {float(seconds):.1f} | {float(peak):.0f} | {float(vec):.0f} |")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="what", required=True)
     p = sub.add_parser("embed")
     p.add_argument("--n", type=int, default=2000)
@@ -241,10 +285,13 @@ def main() -> None:
     p.add_argument("--noise", type=float, default=0.3)
     p.add_argument("--nprobe", type=int, default=16)
     args = parser.parse_args()
-    {"embed": bench_embed, "e2e": bench_e2e, "search": bench_search,
-     "memory": bench_memory}[args.what](args)
-    print(f"\n({time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, "
-          f"{json.dumps({'load_avg': round(os.getloadavg()[0], 1)})})")
+    {"embed": bench_embed, "e2e": bench_e2e, "search": bench_search, "memory": bench_memory}[
+        args.what
+    ](args)
+    print(
+        f"\n({time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, "
+        f"{json.dumps({'load_avg': round(os.getloadavg()[0], 1)})})"
+    )
 
 
 if __name__ == "__main__":

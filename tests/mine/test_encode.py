@@ -8,8 +8,13 @@ import pytest
 from parakit.mine.encode import OnnxEncoder, SentenceEncoder, TfidfEncoder, load_encoder
 from parakit.mine.errors import MineError
 
-TEXTS = ["the cat sat on the mat", "a dog ran", "big red house and a small blue car",
-         "she likes fish", "they walks to the tree"]
+TEXTS = [
+    "the cat sat on the mat",
+    "a dog ran",
+    "big red house and a small blue car",
+    "she likes fish",
+    "they walks to the tree",
+]
 
 
 def test_onnx_fp32_and_int8_agree_with_sentence_transformers(tmp_path, tiny_model):
@@ -21,7 +26,7 @@ def test_onnx_fp32_and_int8_agree_with_sentence_transformers(tmp_path, tiny_mode
     cosine = (int8 * reference).sum(axis=1)
     assert cosine.min() > 0.95
     assert np.allclose(np.linalg.norm(int8, axis=1), 1, atol=1e-5)
-    assert len(list(tmp_path.rglob("model-int8.onnx"))) == 1
+    assert len(list(tmp_path.rglob("model-int8-pc.onnx"))) == 1
 
 
 def test_tfidf_char_ngrams_and_errors():

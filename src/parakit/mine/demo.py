@@ -24,8 +24,15 @@ def demo_step(workdir: Path, pairs: PairSet) -> str:
     statements = sorted({t.replace("\n", " ") for p in labelled for t in (p.text1, p.text2)})
     collection.write_text("\n".join(statements) + "\n", encoding="utf-8")
     encoder = TfidfEncoder(ngram_range=(2, 3), dense=True).fit(statements)
-    result = mine(collection, folder / "work", encoder, output=folder / "candidates.jsonl", k=2,
-                  progress=False, overwrite=True)
+    result = mine(
+        collection,
+        folder / "work",
+        encoder,
+        output=folder / "candidates.jsonl",
+        k=2,
+        progress=False,
+        overwrite=True,
+    )
     candidates = read(folder / "candidates.jsonl")
     known = {frozenset((p.text1, p.text2)) for p in labelled}
     hits = sum(frozenset((c.text1, c.text2)) in known for c in candidates)

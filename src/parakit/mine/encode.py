@@ -33,9 +33,9 @@ class Encoder(Protocol):
 
 def _dimension(model: Any) -> int:
     """Embedding size (the method was renamed in sentence-transformers 5)."""
-    getter = getattr(model, "get_embedding_dimension", None) or getattr(
-        model, "get_sentence_embedding_dimension"
-    )
+    getter = getattr(model, "get_embedding_dimension", None)
+    if getter is None:
+        getter = model.get_sentence_embedding_dimension
     return int(getter())
 
 
@@ -177,7 +177,7 @@ class OnnxEncoder:
             else Path(os.environ.get("PARAKIT_CACHE", Path.home() / ".cache" / "parakit")) / "onnx"
         )
         folder = root / digest
-        fp32, int8 = folder / "model.onnx", folder / "model-int8.onnx"
+        fp32, int8 = folder / "model.onnx", folder / "model-int8-pc.onnx"
         target = int8 if self.quantize else fp32
         if target.exists() and (folder / "encoder.json").exists():
             return target
@@ -230,7 +230,8 @@ class OnnxEncoder:
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
             tmp8 = folder / "model-int8.tmp.onnx"
-            quantize_dynamic(str(fp32), str(tmp8), weight_type=QuantType.QInt8)
+            # per-channel weight scales: cosine to fp32 ~0.99 on MiniLM, against ~0.96 per-tensor
+            quantize_dynamic(str(fp32), str(tmp8), weight_type=QuantType.QInt8, per_channel=True)
             os.replace(tmp8, int8)
         (folder / "encoder.json").write_text(
             json.dumps(
