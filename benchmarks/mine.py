@@ -4,7 +4,7 @@ Run from the repository root (HF_HUB_OFFLINE=1, the offline MiniLM installed)::
 
     python benchmarks/mine.py embed  --n 2000            # ST vs ONNX fp32 vs ONNX int8
     python benchmarks/mine.py e2e    --n 100000 --backend onnx-int8 --workdir out/bench-e2e
-    python benchmarks/mine.py search --workdir out/bench-e2e --copies 9
+    python benchmarks/mine.py search --workdir out/bench-e2e --target 1000000
     python benchmarks/mine.py memory --workdir out/bench-e2e   # peak RSS vs N (subprocesses)
 
 Each prints a Markdown table; figures go to docs/benchmarks-mine.md.
@@ -171,10 +171,11 @@ def bench_search(args: argparse.Namespace) -> None:
     from parakit.mine.index import VectorIndex
 
     base = load_vectors(Path(args.workdir))
-    big = perturbed(base, args.copies, args.noise)
+    copies = args.copies if args.copies is not None else -(-args.target // len(base)) - 1
+    big = perturbed(base, copies, args.noise)[: args.target]
     n = len(big)
     print(
-        f"\nSearch stage: {len(base)} real MiniLM vectors + {args.copies} perturbed copies "
+        f"\nSearch stage: {len(base)} real MiniLM vectors + {copies} perturbed copies "
         f"(noise {args.noise}) = {n} vectors, top-5 for every vector; "
         f"faiss threads {faiss.omp_get_max_threads()}, load avg {os.getloadavg()[0]:.1f}\n"
     )
@@ -241,12 +242,15 @@ def bench_search(args: argparse.Namespace) -> None:
 def bench_memory(args: argparse.Namespace) -> None:
     """Peak RSS of index build + full top-5 search at growing N, one subprocess per size."""
     print("\n| N | index | build+search s | peak RSS MB | vectors MB |\n|---|---|---|---|---|")
-    for copies in args.copies_list:
+    base_n = len(load_vectors(Path(args.workdir)))
+    for size in args.sizes:
+        copies = -(-size // base_n) - 1
         code = (
             "import sys,time,resource; sys.path.insert(0,'benchmarks'); import mine as b;"
             "import numpy as np; from pathlib import Path;"
             "from parakit.mine.index import VectorIndex;"
-            f"big=b.perturbed(b.load_vectors(Path({args.workdir!r})),{copies},{args.noise});"
+            f"big=b.perturbed(b.load_vectors(Path({args.workdir!r})),{copies},{args.noise})"
+            f"[:{size}];"
             "n=len(big); t=time.perf_counter();"
             f"ix=VectorIndex(kind='ivf',nprobe={args.nprobe}).build("
             "lambda:(big[i:i+100000] for i in range(0,n,100000)),n=n);"
@@ -275,13 +279,14 @@ def main() -> None:
     p.add_argument("--workdir", default="out/bench-e2e")
     p = sub.add_parser("search")
     p.add_argument("--workdir", default="out/bench-e2e")
-    p.add_argument("--copies", type=int, default=9)
+    p.add_argument("--copies", type=int, default=None, help="default: enough for --target")
+    p.add_argument("--target", type=int, default=1_000_000)
     p.add_argument("--noise", type=float, default=0.3)
     p.add_argument("--nprobe", type=int, default=16)
     p.add_argument("--sample", type=int, default=2000)
     p = sub.add_parser("memory")
     p.add_argument("--workdir", default="out/bench-e2e")
-    p.add_argument("--copies-list", type=int, nargs="+", default=[1, 4, 9])
+    p.add_argument("--sizes", type=int, nargs="+", default=[250_000, 500_000, 1_000_000])
     p.add_argument("--noise", type=float, default=0.3)
     p.add_argument("--nprobe", type=int, default=16)
     args = parser.parse_args()

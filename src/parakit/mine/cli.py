@@ -45,7 +45,7 @@ def run(
     workdir: Annotated[Path, typer.Option(help="Checkpoint folder (rerun to resume).")],
     model: ModelOpt = "offline-minilm",
     backend: BackendOpt = "torch",
-    k: Annotated[int, typer.Option("-k", help="Neighbours per sentence.")] = 5,
+    k: Annotated[int, typer.Option("--k", "-k", help="Neighbours per sentence.")] = 5,
     same_source: Annotated[bool, typer.Option(help="Pair sentences of one source only.")] = False,
     queries: Annotated[
         Path | None, typer.Option(help="Query sentences to search the collection with.")
@@ -136,7 +136,7 @@ def index_cmd(
 def search_cmd(
     index_dir: Annotated[Path, typer.Argument(help="Folder from `parakit mine index`.")],
     query: Annotated[list[str], typer.Argument(help="Query sentence(s).")],
-    k: int = 5,
+    k: Annotated[int, typer.Option("--k", "-k", help="Neighbours per query.")] = 5,
     backend: BackendOpt = "torch",
 ) -> None:
     """Nearest sentences of the indexed collection for each query."""
@@ -349,7 +349,7 @@ def grow_cmd(
     protected: Annotated[
         Path | None, typer.Option(help="Test pairs whose groups are excluded.")
     ] = None,
-    k: int = 5,
+    k: Annotated[int, typer.Option("--k", "-k", help="Neighbours per query.")] = 5,
     group_field: str = "group",
     notes: str | None = None,
 ) -> None:
