@@ -323,6 +323,10 @@ def tiles_cmd(
     estimate["scores"] = source
     out.mkdir(parents=True, exist_ok=True)
     tiles.plot(out / "tiles.png", title=f"{sample.name}: negative density per tile")
+    if scores is None:  # keep the scores: other rules can then be tried with --scores
+        with atomic_write(out / "scores.csv") as handle:
+            handle.write("neg_conf,pos_conf\n")
+            handle.writelines(f"{a:.6f},{b:.6f}\n" for a, b in zip(neg, pos, strict=True))
     with atomic_write(out / "tiles.md") as handle:
         handle.write(tiles.to_markdown() + "\n")
     with atomic_write(out / "selection.json") as handle:
