@@ -86,6 +86,20 @@ class EmbeddingPairClassifier:
     def predict(self, pairs: PairSet) -> np.ndarray:
         return self.classes_[self.predict_proba(pairs).argmax(axis=1)]
 
+    def signature(self) -> dict[str, Any]:
+        """Settings, encoder and a hash of the fitted weights (for mining manifests)."""
+        import hashlib
+
+        weights = np.concatenate([self.model_.coef_.ravel(), self.model_.intercept_])
+        encoder = self.encoder.signature() if hasattr(self.encoder, "signature") else {}
+        return {
+            "classifier": "EmbeddingPairClassifier",
+            "target": self.target,
+            "C": self.C,
+            "encoder": encoder,
+            "weights": hashlib.sha1(weights.astype(np.float64).tobytes()).hexdigest()[:12],
+        }
+
     def save(self, path: str | Path) -> Path:
         """Folder with ``baseline.json`` (settings + encoder) and ``model.joblib``."""
         import joblib

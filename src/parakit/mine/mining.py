@@ -242,7 +242,7 @@ def mine(
         chunk_size=chunk_size,
         encoder=signature,
         index_options=index_options or {},
-        classifier=None if classifier is None else type(classifier).__name__,
+        classifier=_classifier_signature(classifier),
         rerank_batch=rerank_batch,
         positive_class=positive_class,
     )
@@ -384,6 +384,16 @@ def build_index_folder(
     index.save(folder, extra={"encoder": signature, "collection": str(collection)})
     index.store_ = store
     return index
+
+
+def _classifier_signature(classifier: Any) -> Any:
+    """What identifies the re-ranker in ``job.json``: its ``signature()`` if it has one (so a
+    retrained classifier invalidates the re-rank checkpoints), else its class name."""
+    if classifier is None:
+        return None
+    if hasattr(classifier, "signature"):
+        return json.loads(json.dumps(classifier.signature(), default=str))
+    return type(classifier).__name__
 
 
 def _map_codes(qfolder: Path, folder: Path) -> np.ndarray:
