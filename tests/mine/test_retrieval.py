@@ -66,9 +66,10 @@ def test_large_scale_ranks_with_distractors(tmp_path):
         "G": [np.cos(np.radians(3)), np.sin(np.radians(3))],
         "H": [np.cos(np.radians(50)), np.sin(np.radians(50))],
     }
-    metrics = ev(Fixed({**VECS, **extra}), distractors=["G", "H"])
+    metrics = ev(Fixed({**VECS, **extra}), distractors=["G", "H", "B"])  # B: a test statement
     # A: G(3) F(5) B(10) -> 3 ; C: H(40) E(45) ... D(110) is 8th -> NA ; E: H(5) B(35) F(40) -> 3
     assert ev.ranks_.tolist() == [3, 0, 3]
+    assert ev.n_collection_ == 8  # 6 statements + 2 distractors; the copy of B is merged
     assert metrics["large_top2_4"] == 0.0 and metrics["large_top4_4"] == 1.0
     assert metrics["large_na_2"] == 1.0
     assert plot_large_scale({"m": metrics}, tmp_path / "f.png", top_n=(1, 2, 4)).exists()

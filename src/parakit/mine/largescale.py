@@ -94,7 +94,10 @@ class LargeScaleEvaluator:
             if distractors is None:
                 raise MineError("give distractors or a built index", code="E805")
             chunks: list[np.ndarray] = []
-            for batch in _chunked(distractors, self.chunk_size):
+            # the collection is a set of unique sentences (as in the paper): a distractor equal
+            # to a test statement is that statement, not a rival of it
+            unique = (t for t in distractors if t not in statements)
+            for batch in _chunked(unique, self.chunk_size):
                 chunks.append(np.asarray(model.encode(batch), dtype=np.float32))
             chunks.append(test_vectors)
             n = sum(len(c) for c in chunks)
