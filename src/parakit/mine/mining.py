@@ -1,0 +1,639 @@
+"""Two-stage paraphrase mining (T15, T19): embed, k nearest neighbours, filter, re-rank.
+
+``mine()`` runs in a work folder, one checkpointed stage after another, so a crash, ``kill -9`` or
+Ctrl-C continues where it stopped and the final output is identical to an uninterrupted run:
+
+1. ``store/``   unique sentences (exact duplicates dropped, first occurrence kept) + source codes;
+2. ``emb/``     embeddings, one ``.npy`` per chunk of ``chunk_size`` sentences;
+3. ``index/``   one FAISS index (or one per source with ``same_source=True``), saved once built;
+4. ``knn_*.npy`` k+1 neighbours per sentence in memory-mapped arrays, a marker per finished chunk;
+5. ``rerank/``  classifier P(paraphrase) per chunk of candidate pairs (optional);
+6. the output   canonical JSONL of candidate pairs, written atomically.
+
+Memory is bounded by one chunk of embeddings, the index, and 8 bytes per sentence for
+de-duplication; the neighbour arrays live on disk.
+
+Example:
+    >>> from parakit.mine.encode import SentenceEncoder
+    >>> result = mine("sentences.txt", "work/", SentenceEncoder("all-MiniLM-L6-v2"),
+    ...               output="pairs.jsonl", k=5)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parakit.io.atomic import atomic_write
+from parakit.mine.collection import iter_collection
+from parakit.mine.errors import MineError
+from parakit.mine.index import VectorIndex
+from parakit.mine.store import SentenceStore
+
+
+@dataclass
+class MiningResult:
+    """What a mining run produced."""
+
+    output: Path | None
+    n_sentences: int
+    n_candidates: int
+    n_written: int
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _hash64(text: str) -> int:
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True
+    )
+
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    with atomic_write(path, "wb") as handle:
+        np.save(handle, array)
+
+
+def build_store(
+    collection: str | Path, folder: Path, text_field: str = "text", source_field: str = "source"
+) -> SentenceStore:
+    """Write the unique sentences of ``collection`` into a store (two streaming passes).
+
+    Pass 1 hashes every text (8 bytes per sentence); pass 2 writes the first occurrence of each
+    distinct text. Source names are coded as ``sources.npy`` (int32) + ``sources.json``.
+    """
+    if (folder / "offsets.npy").exists() and (folder / "sources.npy").exists():
+        return SentenceStore(folder)
+    hashes = np.fromiter(
+        (
+            _hash64(r["text"])
+            for r in iter_collection(collection, text_field=text_field, source_field=source_field)
+        ),
+        dtype=np.int64,
+    )
+    if len(hashes) == 0:
+        raise MineError(f"{collection}: no sentences found", code="E803")
+    _, first = np.unique(hashes, return_index=True)
+    keep = np.zeros(len(hashes), dtype=bool)
+    keep[first] = True
+    folder.mkdir(parents=True, exist_ok=True)
+    _save_npy(folder / "hashes.npy", hashes[keep])
+    del hashes
+    names: dict[str, int] = {}
+    codes: list[int] = []
+
+    def kept() -> Iterator[dict[str, Any]]:
+        for position, record in enumerate(
+            iter_collection(collection, text_field=text_field, source_field=source_field)
+        ):
+            if keep[position]:
+                source = "" if record.get("source") is None else str(record["source"])
+                codes.append(names.setdefault(source, len(names)))
+                yield record
+
+    # offsets.npy is moved in last, after sources and hashes: it marks the store complete
+    tmp_store = SentenceStore.write(folder / ".partial", kept())
+    with atomic_write(folder / "sources.json") as handle:
+        json.dump(list(names), handle, ensure_ascii=False)
+    _save_npy(folder / "sources.npy", np.asarray(codes, dtype=np.int32))
+    os.replace(tmp_store.path / "sentences.jsonl", folder / "sentences.jsonl")
+    os.replace(tmp_store.path / "offsets.npy", folder / "offsets.npy")
+    tmp_store.close()
+    os.rmdir(tmp_store.path)
+    return SentenceStore(folder)
+
+
+def _n_chunks(n: int, size: int) -> int:
+    return (n + size - 1) // size
+
+
+def embed_store(
+    store: SentenceStore, folder: Path, encoder: Any, chunk_size: int, progress: bool = True
+) -> None:
+    """Embed every chunk of ``store`` missing from ``folder`` (``00000.npy``...)."""
+    from tqdm.auto import tqdm
+
+    folder.mkdir(parents=True, exist_ok=True)
+    n = len(store)
+    todo = [c for c in range(_n_chunks(n, chunk_size)) if not (folder / f"{c:05d}.npy").exists()]
+    done_rows = n - sum(min(chunk_size, n - c * chunk_size) for c in todo)
+    with tqdm(
+        total=n, initial=done_rows, desc="embed", unit="sent", disable=not progress, smoothing=0.05
+    ) as bar:
+        for chunk in todo:
+            start = chunk * chunk_size
+            texts = store.texts(start, start + chunk_size)
+            vectors = np.asarray(encoder.encode(texts), dtype=np.float32)
+            _save_npy(folder / f"{chunk:05d}.npy", vectors)
+            bar.update(len(texts))
+
+
+class _Chunks:
+    """Re-iterable views of the embedding chunk files, optionally restricted to one source."""
+
+    def __init__(
+        self,
+        folder: Path,
+        n_chunks: int,
+        chunk_size: int,
+        codes: np.ndarray | None = None,
+        code: int | None = None,
+    ) -> None:
+        self.folder, self.n_chunks, self.chunk_size = folder, n_chunks, chunk_size
+        self.codes, self.code = codes, code
+
+    def _mask(self, chunk: int, length: int) -> np.ndarray | None:
+        if self.codes is None:
+            return None
+        start = chunk * self.chunk_size
+        return self.codes[start : start + length] == self.code
+
+    def vectors(self) -> Iterator[np.ndarray]:
+        for chunk in range(self.n_chunks):
+            array = np.load(self.folder / f"{chunk:05d}.npy", mmap_mode="r")
+            mask = self._mask(chunk, len(array))
+            yield np.asarray(array if mask is None else array[mask], dtype=np.float32)
+
+    def ids(self) -> Iterator[np.ndarray]:
+        for chunk in range(self.n_chunks):
+            array = np.load(self.folder / f"{chunk:05d}.npy", mmap_mode="r")
+            rows = np.arange(chunk * self.chunk_size, chunk * self.chunk_size + len(array))
+            mask = self._mask(chunk, len(array))
+            yield rows if mask is None else rows[mask]
+
+
+def _job_settings(**settings: Any) -> dict[str, Any]:
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in settings.items()}
+
+
+def mine(
+    collection: str | Path,
+    workdir: str | Path,
+    encoder: Any,
+    output: str | Path | None = None,
+    k: int = 5,
+    same_source: bool = False,
+    queries: str | Path | None = None,
+    classifier: Any = None,
+    min_probability: float | None = None,
+    min_score: float | None = None,
+    positive_class: Any = None,
+    index_kind: str = "auto",
+    metric: str = "ip",
+    nprobe: int | None = None,
+    chunk_size: int = 10_000,
+    rerank_batch: int = 2_048,
+    text_field: str = "text",
+    source_field: str = "source",
+    progress: bool = True,
+    overwrite: bool = False,
+    index_options: dict[str, Any] | None = None,
+) -> MiningResult:
+    """Mine paraphrase candidates: every sentence's (or query's) ``k`` nearest neighbours.
+
+    Args:
+        collection: sentence collection (see :mod:`parakit.mine.collection`).
+        workdir: checkpoint folder; rerunning with the same settings resumes.
+        encoder: object with ``encode(texts) -> array`` (see :mod:`parakit.mine.encode`).
+        output: JSONL file for the candidate pairs (canonical parakit format).
+        k: neighbours kept per sentence (the Turku paper: 5).
+        same_source: only pair sentences of the same source (one index per source).
+        queries: optional file of query sentences searched against the collection instead of
+            mining the collection against itself.
+        classifier: optional pair classifier (``predict_proba(PairSet)``) for re-ranking.
+        min_probability: drop pairs whose P(paraphrase) is below this (needs ``classifier``).
+        min_score: drop pairs whose embedding score is below this.
+        positive_class: the classifier's paraphrase class (default: guessed, see rerank).
+        index_kind, metric, nprobe, index_options: see :class:`~parakit.mine.index.VectorIndex`.
+        chunk_size: sentences per checkpoint; smaller = less memory and lost work per crash,
+            more files.
+        rerank_batch: candidate pairs per classifier call and re-rank checkpoint.
+        text_field, source_field: record keys of JSONL/TSV collections.
+        progress: progress bars with ETA on stderr.
+        overwrite: discard a work folder made with other settings instead of failing.
+
+    Returns:
+        A :class:`MiningResult`. Pairs carry ``metadata`` ``score`` (cosine for ``ip``),
+        ``rank`` (1 = nearest) and, with a classifier, ``p_paraphrase``; pairs are ordered by
+        query row then rank.
+    """
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    signature = (
+        encoder.signature()
+        if hasattr(encoder, "signature")
+        else {"encoder": type(encoder).__name__}
+    )
+    settings = _job_settings(
+        collection=Path(collection).resolve(),
+        queries=queries and Path(queries).resolve(),
+        k=k,
+        same_source=same_source,
+        index_kind=index_kind,
+        metric=metric,
+        nprobe=nprobe,
+        chunk_size=chunk_size,
+        encoder=signature,
+        index_options=index_options or {},
+        classifier=_classifier_signature(classifier),
+        rerank_batch=rerank_batch,
+        positive_class=positive_class,
+    )
+    job_file = work / "job.json"
+    if job_file.exists():
+        previous = json.loads(job_file.read_text())
+        if previous != json.loads(json.dumps(settings)):
+            if not overwrite:
+                raise MineError(
+                    f"{work} holds a mining job with other settings; use another "
+                    "workdir or --overwrite",
+                    code="E802",
+                )
+            import shutil
+
+            shutil.rmtree(work)
+            work.mkdir(parents=True)
+    with atomic_write(job_file) as handle:
+        json.dump(settings, handle, indent=2, ensure_ascii=False)
+    seconds: dict[str, float] = {}
+
+    tic = time.perf_counter()
+    store = build_store(collection, work / "store", text_field, source_field)
+    codes = np.load(work / "store" / "sources.npy")
+    n = len(store)
+    seconds["store"] = time.perf_counter() - tic
+
+    tic = time.perf_counter()
+    embed_store(store, work / "emb", encoder, chunk_size, progress)
+    qstore, qcodes = store, codes
+    if queries is not None:
+        qstore = build_store(queries, work / "qstore", text_field, source_field)
+        qcodes = _map_codes(work / "qstore", work / "store")
+        embed_store(qstore, work / "qemb", encoder, chunk_size, progress)
+    seconds["embed"] = time.perf_counter() - tic
+
+    tic = time.perf_counter()
+    indexes = _build_indexes(
+        work,
+        n,
+        chunk_size,
+        codes,
+        same_source,
+        index_kind,
+        metric,
+        nprobe,
+        index_options or {},
+        progress,
+    )
+    seconds["index"] = time.perf_counter() - tic
+
+    tic = time.perf_counter()
+    self_mining = queries is None
+    width = k + 1  # room for the sentence itself (or an identical collection sentence)
+    ids_path, scores_path = work / "knn_ids.npy", work / "knn_scores.npy"
+    nq = len(qstore)
+    if not ids_path.exists():
+        _new_memmap(ids_path, (nq, width), np.int64)
+        _new_memmap(scores_path, (nq, width), np.float32)
+    knn_ids = np.load(ids_path, mmap_mode="r+")
+    knn_scores = np.load(scores_path, mmap_mode="r+")
+    _search_all(
+        work,
+        indexes,
+        knn_ids,
+        knn_scores,
+        qcodes,
+        same_source,
+        chunk_size,
+        work / ("emb" if self_mining else "qemb"),
+        width,
+        progress,
+    )
+    seconds["search"] = time.perf_counter() - tic
+
+    tic = time.perf_counter()
+    rows, cols, scores, ranks = _candidates(
+        knn_ids,
+        knn_scores,
+        k,
+        self_mining,
+        min_score,
+        np.load(qstore.path / "hashes.npy"),
+        np.load(store.path / "hashes.npy"),
+    )
+    seconds["filter"] = time.perf_counter() - tic
+    proba = None
+    if classifier is not None:
+        tic = time.perf_counter()
+        proba = _rerank(
+            work / "rerank",
+            classifier,
+            qstore,
+            store,
+            rows,
+            cols,
+            rerank_batch,
+            positive_class,
+            progress,
+        )
+        seconds["rerank"] = time.perf_counter() - tic
+    written = 0
+    if output is not None:
+        tic = time.perf_counter()
+        written = _write_pairs(
+            Path(output), qstore, store, rows, cols, scores, ranks, proba, min_probability, settings
+        )
+        seconds["write"] = time.perf_counter() - tic
+    return MiningResult(Path(output) if output else None, n, len(rows), written, seconds)
+
+
+def build_index_folder(
+    collection: str | Path,
+    out: str | Path,
+    encoder: Any,
+    kind: str = "auto",
+    metric: str = "ip",
+    chunk_size: int = 10_000,
+    text_field: str = "text",
+    source_field: str = "source",
+    progress: bool = True,
+    **index_options: Any,
+) -> VectorIndex:
+    """Embed a collection and save a searchable index folder with its sentence store.
+
+    ``out`` gets ``store/`` (texts), ``emb/`` (embedding chunks, resumable), ``index.faiss`` and
+    ``index.json`` (with the encoder signature); ``VectorIndex.load(out).store_`` gives texts.
+    """
+    folder = Path(out)
+    store = build_store(collection, folder / "store", text_field, source_field)
+    embed_store(store, folder / "emb", encoder, chunk_size, progress)
+    chunks = _Chunks(folder / "emb", _n_chunks(len(store), chunk_size), chunk_size)
+    on_disk = bool(index_options.get("on_disk"))
+    index = VectorIndex(
+        kind=kind, metric=metric, workdir=folder if on_disk else None, **index_options
+    )
+    index.build(chunks.vectors, n=len(store), ids=chunks.ids, progress=progress)
+    signature = encoder.signature() if hasattr(encoder, "signature") else {}
+    index.save(folder, extra={"encoder": signature, "collection": str(collection)})
+    index.store_ = store
+    return index
+
+
+def _classifier_signature(classifier: Any) -> Any:
+    """What identifies the re-ranker in ``job.json``: its ``signature()`` if it has one (so a
+    retrained classifier invalidates the re-rank checkpoints), else its class name."""
+    if classifier is None:
+        return None
+    if hasattr(classifier, "signature"):
+        return json.loads(json.dumps(classifier.signature(), default=str))
+    return type(classifier).__name__
+
+
+def _map_codes(qfolder: Path, folder: Path) -> np.ndarray:
+    """Query source codes re-expressed in the collection's code space (-1: unknown source)."""
+    names = json.loads((folder / "sources.json").read_text())
+    qnames = json.loads((qfolder / "sources.json").read_text())
+    lookup = np.asarray([names.index(s) if s in names else -1 for s in qnames], dtype=np.int32)
+    return lookup[np.load(qfolder / "sources.npy")]
+
+
+def _new_memmap(path: Path, shape: tuple[int, int], dtype: Any) -> None:
+    tmp = path.with_suffix(".tmp.npy")
+    array = np.lib.format.open_memmap(tmp, mode="w+", dtype=dtype, shape=shape)
+    array[:] = -1
+    array.flush()
+    del array
+    os.replace(tmp, path)
+
+
+def _build_indexes(
+    work: Path,
+    n: int,
+    chunk_size: int,
+    codes: np.ndarray,
+    same_source: bool,
+    kind: str,
+    metric: str,
+    nprobe: int | None,
+    options: dict[str, Any],
+    progress: bool,
+) -> dict[int, VectorIndex]:
+    """One index for all sentences (key -1) or one per source code; built once, then loaded."""
+    done = work / "index" / "done.json"
+    n_chunks = _n_chunks(n, chunk_size)
+    keys = sorted(int(c) for c in np.unique(codes)) if same_source else [-1]
+    if done.exists():
+        return {key: VectorIndex.load(work / "index" / str(key)) for key in keys}
+    out = {}
+    for key in keys:
+        folder = work / "index" / str(key)
+        if (folder / "index.json").exists():
+            out[key] = VectorIndex.load(folder)
+            continue
+        chunks = (
+            _Chunks(work / "emb", n_chunks, chunk_size)
+            if key < 0
+            else _Chunks(work / "emb", n_chunks, chunk_size, codes, key)
+        )
+        count = n if key < 0 else int((codes == key).sum())
+        index = VectorIndex(
+            kind=kind,
+            metric=metric,
+            nprobe=nprobe,
+            workdir=folder if options.get("on_disk") else None,
+            **options,
+        )
+        index.build(chunks.vectors, n=count, ids=chunks.ids, progress=progress)
+        index.save(folder)
+        out[key] = index
+    with atomic_write(done) as handle:
+        json.dump({"indexes": keys}, handle)
+    return out
+
+
+def _search_all(
+    work: Path,
+    indexes: dict[int, VectorIndex],
+    knn_ids: np.ndarray,
+    knn_scores: np.ndarray,
+    qcodes: np.ndarray,
+    same_source: bool,
+    chunk_size: int,
+    emb: Path,
+    width: int,
+    progress: bool,
+) -> None:
+    from tqdm.auto import tqdm
+
+    marks = work / "knn_done"
+    marks.mkdir(exist_ok=True)
+    nq = knn_ids.shape[0]
+    n_chunks = _n_chunks(nq, chunk_size)
+    todo = [c for c in range(n_chunks) if not (marks / f"{c:05d}").exists()]
+    done_rows = nq - sum(min(chunk_size, nq - c * chunk_size) for c in todo)
+    with tqdm(
+        total=nq,
+        initial=done_rows,
+        desc="search",
+        unit="sent",
+        disable=not progress,
+        smoothing=0.05,
+    ) as bar:
+        for chunk in todo:
+            start = chunk * chunk_size
+            vectors = np.load(emb / f"{chunk:05d}.npy")
+            stop = start + len(vectors)
+            if not same_source:
+                scores, ids = indexes[-1].search(vectors, width)
+                knn_ids[start:stop], knn_scores[start:stop] = ids, scores
+            else:
+                local_codes = qcodes[start:stop]
+                knn_ids[start:stop], knn_scores[start:stop] = -1, -np.inf
+                for code in np.unique(local_codes):
+                    if int(code) not in indexes:
+                        continue  # a query source absent from the collection: no neighbours
+                    rows = np.flatnonzero(local_codes == code)
+                    scores, ids = indexes[int(code)].search(vectors[rows], width)
+                    knn_ids[start + rows], knn_scores[start + rows] = ids, scores
+            knn_ids.flush()
+            knn_scores.flush()
+            with atomic_write(marks / f"{chunk:05d}") as handle:
+                handle.write("done")
+            bar.update(stop - start)
+
+
+def _candidates(
+    knn_ids: np.ndarray,
+    knn_scores: np.ndarray,
+    k: int,
+    self_mining: bool,
+    min_score: float | None,
+    qhashes: np.ndarray,
+    hashes: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """Candidate (query row, collection row, score, rank) arrays after the filters.
+
+    Self-mining: drop the sentence itself, keep the first ``k`` others, and drop a pair already
+    produced in the other direction (``j < i`` and ``i`` among ``j``'s kept neighbours).
+    Query mining: drop collection sentences identical to the query, keep the first ``k`` others.
+    """
+    ids = np.asarray(knn_ids)
+    scores = np.asarray(knn_scores)
+    nq = ids.shape[0]
+    rows_all = np.repeat(np.arange(nq), ids.shape[1]).reshape(ids.shape)
+    valid = ids >= 0
+    if self_mining:
+        valid &= ids != rows_all
+    else:
+        valid &= qhashes[rows_all] != hashes[np.where(valid, ids, 0)]
+    # rank among valid neighbours, keep the first k
+    rank = np.cumsum(valid, axis=1)
+    keep = valid & (rank <= k)
+    kept_ids = np.where(keep, ids, -1)
+    rows, cols = np.nonzero(keep)
+    col_ids = ids[rows, cols]
+    out_scores = scores[rows, cols]
+    out_ranks = rank[rows, cols]
+    mask = np.ones(len(rows), dtype=bool)
+    if self_mining:
+        earlier = col_ids < rows
+        back = (kept_ids[col_ids[earlier]] == rows[earlier, None]).any(axis=1)
+        mask[np.flatnonzero(earlier)[back]] = False
+    if min_score is not None:
+        mask &= out_scores >= min_score
+    return rows[mask], col_ids[mask], out_scores[mask], out_ranks[mask]
+
+
+def _rerank(
+    folder: Path,
+    classifier: Any,
+    qstore: SentenceStore,
+    store: SentenceStore,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    batch: int,
+    positive: Any,
+    progress: bool,
+) -> np.ndarray:
+    from tqdm.auto import tqdm
+
+    from parakit.mine.rerank import as_pairset, positive_proba
+
+    folder.mkdir(parents=True, exist_ok=True)
+    out = np.zeros(len(rows), dtype=np.float64)
+    with tqdm(total=len(rows), desc="rerank", unit="pair", disable=not progress) as bar:
+        for number, start in enumerate(range(0, len(rows), batch)):
+            stop = min(start + batch, len(rows))
+            path = folder / f"{number:05d}.npy"
+            if path.exists():
+                out[start:stop] = np.load(path)
+            else:
+                pairs = as_pairset(
+                    [qstore.text(int(r)) for r in rows[start:stop]],
+                    [store.text(int(c)) for c in cols[start:stop]],
+                )
+                out[start:stop] = positive_proba(classifier, pairs, positive)
+                _save_npy(path, out[start:stop])
+            bar.update(stop - start)
+    return out
+
+
+def _write_pairs(
+    path: Path,
+    qstore: SentenceStore,
+    store: SentenceStore,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    scores: np.ndarray,
+    ranks: np.ndarray,
+    proba: np.ndarray | None,
+    min_probability: float | None,
+    settings: dict[str, Any],
+) -> int:
+    from parakit.io.jsonl import FORMAT_VERSION
+    from parakit.labels import get_scheme
+
+    header = {
+        "parakit": FORMAT_VERSION,
+        "scheme": get_scheme("binary").spec(),
+        "name": path.stem,
+        "metadata": {"mining": settings},
+    }
+    written = 0
+    with atomic_write(path) as handle:
+        handle.write(json.dumps(header, ensure_ascii=False) + "\n")
+        for i in range(len(rows)):
+            p = None if proba is None else float(proba[i])
+            if min_probability is not None and (p is None or p < min_probability):
+                continue
+            left, right = qstore.record(int(rows[i])), store.record(int(cols[i]))
+            metadata: dict[str, Any] = {
+                "score": round(float(scores[i]), 6),
+                "rank": int(ranks[i]),
+                "row1": int(rows[i]),
+                "row2": int(cols[i]),
+            }
+            if p is not None:
+                metadata["p_paraphrase"] = round(p, 6)
+            if right.get("source") not in (None, left.get("source")):
+                metadata["source2"] = right.get("source")
+            record = {
+                "id": f"{int(rows[i])}-{int(cols[i])}",
+                "text1": left["text"],
+                "text2": right["text"],
+                "source": left.get("source"),
+                "metadata": metadata,
+            }
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            written += 1
+    return written
+
+
+__all__ = ["MiningResult", "build_index_folder", "build_store", "embed_store", "mine"]

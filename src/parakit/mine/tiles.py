@@ -1,0 +1,225 @@
+"""Bootstrapping tiles (T16, journal §7.2, Fig. 7): where can classifier scores be trusted?
+
+Candidate pairs are placed on a grid of lexical similarity (rows) × classifier confidence of the
+negative class (columns), 5 × 5 tiles of width 0.2 by default. A manually annotated sample gives
+the density of negatives (labels 1 and 2) per tile; rules then pick "safe" negatives and positives
+from the whole candidate set, and their precision is estimated on the annotated sample.
+
+Example:
+    >>> import numpy as np
+    >>> tiles = TileAnalysis().fit([0.05, 0.9, 0.92], [0.9, 0.1, 0.05], ["1", "4", "2"])
+    >>> int(tiles.counts_.values.sum()), float(tiles.density_.iloc[4, 0])
+    (3, 50.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parakit.mine.errors import MineError
+
+
+@dataclass(frozen=True)
+class SelectionRules:
+    """The paper's rules (defaults): negatives = lexical similarity < 0.1 OR negative confidence
+    > 0.4; positives = lexical similarity > 0.5 AND label-4 confidence ≥ 0.998."""
+
+    neg_lex_max: float = 0.1
+    neg_conf_min: float = 0.4
+    pos_lex_min: float = 0.5
+    pos_conf_min: float = 0.998
+
+    def negatives(self, lex: np.ndarray, neg_conf: np.ndarray) -> np.ndarray:
+        return (lex < self.neg_lex_max) | (neg_conf > self.neg_conf_min)
+
+    def positives(self, lex: np.ndarray, pos_conf: np.ndarray) -> np.ndarray:
+        return (lex > self.pos_lex_min) & (pos_conf >= self.pos_conf_min)
+
+
+def _array(values: Any, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1:
+        raise MineError(f"{name} must be one score per pair", code="E805")
+    if np.isnan(array).any() or (array < 0).any() or (array > 1).any():
+        raise MineError(f"{name} must lie in [0, 1] without missing values", code="E805")
+    return array
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a proportion (precision estimated from a small sample)."""
+    if n == 0:
+        return (float("nan"), float("nan"))
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(successes, n, alpha=2 * (1 - _phi(z)), method="wilson")
+    return float(low), float(high)
+
+
+def _phi(z: float) -> float:
+    from math import erf, sqrt
+
+    return 0.5 * (1 + erf(z / sqrt(2)))
+
+
+class TileAnalysis:
+    """The 5 × 5 tile table of lexical similarity × negative confidence.
+
+    Args:
+        bins: tiles per axis (the paper: 5, width 0.2).
+        negative_labels: base labels counted as negatives (Turku: 1 and 2).
+
+    Attributes (after ``fit``):
+        counts_: pairs per tile (rows: lexical similarity bins, high at the top, as in Fig. 7;
+            columns: negative-confidence bins).
+        negatives_: negatives per tile.
+        density_: negative density in percent per tile (NaN where a tile is empty).
+    """
+
+    def __init__(self, bins: int = 5, negative_labels: Sequence[str] = ("1", "2")) -> None:
+        self.bins = bins
+        self.negative_labels = tuple(negative_labels)
+
+    def _bin(self, values: np.ndarray) -> np.ndarray:
+        return np.minimum((values * self.bins).astype(int), self.bins - 1)
+
+    def fit(
+        self, lex_similarity: Any, neg_confidence: Any, labels: Sequence[str | None]
+    ) -> TileAnalysis:
+        import pandas as pd
+
+        lex = _array(lex_similarity, "lexical similarity")
+        conf = _array(neg_confidence, "negative confidence")
+        if not len(lex) == len(conf) == len(labels):
+            raise MineError(
+                f"lengths differ: {len(lex)} similarities, {len(conf)} scores, "
+                f"{len(labels)} labels",
+                code="E805",
+            )
+        known = np.asarray([bool(label) and label[0] != "x" for label in labels])
+        negative = np.asarray(
+            [bool(label) and label[0] in self.negative_labels for label in labels]
+        )
+        rows, cols = self._bin(lex[known]), self._bin(conf[known])
+        counts = np.zeros((self.bins, self.bins), dtype=int)
+        negs = np.zeros((self.bins, self.bins), dtype=int)
+        np.add.at(counts, (rows, cols), 1)
+        np.add.at(negs, (rows, cols), negative[known].astype(int))
+        edges = [f"{i / self.bins:.1f}–{(i + 1) / self.bins:.1f}" for i in range(self.bins)]
+        index = pd.Index(edges[::-1], name="lexical similarity")
+        columns = pd.Index(edges, name="negative confidence")
+        self.counts_ = pd.DataFrame(counts[::-1], index=index, columns=columns)
+        self.negatives_ = pd.DataFrame(negs[::-1], index=index, columns=columns)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.density_ = pd.DataFrame(
+                100.0 * negs[::-1] / counts[::-1], index=index, columns=columns
+            )
+        return self
+
+    def to_markdown(self) -> str:
+        """The density table with counts, "density % (n)" per tile."""
+        header = "| lex sim \\ neg conf | " + " | ".join(self.density_.columns) + " |"
+        lines = [header, "|" + "---|" * (len(self.density_.columns) + 1)]
+        for row in self.density_.index:
+            cells = []
+            for col in self.density_.columns:
+                n = int(self.counts_.loc[row, col])
+                cells.append("–" if n == 0 else f"{self.density_.loc[row, col]:.0f}% ({n})")
+            lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
+    def plot(self, path: str | Path, title: str | None = None) -> Path:
+        """Heat map of negative density per tile, annotated with density and count (Fig. 7)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6.5, 5))
+        image = ax.imshow(self.density_.values, cmap="RdYlGn_r", vmin=0, vmax=100)
+        for i in range(self.bins):
+            for j in range(self.bins):
+                n = int(self.counts_.iat[i, j])
+                text = "–" if n == 0 else f"{self.density_.iat[i, j]:.0f}%\n(n={n})"
+                ax.text(j, i, text, ha="center", va="center", fontsize=8)
+        ax.set_xticks(range(self.bins), self.density_.columns, fontsize=8)
+        ax.set_yticks(range(self.bins), self.density_.index, fontsize=8)
+        ax.set_xlabel("classifier confidence of the negative class")
+        ax.set_ylabel("lexical similarity")
+        ax.set_title(title or "Negative density per tile")
+        fig.colorbar(image, ax=ax, label="% negatives (labels 1–2)")
+        fig.tight_layout()
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(target, dpi=120)
+        plt.close(fig)
+        return target
+
+
+def estimate_precision(
+    lex_similarity: Any,
+    neg_confidence: Any,
+    pos_confidence: Any,
+    labels: Sequence[str | None],
+    rules: SelectionRules | None = None,
+    negative_labels: Sequence[str] = ("1", "2"),
+    positive_labels: Sequence[str] = ("3", "4"),
+) -> dict[str, Any]:
+    """Precision of the selection rules on an annotated sample, with Wilson 95 % intervals.
+
+    Args:
+        lex_similarity, neg_confidence, pos_confidence: per annotated pair.
+        labels: the manual labels (Turku strings; flags ignored).
+        rules: :class:`SelectionRules` (default: the paper's).
+        negative_labels: base labels that make a selected negative correct.
+        positive_labels: base labels that make a selected positive correct (default: 3 and 4,
+            the loose binary reading; use ``("4",)`` for label-4 precision).
+
+    Returns:
+        ``{"rules", "negatives": {"selected", "correct", "precision", "ci95", "share"},
+        "positives": {...}}`` where ``share`` is the fraction of the sample selected.
+    """
+    rules = rules or SelectionRules()
+    lex = _array(lex_similarity, "lexical similarity")
+    neg = _array(neg_confidence, "negative confidence")
+    pos = _array(pos_confidence, "positive confidence")
+    known = np.asarray([bool(label) and label[0] != "x" for label in labels])
+    base = np.asarray([(label or "x")[0] for label in labels])
+    out: dict[str, Any] = {"rules": asdict(rules), "n_annotated": int(known.sum())}
+    for name, mask, good in (
+        ("negatives", rules.negatives(lex, neg), np.isin(base, negative_labels)),
+        ("positives", rules.positives(lex, pos), np.isin(base, positive_labels)),
+    ):
+        selected = mask & known
+        correct = int((selected & good).sum())
+        n = int(selected.sum())
+        out[name] = {
+            "selected": n,
+            "correct": correct,
+            "precision": correct / n if n else float("nan"),
+            "ci95": wilson_interval(correct, n),
+            "share": n / max(1, int(known.sum())),
+        }
+    return out
+
+
+def select(
+    lex_similarity: Any,
+    neg_confidence: Any,
+    pos_confidence: Any,
+    rules: SelectionRules | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Boolean masks (safe negatives, safe positives) over the whole candidate set.
+
+    A pair meeting both rules (possible only with contradictory scores) is left out of both.
+    """
+    rules = rules or SelectionRules()
+    lex = _array(lex_similarity, "lexical similarity")
+    negatives = rules.negatives(lex, _array(neg_confidence, "negative confidence"))
+    positives = rules.positives(lex, _array(pos_confidence, "positive confidence"))
+    both = negatives & positives
+    return negatives & ~both, positives & ~both

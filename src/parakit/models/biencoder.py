@@ -1,0 +1,346 @@
+"""Bi-encoder (SBERT) fine-tuning for paraphrase embeddings (T17, journal §8.1).
+
+A sentence-transformers model on any base encoder with mean pooling, trained on the binary
+reading of a corpus's labels (Turku loose by default: 1, 2 → negative; 3, 4 → positive) with
+the paper's defaults (batch size 16, learning rate 1e-5), evaluated on a dev set during
+training, saved and loaded as a plain sentence-transformers folder.
+
+Losses (``loss=``):
+
+* ``contrastive`` – :class:`ContrastiveLoss`: pulls positives together, pushes negatives beyond
+  ``margin``. Inputs: (text1, text2, label 0/1).
+* ``online_contrastive`` (default) – :class:`OnlineContrastiveLoss`: the same, on the hard
+  positives and hard negatives of each batch only; usually better with many easy negatives.
+* ``mnrl`` – :class:`MultipleNegativesRankingLoss`: positives only, other in-batch sentences
+  are the negatives; mined hard negatives (``fit(hard_negatives=...)``) are added as a third
+  column. Recommended when the data are (almost) all positives, as in Turku (81.8K positives,
+  1.4K negatives).
+
+Example:
+    >>> from parakit.io import read
+    >>> model = BiEncoder("offline-minilm", epochs=1).fit(read("train.jsonl"),
+    ...                                                   dev=read("dev.jsonl"))  # doctest: +SKIP
+    >>> model.save("sbert-turku")  # doctest: +SKIP
+    >>> BiEncoder.load("sbert-turku").encode(["Hyvää huomenta"]).shape  # doctest: +SKIP
+    (1, 384)
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parakit.errors import ParakitError
+from parakit.schema import PairSet
+
+LOSSES = ("contrastive", "online_contrastive", "mnrl")
+
+
+class BiEncoderError(ParakitError, ValueError):
+    """Bad bi-encoder settings or training data (codes E75x)."""
+
+    code = "E750"
+
+
+def _st_module(name: str) -> Any:
+    """sentence-transformers 5.x moved losses/evaluation/modules under ``sentence_transformer``."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"sentence_transformers.sentence_transformer.{name}")
+    except ImportError:
+        return importlib.import_module(f"sentence_transformers.{name}")
+
+
+def _resolve(model: str | Path) -> str:
+    if str(model) == "offline-minilm":
+        from parakit.mine.encode import resolve_model
+
+        return resolve_model(model)
+    return str(model)
+
+
+class BiEncoder:
+    """Fine-tune and apply a paraphrase bi-encoder.
+
+    Args:
+        base_model: HF id or local folder (a sentence-transformers model, or a plain encoder that
+            gets mean pooling), or ``offline-minilm``.
+        loss: ``contrastive``, ``online_contrastive`` or ``mnrl`` (see the module docs).
+        batch_size: the paper's 16.
+        learning_rate: the paper's 1e-5.
+        epochs: passes over the training data.
+        warmup_ratio: linear warm-up share of the steps.
+        margin: contrastive margin (cosine distance).
+        max_seq_length: token limit.
+        reading: binary reading of the label scheme (None: the scheme default, Turku loose).
+        eval_steps: evaluate on dev every this many steps (None: once per epoch).
+        seed: training seed.
+        device: ``cpu`` or ``cuda``.
+    """
+
+    def __init__(
+        self,
+        base_model: str | Path = "offline-minilm",
+        loss: str = "online_contrastive",
+        batch_size: int = 16,
+        learning_rate: float = 1e-5,
+        epochs: int = 1,
+        warmup_ratio: float = 0.1,
+        margin: float = 0.5,
+        max_seq_length: int = 128,
+        reading: str | None = None,
+        eval_steps: int | None = None,
+        seed: int = 42,
+        device: str = "cpu",
+    ) -> None:
+        self.base_model = base_model
+        self.loss = loss
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.epochs = epochs
+        self.warmup_ratio = warmup_ratio
+        self.margin = margin
+        self.max_seq_length = max_seq_length
+        self.reading = reading
+        self.eval_steps = eval_steps
+        self.seed = seed
+        self.device = device
+
+    # -- model ------------------------------------------------------------------------------
+    def _base(self) -> Any:
+        from sentence_transformers import SentenceTransformer
+
+        path = _resolve(self.base_model)
+        if (Path(path) / "modules.json").exists():
+            model = SentenceTransformer(path, device=self.device)
+        else:  # a plain encoder: mean pooling over the last layer (the paper's choice)
+            modules = _st_module("modules")
+            transformer = modules.Transformer(path, max_seq_length=self.max_seq_length)
+            dim = (
+                transformer.get_embedding_dimension()
+                if hasattr(transformer, "get_embedding_dimension")
+                else transformer.get_word_embedding_dimension()
+            )
+            pooling = modules.Pooling(dim, "mean")
+            model = SentenceTransformer(modules=[transformer, pooling], device=self.device)
+        model.max_seq_length = self.max_seq_length
+        return model
+
+    def _binary(self, pairs: PairSet, what: str) -> tuple[list[str], list[str], list[int]]:
+        labels = pairs.binary_labels(self.reading)
+        keep = [i for i, y in enumerate(labels) if y is not None]
+        if not keep:
+            raise BiEncoderError(
+                f"{what}: no pair has a binary label under reading "
+                f"{self.reading or pairs.scheme.default_reading!r}",
+                code="E751",
+            )
+        return (
+            [pairs[i].text1 for i in keep],
+            [pairs[i].text2 for i in keep],
+            [int(labels[i]) for i in keep],
+        )
+
+    def _datasets(self, train: PairSet, hard_negatives: PairSet | None) -> Any:
+        from datasets import Dataset, DatasetDict
+
+        s1, s2, y = self._binary(train, "train")
+        if self.loss in ("contrastive", "online_contrastive"):
+            if hard_negatives is not None:  # mined negatives join as label-0 pairs
+                s1 += list(hard_negatives.texts()[0])
+                s2 += list(hard_negatives.texts()[1])
+                y += [0] * len(hard_negatives)
+            if len(set(y)) < 2:
+                raise BiEncoderError(
+                    f"loss {self.loss!r} needs positive and negative pairs; "
+                    "add mined negatives or use loss='mnrl'",
+                    code="E752",
+                )
+            return Dataset.from_dict({"sentence1": s1, "sentence2": s2, "label": y})
+        anchors = [a for a, label in zip(s1, y, strict=True) if label == 1]
+        positives = [b for b, label in zip(s2, y, strict=True) if label == 1]
+        if not anchors:
+            raise BiEncoderError("loss 'mnrl' needs positive pairs", code="E752")
+        plain = Dataset.from_dict({"anchor": anchors, "positive": positives})
+        if hard_negatives is None or len(hard_negatives) == 0:
+            return plain
+        negative_of: dict[str, str] = {}
+        for pair in hard_negatives:
+            negative_of.setdefault(pair.text1, pair.text2)
+        rows = [
+            (a, p, negative_of[a])
+            for a, p in zip(anchors, positives, strict=True)
+            if a in negative_of
+        ]
+        if not rows:
+            return plain
+        triplets = Dataset.from_dict(
+            {
+                "anchor": [r[0] for r in rows],
+                "positive": [r[1] for r in rows],
+                "negative": [r[2] for r in rows],
+            }
+        )
+        return DatasetDict({"pairs": plain, "triplets": triplets})
+
+    def _loss(self, model: Any) -> Any:
+        losses = _st_module("losses")
+        if self.loss == "contrastive":
+            return losses.ContrastiveLoss(model, margin=self.margin)
+        if self.loss == "online_contrastive":
+            return losses.OnlineContrastiveLoss(model, margin=self.margin)
+        return losses.MultipleNegativesRankingLoss(model)
+
+    # -- training ---------------------------------------------------------------------------
+    def fit(
+        self,
+        train: PairSet,
+        dev: PairSet | None = None,
+        hard_negatives: PairSet | None = None,
+        output_dir: str | Path | None = None,
+    ) -> BiEncoder:
+        """Fine-tune on ``train`` (binary reading), evaluating on ``dev`` during training.
+
+        Args:
+            train: labelled pairs.
+            dev: labelled pairs for :class:`BinaryClassificationEvaluator` (cosine) during
+                training; the scores per evaluation are in ``history_``.
+            hard_negatives: mined (sentence, hard negative) pairs, e.g. from ``parakit mine run``
+                with low classifier scores; label-0 pairs for contrastive losses, a negative
+                column for ``mnrl``.
+            output_dir: trainer working folder (default: a temporary folder).
+
+        Returns:
+            self, with ``model_`` (a SentenceTransformer) and ``history_`` (dev metrics).
+        """
+        if self.loss not in LOSSES:
+            raise BiEncoderError(
+                f"unknown loss {self.loss!r}; use one of {', '.join(LOSSES)}", code="E751"
+            )
+        from sentence_transformers import (
+            SentenceTransformerTrainer,
+            SentenceTransformerTrainingArguments,
+        )
+
+        model = self._base()
+        dataset = self._datasets(train, hard_negatives)
+        evaluator = None
+        if dev is not None:
+            evaluation = _st_module("evaluation")
+            d1, d2, dy = self._binary(dev, "dev")
+            evaluator = evaluation.BinaryClassificationEvaluator(d1, d2, dy, name="dev")
+        work = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix="biencoder-"))
+        strategy = "steps" if self.eval_steps else "epoch"
+        args = SentenceTransformerTrainingArguments(
+            output_dir=str(work),
+            num_train_epochs=self.epochs,
+            per_device_train_batch_size=self.batch_size,
+            learning_rate=self.learning_rate,
+            warmup_ratio=self.warmup_ratio,
+            seed=self.seed,
+            data_seed=self.seed,
+            eval_strategy=strategy if evaluator is not None else "no",
+            eval_steps=self.eval_steps,
+            save_strategy="no",
+            report_to="none",
+            logging_strategy="no",
+            use_cpu=self.device == "cpu",
+            batch_sampler="no_duplicates" if self.loss == "mnrl" else "batch_sampler",
+            disable_tqdm=True,
+        )
+        self.history_: list[dict[str, float]] = []
+        if evaluator is not None:
+            self.history_.append({"step": 0, **evaluator(model)})
+        trainer = SentenceTransformerTrainer(
+            model=model,
+            args=args,
+            train_dataset=dataset,
+            loss=self._loss(model),
+            evaluator=evaluator,
+        )
+        trainer.train()
+        if evaluator is not None:
+            self.history_.append({"step": int(trainer.state.global_step), **evaluator(model)})
+        self.model_ = model
+        return self
+
+    # -- use --------------------------------------------------------------------------------
+    def encode(
+        self, texts: Sequence[str], batch_size: int = 64, normalize: bool = True
+    ) -> np.ndarray:
+        """Embeddings (L2-normalised by default) as float32."""
+        if not hasattr(self, "model_"):
+            raise BiEncoderError("not fitted: call fit() or BiEncoder.load()", code="E753")
+        return np.asarray(
+            self.model_.encode(
+                list(texts),
+                batch_size=batch_size,
+                normalize_embeddings=normalize,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            ),
+            dtype=np.float32,
+        )
+
+    def evaluate(self, pairs: PairSet, name: str = "test") -> dict[str, float]:
+        """Cosine binary classification metrics and T18 retrieval metrics on ``pairs``."""
+        from parakit.mine.retrieval import RetrievalEvaluator
+
+        evaluation = _st_module("evaluation")
+        s1, s2, y = self._binary(pairs, name)
+        metrics = dict(evaluation.BinaryClassificationEvaluator(s1, s2, y, name=name)(self.model_))
+        metrics.update(
+            RetrievalEvaluator(pairs, name=f"{name}_retrieval", reading=self.reading)(self)
+        )
+        return metrics
+
+    def signature(self) -> dict[str, Any]:
+        return {
+            "encoder": "sentence-transformers",
+            "model": str(self.base_model),
+            "loss": self.loss,
+            "lr": self.learning_rate,
+            "batch_size": self.batch_size,
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """A sentence-transformers folder plus ``parakit_biencoder.json`` (settings, history)."""
+        from parakit.io.atomic import atomic_write
+
+        folder = Path(path)
+        self.model_.save(str(folder))
+        settings = {
+            k: (str(v) if isinstance(v, Path) else v)
+            for k, v in self.__dict__.items()
+            if not k.endswith("_")
+        }
+        with atomic_write(folder / "parakit_biencoder.json") as handle:
+            json.dump(
+                {"settings": settings, "history": getattr(self, "history_", [])}, handle, indent=2
+            )
+        return folder
+
+    @classmethod
+    def load(cls, path: str | Path, device: str = "cpu") -> BiEncoder:
+        """Load a folder written by :meth:`save` (or any sentence-transformers folder)."""
+        from sentence_transformers import SentenceTransformer
+
+        folder = Path(path)
+        if not (folder / "modules.json").exists():
+            raise BiEncoderError(
+                f"{folder}: not a sentence-transformers model folder (modules.json missing)",
+                code="E753",
+            )
+        meta_path = folder / "parakit_biencoder.json"
+        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"settings": {}}
+        settings = {k: v for k, v in meta["settings"].items() if k != "device"}
+        self = cls(**settings, device=device)
+        self.model_ = SentenceTransformer(str(folder), device=device)
+        self.history_ = meta.get("history", [])
+        return self

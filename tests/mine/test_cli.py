@@ -1,0 +1,128 @@
+"""`parakit mine ...` driven in-process: run, eval-retrieval, tiles, errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from parakit.cli import main
+
+
+def _json(out: str) -> dict:
+    return json.loads(out[out.index("{") :])
+
+
+def test_mine_run_index_search(tmp_path, tiny_model, capsys):
+    from conftest import WORDS
+
+    rng = np.random.default_rng(0)
+    lines = [" ".join(rng.choice(WORDS, size=5)) for _ in range(120)]
+    (tmp_path / "c.txt").write_text("\n".join(lines + lines[:10]) + "\n")
+    args = [
+        "mine",
+        "run",
+        str(tmp_path / "c.txt"),
+        "--out",
+        str(tmp_path / "o.jsonl"),
+        "--workdir",
+        str(tmp_path / "w"),
+        "--model",
+        str(tiny_model),
+        "-k",
+        "2",
+        "--chunk-size",
+        "50",
+    ]
+    assert main(args) == 0
+    summary = _json(capsys.readouterr().out)
+    assert summary["sentences"] == len(set(lines))
+    assert summary["written"] == summary["candidates"] > 0
+    # a second call resumes from the finished work folder and writes the same file
+    before = (tmp_path / "o.jsonl").read_text()
+    assert main(args) == 0 and (tmp_path / "o.jsonl").read_text() == before
+    assert (
+        main(
+            [
+                "mine",
+                "run",
+                str(tmp_path / "c.txt"),
+                "--out",
+                str(tmp_path / "o.jsonl"),
+                "--workdir",
+                str(tmp_path / "w"),
+                "--model",
+                str(tiny_model),
+                "-k",
+                "3",
+            ]
+        )
+        == 2
+    )
+    assert "E802" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "mine",
+                "index",
+                str(tmp_path / "c.txt"),
+                "--out",
+                str(tmp_path / "ix"),
+                "--model",
+                str(tiny_model),
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["mine", "search", str(tmp_path / "ix"), lines[3], "-k", "1"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith(lines[3])
+
+
+def test_eval_retrieval_tfidf(data_path, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert (
+        main(
+            [
+                "mine",
+                "eval-retrieval",
+                str(data_path("turku/sv-test.json")),
+                "-m",
+                "tfidf",
+                "--plot",
+                str(tmp_path / "r.png"),
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    metrics = json.loads(out.read_text())["tfidf"]
+    assert metrics["n_candidates"] == 2154 and round(metrics["top1"], 3) == 0.676
+    assert (tmp_path / "r.png").stat().st_size > 0
+
+
+def test_tiles_with_scores_file(data_path, tmp_path, capsys):
+    from parakit.io import read
+
+    sample = data_path("turku/opus-pb-dev.json")
+    pairs = read(sample)
+    lex = np.array([p.metadata["lex_similarity"] for p in pairs])
+    # a made-up score: negative confidence falls with lexical similarity
+    scores = tmp_path / "s.csv"
+    scores.write_text("neg_conf,pos_conf\n" + "".join(f"{1 - x:.6f},{x:.6f}\n" for x in lex))
+    assert (
+        main(["mine", "tiles", str(sample), "--scores", str(scores), "--out", str(tmp_path / "t")])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "negatives:" in out and "(95% CI" in out
+    selection = json.loads((tmp_path / "t" / "selection.json").read_text())
+    # negatives: lex < 0.1 or 1 - lex > 0.4  <=>  lex < 0.6 ; positives: lex > 0.5 and lex >= .998
+    labels = np.array([p.label[0] for p in pairs])
+    expected = (labels[lex < 0.6] <= "2").mean()
+    assert selection["negatives"]["precision"] == expected
+    assert selection["negatives"]["selected"] == int((lex < 0.6).sum())
+    assert (tmp_path / "t" / "tiles.png").exists() and (tmp_path / "t" / "tiles.md").exists()
+    assert main(["mine", "tiles", str(sample), "--out", str(tmp_path / "t")]) == 2
+    assert "exactly one of" in capsys.readouterr().err

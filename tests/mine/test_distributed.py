@@ -1,0 +1,83 @@
+"""Dask scale-out: shards built on a 2-process LocalCluster answer exactly like one flat index."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from parakit.mine.distributed import (
+    ShardedIndex,
+    build_sharded,
+    build_sharded_from_embeddings,
+    merge_results,
+)
+from parakit.mine.encode import SentenceEncoder
+from parakit.mine.index import VectorIndex
+from parakit.mine.store import SentenceStore
+
+
+def test_merge_results_known_answer():
+    a = (np.array([[0.9, 0.2], [0.3, 0.1]]), np.array([[1, 2], [3, 4]]))
+    b = (np.array([[0.5, 0.4], [0.8, 0.7]]), np.array([[7, 8], [9, 10]]))
+    scores, ids = merge_results([a, b], 3)
+    assert ids.tolist() == [[1, 7, 8], [9, 10, 3]]
+    np.testing.assert_allclose(scores[1], [0.8, 0.7, 0.3])
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+def test_shards_from_embedding_chunks_match_exact_search(tmp_path, client):
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((1050, 24)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    (tmp_path / "emb").mkdir()
+    for c in range(0, 1050, 200):  # a mining work folder's layout: 00000.npy, 00001.npy, ...
+        np.save(tmp_path / "emb" / f"{c // 200:05d}.npy", vectors[c : c + 200])
+    shards = build_sharded_from_embeddings(tmp_path / "emb", tmp_path / "shards", 3, client)
+    assert sum(s["ntotal"] for s in shards) == 1050 and len(shards) == 3
+    sharded = ShardedIndex.load(tmp_path / "shards")
+    scores, ids = sharded.search(vectors[::50], 7, client=client)
+    exact_scores, exact_ids = (
+        VectorIndex(kind="flat").build(lambda: iter([vectors])).search(vectors[::50], 7)
+    )
+    np.testing.assert_array_equal(ids, exact_ids)
+    np.testing.assert_allclose(scores, exact_scores, atol=1e-5)
+    local = sharded.search(vectors[::50], 7)  # without a client: sequential, same answer
+    np.testing.assert_array_equal(local[1], ids)
+
+
+@pytest.mark.slow
+def test_sharded_embedding_on_local_cluster(tmp_path, tiny_model):
+    distributed = pytest.importorskip("distributed")
+    from conftest import WORDS
+
+    rng = np.random.default_rng(5)
+    texts = [" ".join(rng.choice(WORDS, size=rng.integers(3, 8))) for _ in range(300)]
+    store = SentenceStore.write(tmp_path / "store", ({"text": t} for t in texts))
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        shards = build_sharded(store.path, tiny_model, tmp_path / "shards", 3, client)
+        assert [s["ntotal"] for s in shards] == [100, 100, 100]
+        enc = SentenceEncoder(tiny_model)
+        queries = enc.encode(texts[:20])
+        scores, ids = ShardedIndex.load(tmp_path / "shards").search(queries, 5, client=client)
+    vectors = enc.encode(texts)
+    exact_scores, _exact_ids = (
+        VectorIndex(kind="flat").build(lambda: iter([vectors])).search(queries, 5)
+    )
+    np.testing.assert_allclose(scores, exact_scores, atol=1e-5)
+    assert (ids[:, 0] == np.arange(20)).all()

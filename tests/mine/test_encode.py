@@ -1,0 +1,44 @@
+"""Encoders: ONNX Runtime export agrees with sentence-transformers; TF-IDF baseline; errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from parakit.mine.encode import OnnxEncoder, SentenceEncoder, TfidfEncoder, load_encoder
+from parakit.mine.errors import MineError
+
+TEXTS = [
+    "the cat sat on the mat",
+    "a dog ran",
+    "big red house and a small blue car",
+    "she likes fish",
+    "they walks to the tree",
+]
+
+
+def test_onnx_fp32_and_int8_agree_with_sentence_transformers(tmp_path, tiny_model):
+    reference = SentenceEncoder(tiny_model).encode(TEXTS)
+    fp32 = OnnxEncoder(tiny_model, quantize=False, cache_dir=tmp_path, batch_size=2)
+    out = fp32.encode(TEXTS)  # batches of 2 over length-sorted texts: padding must not leak
+    np.testing.assert_allclose(out, reference, atol=1e-4)
+    int8 = OnnxEncoder(tiny_model, quantize=True, cache_dir=tmp_path).encode(TEXTS)
+    cosine = (int8 * reference).sum(axis=1)
+    assert cosine.min() > 0.95
+    assert np.allclose(np.linalg.norm(int8, axis=1), 1, atol=1e-5)
+    assert len(list(tmp_path.rglob("model-int8-pc.onnx"))) == 1
+
+
+def test_tfidf_char_ngrams_and_errors():
+    enc = TfidfEncoder(ngram_range=(2, 3)).fit(["abc", "abd"])
+    vectors = enc.encode(["abc", "abd"]).toarray()
+    # char 2-3-grams: abc -> ab, bc, abc ; abd -> ab, bd, abd ; only "ab" shared
+    idf_ab, idf_other = 1.0, 1 + np.log(3 / 2)
+    expected = idf_ab**2 / (idf_ab**2 + 2 * idf_other**2)
+    assert vectors[0] @ vectors[1] == pytest.approx(expected)
+    with pytest.raises(MineError, match="not fitted"):
+        TfidfEncoder().encode(["x"])
+    with pytest.raises(MineError, match="unknown encoder backend"):
+        load_encoder("x", backend="tensorrt")
+    with pytest.raises(MineError, match="E806"):
+        SentenceEncoder("/nonexistent/model/folder").encode(["x"])

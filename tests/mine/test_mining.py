@@ -1,0 +1,200 @@
+"""Mining: known neighbours on a hand-made collection, filters, re-ranking, resume after kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from parakit.mine.errors import MineError
+from parakit.mine.mining import mine
+from parakit.schema import PairSet
+
+
+class BagOfWords:
+    """A transparent encoder for known answers: L2-normalised word counts."""
+
+    def __init__(self, vocab: list[str]) -> None:
+        self.vocab = {w: i for i, w in enumerate(vocab)}
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), len(self.vocab)), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.split():
+                out[row, self.vocab[word]] += 1
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+class LengthClassifier:
+    """predict_proba = P(paraphrase) 0.9 when both texts have the same number of words."""
+
+    classes_ = np.array([0, 1])
+
+    def predict_proba(self, pairs: PairSet):
+        same = np.array([len(p.text1.split()) == len(p.text2.split()) for p in pairs], float)
+        p = 0.1 + 0.8 * same
+        return np.column_stack([1 - p, p])
+
+
+SENTENCES = [  # (text, source)
+    ("a b", "x"),
+    ("a b c", "x"),
+    ("d e", "y"),
+    ("d e f", "y"),
+    ("a b", "x"),
+    ("a b d", "y"),
+]
+
+
+def _write(tmp_path: Path) -> Path:
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps({"text": t, "source": s}) + "\n" for t, s in SENTENCES))
+    return path
+
+
+def _read(path: Path) -> list[dict]:
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[0])["parakit"] == 1
+    return [json.loads(line) for line in lines[1:]]
+
+
+def test_known_neighbours_self_and_duplicates_dropped(tmp_path):
+    enc = BagOfWords(list("abcdef"))
+    result = mine(
+        _write(tmp_path), tmp_path / "w", enc, output=tmp_path / "o.jsonl", k=1, progress=False
+    )
+    assert result.n_sentences == 5  # "a b" appears twice: kept once
+    pairs = {(p["text1"], p["text2"]) for p in _read(tmp_path / "o.jsonl")}
+    # each sentence's single nearest other sentence, each unordered pair once:
+    # "a b"->"a b c" (0.816) ; "a b c"->"a b" ; "d e"->"d e f" ; "d e f"->"d e" ; "a b d"->"a b"
+    assert pairs == {("a b", "a b c"), ("d e", "d e f"), ("a b d", "a b")}
+    rows = _read(tmp_path / "o.jsonl")
+    assert rows[0]["metadata"]["score"] == pytest.approx(2 / np.sqrt(6), abs=1e-6)
+    assert rows[0]["metadata"]["rank"] == 1
+
+
+def test_same_source_restriction_and_rerank(tmp_path):
+    enc = BagOfWords(list("abcdef"))
+    mine(
+        _write(tmp_path),
+        tmp_path / "w",
+        enc,
+        output=tmp_path / "o.jsonl",
+        k=2,
+        same_source=True,
+        classifier=LengthClassifier(),
+        min_probability=0.5,
+        progress=False,
+    )
+    rows = _read(tmp_path / "o.jsonl")
+    for row in rows:  # same source only; equal lengths only (classifier filter)
+        assert "source2" not in row["metadata"]
+        assert len(row["text1"].split()) == len(row["text2"].split())
+        assert row["metadata"]["p_paraphrase"] == pytest.approx(0.9)
+    assert {(r["text1"], r["text2"]) for r in rows} == {("d e f", "a b d")}
+
+
+def test_queries_against_collection_and_settings_guard(tmp_path):
+    enc = BagOfWords(list("abcdef"))
+    queries = tmp_path / "q.txt"
+    queries.write_text("a b c\nd e\n")
+    mine(
+        _write(tmp_path),
+        tmp_path / "w",
+        enc,
+        output=tmp_path / "o.jsonl",
+        k=1,
+        queries=queries,
+        progress=False,
+    )
+    rows = _read(tmp_path / "o.jsonl")
+    # identical collection sentences are skipped: the next one is the candidate
+    assert [(r["text1"], r["text2"]) for r in rows] == [("a b c", "a b"), ("d e", "d e f")]
+    assert [r["metadata"]["rank"] for r in rows] == [1, 1]
+    with pytest.raises(MineError, match="E802"):
+        mine(_write(tmp_path), tmp_path / "w", enc, k=3, progress=False)
+
+
+SCRIPT = """
+import sys, time
+sys.path.insert(0, {tests!r})
+from parakit.mine.encode import SentenceEncoder
+from parakit.mine.mining import mine
+
+class Slow(SentenceEncoder):
+    def encode(self, texts):
+        time.sleep({delay})
+        return super().encode(texts)
+
+import torch; torch.set_num_threads(1)
+mine({collection!r}, {work!r}, Slow({model!r}, batch_size=32), output={output!r}, k=3,
+     chunk_size=40, index_kind="ivf", index_options={{"nlist": 8, "threads": 1}}, nprobe=3,
+     progress=False)
+"""
+
+
+def _run(tmp_path: Path, name: str, collection: Path, model: Path, delay: float):
+    script = tmp_path / f"{name}.py"
+    script.write_text(
+        SCRIPT.format(
+            tests=str(Path(__file__).parent),
+            delay=delay,
+            collection=str(collection),
+            work=str(tmp_path / name),
+            model=str(model),
+            output=str(tmp_path / f"{name}.jsonl"),
+        )
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).parents[2] / "src"),
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+    }
+    return subprocess.Popen([sys.executable, str(script)], env=env, stderr=subprocess.PIPE)
+
+
+def test_kill_9_then_resume_gives_identical_output(tmp_path, tiny_model):
+    from conftest import WORDS
+
+    rng = np.random.default_rng(3)
+    lines = [" ".join(rng.choice(WORDS, size=rng.integers(3, 9))) for _ in range(400)]
+    collection = tmp_path / "c.txt"
+    collection.write_text("\n".join(lines) + "\n")
+    from parakit.mine.encode import SentenceEncoder
+
+    mine(
+        collection,
+        tmp_path / "ref",
+        SentenceEncoder(tiny_model, batch_size=32),
+        output=tmp_path / "ref.jsonl",
+        k=3,
+        chunk_size=40,
+        index_kind="ivf",
+        index_options={"nlist": 8, "threads": 1},
+        nprobe=3,
+        progress=False,
+    )
+
+    victim = _run(tmp_path, "job", collection, tiny_model, 0.5)
+    emb = tmp_path / "job" / "emb"
+    deadline = time.time() + 90
+    while time.time() < deadline and len(list(emb.glob("*.npy"))) < 4:
+        time.sleep(0.05)
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    done_before = len(list(emb.glob("*.npy")))
+    assert 4 <= done_before < 10 and not (tmp_path / "job.jsonl").exists()
+
+    resumed = _run(tmp_path, "job", collection, tiny_model, 0.0)
+    assert resumed.wait(timeout=120) == 0, resumed.stderr.read().decode()[-2000:]
+    ref_rows = (tmp_path / "ref.jsonl").read_text().splitlines()[1:]
+    assert len(ref_rows) > 400
+    assert (tmp_path / "job.jsonl").read_text().splitlines()[1:] == ref_rows
