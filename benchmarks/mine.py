@@ -7,7 +7,7 @@ Run from the repository root (HF_HUB_OFFLINE=1, the offline MiniLM installed)::
     python benchmarks/mine.py search --workdir out/bench-e2e --target 1000000
     python benchmarks/mine.py memory --workdir out/bench-e2e   # peak RSS vs N (subprocesses)
 
-Each prints a Markdown table; figures go to docs/benchmarks-mine.md.
+Each prints a Markdown table; figures go to docs/benchmarks.md#embeddings-and-mining.
 """
 
 from __future__ import annotations
