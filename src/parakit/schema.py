@@ -426,6 +426,26 @@ class PairSet(Sequence[Pair]):
             out["metadata"] = self.metadata
         return out
 
+    @classmethod
+    def _from_parts(
+        cls,
+        pairs: list[Pair],
+        header: dict[str, Any],
+        documents: list[Document],
+        scheme: str | dict[str, Any] | LabelScheme | None,
+        overrides: dict[str, Any],
+    ) -> PairSet:
+        """A set from pairs plus the corpus header carried by a frame or a dataset."""
+        options: dict[str, Any] = {
+            "scheme": scheme or header.get("scheme", "binary"),
+            "documents": documents,
+            "name": header.get("name"),
+            "lang": header.get("lang"),
+            "metadata": header.get("metadata"),
+        }
+        options.update(overrides)
+        return cls(pairs, **options)
+
     def to_pandas(self) -> pd.DataFrame:
         """One row per pair: the flat columns, ``span1``/``span2``/``rewrites``/``judgments`` as
         objects, and one column per metadata key. Corpus fields go to ``DataFrame.attrs``."""
@@ -484,19 +504,10 @@ class PairSet(Sequence[Pair]):
                     data[key] = value.tolist()
                 else:
                     data[key] = value
-            data.setdefault("id", str(index))
             if data.get("id") is None:
                 data["id"] = str(index)
             pairs.append(Pair.from_dict(data))
-        options: dict[str, Any] = {
-            "scheme": scheme or header.get("scheme", "binary"),
-            "documents": documents,
-            "name": header.get("name"),
-            "lang": header.get("lang"),
-            "metadata": header.get("metadata"),
-        }
-        options.update(kwargs)
-        return cls(pairs, **options)
+        return cls._from_parts(pairs, header, documents, scheme, kwargs)
 
     def to_dataset(self) -> datasets.Dataset:
         """A Hugging Face :class:`datasets.Dataset`, one row per pair (nested fields as JSON
@@ -572,12 +583,4 @@ class PairSet(Sequence[Pair]):
             if "label" in data and data["label"] is not None:
                 data["label"] = str(data["label"])
             pairs.append(Pair.from_dict(data))
-        options: dict[str, Any] = {
-            "scheme": scheme or header.get("scheme", "binary"),
-            "documents": documents,
-            "name": header.get("name"),
-            "lang": header.get("lang"),
-            "metadata": header.get("metadata"),
-        }
-        options.update(kwargs)
-        return cls(pairs, **options)
+        return cls._from_parts(pairs, header, documents, scheme, kwargs)
