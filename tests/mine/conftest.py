@@ -105,6 +105,12 @@ def build_tiny_model(folder: Path, hidden: int = 32, seed: int = 0) -> Path:
 
 
 @pytest.fixture(scope="session")
+def mine_words() -> list[str]:
+    """The tiny model's vocabulary words (for random sentences the tokenizer knows)."""
+    return list(WORDS)
+
+
+@pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import torch
 

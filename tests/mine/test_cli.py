@@ -13,11 +13,11 @@ def _json(out: str) -> dict:
     return json.loads(out[out.index("{") :])
 
 
-def test_mine_run_index_search(tmp_path, tiny_model, capsys):
-    from conftest import WORDS
+def test_mine_run_index_search(tmp_path, tiny_model, capsys, mine_words):
+    words = mine_words
 
     rng = np.random.default_rng(0)
-    lines = [" ".join(rng.choice(WORDS, size=5)) for _ in range(120)]
+    lines = [" ".join(rng.choice(words, size=5)) for _ in range(120)]
     (tmp_path / "c.txt").write_text("\n".join(lines + lines[:10]) + "\n")
     args = [
         "mine",

@@ -57,12 +57,12 @@ def test_shards_from_embedding_chunks_match_exact_search(tmp_path, client):
 
 
 @pytest.mark.slow
-def test_sharded_embedding_on_local_cluster(tmp_path, tiny_model):
+def test_sharded_embedding_on_local_cluster(tmp_path, tiny_model, mine_words):
     distributed = pytest.importorskip("distributed")
-    from conftest import WORDS
+    words = mine_words
 
     rng = np.random.default_rng(5)
-    texts = [" ".join(rng.choice(WORDS, size=rng.integers(3, 8))) for _ in range(300)]
+    texts = [" ".join(rng.choice(words, size=rng.integers(3, 8))) for _ in range(300)]
     store = SentenceStore.write(tmp_path / "store", ({"text": t} for t in texts))
     with (
         distributed.LocalCluster(

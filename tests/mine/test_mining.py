@@ -161,11 +161,11 @@ def _run(tmp_path: Path, name: str, collection: Path, model: Path, delay: float)
     return subprocess.Popen([sys.executable, str(script)], env=env, stderr=subprocess.PIPE)
 
 
-def test_kill_9_then_resume_gives_identical_output(tmp_path, tiny_model):
-    from conftest import WORDS
+def test_kill_9_then_resume_gives_identical_output(tmp_path, tiny_model, mine_words):
+    words = mine_words
 
     rng = np.random.default_rng(3)
-    lines = [" ".join(rng.choice(WORDS, size=rng.integers(3, 9))) for _ in range(400)]
+    lines = [" ".join(rng.choice(words, size=rng.integers(3, 9))) for _ in range(400)]
     collection = tmp_path / "c.txt"
     collection.write_text("\n".join(lines) + "\n")
     from parakit.mine.encode import SentenceEncoder
