@@ -50,6 +50,19 @@ def test_demo_end_to_end(tmp_path):
     assert "| strict | 12 | 13 | 0 | 48.0% |" in report
     assert (tmp_path / "demo" / "corpus.jsonl").exists()
     assert (tmp_path / "demo" / "turku" / "example-texts.json.gz").exists()
+    # every installed stage adds its section, in the order of the flow
+    headings = [line for line in report.splitlines() if line.startswith("## ")]
+    stages = [
+        "Corpus construction",
+        "annotate",
+        "Paraphrase identification",
+        "mine",
+        "Generation data",
+        "Corpus analysis",
+    ]
+    found = [next(i for i, h in enumerate(headings) if stage in h) for stage in stages]
+    assert found == sorted(found)
+    assert "directed 22" in report  # 9 plain 4s both ways + 2 '4<' + 2 '4>' one way
 
 
 def test_import_parakit_stays_light():
