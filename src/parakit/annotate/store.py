@@ -353,12 +353,16 @@ class Store:
 
         return self._write(work)
 
-    def project(self, project_id: int) -> Project:
+    def _get(self, model: type[Any], key: int, missing: str) -> Any:
+        """One row by primary key, or :class:`NotFound` with the message ``missing``."""
         with self.transaction() as session:
-            row = session.get(Project, project_id)
+            row = session.get(model, key)
         if row is None:
-            raise NotFound(f"no project with id {project_id}")
+            raise NotFound(missing)
         return row
+
+    def project(self, project_id: int) -> Project:
+        return self._get(Project, project_id, f"no project with id {project_id}")
 
     def project_id(self, name: str) -> int:
         with self.transaction() as session:
@@ -704,11 +708,7 @@ class Store:
         )
 
     def assignment(self, assignment_id: int) -> Assignment:
-        with self.transaction() as session:
-            row = session.get(Assignment, assignment_id)
-        if row is None:
-            raise NotFound(f"no assignment {assignment_id}")
-        return row
+        return self._get(Assignment, assignment_id, f"no assignment {assignment_id}")
 
     def progress(self, project_id: int, user_id: int, task: str = "classify") -> dict[str, int]:
         """Items (or document pairs) this annotator has done, and those still open to them
@@ -747,18 +747,10 @@ class Store:
 
     # -- items and annotations -----------------------------------------------------------------
     def item(self, item_id: int) -> Item:
-        with self.transaction() as session:
-            row = session.get(Item, item_id)
-        if row is None:
-            raise NotFound(f"no item {item_id}")
-        return row
+        return self._get(Item, item_id, f"no item {item_id}")
 
     def document(self, document_id: int) -> DocumentRow:
-        with self.transaction() as session:
-            row = session.get(DocumentRow, document_id)
-        if row is None:
-            raise NotFound(f"no document {document_id}")
-        return row
+        return self._get(DocumentRow, document_id, f"no document {document_id}")
 
     def annotation(self, item_id: int, user_id: int, task: str = "classify") -> Annotation | None:
         """This annotator's own annotation (draft or submitted) of an item, if any."""
@@ -967,11 +959,7 @@ class Store:
 
     # -- extraction (T6) -------------------------------------------------------------------------
     def doc_pair(self, doc_pair_id: int) -> DocPair:
-        with self.transaction() as session:
-            row = session.get(DocPair, doc_pair_id)
-        if row is None:
-            raise NotFound(f"no document pair {doc_pair_id}")
-        return row
+        return self._get(DocPair, doc_pair_id, f"no document pair {doc_pair_id}")
 
     def _extract_assignment(self, session: Session, doc_pair_id: int, user_id: int) -> Assignment:
         row = session.scalar(
