@@ -73,3 +73,21 @@ def atomic_write(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+
+
+def save_figure(figure: Any, path: str | Path, dpi: int = 120) -> Path:
+    """Save a matplotlib figure atomically (format from the suffix) and close it.
+
+    Returns:
+        the path written.
+    """
+    import matplotlib.pyplot as plt
+
+    target = Path(path)
+    fmt = target.name.removesuffix(".gz").rsplit(".", 1)[-1]
+    try:
+        with atomic_write(target, "wb") as handle:
+            figure.savefig(handle, format=fmt, dpi=dpi)
+    finally:
+        plt.close(figure)
+    return target

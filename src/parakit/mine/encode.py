@@ -138,7 +138,8 @@ class OnnxEncoder:
     Args:
         model: a sentence-transformers model folder or id with mean pooling.
         quantize: int8 dynamic quantisation (about 2-3x faster on CPU; cosine to the fp32
-            vectors ~0.99, see docs/benchmarks.md#embeddings-and-mining). ``False`` runs the fp32 graph.
+            vectors ~0.99, see docs/benchmarks.md#embeddings-and-mining). ``False`` runs the
+            fp32 graph.
         batch_size: texts per ONNX run.
         max_seq_length: token limit (None: the model's own).
         normalize: L2-normalise the pooled vectors.

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from parakit.io.atomic import save_figure
 from parakit.mine.errors import MineError
 from parakit.mine.index import VectorIndex
 from parakit.mine.retrieval import CLASS_ORDER, label_class
@@ -201,8 +202,4 @@ def plot_large_scale(
     ax.legend(handles, labels, title="rank of s2", bbox_to_anchor=(1.01, 1), loc="upper left")
     ax.set_title("Rank of the paraphrase among the collection (Fig. 11)")
     fig.tight_layout()
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(target, dpi=120)
-    plt.close(fig)
-    return target
+    return save_figure(fig, path)

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from parakit.io.atomic import save_figure
 from parakit.mine.errors import MineError
 from parakit.schema import PairSet
 
@@ -210,8 +211,4 @@ def plot_retrieval(
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(target, dpi=120)
-    plt.close(fig)
-    return target
+    return save_figure(fig, path)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from parakit.io.atomic import save_figure
 from parakit.mine.errors import MineError
 
 
@@ -153,11 +154,7 @@ class TileAnalysis:
         ax.set_title(title or "Negative density per tile")
         fig.colorbar(image, ax=ax, label="% negatives (labels 1–2)")
         fig.tight_layout()
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(target, dpi=120)
-        plt.close(fig)
-        return target
+        return save_figure(fig, path)
 
 
 def estimate_precision(
