@@ -41,3 +41,23 @@ def minilm_path() -> Path:
 def data_path():
     """``data_path("mrpc/msr_paraphrase_train.txt")`` -> Path, or skip when it is absent."""
     return data_file
+
+
+@pytest.fixture(scope="session")
+def multipit(data_path):
+    """(train, dev): seeded samples of 600 MultiPIT expert train and 300 val pairs (the files
+    are ordered by topic, so slices would be unrepresentative)."""
+    import numpy as np
+
+    from parakit.io import read
+    from parakit.schema import PairSet
+
+    train = read(data_path("multipit/expert-train.csv"), format="multipit")
+    dev = read(data_path("multipit/expert-val.csv"), format="multipit")
+    rng = np.random.default_rng(0)
+    pick_train = sorted(rng.choice(len(train), 600, replace=False).tolist())
+    pick_dev = sorted(rng.choice(len(dev), 300, replace=False).tolist())
+    return (
+        PairSet([train[i] for i in pick_train], scheme="binary"),
+        PairSet([dev[i] for i in pick_dev], scheme="binary"),
+    )
