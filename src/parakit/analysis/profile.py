@@ -27,7 +27,6 @@ Example:
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -48,6 +47,7 @@ from parakit.analysis.stats import (
     pearson_matrix,
 )
 from parakit.errors import DataFormatError
+from parakit.io.jsonl import iter_jsonl
 
 _TRUE = {"1", "true", "yes", "paraphrase", "positive"}
 _FALSE = {"0", "false", "no", "non-paraphrase", "negative"}
@@ -107,32 +107,23 @@ def load_predictions(path: str | Path, ids: Sequence[str] | None = None) -> dict
 
     seen: set[str] = set()
     if path.suffix in (".jsonl", ".json"):
-        with path.open(encoding="utf-8") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    record = json.loads(raw)
-                except json.JSONDecodeError as err:
-                    raise DataFormatError(
-                        f"invalid JSON: {err.msg}", path=path, line=number, code="E1004"
-                    ) from None
-                if "id" not in record:
-                    raise DataFormatError(
-                        "missing field", path=path, line=number, field="id", code="E1004"
-                    )
-                if "predictions" in record:
-                    for system, value in record["predictions"].items():
-                        put(str(system), str(record["id"]), value, number)
-                elif "system" in record and "prediction" in record:
-                    put(str(record["system"]), str(record["id"]), record["prediction"], number)
-                else:
-                    raise DataFormatError(
-                        "expected 'system' + 'prediction' or 'predictions'",
-                        path=path,
-                        line=number,
-                        code="E1004",
-                    )
+        for number, record in iter_jsonl(path, code="E1004"):
+            if "id" not in record:
+                raise DataFormatError(
+                    "missing field", path=path, line=number, field="id", code="E1004"
+                )
+            if "predictions" in record:
+                for system, value in record["predictions"].items():
+                    put(str(system), str(record["id"]), value, number)
+            elif "system" in record and "prediction" in record:
+                put(str(record["system"]), str(record["id"]), record["prediction"], number)
+            else:
+                raise DataFormatError(
+                    "expected 'system' + 'prediction' or 'predictions'",
+                    path=path,
+                    line=number,
+                    code="E1004",
+                )
     else:
         delimiter = "\t" if path.suffix in (".tsv", ".txt") else ","
         with path.open(encoding="utf-8", newline="") as handle:

@@ -21,7 +21,6 @@ Example:
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from parakit.errors import DataFormatError
+from parakit.io.jsonl import iter_jsonl
 
 REQUIRED = ("worker", "pair", "label")
 METHODS = ("threshold", "majority", "dawid-skene")
@@ -54,16 +54,7 @@ def read_judgments(path: str | Path, columns: dict[str, str] | None = None) -> p
     records: list[tuple[int, dict[str, Any]]] = []
     suffix = path.name.lower().removesuffix(".gz").rsplit(".", 1)[-1]
     if suffix == "jsonl":
-        with path.open(encoding="utf-8-sig") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    records.append((number, json.loads(line)))
-                except json.JSONDecodeError as err:
-                    raise DataFormatError(
-                        f"malformed JSON: {err.msg}", path=path, line=number, code="E630"
-                    ) from None
+        records.extend(iter_jsonl(path, code="E630"))
     elif suffix in ("csv", "tsv"):
         with path.open(encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle, delimiter="," if suffix == "csv" else "\t")

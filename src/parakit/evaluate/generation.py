@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from parakit.errors import DataFormatError, ParakitError
+from parakit.io.jsonl import iter_jsonl
 from parakit.text import corpus_bleu, sentence_bleu
 
 #: The paper's BERTScore model (footnote 11) and the layer bert-score uses for it.
@@ -431,22 +432,13 @@ def read_generations(path: str | Path) -> list[dict[str, Any]]:
     """Read a generations file (JSONL with ``source`` and ``generation`` per line)."""
     path = Path(path)
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
+    for number, row in iter_jsonl(path, code="E915"):
+        for key in ("source", "generation"):
+            if not isinstance(row, dict) or not isinstance(row.get(key), str):
                 raise DataFormatError(
-                    f"not JSON: {err.msg}", path=path, line=number, code="E915"
-                ) from err
-            for key in ("source", "generation"):
-                if not isinstance(row.get(key), str):
-                    raise DataFormatError(
-                        "missing or not a string", path=path, line=number, field=key, code="E915"
-                    )
-            rows.append(row)
+                    "missing or not a string", path=path, line=number, field=key, code="E915"
+                )
+        rows.append(row)
     return rows
 
 

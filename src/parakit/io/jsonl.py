@@ -28,8 +28,14 @@ FORMAT_VERSION = 1
 T = TypeVar("T")
 
 
-def iter_jsonl(path: str | Path, encoding: str = "utf-8-sig") -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file."""
+def iter_jsonl(
+    path: str | Path, encoding: str = "utf-8-sig", code: str = "E105"
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (``.gz`` too).
+
+    A malformed line raises a :class:`DataFormatError` naming the line, with error ``code``
+    (callers pass their own package's code).
+    """
     for line_number, line in iter_lines(path, encoding):
         if not line.strip():
             continue
