@@ -123,3 +123,17 @@ def test_cli_error_exit_code_and_no_output(tmp_path, capsys):
     assert main(["convert", str(path), str(out)]) == 2
     assert "line 2" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_iter_jsonl_reports_the_callers_code(tmp_path):
+    from parakit.evaluate.generation import read_generations
+    from parakit.io.jsonl import iter_jsonl
+
+    path = tmp_path / "gen.jsonl"
+    path.write_text('{"source": "a", "generation": "b"}\n{"source": 1\n')
+    with pytest.raises(DataFormatError) as err:
+        list(iter_jsonl(path))
+    assert (err.value.code, err.value.line) == ("E105", 2)
+    with pytest.raises(DataFormatError) as err:
+        read_generations(path)
+    assert (err.value.code, err.value.line) == ("E915", 2)

@@ -46,7 +46,7 @@ def iter_jsonl(
                 f"malformed JSON: {err.msg} (column {err.colno})",
                 path=path,
                 line=line_number,
-                code="E105",
+                code=code,
             ) from None
 
 
