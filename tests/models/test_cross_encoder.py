@@ -114,6 +114,18 @@ def test_checkpoint_from_other_settings_is_refused(tiny_encoder, multipit, tmp_p
     assert [h["step"] for h in again.history_] == [1]
 
 
+def test_training_continues_from_a_saved_cross_encoder(tiny_encoder, multipit, tmp_path):
+    train, dev = multipit
+    first = small(tiny_encoder, epochs=1).fit(train[:64])
+    first.save(tmp_path / "stage1")
+    # a zero learning rate leaves every weight as loaded: the head and encoder of stage 1
+    continued = small(str(tmp_path / "stage1"), epochs=1, learning_rate=0.0).fit(train[64:96])
+    assert np.allclose(continued.predict_proba(dev[:50]), first.predict_proba(dev[:50]), atol=1e-6)
+    # starting from the plain encoder instead gives a new, untrained head
+    fresh = small(tiny_encoder, epochs=1, learning_rate=0.0).fit(train[64:96])
+    assert not np.allclose(fresh.predict_proba(dev[:50]), first.predict_proba(dev[:50]), atol=1e-3)
+
+
 def test_not_a_model_path_fails_clearly(tmp_path, multipit):
     with pytest.raises(ModelError, match="E713"):
         small(str(tmp_path / "missing")).fit(multipit[0][:20])

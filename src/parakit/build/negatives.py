@@ -141,3 +141,100 @@ def random_negatives(
             }
         },
     )
+
+
+def nearest_negatives(
+    pairs: PairSet,
+    *,
+    negative_label: str = "0",
+    ngram_range: tuple[int, int] = (2, 4),
+    chunk_size: int = 1024,
+    source: str = "nearest",
+    progress: bool = False,
+) -> PairSet:
+    """One hard negative per pair: ``text1`` with the most similar ``text2`` of another pair.
+
+    For a set of positives only (MultiPIT auto, mined paraphrases), each ``text1`` is paired with
+    the ``text2`` of a *different* pair that is closest under character n-gram TF-IDF cosine
+    (scikit-learn's ``char_wb`` analyzer). Candidates sharing the anchor's ``text1``, equal to
+    one of its texts, or forming a known pair of ``pairs`` (either order) are skipped, so a
+    negative is on the same topic but is not one of the given paraphrases. Such negatives are
+    noisy (some are paraphrases after all): filter them with a teacher
+    (:mod:`parakit.models.noisy`) where that matters.
+
+    Args:
+        pairs: the source pairs (labels are ignored).
+        negative_label: label of the returned pairs.
+        ngram_range: character n-gram orders of the TF-IDF vectors.
+        chunk_size: anchors scored per block (memory: ``chunk_size × len(pairs)`` floats).
+        source: ``Pair.source`` of the output.
+        progress: show a progress bar.
+
+    Returns:
+        one pair per input pair that has an admissible partner, ids ``<pair id>-neg``, with
+        ``metadata["similarity"]`` (the TF-IDF cosine) and ``metadata["from_pair"]``.
+
+    Example:
+        >>> ps = PairSet([
+        ...     Pair("a", "Amazon pauses police use of face recognition",
+        ...          "Amazon halts facial recognition for police"),
+        ...     Pair("b", "Snow is expected in Boston tonight", "Boston will get snow tonight"),
+        ...     Pair("c", "IBM quits the facial recognition business",
+        ...          "IBM exits facial recognition"),
+        ... ])
+        >>> for p in nearest_negatives(ps):
+        ...     print(p.id, "<-", p.metadata["from_pair"], "|", p.text2)
+        a-neg <- c | IBM exits facial recognition
+        b-neg <- c | IBM exits facial recognition
+        c-neg <- a | Amazon halts facial recognition for police
+    """
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from tqdm.auto import tqdm
+
+    if chunk_size < 1:
+        raise ParakitError("chunk_size must be >= 1", code="E508")
+    texts1 = [p.text1 for p in pairs]
+    texts2 = [p.text2 for p in pairs]
+    if len(pairs) < 2:
+        raise ParakitError("need at least two pairs to mine negatives from", code="E501")
+    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=ngram_range, dtype=np.float32)
+    vectorizer.fit(texts1 + texts2)
+    anchors, partners = vectorizer.transform(texts1), vectorizer.transform(texts2).T.tocsc()
+    # integer ids of texts make the "same text" masks vectorised comparisons
+    ids: dict[str, int] = {}
+    g1 = np.array([ids.setdefault(t, len(ids)) for t in texts1])
+    g2 = np.array([ids.setdefault(t, len(ids)) for t in texts2])
+    known = {(a, b) for a, b in zip(g1.tolist(), g2.tolist(), strict=True)}
+    known |= {(b, a) for a, b in known}
+    out: list[Pair] = []
+    top = 8  # candidates checked against the known pairs before giving up on an anchor
+    for start in tqdm(
+        range(0, len(pairs), chunk_size), desc="nearest negatives", disable=not progress
+    ):
+        rows = np.arange(start, min(start + chunk_size, len(pairs)))
+        scores = (anchors[rows] @ partners).toarray()
+        banned = (g1[None, :] == g1[rows, None]) | (g2[None, :] == g1[rows, None])
+        banned |= g2[None, :] == g2[rows, None]
+        scores[banned] = -1.0
+        k = min(top, scores.shape[1])
+        best = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        for r, i in enumerate(rows.tolist()):
+            for j in sorted(best[r].tolist(), key=lambda c: (-scores[r, c], c)):
+                if scores[r, j] < 0 or (int(g1[i]), int(g2[j])) in known:
+                    continue
+                out.append(
+                    Pair(
+                        id=f"{pairs[i].id}-neg",
+                        text1=texts1[i],
+                        text2=texts2[j],
+                        label=negative_label,
+                        source=source,
+                        metadata={
+                            "similarity": round(float(scores[r, j]), 6),
+                            "from_pair": pairs[j].id,
+                        },
+                    )
+                )
+                break
+    return PairSet(out, scheme=pairs.scheme, lang=pairs.lang)

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.models.base import ModelError, PairClassifier, PairInput
+from parakit.models.base import MODEL_FILE, ModelError, PairClassifier, PairInput
 
 
 def selection_score(
@@ -135,6 +135,14 @@ class TransformerPairClassifier(PairClassifier):
 
             torch.set_num_threads(int(self.num_threads))
 
+    def _source(self) -> str:
+        """The encoder training starts from: ``model_name_or_path``, or the network folder when
+        that is a saved parakit model (intermediate training: fine-tune a fine-tuned model)."""
+        path = Path(str(self.model_name_or_path))
+        if (path / MODEL_FILE).is_file() and (path / "network").is_dir():
+            return str(path / "network")
+        return str(self.model_name_or_path)
+
     def _positive_label(self) -> str | None:
         if len(self.classes_) != 2:
             return None
@@ -150,7 +158,7 @@ class TransformerPairClassifier(PairClassifier):
         rates = list(self.learning_rates or [self.learning_rate])
         self.history_: list[dict[str, Any]] = []
         try:
-            self.tokenizer_ = AutoTokenizer.from_pretrained(str(self.model_name_or_path))
+            self.tokenizer_ = AutoTokenizer.from_pretrained(self._source())
         except (OSError, ValueError) as err:
             raise ModelError(
                 f"cannot load a tokenizer from {self.model_name_or_path!r}: {err}", code="E713"
@@ -166,7 +174,7 @@ class TransformerPairClassifier(PairClassifier):
                 best = (score, rate, state)
         assert best is not None
         self.best_score_, self.best_learning_rate_ = best[0], best[1]
-        self.network_ = self._build_network(str(self.model_name_or_path))
+        self.network_ = self._build_network(self._source())
         self.network_.load_state_dict(best[2])
         self.network_.to(self._device()).eval()
 
@@ -200,7 +208,7 @@ class TransformerPairClassifier(PairClassifier):
 
         torch.manual_seed(self.seed)
         device = self._device()
-        network = self._build_network(str(self.model_name_or_path)).to(device)
+        network = self._build_network(self._source()).to(device)
         no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
         groups = [
             {
@@ -460,7 +468,9 @@ class CrossEncoderClassifier(TransformerPairClassifier):
     """A Hugging Face encoder with a sequence-classification head over the pair (M7).
 
     Args:
-        model_name_or_path: encoder id or local folder (e.g. the offline MiniLM).
+        model_name_or_path: encoder id or local folder (e.g. the offline MiniLM), or a saved
+            parakit cross-encoder: training then continues from its network and head
+            (intermediate training, e.g. on mined pairs before the target corpus).
         max_length: tokens per pair (truncation); 64 is enough for tweets, 128 for news.
         learning_rate: AdamW learning rate (when ``learning_rates`` is None).
         learning_rates: a grid, e.g. ``[1e-5, 2e-5, 3e-5, 5e-5]`` (MultiPIT); one model is
