@@ -1,4 +1,5 @@
-"""``parakit build ...``: corpus construction commands (T1–T5, T15, J1–J5, M1–M3)."""
+"""``parakit build ...``: corpus construction commands (T1–T5, T15, J1–J5, M1–M3) and
+nearest-neighbour negatives."""
 
 from __future__ import annotations
 
@@ -383,6 +384,27 @@ def negatives_cmd(
     found = pairs.metadata["negatives"]["found"]
     if found < n:
         typer.secho(f"only {found} of {n} pairs found in the band", fg="yellow", err=True)
+
+
+@app.command("nearest-negatives")
+def nearest_negatives_cmd(
+    pairs: Path = typer.Argument(..., help="Pairs (any supported format), e.g. positives only."),
+    output: Path = _OUT,
+    fmt: str | None = typer.Option(None, "--format", help="Input format (default: by suffix)."),
+    label: str = typer.Option("0", help="Label of the negatives."),
+    keep_pairs: bool = typer.Option(
+        False, "--keep-pairs", help="Write the input pairs too (with the negatives after them)."
+    ),
+) -> None:
+    """One same-topic negative per pair: text1 with the closest text2 of another pair."""
+    from parakit.build.negatives import nearest_negatives
+    from parakit.schema import PairSet
+
+    source = _read_pairs(pairs, fmt)
+    negatives = nearest_negatives(source, negative_label=label, progress=True)
+    if keep_pairs:
+        negatives = PairSet([*source, *negatives], scheme=source.scheme, lang=source.lang)
+    _write(negatives, output)
 
 
 @app.command("social")
