@@ -1,8 +1,28 @@
 """Errors raised by parakit.
 
-Every error carries a stable code (``E1xx`` data formats, ``E2xx`` labels, ``E3xx`` text and
-similarity, ``E4xx`` splits) so messages are searchable, and data errors name the file, the
-line or record, and the field so the user can go straight to the problem.
+Every error carries a stable code so messages are searchable, and data errors name the file, the
+line or record, and the field so the user can go straight to the problem. Catch
+:class:`ParakitError` for all of them; each stage package raises its own subclass:
+
+========  ==========================================================================
+codes     class
+========  ==========================================================================
+E1xx      :class:`DataFormatError`, :class:`SpanError` (data formats, documents)
+E2xx      :class:`LabelError` (label schemes)
+E3xx      :class:`ParakitError` (text and similarity)
+E4xx      :class:`SplitError` (splits)
+E5xx      :class:`ParakitError` (corpus construction, ``parakit.build``)
+E6xx      ``parakit.annotate.store.AnnotateError`` (annotation store and web app)
+E70x-E71x ``parakit.models.base.ModelError`` (classifiers, model folders)
+E75x      ``parakit.models.biencoder.BiEncoderError``
+E8xx      ``parakit.mine.errors.MineError`` (indexing, mining, tiles, retrieval)
+E90x      ``parakit.models.generation_data.GenerationDataError``
+E91x      ``parakit.evaluate.generation.GenerationMetricError``
+E92x      ``parakit.models.generator.GeneratorError``
+E93x      ``parakit.models.llm.LLMError``
+E94x      ``parakit.evaluate.human.HumanEvalError``
+E10xx     ``parakit.analysis.stats.AnalysisError`` (analysis and reports)
+========  ==========================================================================
 """
 
 from __future__ import annotations
