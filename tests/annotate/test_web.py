@@ -77,6 +77,26 @@ def test_login_required_and_wrong_password(web):
     assert ok.get("/", follow_redirects=False).status_code == 303
 
 
+def test_repeated_wrong_passwords_are_throttled(web):
+    store, _pid, _ids, client = web
+    app = create_app(store, login_attempts=3, login_window=timedelta(minutes=5))
+    with TestClient(app) as c:
+        for _ in range(3):
+            assert c.post("/login", data={"name": "ann1", "password": "guess"}).status_code == 401
+        # the fourth try is refused before the password is checked, even the right one
+        locked = c.post("/login", data={"name": "ann1", "password": "password-one"})
+        assert locked.status_code == 429 and "Too many failed logins" in locked.text
+        assert 0 < int(locked.headers["Retry-After"]) <= 300
+        # three failures from this address also lock the address for other names
+        assert (
+            c.post("/login", data={"name": "ann2", "password": "password-two"}).status_code == 429
+        )
+    # another app (or an expired window) lets the right password in again
+    fresh = TestClient(create_app(store, login_attempts=3))
+    login(fresh, "ann1", "password-one")
+    fresh.close()
+
+
 def test_sessions_expire(project):
     store, _pid, _ids = project
     app = create_app(store, session_ttl=timedelta(seconds=1))

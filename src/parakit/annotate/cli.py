@@ -139,6 +139,10 @@ def serve(
     session_hours: float = typer.Option(8.0),
     lease_minutes: float = typer.Option(30.0),
     secure_cookies: bool = typer.Option(False, help="HTTPS-only cookie (behind TLS)"),
+    login_attempts: int = typer.Option(
+        5, help="wrong passwords per name and per address in --login-window-minutes (0 = off)"
+    ),
+    login_window_minutes: float = typer.Option(5.0),
 ) -> None:
     """Run the annotation web app."""
     from datetime import timedelta
@@ -152,6 +156,8 @@ def serve(
         session_ttl=timedelta(hours=session_hours),
         lease=timedelta(minutes=lease_minutes),
         secure_cookies=secure_cookies,
+        login_attempts=login_attempts,
+        login_window=timedelta(minutes=login_window_minutes),
     )
     uvicorn.run(web, host=host, port=port, log_level="warning")
 

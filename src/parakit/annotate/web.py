@@ -38,6 +38,7 @@ from parakit.annotate.store import (
     Store,
     User,
 )
+from parakit.annotate.throttle import LoginThrottle
 from parakit.errors import LabelError, ParakitError
 from parakit.labels import TurkuScheme
 
@@ -119,6 +120,8 @@ def create_app(
     lease: timedelta = timedelta(minutes=30),
     secure_cookies: bool = False,
     overlap_words: int = 6,
+    login_attempts: int = 5,
+    login_window: timedelta = timedelta(minutes=5),
 ) -> FastAPI:
     """Build the web app on a store.
 
@@ -129,6 +132,9 @@ def create_app(
         secure_cookies: send the session cookie only over HTTPS (set behind a TLS proxy).
         overlap_words: verbatim copies of at least this many words are highlighted in the
             extraction view.
+        login_attempts: wrong passwords allowed per account name and per client address
+            within ``login_window`` before logins are refused with HTTP 429 (0 = no limit).
+        login_window: how long a wrong password counts.
     """
     if not isinstance(store, Store):
         store = Store.open(store)
@@ -136,6 +142,8 @@ def create_app(
     app = FastAPI(title="parakit annotate", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Jinja2Templates(directory=str(TEMPLATES))
     app.state.store = st
+    throttle = LoginThrottle(max_failures=login_attempts, window=login_window)
+    app.state.login_throttle = throttle
 
     # -- plumbing --------------------------------------------------------------------------
     @app.middleware("http")
@@ -204,11 +212,25 @@ def create_app(
 
     @app.post("/login")
     def login(request: Request, name: str = Form(...), password: str = Form(...)) -> Response:
+        address = request.client.host if request.client else None
+        wait = throttle.retry_after(name, address)
+        if wait:
+            response = render(
+                request,
+                "login.html",
+                None,
+                error=f"Too many failed logins. Try again in {wait} seconds.",
+            )
+            response.status_code = 429
+            response.headers["Retry-After"] = str(wait)
+            return response
         user = st.authenticate(name, password)
         if user is None:
+            throttle.failed(name, address)
             response = render(request, "login.html", None, error="Wrong name or password.")
             response.status_code = 401
             return response
+        throttle.succeeded(name)
         token = st.start_session(user.id, session_ttl)
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(
@@ -460,44 +482,52 @@ def create_app(
             annotators=sorted(st.annotator_names().values()),
         )
 
+    def review_page(
+        request: Request,
+        project_id: int,
+        user: User,
+        groups: list[tuple[Any, list[Any]]],
+        title: str,
+        empty: str,
+    ) -> HTMLResponse:
+        """An adjudicator's list of items with their annotations (consensus and QA pages);
+        the caller checks the user's rights before it queries ``groups``."""
+        names = st.annotator_names()
+        rows = [
+            {"item": item, "annotations": [(names[a.annotator_id], a) for a in anns]}
+            for item, anns in groups
+        ]
+        return render(
+            request,
+            "consensus.html",
+            user,
+            project=st.project(project_id),
+            rows=rows,
+            title=title,
+            empty=empty,
+        )
+
     @app.get("/admin/p/{project_id}/consensus", response_class=HTMLResponse)
     def consensus(
         request: Request, project_id: int, user: User = Depends(page_user)
     ) -> HTMLResponse:
         adjudicator(user)
         member(user, project_id)
-        names = st.annotator_names()
-        rows = [
-            {"item": item, "annotations": [(names[a.annotator_id], a) for a in anns]}
-            for item, anns in st.disagreements(project_id)
-        ]
-        return render(
-            request,
-            "consensus.html",
-            user,
-            project=st.project(project_id),
-            rows=rows,
-            title="Consensus",
-            empty="No open disagreements.",
-        )
+        groups = list(st.disagreements(project_id))
+        return review_page(request, project_id, user, groups, "Consensus", "No open disagreements.")
 
     @app.get("/admin/p/{project_id}/qa", response_class=HTMLResponse)
     def qa(request: Request, project_id: int, user: User = Depends(page_user)) -> HTMLResponse:
         adjudicator(user)
         member(user, project_id)
-        names = st.annotator_names()
-        rows = [
-            {"item": item, "annotations": [(names[a.annotator_id], a)]}
-            for item, a in st.qa_queue(project_id)
-        ]
-        return render(
+        groups = [(item, [a]) for item, a in st.qa_queue(project_id)]
+        return review_page(
             request,
-            "consensus.html",
+            project_id,
             user,
-            project=st.project(project_id),
-            rows=rows,
-            title="QA queue (flags s/i, oldest first)",
-            empty="Nothing to re-check.",
+            groups,
+            "QA queue (flags s/i, oldest first)",
+            "Nothing to re-check.",
         )
 
     @app.get("/admin/p/{project_id}/stats", response_class=HTMLResponse)
