@@ -78,7 +78,7 @@ def test_login_required_and_wrong_password(web):
 
 
 def test_repeated_wrong_passwords_are_throttled(web):
-    store, _pid, _ids, client = web
+    store, _pid, _ids, _client = web
     app = create_app(store, login_attempts=3, login_window=timedelta(minutes=5))
     with TestClient(app) as c:
         for _ in range(3):
