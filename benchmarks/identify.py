@@ -152,25 +152,8 @@ def print_table(rows: list[dict]) -> None:
         )
 
 
-def mined_negatives(pairs: PairSet, seed: int) -> PairSet:
-    """Hard-ish negatives: each text1 paired with its TF-IDF nearest text2 of another pair."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    t1, t2 = pairs.texts()
-    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4)).fit(t1 + t2)
-    a, b = vectorizer.transform(t1), vectorizer.transform(t2)
-    sims = (a @ b.T).toarray()
-    for i in range(len(t1)):  # exclude the pair's own partner and identical texts
-        sims[i, i] = -1
-        sims[i, [j for j in range(len(t2)) if t2[j] == t2[i] or t2[j] == t1[i]]] = -1
-    partner = sims.argmax(axis=1)
-    return PairSet(
-        [Pair(f"neg-{i}", t1[i], t2[j], label="0", source="mined") for i, j in enumerate(partner)],
-        scheme="binary",
-    )
-
-
 def noisy_part(args: argparse.Namespace) -> list[dict]:
+    from parakit.build.negatives import nearest_negatives
     from parakit.models.noisy import noisy_label_grid
 
     clean = read(DATA / "multipit" / "expert-train.csv", format="multipit")
@@ -198,9 +181,7 @@ def noisy_part(args: argparse.Namespace) -> list[dict]:
             [auto[i].replace(id=f"auto-{i}", label="1", source="auto") for i in chosen],
             scheme="binary",
         )
-        noisy = PairSet(
-            list(positives) + list(mined_negatives(positives, args.seed)), scheme="binary"
-        )
+        noisy = PairSet(list(positives) + list(nearest_negatives(positives)), scheme="binary")
     params = {"n_estimators": 200, "min_samples_leaf": 3, "random_state": args.seed}
     start = time.perf_counter()
     result = noisy_label_grid(
