@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from parakit.io import read  # noqa: E402
 from parakit.models.base import make_model  # noqa: E402
-from parakit.schema import Pair, PairSet  # noqa: E402
+from parakit.schema import PairSet  # noqa: E402
 
 _CANDIDATES = [ROOT.parent / "shared" / "data", ROOT.parents[1] / "shared" / "data"]
 DATA = Path(
