@@ -127,12 +127,16 @@ def test_social_and_negatives(tmp_path):
 def test_nearest_negatives_command(tmp_path, data_path):
     out = tmp_path / "negs.jsonl"
     source = data_path("multipit/auto-val.csv")
-    result = runner.invoke(app, ["nearest-negatives", str(source), "-o", str(out), "--keep-pairs"])
+    result = runner.invoke(
+        app,
+        ["nearest-negatives", str(source), "-o", str(out), "--keep-pairs", "--pair-label", "1"],
+    )
     assert result.exit_code == 0, result.output
     pairs = read(out)
     originals, negatives = pairs[:215], pairs[215:]
     assert len(originals) == len(negatives) == 215  # auto-val: 215 positive pairs
     assert all(n.label == "0" and n.source == "nearest" for n in negatives)
+    assert all(p.label == "1" for p in originals)  # auto-val has no label column
     assert [n.text1 for n in negatives] == [p.text1 for p in originals]
     known = {(p.text1, p.text2) for p in originals}
     assert not any((n.text1, n.text2) in known for n in negatives)

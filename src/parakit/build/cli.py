@@ -395,6 +395,9 @@ def nearest_negatives_cmd(
     keep_pairs: bool = typer.Option(
         False, "--keep-pairs", help="Write the input pairs too (with the negatives after them)."
     ),
+    pair_label: str | None = typer.Option(
+        None, help="With --keep-pairs: label for input pairs that have none (e.g. 1)."
+    ),
 ) -> None:
     """One same-topic negative per pair: text1 with the closest text2 of another pair."""
     from parakit.build.negatives import nearest_negatives
@@ -403,7 +406,11 @@ def nearest_negatives_cmd(
     source = _read_pairs(pairs, fmt)
     negatives = nearest_negatives(source, negative_label=label, progress=True)
     if keep_pairs:
-        negatives = PairSet([*source, *negatives], scheme=source.scheme, lang=source.lang)
+        kept = [
+            p.replace(label=pair_label) if p.label is None and pair_label is not None else p
+            for p in source
+        ]
+        negatives = PairSet([*kept, *negatives], scheme=source.scheme, lang=source.lang)
     _write(negatives, output)
 
 
