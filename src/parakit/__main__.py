@@ -2,6 +2,6 @@
 
 import sys
 
-from parakit.cli import main
+from parakit.cli.app import main
 
 sys.exit(main())

@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from parakit import io
-from parakit.annotate.cli import app
 from parakit.annotate.crowd import simulate_crowd
+from parakit.cli.annotate import app
 from parakit.schema import Document, Pair, PairSet, Span
 
 runner = CliRunner()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from parakit.annotate.demo import demo_step
-from parakit.demo import load_example
+from parakit.cli.demo import load_example
+from parakit.cli.demo.annotate import demo_step
 
 
 def test_demo_step(tmp_path):

@@ -2,7 +2,7 @@ import json
 
 from typer.testing import CliRunner
 
-from parakit.build.cli import app
+from parakit.cli.build import app
 from parakit.io import read
 
 runner = CliRunner()

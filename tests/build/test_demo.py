@@ -1,4 +1,4 @@
-from parakit.build.demo import demo_step
+from parakit.cli.demo.build import demo_step
 from parakit.io import read
 from parakit.schema import Pair, PairSet
 

@@ -2,7 +2,7 @@
 
 import json
 
-from parakit.demo import load_example
+from parakit.cli.demo import load_example
 from parakit.io import read, write
 
 

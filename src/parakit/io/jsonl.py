@@ -145,14 +145,78 @@ def _located(build: Callable[[], T], path: str | Path, line: int, field: str | N
         raise DataFormatError(message, path=path, line=line, field=missing, code="E106") from None
 
 
+class JsonlWriter:
+    """Stream a canonical JSONL corpus to disk, atomically: the one canonical JSONL writer.
+
+    Use it as a context manager; the file appears, complete, only when the block ends without
+    an error. Documents must be written before the first pair (the format puts them first).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from parakit.schema import Pair
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "mined.jsonl"
+        >>> with JsonlWriter(path, name="mined", scheme="binary") as out:
+        ...     out.write_pair(Pair(id="0-1", text1="a cat", text2="one cat"))
+        >>> from parakit.io import read
+        >>> len(read(path))
+        1
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        scheme: str | LabelScheme = "binary",
+        name: str | None = None,
+        lang: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self._header = {
+            "parakit": FORMAT_VERSION,
+            **PairSet([], scheme=scheme, name=name, lang=lang, metadata=metadata).header(),
+        }
+        self._context: Any = None
+        self._handle: Any = None
+        self.pairs_written = 0
+        self.documents_written = 0
+
+    def __enter__(self) -> JsonlWriter:
+        self._context = atomic_write(self.path)
+        self._handle = self._context.__enter__()
+        self._line(self._header)
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        context, self._context, self._handle = self._context, None, None
+        context.__exit__(*exc_info)
+
+    def _line(self, record: dict[str, Any]) -> None:
+        if self._handle is None:
+            raise RuntimeError("JsonlWriter is used outside its 'with' block")
+        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def write_document(self, document: Document) -> None:
+        """Write one document line (before any pair)."""
+        if self.pairs_written:
+            raise RuntimeError("documents must be written before the first pair")
+        self._line({"document": document.to_dict()})
+        self.documents_written += 1
+
+    def write_pair(self, pair: Pair) -> None:
+        """Write one pair line."""
+        self._line(pair.to_dict())
+        self.pairs_written += 1
+
+
 def write_jsonl(pairs: PairSet, path: str | Path) -> Path:
     """Write ``pairs`` as canonical JSONL, atomically. Returns the path written."""
     target = Path(path)
-    with atomic_write(target) as handle:
-        header = {"parakit": FORMAT_VERSION, **pairs.header()}
-        handle.write(json.dumps(header, ensure_ascii=False) + "\n")
+    with JsonlWriter(
+        target, scheme=pairs.scheme, name=pairs.name, lang=pairs.lang, metadata=pairs.metadata
+    ) as out:
         for document in pairs.documents.values():
-            handle.write(json.dumps({"document": document.to_dict()}, ensure_ascii=False) + "\n")
+            out.write_document(document)
         for pair in pairs:
-            handle.write(json.dumps(pair.to_dict(), ensure_ascii=False) + "\n")
+            out.write_pair(pair)
     return target

@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 
 app = typer.Typer(
-    no_args_is_help=True,
     add_completion=False,
     help="Vector index, nearest-neighbour mining, retrieval evaluation, tiles, dataset growth.",
 )

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 app = typer.Typer(
-    no_args_is_help=True,
     add_completion=False,
     help="Train and evaluate paraphrase embeddings (bi-encoders).",
 )

@@ -16,9 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(
-    no_args_is_help=True, add_completion=False, help="Performance profiles and corpus reports."
-)
+app = typer.Typer(add_completion=False, help="Performance profiles and corpus reports.")
 
 
 def _options(pairs: list[str] | None) -> dict[str, Any]:

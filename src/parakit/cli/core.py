@@ -223,7 +223,7 @@ def register_core(app: typer.Typer) -> None:
         seed: int = typer.Option(0, help="Random seed."),
     ) -> None:
         """Run the whole pipeline on the bundled example and write a corpus and a report."""
-        from parakit.demo import run_demo
+        from parakit.cli.demo import run_demo
 
         report = run_demo(out, seed=seed)
         typer.echo(f"demo finished: report at {report}")

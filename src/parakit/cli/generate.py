@@ -12,9 +12,7 @@ from typing import Any
 
 import typer
 
-app = typer.Typer(
-    no_args_is_help=True, add_completion=False, help="Paraphrase generation and its evaluation."
-)
+app = typer.Typer(add_completion=False, help="Paraphrase generation and its evaluation.")
 
 
 def _read_pairs(path: Path, fmt: str | None) -> Any:

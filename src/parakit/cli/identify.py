@@ -19,7 +19,6 @@ from typing import Annotated, Any
 import typer
 
 app = typer.Typer(
-    no_args_is_help=True,
     add_completion=False,
     help="Train, evaluate and apply paraphrase classifiers.",
 )

@@ -16,7 +16,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from parakit.cli import module_available
+from parakit.cli.stages import DEMO_STEPS, module_available
 from parakit.describe import describe, render_markdown
 from parakit.io import read, write
 from parakit.io.atomic import atomic_write
@@ -25,9 +25,6 @@ from parakit.schema import PairSet
 from parakit.split import random_split
 
 logger = logging.getLogger(__name__)
-
-#: packages whose ``demo`` module contributes a step, in the order of the flow
-DEMO_STEPS = ("build", "annotate", "models", "mine", "evaluate", "analysis")
 
 
 def example_path() -> Path:
@@ -47,7 +44,7 @@ def run_demo(out: str | Path, seed: int = 0) -> Path:
     workdir = Path(out)
     workdir.mkdir(parents=True, exist_ok=True)
     sections: list[str] = ["# parakit demo report", ""]
-    steps = [name for name in DEMO_STEPS if module_available(f"parakit.{name}.demo")]
+    steps = [name for name in DEMO_STEPS if module_available(f"parakit.cli.demo.{name}")]
     with Progress(transient=True) as progress:
         task = progress.add_task("demo", total=4 + len(steps))
         pairs = load_example()
@@ -88,7 +85,7 @@ def run_demo(out: str | Path, seed: int = 0) -> Path:
         ]
         for name in steps:
             started = time.perf_counter()
-            module = importlib.import_module(f"parakit.{name}.demo")
+            module = importlib.import_module(f"parakit.cli.demo.{name}")
             try:
                 section = module.demo_step(workdir, pairs)
             except ImportError as err:  # an optional extra is not installed

@@ -12,7 +12,6 @@ from pathlib import Path
 import typer
 
 app = typer.Typer(
-    no_args_is_help=True,
     add_completion=False,
     help="Annotation web tool, crowd import and aggregation, agreement.",
 )

@@ -10,7 +10,6 @@ from typing import Any
 import typer
 
 app = typer.Typer(
-    no_args_is_help=True,
     add_completion=False,
     help="Corpus construction: align documents, make candidates, sample.",
 )

@@ -1,0 +1,214 @@
+"""The root ``parakit`` app and the one place where errors become messages.
+
+Every mistake a user can make on the command line ends the same way: one line
+``error: ...`` on stderr and exit code 2 — a usage mistake (no command, unknown option, missing
+argument, a value that is not a number), a :class:`~parakit.errors.ParakitError` (bad data,
+unknown model, ...) or a file that cannot be read or written. ``--verbose`` shows library
+warnings and, for an unexpected internal error, the traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+import warnings
+from typing import Annotated, Any
+
+import typer
+
+from parakit.cli.stages import COMMAND_GROUPS, module_available
+from parakit.errors import ParakitError
+
+#: exit code of every usage or data error
+USAGE_EXIT = 2
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from parakit import __version__
+
+        typer.echo(f"parakit {__version__}")
+        raise typer.Exit()
+
+
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version_callback,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show library warnings and debug logs.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Only errors: no progress bars, no info logs.")
+    ] = False,
+) -> None:
+    """parakit: build, annotate, release, train, evaluate and explain paraphrase corpora."""
+    configure_output(verbose=verbose, quiet=quiet)
+
+
+def configure_output(*, verbose: bool = False, quiet: bool = False) -> None:
+    """Set logging, library warnings and progress bars for one CLI run.
+
+    Library warnings (transformers, ONNX Runtime, statsmodels, ...) are hidden unless
+    ``verbose``; ``quiet`` also turns progress bars off (tqdm reads ``TQDM_DISABLE``).
+    """
+    level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
+    logging.basicConfig(level=level, format="%(message)s", force=True)
+    os.environ["PARAKIT_VERBOSE"] = "1" if verbose else "0"
+    if quiet:
+        os.environ["TQDM_DISABLE"] = "1"
+    if not verbose:
+        warnings.filterwarnings("ignore")
+        for name in ("transformers", "sentence_transformers", "datasets", "httpx", "faiss"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("ORT_LOGGING_LEVEL", "3")
+
+
+def build_app() -> typer.Typer:
+    """The root Typer app with the core commands and every available command group."""
+    from parakit.cli.core import register_core
+
+    app = typer.Typer(
+        name="parakit",
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(_root)
+    register_core(app)
+    for name, module_name, package, help_text in COMMAND_GROUPS:
+        if not module_available(package):
+            continue
+        module = importlib.import_module(module_name)
+        app.add_typer(module.app, name=name, help=help_text)
+    return app
+
+
+def _usage_error_types() -> tuple[type[BaseException], ...]:
+    """Usage-error classes of the click that typer uses (vendored since typer 0.2x) and of click."""
+    found: list[type[BaseException]] = []
+    for module_name in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        found.append(module.ClickException)
+    return tuple(found)
+
+
+def _abort_types() -> tuple[type[BaseException], ...]:
+    found: list[type[BaseException]] = []
+    for module_name in ("typer.exceptions", "typer._click.exceptions", "click.exceptions"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        if hasattr(module, "Abort"):
+            found.append(module.Abort)
+    return tuple(found)
+
+
+def _exit_types() -> tuple[type[BaseException], ...]:
+    found: list[type[BaseException]] = []
+    for module_name in ("typer.exceptions", "typer._click.exceptions", "click.exceptions"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        if hasattr(module, "Exit"):
+            found.append(module.Exit)
+    return tuple(found)
+
+
+def _usage_message(err: Any) -> str:
+    """One line for a click/typer usage error, with where to get help."""
+    ctx = getattr(err, "ctx", None)
+    if type(err).__name__ == "NoArgsIsHelpError":
+        path = ctx.command_path if ctx is not None else "parakit"
+        return f"missing command; run '{path} --help' to list the commands"
+    message = " ".join(str(err.format_message()).split())
+    if ctx is not None:
+        message += f" (see '{ctx.command_path} --help')"
+    return message
+
+
+def missing_command(command: Any, args: list[str]) -> str | None:
+    """The command path when ``args`` stop at a group (``parakit``, ``parakit mine``), else None.
+
+    Checked before typer runs: typer's own "no arguments is help" prints the whole help page and
+    then raises, where parakit gives one line.
+    """
+    if any(arg in ("-h", "--help", "--version") for arg in args):
+        return None
+    path = ["parakit"]
+    node = command
+    for token in (arg for arg in args if not arg.startswith("-")):
+        commands = getattr(node, "commands", None)
+        if commands is None or token not in commands:
+            return None
+        node = commands[token]
+        path.append(token)
+    return " ".join(path) if getattr(node, "commands", None) is not None else None
+
+
+def error_line(message: str) -> None:
+    """Print ``error: message`` on stderr, on one line."""
+    typer.secho(f"error: {' '.join(message.split())}", fg="red", err=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI; every error becomes one ``error: ...`` line and exit code 2."""
+    command = typer.main.get_command(build_app())
+    args = sys.argv[1:] if argv is None else list(argv)
+    group = missing_command(command, args)
+    if group is not None:
+        error_line(f"missing command; run '{group} --help' to list the commands")
+        return USAGE_EXIT
+    try:
+        command.main(args=args, standalone_mode=False, prog_name="parakit")
+    except ParakitError as err:
+        error_line(str(err))
+        return USAGE_EXIT
+    except OSError as err:
+        where = f": {err.filename}" if err.filename else ""
+        error_line(f"{err.strerror or err}{where}")
+        return USAGE_EXIT
+    except KeyboardInterrupt:
+        typer.secho("interrupted", fg="yellow", err=True)
+        return 130
+    except SystemExit as err:  # typer.Exit in some versions, sys.exit in commands
+        code = err.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    except Exception as err:
+        if isinstance(err, _usage_error_types()):
+            error_line(_usage_message(err))
+            return USAGE_EXIT
+        if isinstance(err, _exit_types()):
+            return int(getattr(err, "exit_code", 0) or 0)
+        if isinstance(err, _abort_types()):
+            typer.secho("aborted", fg="yellow", err=True)
+            return 1
+        if os.environ.get("PARAKIT_VERBOSE") == "1":
+            raise
+        error_line(
+            f"internal error ({type(err).__name__}: {err}); "
+            "please report it with the output of the same command run with --verbose"
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
