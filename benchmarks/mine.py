@@ -55,8 +55,8 @@ def recall_at(found: np.ndarray, truth: np.ndarray) -> float:
 
 
 def bench_embed(args: argparse.Namespace) -> None:
-    from parakit.mine.encode import OnnxEncoder, SentenceEncoder, resolve_model
-    from parakit.mine.index import VectorIndex
+    from parakit.vectors.encode import OnnxEncoder, SentenceEncoder, resolve_model
+    from parakit.vectors.index import VectorIndex
 
     texts = multipit_sentences(args.n)
     model = resolve_model("offline-minilm")
@@ -111,7 +111,7 @@ def bench_embed(args: argparse.Namespace) -> None:
 
 
 def bench_e2e(args: argparse.Namespace) -> None:
-    from parakit.mine.encode import load_encoder
+    from parakit.vectors.encode import load_encoder
     from parakit.mine.mining import mine
 
     work = Path(args.workdir)
@@ -168,7 +168,7 @@ def bench_search(args: argparse.Namespace) -> None:
     import faiss
     from sentence_transformers.util import paraphrase_mining_embeddings
 
-    from parakit.mine.index import VectorIndex
+    from parakit.vectors.index import VectorIndex
 
     base = load_vectors(Path(args.workdir))
     copies = args.copies if args.copies is not None else -(-args.target // len(base)) - 1
@@ -254,7 +254,7 @@ def bench_memory(args: argparse.Namespace) -> None:
         code = (
             "import sys,time,resource; sys.path.insert(0,'benchmarks'); import mine as b;"
             "import numpy as np; from pathlib import Path;"
-            "from parakit.mine.index import VectorIndex;"
+            "from parakit.vectors.index import VectorIndex;"
             f"big=b.perturbed(b.load_vectors(Path({args.workdir!r})),{copies},{args.noise})"
             f"[:{size}];"
             "n=len(big); t=time.perf_counter();"

@@ -15,7 +15,7 @@ E5xx      :class:`ParakitError` (corpus construction, ``parakit.build``)
 E6xx      ``parakit.annotate.store.AnnotateError`` (annotation store and web app)
 E70x-E71x ``parakit.models.base.ModelError`` (classifiers, model folders)
 E75x      ``parakit.models.biencoder.BiEncoderError``
-E8xx      ``parakit.mine.errors.MineError`` (indexing, mining, tiles, retrieval)
+E8xx      :class:`MineError` (vectors: encoders, stores, indexes; mining, tiles, retrieval)
 E90x      ``parakit.models.generation_data.GenerationDataError``
 E91x      ``parakit.evaluate.generation.GenerationMetricError``
 E92x      ``parakit.models.generator.GeneratorError``
@@ -87,6 +87,18 @@ class SpanError(ParakitError, ValueError):
     """A span does not fit its document, or its text does not match."""
 
     code = "E101"
+
+
+class MineError(ParakitError, ValueError):
+    """Bad settings or inputs for encoding, indexing, mining, tiles or retrieval evaluation.
+
+    Codes: ``E801`` bad index settings, ``E802`` workdir belongs to another job, ``E803`` bad
+    collection input, ``E804`` classifier without a usable ``predict_proba``, ``E805`` bad
+    scores/labels for tiles or evaluation, ``E806`` model folder cannot be loaded, ``E807``
+    dataset manifest problems.
+    """
+
+    code = "E800"
 
 
 class SplitError(ParakitError, ValueError):

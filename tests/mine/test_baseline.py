@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from parakit.mine.baseline import EmbeddingPairClassifier, out_of_fold_proba
-from parakit.mine.encode import TfidfEncoder
+from parakit.vectors.encode import TfidfEncoder
 from parakit.schema import Pair, PairSet
 
 

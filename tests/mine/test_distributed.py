@@ -11,9 +11,9 @@ from parakit.mine.distributed import (
     build_sharded_from_embeddings,
     merge_results,
 )
-from parakit.mine.encode import SentenceEncoder
-from parakit.mine.index import VectorIndex
-from parakit.mine.store import SentenceStore
+from parakit.vectors.encode import SentenceEncoder
+from parakit.vectors.index import VectorIndex
+from parakit.vectors.store import SentenceStore
 
 
 def test_merge_results_known_answer():

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parakit.mine.errors import MineError
+from parakit.errors import MineError
 from parakit.mine.mining import mine
 from parakit.schema import PairSet
 
@@ -125,7 +125,7 @@ def test_queries_against_collection_and_settings_guard(tmp_path):
 SCRIPT = """
 import sys, time
 sys.path.insert(0, {tests!r})
-from parakit.mine.encode import SentenceEncoder
+from parakit.vectors.encode import SentenceEncoder
 from parakit.mine.mining import mine
 
 class Slow(SentenceEncoder):
@@ -168,7 +168,7 @@ def test_kill_9_then_resume_gives_identical_output(tmp_path, tiny_model, mine_wo
     lines = [" ".join(rng.choice(words, size=rng.integers(3, 9))) for _ in range(400)]
     collection = tmp_path / "c.txt"
     collection.write_text("\n".join(lines) + "\n")
-    from parakit.mine.encode import SentenceEncoder
+    from parakit.vectors.encode import SentenceEncoder
 
     mine(
         collection,

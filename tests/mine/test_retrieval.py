@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parakit.mine.encode import TfidfEncoder
+from parakit.vectors.encode import TfidfEncoder
 from parakit.mine.largescale import LargeScaleEvaluator, plot_large_scale
 from parakit.mine.retrieval import RetrievalEvaluator, label_class, plot_retrieval
 from parakit.schema import Pair, PairSet

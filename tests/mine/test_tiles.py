@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parakit.mine.errors import MineError
+from parakit.errors import MineError
 from parakit.mine.tiles import SelectionRules, TileAnalysis, estimate_precision, select
 
 

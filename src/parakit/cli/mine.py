@@ -26,7 +26,7 @@ BackendOpt = Annotated[str, typer.Option(help="Encoder backend: torch | onnx | o
 
 
 def _encoder(model: str, backend: str, batch_size: int = 64):
-    from parakit.mine.encode import load_encoder
+    from parakit.vectors.encode import load_encoder
 
     return load_encoder(model, backend, batch_size=batch_size)
 
@@ -139,8 +139,8 @@ def search_cmd(
     backend: BackendOpt = "torch",
 ) -> None:
     """Nearest sentences of the indexed collection for each query."""
-    from parakit.mine.encode import load_encoder
-    from parakit.mine.index import VectorIndex
+    from parakit.vectors.encode import load_encoder
+    from parakit.vectors.index import VectorIndex
 
     index = VectorIndex.load(index_dir)
     encoder = load_encoder(index.meta_["encoder"]["model"], backend)
@@ -166,7 +166,7 @@ def eval_retrieval(
 ) -> None:
     """Retrieval evaluation (T18): all unique statements as candidates, rank of s2 for s1."""
     from parakit.io import read
-    from parakit.mine.encode import TfidfEncoder
+    from parakit.vectors.encode import TfidfEncoder
     from parakit.mine.retrieval import RetrievalEvaluator, plot_retrieval
 
     data = read(pairs)
@@ -207,7 +207,7 @@ def eval_large(
     import itertools
 
     from parakit.io import read
-    from parakit.mine.collection import iter_collection
+    from parakit.vectors.collection import iter_collection
     from parakit.mine.largescale import LargeScaleEvaluator, plot_large_scale
 
     texts = (r["text"] for r in iter_collection(distractors))
@@ -272,7 +272,7 @@ def tiles_cmd(
 
     from parakit.io import read
     from parakit.io.atomic import atomic_write
-    from parakit.mine.errors import MineError
+    from parakit.errors import MineError
     from parakit.mine.tiles import SelectionRules, TileAnalysis, estimate_precision
 
     data = read(sample)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.mine.errors import MineError
+from parakit.errors import MineError
 from parakit.schema import PairSet
 
 
@@ -34,7 +34,7 @@ class EmbeddingPairClassifier:
     """Logistic regression over ``[|u−v|, u⊙v]`` of a sentence encoder's vectors.
 
     Args:
-        encoder: object with ``encode(texts)`` (e.g. :class:`parakit.mine.encode.SentenceEncoder`).
+        encoder: object with ``encode(texts)`` (e.g. :class:`parakit.vectors.encode.SentenceEncoder`).
         target: ``turku3`` (neg / 3 / 4 classes) or ``binary`` (the scheme's binary reading).
         C: inverse regularisation strength.
         max_iter: solver iterations.
@@ -138,7 +138,7 @@ class EmbeddingPairClassifier:
             )
         meta = json.loads((folder / "baseline.json").read_text())
         if encoder is None:
-            from parakit.mine.encode import load_encoder
+            from parakit.vectors.encode import load_encoder
 
             sig = meta["encoder"]
             backend = {

@@ -32,19 +32,19 @@ from typing import Any
 import numpy as np
 
 from parakit.io.atomic import atomic_write
-from parakit.mine.errors import MineError
+from parakit.errors import MineError
 
 
 @functools.lru_cache(maxsize=4)
 def _encoder(model: str, backend: str) -> Any:
-    from parakit.mine.encode import load_encoder
+    from parakit.vectors.encode import load_encoder
 
     return load_encoder(model, backend)
 
 
 @functools.lru_cache(maxsize=64)
 def _shard(path: str) -> Any:
-    from parakit.mine.index import VectorIndex
+    from parakit.vectors.index import VectorIndex
 
     return VectorIndex.load(path)
 
@@ -64,8 +64,8 @@ def build_shard(
 
     Runs on a worker; skips the work when the shard is already saved (resumable).
     """
-    from parakit.mine.index import VectorIndex
-    from parakit.mine.store import SentenceStore
+    from parakit.vectors.index import VectorIndex
+    from parakit.vectors.store import SentenceStore
 
     folder = Path(out)
     if (folder / "index.json").exists():
@@ -105,7 +105,7 @@ def build_sharded(
     """Split a sentence store into ``n_shards`` row ranges; each Dask task embeds and indexes one.
 
     Args:
-        store_path: a :class:`~parakit.mine.store.SentenceStore` folder on a file system every
+        store_path: a :class:`~parakit.vectors.store.SentenceStore` folder on a file system every
             worker can read.
         model: encoder model (path or id) loaded on each worker, once per process.
         out: folder for the shards (shared file system).
@@ -117,7 +117,7 @@ def build_sharded(
     Returns:
         the shard list also written to ``out/shards.json``.
     """
-    from parakit.mine.store import SentenceStore
+    from parakit.vectors.store import SentenceStore
 
     n = len(SentenceStore(store_path))
     if n_shards < 1 or n_shards > n:
@@ -154,7 +154,7 @@ def index_shard(
 ) -> dict[str, Any]:
     """Build one index shard from embedding ``.npy`` files whose first rows have global ids
     ``starts`` (a mining work folder's ``emb/`` chunks). Runs on a worker; resumable."""
-    from parakit.mine.index import VectorIndex
+    from parakit.vectors.index import VectorIndex
 
     folder = Path(out)
     if (folder / "index.json").exists():

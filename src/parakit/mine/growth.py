@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from parakit.io.atomic import atomic_write
-from parakit.mine.errors import MineError
+from parakit.errors import MineError
 from parakit.schema import PairSet
 
 

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from parakit.io.atomic import save_figure
-from parakit.mine.errors import MineError
-from parakit.mine.index import VectorIndex
+from parakit.errors import MineError
+from parakit.vectors.index import VectorIndex
 from parakit.mine.retrieval import CLASS_ORDER, label_class
 from parakit.schema import PairSet
 
@@ -49,7 +49,7 @@ class LargeScaleEvaluator:
         max_rank: neighbours retrieved per query (ranks beyond are "NA").
         name: metric key prefix.
         chunk_size: distractors embedded and added to the index at a time (bounds memory).
-        index_kind, nprobe: passed to :class:`~parakit.mine.index.VectorIndex` when the
+        index_kind, nprobe: passed to :class:`~parakit.vectors.index.VectorIndex` when the
             evaluator builds the index itself.
     """
 

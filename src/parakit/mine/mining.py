@@ -14,7 +14,7 @@ Memory is bounded by one chunk of embeddings, the index, and 8 bytes per sentenc
 de-duplication; the neighbour arrays live on disk.
 
 Example:
-    >>> from parakit.mine.encode import SentenceEncoder
+    >>> from parakit.vectors.encode import SentenceEncoder
     >>> result = mine("sentences.txt", "work/", SentenceEncoder("all-MiniLM-L6-v2"),
     ...               output="pairs.jsonl", k=5)  # doctest: +SKIP
 """
@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 
 from parakit.io.atomic import atomic_write
-from parakit.mine.collection import iter_collection
-from parakit.mine.errors import MineError
-from parakit.mine.index import VectorIndex
-from parakit.mine.store import SentenceStore
+from parakit.vectors.collection import iter_collection
+from parakit.errors import MineError
+from parakit.vectors.index import VectorIndex
+from parakit.vectors.store import SentenceStore
 
 
 @dataclass
@@ -199,9 +199,9 @@ def mine(
     """Mine paraphrase candidates: every sentence's (or query's) ``k`` nearest neighbours.
 
     Args:
-        collection: sentence collection (see :mod:`parakit.mine.collection`).
+        collection: sentence collection (see :mod:`parakit.vectors.collection`).
         workdir: checkpoint folder; rerunning with the same settings resumes.
-        encoder: object with ``encode(texts) -> array`` (see :mod:`parakit.mine.encode`).
+        encoder: object with ``encode(texts) -> array`` (see :mod:`parakit.vectors.encode`).
         output: JSONL file for the candidate pairs (canonical parakit format).
         k: neighbours kept per sentence (the Turku paper: 5).
         same_source: only pair sentences of the same source (one index per source).
@@ -211,7 +211,7 @@ def mine(
         min_probability: drop pairs whose P(paraphrase) is below this (needs ``classifier``).
         min_score: drop pairs whose embedding score is below this.
         positive_class: the classifier's paraphrase class (default: guessed, see rerank).
-        index_kind, metric, nprobe, index_options: see :class:`~parakit.mine.index.VectorIndex`.
+        index_kind, metric, nprobe, index_options: see :class:`~parakit.vectors.index.VectorIndex`.
         chunk_size: sentences per checkpoint; smaller = less memory and lost work per crash,
             more files.
         rerank_batch: candidate pairs per classifier call and re-rank checkpoint.

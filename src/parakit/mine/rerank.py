@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from parakit.mine.errors import MineError
+from parakit.errors import MineError
 from parakit.schema import Pair, PairSet
 
 #: class names taken to mean "paraphrase" when a classifier exposes ``classes_``

@@ -13,7 +13,7 @@ scoring strictly higher). Reported:
 
 Example:
     >>> from parakit.schema import Pair, PairSet
-    >>> from parakit.mine.encode import TfidfEncoder
+    >>> from parakit.vectors.encode import TfidfEncoder
     >>> ps = PairSet([Pair("0", "the cat sat", "the cat sat down", "4"),
     ...               Pair("1", "a dog barked", "the dog barked", "3")], scheme="turku")
     >>> ev = RetrievalEvaluator(ps, top_n=(1,))
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from parakit.io.atomic import save_figure
-from parakit.mine.errors import MineError
+from parakit.errors import MineError
 from parakit.schema import PairSet
 
 CLASS_ORDER = ("1", "2", "3", "4<>", "4")

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from parakit.io.atomic import save_figure
-from parakit.mine.errors import MineError
+from parakit.errors import MineError
 
 
 @dataclass(frozen=True)

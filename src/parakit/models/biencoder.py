@@ -59,7 +59,7 @@ def _st_module(name: str) -> Any:
 
 def _resolve(model: str | Path) -> str:
     if str(model) == "offline-minilm":
-        from parakit.mine.encode import resolve_model
+        from parakit.vectors.encode import resolve_model
 
         return resolve_model(model)
     return str(model)

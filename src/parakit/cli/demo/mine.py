@@ -13,7 +13,7 @@ def demo_step(workdir: Path, pairs: PairSet) -> str:
     Uses the TF-IDF character 2–3-gram encoder (no model download, well under a second).
     """
     from parakit.io import read
-    from parakit.mine.encode import TfidfEncoder
+    from parakit.vectors.encode import TfidfEncoder
     from parakit.mine.mining import mine
     from parakit.mine.retrieval import RetrievalEvaluator
 

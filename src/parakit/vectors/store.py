@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from parakit.errors import MineError
 from parakit.io.atomic import atomic_write
-from parakit.mine.errors import MineError
 
 
 class SentenceStore:

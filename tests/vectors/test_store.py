@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from parakit.mine.collection import iter_collection
-from parakit.mine.errors import MineError
-from parakit.mine.store import SentenceStore
+from parakit.vectors.collection import iter_collection
+from parakit.errors import MineError
+from parakit.vectors.store import SentenceStore
 
 
 def test_store_random_access_with_unicode_and_newlines(tmp_path):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parakit.mine.encode import OnnxEncoder, SentenceEncoder, TfidfEncoder, load_encoder
-from parakit.mine.errors import MineError
+from parakit.vectors.encode import OnnxEncoder, SentenceEncoder, TfidfEncoder, load_encoder
+from parakit.errors import MineError
 
 TEXTS = [
     "the cat sat on the mat",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parakit.mine.errors import MineError
-from parakit.mine.index import VectorIndex, choose_kind, default_nlist
+from parakit.errors import MineError
+from parakit.vectors.index import VectorIndex, choose_kind, default_nlist
 
 
 def _clustered(n: int = 4000, dim: int = 16, seed: int = 0) -> np.ndarray:

@@ -5,7 +5,7 @@ inner product = cosine) and ``signature() -> dict`` naming the settings that pro
 (recorded in index and mining manifests).
 
 Example:
-    >>> from parakit.mine.encode import TfidfEncoder
+    >>> from parakit.vectors.encode import TfidfEncoder
     >>> enc = TfidfEncoder().fit(["a cat sat", "a dog sat"])
     >>> enc.encode(["a cat sat"]).shape[0]
     1
@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from parakit.mine.errors import MineError
+from parakit.errors import MineError
 
 
 @runtime_checkable

@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from parakit.errors import MineError
 from parakit.io.atomic import atomic_write
-from parakit.mine.errors import MineError
 
 ChunkSource = Callable[[], Iterator[np.ndarray]]
 #: below this many vectors, exact search is cheap enough and always chosen by ``kind="auto"``
@@ -382,7 +382,7 @@ class VectorIndex:
         self.nlist_, self.nprobe_ = meta.get("nlist"), meta.get("nprobe")
         self.meta_ = meta
         if (folder / "store" / "offsets.npy").exists():
-            from parakit.mine.store import SentenceStore
+            from parakit.vectors.store import SentenceStore
 
             self.store_ = SentenceStore(folder / "store")
         return self

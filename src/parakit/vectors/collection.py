@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from parakit.mine.errors import MineError
+from parakit.errors import MineError
 
 
 def _looks_like_records(path: Path, text_field: str) -> bool:
