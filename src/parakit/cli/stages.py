@@ -25,6 +25,12 @@ COMMAND_GROUPS: tuple[tuple[str, str, str, str], ...] = (
         "Annotation web tool, crowd import, agreement.",
     ),
     (
+        "models",
+        "parakit.cli.models",
+        "parakit.offline",
+        "Offline models (offline-minilm, offline-mpnet): list, install, locate.",
+    ),
+    (
         "identify",
         "parakit.cli.identify",
         "parakit.models",

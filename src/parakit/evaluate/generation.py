@@ -177,9 +177,11 @@ class BertScore:
                         code="E912",
                     )
                 layers = model2layers[self.model]
+            from parakit.offline import resolve_model
+
             try:
                 self._scorer = BERTScorer(
-                    model_type=self.model,
+                    model_type=resolve_model(self.model),
                     num_layers=layers,
                     batch_size=self.batch_size,
                     idf=self.idf,

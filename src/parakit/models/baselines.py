@@ -339,8 +339,12 @@ class EmbeddingClassifier(PairClassifier):
             )
         from sentence_transformers import SentenceTransformer
 
+        from parakit.offline import resolve_model
+
         try:
-            self._encoder_model = SentenceTransformer(str(self.encoder), device=self.device)
+            self._encoder_model = SentenceTransformer(
+                resolve_model(self.encoder), device=self.device
+            )
         except (OSError, ValueError) as err:
             raise ModelError(
                 f"cannot load sentence encoder {self.encoder!r}: {err}", code="E713"

@@ -138,10 +138,13 @@ class TransformerPairClassifier(PairClassifier):
     def _source(self) -> str:
         """The encoder training starts from: ``model_name_or_path``, or the network folder when
         that is a saved parakit model (intermediate training: fine-tune a fine-tuned model)."""
-        path = Path(str(self.model_name_or_path))
+        from parakit.offline import resolve_model
+
+        source = resolve_model(self.model_name_or_path)
+        path = Path(source)
         if (path / MODEL_FILE).is_file() and (path / "network").is_dir():
             return str(path / "network")
-        return str(self.model_name_or_path)
+        return source
 
     def _positive_label(self) -> str | None:
         if len(self.classes_) != 2:

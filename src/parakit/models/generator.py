@@ -233,7 +233,9 @@ class Seq2SeqGenerator:
             EncoderDecoderModel,
         )
 
-        path = str(self.model_name_or_path)
+        from parakit.offline import resolve_model
+
+        path = resolve_model(self.model_name_or_path)
         try:
             config = AutoConfig.from_pretrained(path)
         except OSError as err:
