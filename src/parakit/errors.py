@@ -14,6 +14,7 @@ E4xx      :class:`SplitError` (splits)
 E5xx      :class:`ParakitError` (corpus construction, ``parakit.build``)
 E6xx      ``parakit.annotate.store.AnnotateError`` (annotation store and web app)
 E70x-E71x ``parakit.models.base.ModelError`` (classifiers, model folders)
+E72x      ``parakit.offline.OfflineModelError`` (offline model registry, installs)
 E75x      ``parakit.models.biencoder.BiEncoderError``
 E8xx      :class:`MineError` (vectors: encoders, stores, indexes; mining, tiles, retrieval)
 E90x      ``parakit.models.generation_data.GenerationDataError``

@@ -51,7 +51,7 @@ class SentenceEncoder:
     """Sentence embeddings from a sentence-transformers model or a mean-pooled HF encoder.
 
     Args:
-        model: hub id or local folder.
+        model: hub id, local folder or offline alias (``offline-minilm``, ``offline-mpnet``).
         kind: ``auto`` (sentence-transformers when the folder has ``modules.json``, else
             mean pooling), ``sentence-transformers`` or ``mean-pool``.
         batch_size: sentences per forward pass.
@@ -81,11 +81,14 @@ class SentenceEncoder:
             return
         import torch
 
+        from parakit.offline import resolve_model
+
+        model = resolve_model(self.model)
         kind = self.kind
         if kind == "auto":
             kind = (
                 "sentence-transformers"
-                if (Path(self.model) / "modules.json").exists()
+                if (Path(model) / "modules.json").exists()
                 else "mean-pool"
             )
         if kind not in ("sentence-transformers", "mean-pool"):
@@ -96,13 +99,13 @@ class SentenceEncoder:
         if kind == "sentence-transformers":
             from sentence_transformers import SentenceTransformer
 
-            self.st_ = SentenceTransformer(self.model, device=self.device_)
+            self.st_ = SentenceTransformer(model, device=self.device_)
             self.st_.max_seq_length = self.max_length
         else:
             from transformers import AutoModel, AutoTokenizer
 
-            self.tokenizer_ = AutoTokenizer.from_pretrained(self.model)
-            self.encoder_ = AutoModel.from_pretrained(self.model).to(self.device_).eval()
+            self.tokenizer_ = AutoTokenizer.from_pretrained(model)
+            self.encoder_ = AutoModel.from_pretrained(model).to(self.device_).eval()
         self.kind_ = kind
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

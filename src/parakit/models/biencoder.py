@@ -58,11 +58,9 @@ def _st_module(name: str) -> Any:
 
 
 def _resolve(model: str | Path) -> str:
-    if str(model) == "offline-minilm":
-        from parakit.vectors.encode import resolve_model
+    from parakit.offline import resolve_model
 
-        return resolve_model(model)
-    return str(model)
+    return resolve_model(model)
 
 
 class BiEncoder:

