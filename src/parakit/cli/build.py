@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
+
+from parakit.cli.options import FormatOpt, SeedOpt, output_option, read_pairs, resolve_model
 
 app = typer.Typer(
     add_completion=False,
     help="Corpus construction: align documents, make candidates, sample.",
 )
-
-_LOW = typer.Option(0.0, "--low", help="Lowest document cosine kept.")
-_HIGH = typer.Option(1.0, "--high", help="Highest document cosine kept.")
-_OUT = typer.Option(..., "--output", "-o", help="Output pair set (canonical JSONL).")
 
 
 def _aligner(
@@ -41,17 +39,19 @@ def _write(pairs: Any, output: Path) -> None:
 
 @app.command("align")
 def align_cmd(
-    documents: Path = typer.Argument(..., help="Documents JSONL: id, text, other fields."),
-    output: Path = _OUT,
-    low: float = _LOW,
-    high: float = _HIGH,
-    group_by: str | None = typer.Option(
-        None, help="Only pair documents with the same value of this field."
-    ),
-    ngram: int = typer.Option(4, help="Character n-gram length."),
-    analyzer: str = typer.Option("char_wb", help="char_wb (inside word boundaries) or char."),
-    max_features: int = typer.Option(200_000, help="Vocabulary cap."),
-    source: str | None = typer.Option(None, help="Pair.source of the output."),
+    documents: Annotated[Path, typer.Argument(help="Documents JSONL: id, text, other fields.")],
+    output: Annotated[Path, output_option("Output pair set (canonical JSONL).")],
+    low: Annotated[float, typer.Option("--low", help="Lowest document cosine kept.")] = 0.0,
+    high: Annotated[float, typer.Option("--high", help="Highest document cosine kept.")] = 1.0,
+    group_by: Annotated[
+        str | None, typer.Option(help="Only pair documents with the same value of this field.")
+    ] = None,
+    ngram: Annotated[int, typer.Option(help="Character n-gram length.")] = 4,
+    analyzer: Annotated[
+        str, typer.Option(help="char_wb (inside word boundaries) or char.")
+    ] = "char_wb",
+    max_features: Annotated[int, typer.Option(help="Vocabulary cap.")] = 200_000,
+    source: Annotated[str | None, typer.Option(help="Pair.source of the output.")] = None,
 ) -> None:
     """Align documents by TF-IDF char n-gram cosine inside [low, high] (T1)."""
     from parakit.build.align import document_pairs_to_pairset
@@ -72,24 +72,28 @@ def align_cmd(
 
 @app.command("subtitles")
 def subtitles_cmd(
-    root: Path = typer.Argument(
-        ...,
-        help="Folder ROOT/<title>/<version>.srt (or "
-        "ROOT/<series>/<episode>/<version>.srt) or a "
-        "manifest JSONL {path, title, series}.",
+    root: Annotated[
+        Path,
+        typer.Argument(
+            help="Folder ROOT/<title>/<version>.srt (or "
+            "ROOT/<series>/<episode>/<version>.srt) or a "
+            "manifest JSONL {path, title, series}."
+        ),
+    ],
+    output: Annotated[Path, output_option("Output pair set (canonical JSONL).")],
+    low: Annotated[float, typer.Option("--low", help="Lowest document cosine kept.")] = 0.0,
+    high: Annotated[float, typer.Option("--high", help="Highest document cosine kept.")] = 1.0,
+    segment_minutes: Annotated[float, typer.Option(help="Segment length in minutes.")] = 15.0,
+    min_segments: Annotated[int, typer.Option(help="Fewest segments drawn per title.")] = 1,
+    max_segments: Annotated[int, typer.Option(help="Most segments drawn per title.")] = 2,
+    max_episodes: Annotated[int, typer.Option(help="Most episodes per series (0: no cap).")] = 10,
+    encoding: Annotated[list[str], typer.Option(help="Encodings tried in order (repeatable).")] = (
+        "utf-8-sig",
     ),
-    output: Path = _OUT,
-    low: float = _LOW,
-    high: float = _HIGH,
-    segment_minutes: float = typer.Option(15.0, help="Segment length in minutes."),
-    min_segments: int = typer.Option(1, help="Fewest segments drawn per title."),
-    max_segments: int = typer.Option(2, help="Most segments drawn per title."),
-    max_episodes: int = typer.Option(10, help="Most episodes per series (0: no cap)."),
-    encoding: list[str] = typer.Option(
-        ["utf-8-sig"], help="Encodings tried in order (repeatable)."
-    ),
-    strict: bool = typer.Option(False, help="Stop at the first bad file instead of skipping it."),
-    seed: int = typer.Option(0),
+    strict: Annotated[
+        bool, typer.Option(help="Stop at the first bad file instead of skipping it.")
+    ] = False,
+    seed: SeedOpt = 0,
 ) -> None:
     """Alternative subtitle versions in aligned 15-minute segments (T2)."""
     from parakit.build.documents import SkipCounter
@@ -114,20 +118,22 @@ def subtitles_cmd(
 
 @app.command("news")
 def news_cmd(
-    articles_a: Path = typer.Argument(
-        ..., help="Articles JSONL of stream A (id, source, time, heading, body)."
-    ),
-    articles_b: Path = typer.Argument(..., help="Articles JSONL of stream B."),
-    output: Path = _OUT,
-    headings: Path | None = typer.Option(None, help="Also write heading candidates here."),
-    low: float = _LOW,
-    high: float = _HIGH,
-    window_days: float = typer.Option(7.0, help="Sliding window on publication time."),
-    max_per_article: int | None = typer.Option(
-        None, help="Keep the n best partners per article of A."
-    ),
-    n_headings: int | None = typer.Option(None, help="Top heading candidates kept."),
-    heading_weight: float = typer.Option(1.0, help="Weight of heading dissimilarity."),
+    articles_a: Annotated[
+        Path, typer.Argument(help="Articles JSONL of stream A (id, source, time, heading, body).")
+    ],
+    articles_b: Annotated[Path, typer.Argument(help="Articles JSONL of stream B.")],
+    output: Annotated[Path, output_option("Output pair set (canonical JSONL).")],
+    headings: Annotated[
+        Path | None, typer.Option(help="Also write heading candidates here.")
+    ] = None,
+    low: Annotated[float, typer.Option("--low", help="Lowest document cosine kept.")] = 0.0,
+    high: Annotated[float, typer.Option("--high", help="Highest document cosine kept.")] = 1.0,
+    window_days: Annotated[float, typer.Option(help="Sliding window on publication time.")] = 7.0,
+    max_per_article: Annotated[
+        int | None, typer.Option(help="Keep the n best partners per article of A.")
+    ] = None,
+    n_headings: Annotated[int | None, typer.Option(help="Top heading candidates kept.")] = None,
+    heading_weight: Annotated[float, typer.Option(help="Weight of heading dissimilarity.")] = 1.0,
 ) -> None:
     """Align news bodies in a time window (T3); rank heading candidates."""
     from parakit.build.documents import SkipCounter
@@ -149,13 +155,15 @@ def news_cmd(
 
 @app.command("forum")
 def forum_cmd(
-    messages: Path = typer.Argument(..., help="Thread openers JSONL: id, title, subforum, text."),
-    output: Path = _OUT,
-    low: float = _LOW,
-    high: float = _HIGH,
-    keep_contained: bool = typer.Option(
-        False, help="Keep pairs where one message contains the other."
-    ),
+    messages: Annotated[
+        Path, typer.Argument(help="Thread openers JSONL: id, title, subforum, text.")
+    ],
+    output: Annotated[Path, output_option("Output pair set (canonical JSONL).")],
+    low: Annotated[float, typer.Option("--low", help="Lowest document cosine kept.")] = 0.0,
+    high: Annotated[float, typer.Option("--high", help="Highest document cosine kept.")] = 1.0,
+    keep_contained: Annotated[
+        bool, typer.Option(help="Keep pairs where one message contains the other.")
+    ] = False,
 ) -> None:
     """Forum thread openers with identical title and sub-forum (T4)."""
     from parakit.build.documents import SkipCounter
@@ -168,11 +176,11 @@ def forum_cmd(
 
 @app.command("assignments")
 def assignments_cmd(
-    answers: Path = typer.Argument(..., help="Answers JSONL: id, assignment, text."),
-    output: Path = _OUT,
-    max_pairs: int = typer.Option(3, help="Most pairs per assignment (0: all)."),
-    key: str = typer.Option("assignment", help="Field naming the assignment."),
-    seed: int = typer.Option(0),
+    answers: Annotated[Path, typer.Argument(help="Answers JSONL: id, assignment, text.")],
+    output: Annotated[Path, output_option("Output pair set (canonical JSONL).")],
+    max_pairs: Annotated[int, typer.Option(help="Most pairs per assignment (0: all).")] = 3,
+    key: Annotated[str, typer.Option(help="Field naming the assignment.")] = "assignment",
+    seed: SeedOpt = 0,
 ) -> None:
     """All answer pairs per assignment, at most k per source text (T5)."""
     from parakit.build.assignments import assignment_pairs
@@ -205,31 +213,39 @@ def _translator(spec: str, src: str | None, tgt: str | None, batch_size: int) ->
 
 @app.command("translate")
 def translate_cmd(
-    sources: Path = typer.Argument(..., help="Source sentences, one per line."),
-    output: Path = _OUT,
-    system: list[str] = typer.Option(
-        ...,
-        "--system",
-        help="NAME=FORWARD[,BACKWARD] where a "
-        "model is an HF id/path or openai:<base_url>#<model>; "
-        "give two or more.",
+    sources: Annotated[Path, typer.Argument(help="Source sentences, one per line.")],
+    output: Annotated[Path, output_option("Output pair set (canonical JSONL).")],
+    system: Annotated[
+        list[str],
+        typer.Option(
+            "--system",
+            help="NAME=FORWARD[,BACKWARD] where a "
+            "model is an HF id/path or openai:<base_url>#<model>; "
+            "give two or more.",
+        ),
+    ],
+    src_lang: Annotated[
+        str | None, typer.Option(help="Source language code/name for multilingual models.")
+    ] = None,
+    tgt_lang: Annotated[str | None, typer.Option(help="Target language code/name.")] = None,
+    cache_dir: Annotated[Path, typer.Option(help="Translation cache (resumable).")] = Path(
+        ".parakit-mt-cache"
     ),
-    src_lang: str | None = typer.Option(
-        None, help="Source language code/name for multilingual models."
-    ),
-    tgt_lang: str | None = typer.Option(None, help="Target language code/name."),
-    cache_dir: Path = typer.Option(
-        Path(".parakit-mt-cache"), help="Translation cache (resumable)."
-    ),
-    lm: Path | None = typer.Option(
-        None, help="Language model: KenLM .arpa/.bin or a saved parakit NgramLM."
-    ),
-    lm_train: Path | None = typer.Option(
-        None, help="Train a 5-gram Kneser-Ney NgramLM on this text file instead."
-    ),
-    max_sources: int | None = typer.Option(None, help="Translate only the most probable n."),
-    batch_size: int = typer.Option(16),
-    bleu_tokenize: str = typer.Option("13a", help="SacreBLEU tokenizer of the source language."),
+    lm: Annotated[
+        Path | None,
+        typer.Option(help="Language model: KenLM .arpa/.bin or a saved parakit NgramLM."),
+    ] = None,
+    lm_train: Annotated[
+        Path | None,
+        typer.Option(help="Train a 5-gram Kneser-Ney NgramLM on this text file instead."),
+    ] = None,
+    max_sources: Annotated[
+        int | None, typer.Option(help="Translate only the most probable n.")
+    ] = None,
+    batch_size: Annotated[int, typer.Option()] = 16,
+    bleu_tokenize: Annotated[
+        str, typer.Option(help="SacreBLEU tokenizer of the source language.")
+    ] = "13a",
 ) -> None:
     """MT round-trip candidates: LM order (J2), two systems (J1), back-translation QE (J3)."""
     from parakit.build.documents import read_text_file
@@ -269,36 +285,31 @@ def translate_cmd(
     _write(pairs, output)
 
 
-def _read_pairs(path: Path, fmt: str | None) -> Any:
-    from parakit.io import read
-
-    return read(path, format=fmt)
-
-
 @app.command("sample")
 def sample_cmd(
-    pairs: Path = typer.Argument(..., help="Candidate pairs (any readable format)."),
-    output: Path = _OUT,
-    n_per_bin: int = typer.Option(..., "--n", help="Pairs per bin."),
-    measure: str = typer.Option(
-        "wor", help="wor (J4, 11 bins), char (T15, 20 bins) or a metadata key."
-    ),
-    n_bins: int | None = typer.Option(None, help="Bins (default: the measure's)."),
-    order_by: str | None = typer.Option(
-        None, help="Take the highest values of this metadata key per bin (e.g. qe)."
-    ),
-    method: str | None = typer.Option(
-        None, help="Tokenisation for wor: regex, whitespace, fugashi."
-    ),
-    lang: str | None = typer.Option(None),
-    fmt: str | None = typer.Option(None, "--format", help="Input format."),
-    seed: int = typer.Option(0),
+    pairs: Annotated[Path, typer.Argument(help="Candidate pairs (any readable format).")],
+    output: Annotated[Path, output_option("Output pair set (canonical JSONL).")],
+    n_per_bin: Annotated[int, typer.Option("--n", help="Pairs per bin.")],
+    measure: Annotated[
+        str, typer.Option(help="wor (J4, 11 bins), char (T15, 20 bins) or a metadata key.")
+    ] = "wor",
+    n_bins: Annotated[int | None, typer.Option(help="Bins (default: the measure's).")] = None,
+    order_by: Annotated[
+        str | None,
+        typer.Option(help="Take the highest values of this metadata key per bin (e.g. qe)."),
+    ] = None,
+    method: Annotated[
+        str | None, typer.Option(help="Tokenisation for wor: regex, whitespace, fugashi.")
+    ] = None,
+    lang: Annotated[str | None, typer.Option()] = None,
+    fmt: FormatOpt = None,
+    seed: SeedOpt = 0,
 ) -> None:
     """Balanced sample over similarity bins; prints the per-bin availability report."""
     from parakit.build.sample import balanced_sample
 
     sample, report = balanced_sample(
-        _read_pairs(pairs, fmt),
+        read_pairs(pairs, fmt),
         n_per_bin,
         measure=measure,
         n_bins=n_bins,
@@ -315,22 +326,26 @@ def sample_cmd(
 
 @app.command("wor-histogram")
 def wor_histogram_cmd(
-    pairs: Path = typer.Argument(..., help="Pairs (any readable format)."),
-    fmt: str | None = typer.Option(None, "--format", help="Input format (tmup...)."),
-    by: str | None = typer.Option(
-        "source", help="Pair field to split the histogram by (source, label, group) or ''."
-    ),
-    method: str | None = typer.Option(
-        None, help="Tokenisation: regex, whitespace (pre-tokenised text such as TMUP), fugashi."
-    ),
-    lang: str | None = typer.Option(None),
-    measure: str = typer.Option("wor", help="wor or char."),
-    include_exact: bool = typer.Option(False, help="Count exact matches too."),
+    pairs: Annotated[Path, typer.Argument(help="Pairs (any readable format).")],
+    fmt: FormatOpt = None,
+    by: Annotated[
+        str | None,
+        typer.Option(help="Pair field to split the histogram by (source, label, group) or ''."),
+    ] = "source",
+    method: Annotated[
+        str | None,
+        typer.Option(
+            help="Tokenisation: regex, whitespace (pre-tokenised text such as TMUP), fugashi."
+        ),
+    ] = None,
+    lang: Annotated[str | None, typer.Option()] = None,
+    measure: Annotated[str, typer.Option(help="wor or char.")] = "wor",
+    include_exact: Annotated[bool, typer.Option(help="Count exact matches too.")] = False,
 ) -> None:
     """Histogram of WOR (11 bins, J4) or char cosine (20 bins) per group of pairs."""
     from parakit.build.sample import histogram
 
-    ps = _read_pairs(pairs, fmt)
+    ps = read_pairs(pairs, fmt)
     groups: dict[str, Any] = {}
     if by:
         for value in sorted({str(getattr(p, by)) for p in ps}):
@@ -361,14 +376,16 @@ def wor_histogram_cmd(
 
 @app.command("negatives")
 def negatives_cmd(
-    corpus: Path = typer.Argument(..., help="Monolingual sentences, one per line."),
-    output: Path = _OUT,
-    n: int = typer.Option(..., "--n", help="Pairs wanted."),
-    wor_low: float | None = typer.Option(None, help="Lowest WOR kept."),
-    wor_high: float | None = typer.Option(None, help="Highest WOR kept."),
-    method: str | None = typer.Option(None, help="Tokenisation: regex, whitespace, fugashi."),
-    lang: str | None = typer.Option(None),
-    seed: int = typer.Option(0),
+    corpus: Annotated[Path, typer.Argument(help="Monolingual sentences, one per line.")],
+    output: Annotated[Path, output_option("Output pair set (canonical JSONL).")],
+    n: Annotated[int, typer.Option("--n", help="Pairs wanted.")],
+    wor_low: Annotated[float | None, typer.Option(help="Lowest WOR kept.")] = None,
+    wor_high: Annotated[float | None, typer.Option(help="Highest WOR kept.")] = None,
+    method: Annotated[
+        str | None, typer.Option(help="Tokenisation: regex, whitespace, fugashi.")
+    ] = None,
+    lang: Annotated[str | None, typer.Option()] = None,
+    seed: SeedOpt = 0,
 ) -> None:
     """Random sentence pairs as non-trivial negatives, optionally in a WOR band (J5)."""
     from parakit.build.documents import read_text_file
@@ -387,22 +404,28 @@ def negatives_cmd(
 
 @app.command("nearest-negatives")
 def nearest_negatives_cmd(
-    pairs: Path = typer.Argument(..., help="Pairs (any supported format), e.g. positives only."),
-    output: Path = _OUT,
-    fmt: str | None = typer.Option(None, "--format", help="Input format (default: by suffix)."),
-    label: str = typer.Option("0", help="Label of the negatives."),
-    keep_pairs: bool = typer.Option(
-        False, "--keep-pairs", help="Write the input pairs too (with the negatives after them)."
-    ),
-    pair_label: str | None = typer.Option(
-        None, help="With --keep-pairs: label for input pairs that have none (e.g. 1)."
-    ),
+    pairs: Annotated[
+        Path, typer.Argument(help="Pairs (any supported format), e.g. positives only.")
+    ],
+    output: Annotated[Path, output_option("Output pair set (canonical JSONL).")],
+    fmt: FormatOpt = None,
+    label: Annotated[str, typer.Option(help="Label of the negatives.")] = "0",
+    keep_pairs: Annotated[
+        bool,
+        typer.Option(
+            "--keep-pairs", help="Write the input pairs too (with the negatives after them)."
+        ),
+    ] = False,
+    pair_label: Annotated[
+        str | None,
+        typer.Option(help="With --keep-pairs: label for input pairs that have none (e.g. 1)."),
+    ] = None,
 ) -> None:
     """One same-topic negative per pair: text1 with the closest text2 of another pair."""
     from parakit.build.negatives import nearest_negatives
     from parakit.schema import PairSet
 
-    source = _read_pairs(pairs, fmt)
+    source = read_pairs(pairs, fmt)
     negatives = nearest_negatives(source, negative_label=label, progress=True)
     if keep_pairs:
         kept = [
@@ -415,26 +438,30 @@ def nearest_negatives_cmd(
 
 @app.command("social")
 def social_cmd(
-    posts: Path = typer.Argument(
-        ..., help="Posts JSONL: group, text, kind (trend|url), topic, time."
-    ),
-    output: Path = _OUT,
-    stage: str = typer.Option("pilot", help="pilot | follow-up | url-tasks | url."),
-    pilot_counts: Path | None = typer.Option(
-        None, help="JSON {group: paraphrases found in the pilot} (follow-up)."
-    ),
-    url_seeds: Path | None = typer.Option(
-        None, help="JSON {group: seed index 0-10 or null} (url)."
-    ),
-    ranking: str = typer.Option("unigram", help="unigram (collection) or wordfreq."),
-    lang: str = typer.Option("en"),
-    min_tokens: int = typer.Option(5, help="Drop sentences with fewer word tokens."),
-    spam: list[str] | None = typer.Option(
-        None, help="Spam regex (repeatable; replaces the defaults)."
-    ),
-    topics: Path | None = typer.Option(None, help="JSON {topic: [keywords]} to label groups."),
-    balance: bool = typer.Option(False, help="Keep the same number of groups per topic."),
-    seed: int = typer.Option(0),
+    posts: Annotated[
+        Path, typer.Argument(help="Posts JSONL: group, text, kind (trend|url), topic, time.")
+    ],
+    output: Annotated[Path, output_option("Output pair set (canonical JSONL).")],
+    stage: Annotated[str, typer.Option(help="pilot | follow-up | url-tasks | url.")] = "pilot",
+    pilot_counts: Annotated[
+        Path | None, typer.Option(help="JSON {group: paraphrases found in the pilot} (follow-up).")
+    ] = None,
+    url_seeds: Annotated[
+        Path | None, typer.Option(help="JSON {group: seed index 0-10 or null} (url).")
+    ] = None,
+    ranking: Annotated[str, typer.Option(help="unigram (collection) or wordfreq.")] = "unigram",
+    lang: Annotated[str, typer.Option()] = "en",
+    min_tokens: Annotated[int, typer.Option(help="Drop sentences with fewer word tokens.")] = 5,
+    spam: Annotated[
+        list[str] | None, typer.Option(help="Spam regex (repeatable; replaces the defaults).")
+    ] = None,
+    topics: Annotated[
+        Path | None, typer.Option(help="JSON {topic: [keywords]} to label groups.")
+    ] = None,
+    balance: Annotated[
+        bool, typer.Option(help="Keep the same number of groups per topic.")
+    ] = False,
+    seed: SeedOpt = 0,
 ) -> None:
     """Clean (M2), rank and pair grouped posts (M1, M3)."""
     from parakit.build.documents import SkipCounter
@@ -479,26 +506,36 @@ def social_cmd(
 
 @app.command("knn")
 def knn_cmd(
-    sentences: Path = typer.Argument(..., help="JSONL {text, source} or one sentence per line."),
-    out_dir: Path = typer.Option(..., "--out-dir", "-o", help="Output folder."),
-    model: str = typer.Option(..., help="sentence-transformers model or HF encoder (id or path)."),
-    kind: str = typer.Option("auto", help="auto | sentence-transformers | mean-pool."),
-    k: int = typer.Option(5, help="Neighbours per sentence."),
-    n_per_bin: int = typer.Option(100, "--n", help="Sample size per similarity bin."),
-    n_bins: int = typer.Option(20),
-    chunk_size: int = typer.Option(10_000, help="Sentences per chunk (bounds memory)."),
-    factory: str = typer.Option("Flat", help="FAISS index factory string."),
-    metric: str = typer.Option("l2", help="l2 | ip | cosine."),
-    batch_size: int = typer.Option(64),
-    seed: int = typer.Option(0),
+    sentences: Annotated[
+        Path, typer.Argument(help="JSONL {text, source} or one sentence per line.")
+    ],
+    output: Annotated[Path, output_option("Output folder.")],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="sentence-transformers model, HF encoder (id or path), offline-minilm or "
+            "offline-mpnet.",
+        ),
+    ],
+    kind: Annotated[str, typer.Option(help="auto | sentence-transformers | mean-pool.")] = "auto",
+    k: Annotated[int, typer.Option(help="Neighbours per sentence.")] = 5,
+    n_per_bin: Annotated[int, typer.Option("--n", help="Sample size per similarity bin.")] = 100,
+    n_bins: Annotated[int, typer.Option()] = 20,
+    chunk_size: Annotated[int, typer.Option(help="Sentences per chunk (bounds memory).")] = 10_000,
+    factory: Annotated[str, typer.Option(help="FAISS index factory string.")] = "Flat",
+    metric: Annotated[str, typer.Option(help="l2 | ip | cosine.")] = "l2",
+    batch_size: Annotated[int, typer.Option()] = 64,
+    seed: SeedOpt = 0,
 ) -> None:
     """kNN candidates within each source + stratified sample (T15)."""
     from parakit.build.knn import SentenceEncoder, mine_knn
 
     result = mine_knn(
         sentences,
-        SentenceEncoder(model, kind=kind, batch_size=batch_size),
-        out_dir,
+        SentenceEncoder(resolve_model(model), kind=kind, batch_size=batch_size),
+        output,
         k=k,
         chunk_size=chunk_size,
         factory=factory,

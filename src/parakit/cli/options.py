@@ -1,0 +1,189 @@
+"""Options and parsers that every command group shares: the CLI convention of ``docs/cli.md``.
+
+- ``-o/--output`` is always the output (a file or a folder), never anything else;
+- ``-f/--format`` is always the input format;
+- ``-O/--option KEY=VALUE`` passes reader options, parsed by :func:`parse_key_values` (one
+  coercion rule for every ``KEY=VALUE`` option: :func:`coerce`);
+- ``--seed`` defaults to 0;
+- every model name goes through :func:`resolve_model`, so the offline aliases
+  (``offline-minilm``, ``offline-mpnet``) work wherever a model is named.
+
+A bad value is a :class:`typer.BadParameter` naming the option, so it ends as one
+``error: ...`` line with exit code 2 like every other usage mistake.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+FORMAT_HELP = "Input format (guessed from the file when omitted); see 'parakit formats'."
+
+
+def output_option(help: str = "Output file.") -> Any:
+    """The ``-o/--output`` option (the one spelling of an output, file or folder)."""
+    return typer.Option("--output", "-o", help=help)
+
+
+def format_option(help: str = FORMAT_HELP) -> Any:
+    """The ``-f/--format`` option (the one spelling of an input format)."""
+    return typer.Option("--format", "-f", help=help)
+
+
+#: ``-f/--format``: input format, guessed when omitted
+FormatOpt = Annotated[str | None, format_option()]
+#: ``--seed``: every random step's seed, 0 by default
+SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed.")]
+#: ``-O/--option KEY=VALUE``: reader options
+ReaderOptionsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-O",
+        help="Reader option KEY=VALUE, e.g. -O mrpc=PATH for ETPC, -O texts=PATH for Turku "
+        "(repeatable; true/false, numbers and JSON lists are converted).",
+    ),
+]
+#: ``-c/--column FIELD=NAME``: column mapping of tables and JSONL
+ColumnsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--column",
+        "-c",
+        help="Column mapping FIELD=NAME for CSV/TSV/JSONL, e.g. -c text1=sentence1 (repeatable).",
+    ),
+]
+#: ``--scheme``: label scheme of the input
+SchemeOpt = Annotated[
+    str | None,
+    typer.Option("--scheme", help="Label scheme: turku, binary, graded, japanese, votes, likert."),
+]
+
+
+def coerce(value: str) -> Any:
+    """The one coercion rule of ``KEY=VALUE`` options.
+
+    ``true``/``false`` (any case) become booleans; numbers, ``null`` and JSON lists/objects are
+    read as JSON; anything else stays text.
+
+    Example:
+        >>> [coerce(v) for v in ("True", "3", "0.5", "[1, 2]", "a.txt", "null")]
+        [True, 3, 0.5, [1, 2], 'a.txt', None]
+    """
+    lowered = value.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        return json.loads(value)
+    except (json.JSONDecodeError, ValueError):
+        return value
+
+
+def parse_key_values(
+    items: list[str] | tuple[str, ...] | None, option: str = "--option", *, convert: bool = True
+) -> dict[str, Any]:
+    """``["a=1", "b=x"]`` -> ``{"a": 1, "b": "x"}``; values go through :func:`coerce` unless
+    ``convert`` is false (column names stay text).
+
+    Raises:
+        typer.BadParameter: an item without ``=`` or with an empty key.
+    """
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{item!r} must look like KEY=VALUE", param_hint=option)
+        out[key.strip()] = coerce(value) if convert else value
+    return out
+
+
+def parse_numbers(text: str, option: str, *, sep: str = "/", kind: type = float) -> list[Any]:
+    """``"80/10/10"`` -> ``[80.0, 10.0, 10.0]``; a value that is not a number names ``option``."""
+    parts = [x.strip() for x in text.replace(",", sep).split(sep) if x.strip()]
+    try:
+        numbers = [kind(x) for x in parts]
+    except ValueError:
+        raise typer.BadParameter(
+            f"{text!r} is not a list of numbers separated by {sep!r}", param_hint=option
+        ) from None
+    if not numbers:
+        raise typer.BadParameter(f"{text!r} has no numbers", param_hint=option)
+    if any(x < 0 for x in numbers) or not sum(numbers) > 0:
+        raise typer.BadParameter(
+            f"{text!r}: the numbers must be >= 0 with a positive sum", param_hint=option
+        )
+    return numbers
+
+
+def parse_range(text: str, option: str) -> tuple[int, int]:
+    """``"2-4"`` -> ``(2, 4)``, ``"3"`` -> ``(3, 3)``; needs ``1 <= low <= high``."""
+    low, _, high = text.partition("-")
+    try:
+        pair = (int(low), int(high or low))
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a range like 2-4", param_hint=option) from None
+    if not 1 <= pair[0] <= pair[1]:
+        raise typer.BadParameter(f"{text!r}: need 1 <= low <= high", param_hint=option)
+    return pair
+
+
+def resolve_model(model: str | Path) -> str:
+    """A model path or id for an offline alias (``offline-minilm``, ``offline-mpnet``); any
+    other name is returned unchanged."""
+    try:
+        from parakit.offline import resolve_model as resolve_offline
+    except ImportError:  # pragma: no cover - parakit.offline is part of the package
+        from parakit.vectors.encode import resolve_model as resolve_offline
+    return resolve_offline(model)
+
+
+def read_pairs(
+    path: str | Path,
+    fmt: str | None = None,
+    *,
+    scheme: str | None = None,
+    columns: list[str] | None = None,
+    options: list[str] | None = None,
+    status: bool = True,
+) -> Any:
+    """Read a pair set with the shared reader options (a spinner on stderr while it reads)."""
+    from parakit.io import read
+
+    kwargs: dict[str, Any] = parse_key_values(options, "--option")
+    mapping = parse_key_values(columns, "--column", convert=False)
+    if mapping:
+        kwargs["columns"] = mapping
+    if scheme:
+        kwargs["scheme"] = scheme
+    if not status:
+        return read(path, format=fmt, **kwargs)
+    from rich.console import Console
+
+    with Console(stderr=True).status(f"reading {path}"):
+        return read(path, format=fmt, **kwargs)
+
+
+def echo_json(data: Any) -> None:
+    """Print ``data`` as indented JSON."""
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+__all__ = [
+    "ColumnsOpt",
+    "FormatOpt",
+    "ReaderOptionsOpt",
+    "SchemeOpt",
+    "SeedOpt",
+    "coerce",
+    "echo_json",
+    "format_option",
+    "output_option",
+    "parse_key_values",
+    "parse_numbers",
+    "parse_range",
+    "read_pairs",
+    "resolve_model",
+]
