@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from parakit.mine.baseline import EmbeddingPairClassifier, out_of_fold_proba
-from parakit.vectors.encode import TfidfEncoder
 from parakit.schema import Pair, PairSet
+from parakit.vectors.encode import TfidfEncoder
 
 
 class Dense(TfidfEncoder):
@@ -43,3 +43,26 @@ def test_fit_predict_oof_save_load(tmp_path):
     folder = clf.save(tmp_path / "clf")
     again = EmbeddingPairClassifier.load(folder, encoder=enc)
     np.testing.assert_allclose(again.predict_proba(pairs), clf.predict_proba(pairs))
+
+
+def test_binary_corpus_gets_binary_classes_and_paraphrase_proba():
+    """On a binary corpus the paraphrase class is '1' (it used to be called 'neg')."""
+    turku = _pairs()
+    binary = PairSet(
+        [p.replace(label="0" if p.label == "1" else "1") for p in turku], scheme="binary"
+    )
+    enc = Dense().fit([t for p in binary for t in (p.text1, p.text2)])
+    clf = EmbeddingPairClassifier(enc, C=10).fit(binary)
+    assert list(clf.classes_) == ["0", "1"]
+    proba = clf.predict_proba(binary)
+    np.testing.assert_allclose(clf.paraphrase_proba(binary), proba[:, 1])
+    assert clf.paraphrase_proba(binary)[1::3].mean() > 0.8  # the '3' and '4' pairs
+
+
+def test_turku_paraphrase_proba_is_the_loose_reading():
+    pairs = _pairs()
+    enc = Dense().fit([t for p in pairs for t in (p.text1, p.text2)])
+    clf = EmbeddingPairClassifier(enc, C=10).fit(pairs)
+    proba = clf.predict_proba(pairs)  # columns 3, 4, neg
+    np.testing.assert_allclose(clf.paraphrase_proba(pairs), proba[:, 0] + proba[:, 1])
+    np.testing.assert_allclose(clf.paraphrase_proba(pairs, reading="strict"), proba[:, 1])

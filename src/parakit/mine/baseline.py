@@ -3,8 +3,11 @@
 
 It is a stand-in until a stronger identification model is at hand; any object with
 ``predict_proba(PairSet)`` can replace it. Classes are the label classes given at ``fit`` time;
-with ``target="turku3"`` they are ``neg`` (labels 1, 2), ``3`` and ``4``, so the classifier gives
-both the negative confidence and the label-4 confidence the tile rules (T16) need.
+with ``target="turku3"`` (the default for Turku-scheme data) they are ``neg`` (labels 1, 2),
+``3`` and ``4``, so the classifier gives both the negative confidence and the label-4 confidence
+the tile rules (T16) need; other schemes get their binary reading, classes ``0`` and ``1``.
+:meth:`EmbeddingPairClassifier.paraphrase_proba` is the same scheme-aware P(paraphrase) as the
+identification models'.
 
 Example:
     >>> clf = EmbeddingPairClassifier(encoder).fit(train_pairs)  # doctest: +SKIP
@@ -20,14 +23,18 @@ from typing import Any
 import numpy as np
 
 from parakit.errors import MineError
+from parakit.labels import get_scheme
 from parakit.schema import PairSet
 
 
 def turku3(label: str | None) -> str | None:
     """Label 1/2 -> ``neg``, 3 -> ``3``, 4 (any flags) -> ``4``; x/None -> None."""
-    if not label or label[0] == "x":
+    if not label:
         return None
-    return "neg" if label[0] in "12" else label[0]
+    base = get_scheme("turku").parse(label).base
+    if base == "x":
+        return None
+    return "neg" if base in ("1", "2") else base
 
 
 class EmbeddingPairClassifier:
@@ -35,7 +42,9 @@ class EmbeddingPairClassifier:
 
     Args:
         encoder: object with ``encode(texts)`` (e.g. :class:`parakit.vectors.encode.SentenceEncoder`).
-        target: ``turku3`` (neg / 3 / 4 classes) or ``binary`` (the scheme's binary reading).
+        target: ``turku3`` (neg / 3 / 4 classes), ``binary`` (the scheme's binary reading:
+            classes ``0`` and ``1``) or ``auto`` (``turku3`` for Turku-scheme sets, else
+            ``binary``).
         C: inverse regularisation strength.
         max_iter: solver iterations.
         seed: random state.
@@ -44,7 +53,7 @@ class EmbeddingPairClassifier:
     def __init__(
         self,
         encoder: Any = None,
-        target: str = "turku3",
+        target: str = "auto",
         C: float = 1.0,
         max_iter: int = 2000,
         seed: int = 0,
@@ -55,12 +64,20 @@ class EmbeddingPairClassifier:
         self.max_iter = max_iter
         self.seed = seed
 
+    def _resolved_target(self, pairs: PairSet) -> str:
+        if self.target == "auto":
+            return "turku3" if pairs.scheme.name == "turku" else "binary"
+        return self.target
+
     def _targets(self, pairs: PairSet) -> np.ndarray:
-        if self.target == "turku3":
+        target = self._resolved_target(pairs)
+        if target == "turku3":
             return np.asarray([turku3(p.label) for p in pairs], dtype=object)
-        if self.target == "binary":
-            return np.asarray(pairs.binary_labels(), dtype=object)
-        raise MineError(f"unknown target {self.target!r}; use turku3 or binary", code="E804")
+        if target == "binary":
+            return np.asarray(
+                [None if b is None else str(b) for b in pairs.binary_labels()], dtype=object
+            )
+        raise MineError(f"unknown target {self.target!r}; use auto, turku3 or binary", code="E804")
 
     def features(self, pairs: PairSet) -> np.ndarray:
         texts1, texts2 = pairs.texts()
@@ -72,6 +89,7 @@ class EmbeddingPairClassifier:
         from sklearn.linear_model import LogisticRegression
 
         y = self._targets(pairs)
+        self.target_ = self._resolved_target(pairs)
         keep = np.asarray([t is not None for t in y])
         x = self.features(pairs) if features is None else features
         self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter, random_state=self.seed)
@@ -85,6 +103,23 @@ class EmbeddingPairClassifier:
 
     def predict(self, pairs: PairSet) -> np.ndarray:
         return self.classes_[self.predict_proba(pairs).argmax(axis=1)]
+
+    def positive_mask(self, reading: str | None = None) -> np.ndarray:
+        """Which classes are paraphrases: ``3`` and ``4`` (Turku loose reading; ``strict``: only
+        ``4``) for the ``turku3`` target, ``1`` for ``binary``."""
+        if getattr(self, "target_", self.target) == "turku3":
+            positive = {"4"} if reading == "strict" else {"3", "4"}
+        else:
+            positive = {"1"}
+        return np.array([str(c) in positive for c in self.classes_], dtype=bool)
+
+    def paraphrase_proba(
+        self, pairs: PairSet, reading: str | None = None, features: np.ndarray | None = None
+    ) -> np.ndarray:
+        """P(paraphrase): the summed probability of the positive classes (see
+        :meth:`positive_mask`), as :meth:`parakit.models.base.PairClassifier.paraphrase_proba`."""
+        proba = self.predict_proba(pairs, features=features)
+        return proba[:, self.positive_mask(reading)].sum(axis=1)
 
     def signature(self) -> dict[str, Any]:
         """Settings, encoder and a hash of the fitted weights (for mining manifests)."""
@@ -112,7 +147,7 @@ class EmbeddingPairClassifier:
         with atomic_write(folder / "baseline.json") as handle:
             json.dump(
                 {
-                    "target": self.target,
+                    "target": getattr(self, "target_", self.target),
                     "C": self.C,
                     "encoder": signature,
                     "classes": [str(c) for c in self.classes_],
@@ -149,6 +184,7 @@ class EmbeddingPairClassifier:
                 raise MineError(f"{folder}: pass the encoder explicitly ({sig})", code="E804")
             encoder = load_encoder(sig["model"], backend)
         self = cls(encoder, target=meta["target"], C=meta["C"])
+        self.target_ = meta["target"]
         self.model_ = joblib.load(folder / "model.joblib")
         self.classes_ = self.model_.classes_
         return self
@@ -167,6 +203,7 @@ def out_of_fold_proba(
 
     x = classifier.features(pairs)
     y = classifier._targets(pairs)
+    classifier.target_ = classifier._resolved_target(pairs)
     keep = np.flatnonzero([t is not None for t in y])
     labels = y[keep].astype(str)
     classifier.fit(pairs, features=x)  # full fit: sets classes_ (and a usable model)

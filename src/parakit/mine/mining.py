@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from parakit.errors import MineError
 from parakit.io.atomic import atomic_write
 from parakit.vectors.collection import iter_collection
-from parakit.errors import MineError
 from parakit.vectors.index import VectorIndex
 from parakit.vectors.store import SentenceStore
 
@@ -210,7 +210,8 @@ def mine(
         classifier: optional pair classifier (``predict_proba(PairSet)``) for re-ranking.
         min_probability: drop pairs whose P(paraphrase) is below this (needs ``classifier``).
         min_score: drop pairs whose embedding score is below this.
-        positive_class: the classifier's paraphrase class (default: guessed, see rerank).
+        positive_class: one class column taken as P(paraphrase) instead of the classifier's own
+            ``paraphrase_proba`` (for third-party classifiers; see :mod:`parakit.mine.rerank`).
         index_kind, metric, nprobe, index_options: see :class:`~parakit.vectors.index.VectorIndex`.
         chunk_size: sentences per checkpoint; smaller = less memory and lost work per crash,
             more files.
@@ -564,7 +565,7 @@ def _rerank(
 ) -> np.ndarray:
     from tqdm.auto import tqdm
 
-    from parakit.mine.rerank import as_pairset, positive_proba
+    from parakit.mine.rerank import as_pairset, paraphrase_proba
 
     folder.mkdir(parents=True, exist_ok=True)
     out = np.zeros(len(rows), dtype=np.float64)
@@ -579,7 +580,7 @@ def _rerank(
                     [qstore.text(int(r)) for r in rows[start:stop]],
                     [store.text(int(c)) for c in cols[start:stop]],
                 )
-                out[start:stop] = positive_proba(classifier, pairs, positive)
+                out[start:stop] = paraphrase_proba(classifier, pairs, positive)
                 _save_npy(path, out[start:stop])
             bar.update(stop - start)
     return out

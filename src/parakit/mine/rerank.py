@@ -2,12 +2,14 @@
 
 A pair classifier is anything with ``predict_proba(pairs: PairSet) -> array (n, n_classes)``
 (the scikit-learn convention; parakit's identification models follow it) and, optionally,
-``classes_`` naming the columns. :func:`positive_proba` finds the paraphrase column.
+``classes_`` naming the columns. :func:`paraphrase_proba` is the one P(paraphrase): the classifier's scheme-aware
+``paraphrase_proba`` (see :meth:`parakit.models.base.PairClassifier.paraphrase_proba`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -26,30 +28,18 @@ class PairClassifier(Protocol):
     def predict_proba(self, pairs: PairSet) -> Any: ...
 
 
-def positive_column(classifier: Any, n_columns: int, positive: Any = None) -> int:
-    """Index of the paraphrase column of ``predict_proba`` output.
+def paraphrase_proba(
+    classifier: Any, pairs: PairSet, positive: Any = None, reading: str | None = None
+) -> np.ndarray:
+    """P(paraphrase) for every pair: the one definition, the classifier's own.
 
-    ``positive`` names the class explicitly; otherwise the first of :data:`POSITIVE_NAMES` found
-    in ``classifier.classes_``, otherwise the last column (binary classifiers).
+    parakit classifiers (:class:`parakit.models.base.PairClassifier` and the mining baseline)
+    sum the probabilities of the classes whose binary ``reading`` in their label scheme is 1
+    (Turku *loose*: 3 and every 4). ``positive`` names one class column instead, for third-party
+    objects that only have ``predict_proba`` and ``classes_``.
     """
-    found = getattr(classifier, "classes_", None)
-    classes = [] if found is None else [c.item() if hasattr(c, "item") else c for c in found]
-    if positive is not None:
-        if positive in classes:
-            return classes.index(positive)
-        if str(positive) in [str(c) for c in classes]:
-            return [str(c) for c in classes].index(str(positive))
-        raise MineError(
-            f"class {positive!r} not among the classifier's classes {classes}", code="E804"
-        )
-    for name in POSITIVE_NAMES:
-        if name in classes:
-            return classes.index(name)
-    return n_columns - 1
-
-
-def positive_proba(classifier: Any, pairs: PairSet, positive: Any = None) -> np.ndarray:
-    """P(paraphrase) for every pair of ``pairs`` from ``classifier.predict_proba``."""
+    if positive is None and callable(getattr(classifier, "paraphrase_proba", None)):
+        return np.asarray(classifier.paraphrase_proba(pairs, reading=reading), dtype=np.float64)
     if not callable(getattr(classifier, "predict_proba", None)):
         raise MineError(
             f"{type(classifier).__name__} has no predict_proba(pairs); wrap it or "
@@ -57,13 +47,48 @@ def positive_proba(classifier: Any, pairs: PairSet, positive: Any = None) -> np.
             code="E804",
         )
     proba = np.asarray(classifier.predict_proba(pairs), dtype=np.float64)
-    if proba.ndim == 1:
-        return proba
     if proba.ndim != 2 or proba.shape[0] != len(pairs):
         raise MineError(
             f"predict_proba returned shape {proba.shape} for {len(pairs)} pairs", code="E804"
         )
-    return proba[:, positive_column(classifier, proba.shape[1], positive)]
+    return proba[:, _class_column(classifier, proba.shape[1], positive)]
+
+
+def _class_column(classifier: Any, n_columns: int, positive: Any) -> int:
+    found = getattr(classifier, "classes_", None)
+    classes = [] if found is None else [str(c.item() if hasattr(c, "item") else c) for c in found]
+    if positive is None:
+        if classes and sorted(classes) in (["0", "1"], ["False", "True"]):
+            return classes.index("1" if "1" in classes else "True")
+        raise MineError(
+            f"{type(classifier).__name__} has no paraphrase_proba and classes {classes}: "
+            "name the paraphrase class (positive_class=...)",
+            code="E804",
+        )
+    if str(positive) not in classes:
+        raise MineError(
+            f"class {positive!r} not among the classifier's classes {classes}", code="E804"
+        )
+    return classes.index(str(positive))
+
+
+def tile_confidences(
+    classifier: Any, pairs: PairSet, proba: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Negative and label-4 confidence per pair, the two scores of the tile rules (T16).
+
+    The negative confidence is 1 − P(paraphrase) (the classifier's scheme reading); the label-4
+    confidence sums the classes whose Turku base label is 4, or is P(paraphrase) for a binary
+    classifier. ``proba`` may hold ``predict_proba`` output already computed (out-of-fold).
+    """
+    if proba is None:
+        proba = np.asarray(classifier.predict_proba(pairs), dtype=np.float64)
+    positive = np.asarray(classifier.positive_mask(), dtype=bool)
+    classes = [str(c) for c in classifier.classes_]
+    four = np.array([c.startswith("4") for c in classes], dtype=bool)
+    if not four.any():
+        four = positive
+    return 1.0 - proba[:, positive].sum(axis=1), proba[:, four].sum(axis=1)
 
 
 def as_pairset(
@@ -76,26 +101,20 @@ def as_pairset(
     )
 
 
-def load_classifier(path: str) -> Any:
-    """Load a saved pair classifier: a parakit identification model folder or a joblib file.
+def load_classifier(path: str | Path) -> Any:
+    """Load a saved pair classifier for re-ranking.
 
-    Tries ``parakit.models.identify.load`` (the identification package's loader) when it exists,
-    then ``parakit.mine.baseline.EmbeddingPairClassifier.load`` / joblib.
+    A folder written by ``parakit identify train`` (``parakit_model.json``) loads with
+    :func:`parakit.models.base.load_model`; a folder written by ``parakit mine train-baseline``
+    (``baseline.json``) with :meth:`parakit.mine.baseline.EmbeddingPairClassifier.load`.
     """
-    from pathlib import Path
-
     target = Path(path)
     if not target.exists():
-        raise MineError(f"{path}: no such classifier file or folder", code="E804")
-    try:
-        import importlib
+        raise MineError(f"{path}: no such classifier folder", code="E804")
+    if (target / "baseline.json").exists():
+        from parakit.mine.baseline import EmbeddingPairClassifier
 
-        identify = importlib.import_module("parakit.models.identify")
-        loader = getattr(identify, "load", None)
-        if loader is not None and target.is_dir() and not (target / "baseline.json").exists():
-            return loader(path)
-    except ImportError:
-        pass
-    from parakit.mine.baseline import EmbeddingPairClassifier
+        return EmbeddingPairClassifier.load(target)
+    from parakit.models.base import load_model
 
-    return EmbeddingPairClassifier.load(path)
+    return load_model(target)
