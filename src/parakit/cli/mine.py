@@ -166,8 +166,8 @@ def eval_retrieval(
 ) -> None:
     """Retrieval evaluation (T18): all unique statements as candidates, rank of s2 for s1."""
     from parakit.io import read
-    from parakit.vectors.encode import TfidfEncoder
     from parakit.mine.retrieval import RetrievalEvaluator, plot_retrieval
+    from parakit.vectors.encode import TfidfEncoder
 
     data = read(pairs)
     evaluator = RetrievalEvaluator(data, name="", top_n=top_n)
@@ -207,8 +207,8 @@ def eval_large(
     import itertools
 
     from parakit.io import read
-    from parakit.vectors.collection import iter_collection
     from parakit.mine.largescale import LargeScaleEvaluator, plot_large_scale
+    from parakit.vectors.collection import iter_collection
 
     texts = (r["text"] for r in iter_collection(distractors))
     if limit:
@@ -230,7 +230,9 @@ def train_baseline(
     output: Annotated[Path, typer.Option("--out", "-o", help="Classifier folder.")],
     model: ModelOpt = "offline-minilm",
     backend: BackendOpt = "torch",
-    target: Annotated[str, typer.Option(help="turku3 (neg/3/4) | binary")] = "turku3",
+    target: Annotated[
+        str, typer.Option(help="auto (turku3 for Turku labels, else binary) | turku3 | binary")
+    ] = "auto",
 ) -> None:
     """Train the LR-on-[|u-v|, u*v] pair classifier (seconds after embedding)."""
     from parakit.io import read
@@ -270,9 +272,9 @@ def tiles_cmd(
     """Tile analysis (T16): 5x5 negative density table + heat map, rule precision estimate."""
     import numpy as np
 
+    from parakit.errors import MineError
     from parakit.io import read
     from parakit.io.atomic import atomic_write
-    from parakit.errors import MineError
     from parakit.mine.tiles import SelectionRules, TileAnalysis, estimate_precision
 
     data = read(sample)
@@ -301,7 +303,7 @@ def tiles_cmd(
             from parakit.mine.rerank import load_classifier
 
             clf = load_classifier(str(classifier))
-            proba = np.asarray(clf.predict_proba(data))
+            proba = None
             source = f"classifier {classifier}"
         else:
             from parakit.mine.baseline import EmbeddingPairClassifier, out_of_fold_proba
@@ -309,10 +311,9 @@ def tiles_cmd(
             clf = EmbeddingPairClassifier(_encoder(baseline_model, backend), seed=seed)
             proba = out_of_fold_proba(clf, data, folds=folds, seed=seed)
             source = f"baseline LR on [|u-v|, u*v] of {baseline_model}, {folds}-fold out-of-fold"
-        classes = [str(c) for c in clf.classes_]
-        neg_name = "neg" if "neg" in classes else "0"
-        pos_name = "4" if "4" in classes else "1"
-        neg, pos = proba[:, classes.index(neg_name)], proba[:, classes.index(pos_name)]
+        from parakit.mine.rerank import tile_confidences
+
+        neg, pos = tile_confidences(clf, data, proba)
     labels = [p.label for p in data]
     tiles = TileAnalysis().fit(lex, neg, labels)
     rules = SelectionRules(neg_lex_max, neg_conf_min, pos_lex_min, pos_conf_min)

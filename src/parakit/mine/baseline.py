@@ -41,7 +41,8 @@ class EmbeddingPairClassifier:
     """Logistic regression over ``[|u−v|, u⊙v]`` of a sentence encoder's vectors.
 
     Args:
-        encoder: object with ``encode(texts)`` (e.g. :class:`parakit.vectors.encode.SentenceEncoder`).
+        encoder: object with ``encode(texts)``
+            (e.g. :class:`parakit.vectors.encode.SentenceEncoder`).
         target: ``turku3`` (neg / 3 / 4 classes), ``binary`` (the scheme's binary reading:
             classes ``0`` and ``1``) or ``auto`` (``turku3`` for Turku-scheme sets, else
             ``binary``).

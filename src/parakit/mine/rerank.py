@@ -2,8 +2,9 @@
 
 A pair classifier is anything with ``predict_proba(pairs: PairSet) -> array (n, n_classes)``
 (the scikit-learn convention; parakit's identification models follow it) and, optionally,
-``classes_`` naming the columns. :func:`paraphrase_proba` is the one P(paraphrase): the classifier's scheme-aware
-``paraphrase_proba`` (see :meth:`parakit.models.base.PairClassifier.paraphrase_proba`).
+``classes_`` naming the columns. :func:`paraphrase_proba` is the one P(paraphrase): the
+classifier's scheme-aware ``paraphrase_proba``
+(see :meth:`parakit.models.base.PairClassifier.paraphrase_proba`).
 """
 
 from __future__ import annotations
