@@ -7,7 +7,8 @@ line or record, and the field so the user can go straight to the problem. Catch
 ========  ==========================================================================
 codes     class
 ========  ==========================================================================
-E1xx      :class:`DataFormatError`, :class:`SpanError` (data formats, documents)
+E1xx      :class:`DataFormatError`, :class:`SpanError` (data formats, documents),
+          :class:`WriteError` (E121, an output that cannot be written)
 E2xx      :class:`LabelError` (label schemes)
 E3xx      :class:`ParakitError` (text and similarity)
 E4xx      :class:`SplitError` (splits)
@@ -76,6 +77,21 @@ class DataFormatError(ParakitError, ValueError):
             where.append(f"field {field!r}")
         prefix = ", ".join(where)
         super().__init__(f"{prefix}: {message}" if prefix else message, code=code)
+
+
+class WriteError(ParakitError, OSError):
+    """An output file cannot be written (E121: no space, no permission, a folder in the way...).
+
+    The message names the user's path, never the hidden temporary file of an atomic write.
+    """
+
+    code = "E121"
+
+    def __init__(
+        self, message: str, *, path: str | Path | None = None, code: str | None = None
+    ) -> None:
+        self.path = str(path) if path is not None else None
+        super().__init__(f"{self.path}: {message}" if self.path else message, code=code)
 
 
 class LabelError(ParakitError, ValueError):

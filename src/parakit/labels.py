@@ -321,6 +321,9 @@ class VoteScheme(LabelScheme):
     name = "votes"
 
     def __init__(self, n_judgments: int = 6, threshold: int = 3) -> None:
+        for name, value in (("n_judgments", n_judgments), ("threshold", threshold)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise LabelError(f"{name} must be an integer, got {value!r}", code="E204")
         if not 0 <= threshold <= n_judgments:
             raise LabelError(
                 f"vote threshold {threshold} must lie in [0, n_judgments={n_judgments}]",
@@ -393,6 +396,16 @@ def scheme_from_spec(spec: dict[str, Any] | str) -> LabelScheme:
     """Rebuild a scheme from :meth:`LabelScheme.spec`."""
     if isinstance(spec, str):
         return get_scheme(spec)
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise LabelError(
+            f"a label scheme spec is a name or an object with a 'name', got {str(spec)[:100]}",
+            code="E205",
+        )
     params = dict(spec)
     name = params.pop("name")
-    return get_scheme(name, **params)
+    try:
+        return get_scheme(name, **params)
+    except TypeError:
+        raise LabelError(
+            f"label scheme {name!r} does not take the parameters {sorted(params)}", code="E205"
+        ) from None

@@ -120,7 +120,7 @@ def test_cli_error_exit_code_and_no_output(tmp_path, capsys):
     path = tmp_path / "bad.csv"
     path.write_text("sentence1,sentence2,label\na,b,7\n")
     out = tmp_path / "out.jsonl"
-    assert main(["convert", str(path), str(out)]) == 2
+    assert main(["convert", str(path), "-o", str(out)]) == 2
     assert "line 2" in capsys.readouterr().err
     assert not out.exists()
 

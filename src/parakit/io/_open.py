@@ -1,9 +1,15 @@
-"""Reading helpers shared by the readers: transparent gzip, BOM handling, located errors."""
+"""Reading helpers shared by the readers: transparent gzip, BOM handling, located errors.
+
+Every error these helpers raise is a :class:`~parakit.errors.DataFormatError`: a missing file
+(E103), bytes that do not decode (E104, naming the line), malformed or too deeply nested JSON
+(E105), a damaged compressed file (E119).
+"""
 
 from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -22,9 +28,64 @@ def open_text(path: str | Path, encoding: str = "utf-8-sig") -> IO[str]:
         raise DataFormatError("no such file", path=target, code="E103")
     if target.is_dir():
         raise DataFormatError("expected a file, found a folder", path=target, code="E103")
+    try:
+        if target.suffix == ".gz":
+            return gzip.open(target, "rt", encoding=encoding, newline="")
+        return open(target, encoding=encoding, newline="")
+    except LookupError:
+        raise DataFormatError(f"unknown encoding {encoding!r}", path=target, code="E104") from None
+    except OSError as err:
+        raise DataFormatError(
+            f"cannot open the file: {err.strerror or err}", path=target, code="E103"
+        ) from None
+
+
+def _compression_error(path: str | Path, err: BaseException) -> DataFormatError:
+    return DataFormatError(
+        f"cannot decompress the file ({type(err).__name__}: {str(err)[:120]}); is it really "
+        "gzip, and complete?",
+        path=path,
+        code="E119",
+    )
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The file's bytes (``.gz`` decompressed), with located errors."""
+    target = Path(path)
+    if not target.exists():
+        raise DataFormatError("no such file", path=target, code="E103")
+    if target.is_dir():
+        raise DataFormatError("expected a file, found a folder", path=target, code="E103")
+    try:
+        raw = target.read_bytes()
+    except OSError as err:
+        raise DataFormatError(
+            f"cannot read the file: {err.strerror or err}", path=target, code="E103"
+        ) from None
     if target.suffix == ".gz":
-        return gzip.open(target, "rt", encoding=encoding, newline="")
-    return open(target, encoding=encoding, newline="")
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as err:
+            raise _compression_error(target, err) from None
+    return raw
+
+
+def read_text(path: str | Path, encoding: str = "utf-8-sig") -> str:
+    """The whole file decoded (``.gz`` transparently); a decoding error names its line."""
+    raw = read_bytes(path)
+    try:
+        return raw.decode(encoding)
+    except LookupError:
+        raise DataFormatError(f"unknown encoding {encoding!r}", path=path, code="E104") from None
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise DataFormatError(
+            f"cannot decode the file as {encoding}: {err.reason} (byte {err.start}); pass "
+            "encoding=... (CLI: -o encoding=NAME) with the file's real encoding",
+            path=path,
+            line=line,
+            code="E104",
+        ) from None
 
 
 def iter_lines(path: str | Path, encoding: str = "utf-8-sig") -> Iterator[tuple[int, str]]:
@@ -42,24 +103,57 @@ def iter_lines(path: str | Path, encoding: str = "utf-8-sig") -> Iterator[tuple[
                 line=line_number + 1,
                 code="E104",
             ) from None
+        except (OSError, EOFError, zlib.error) as err:
+            raise _compression_error(path, err) from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise ValueError(f"key {key[:100]!r} appears twice in one object")
+            seen.add(key)
+    return out
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` that refuses NaN/Infinity and repeated keys (instead of keeping the last).
+
+    Raises:
+        json.JSONDecodeError, ValueError, RecursionError: for the caller to locate.
+    """
+    return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+
+
+def json_error(
+    err: BaseException, path: str | Path, line: int | None, code: str
+) -> DataFormatError:
+    """A located :class:`DataFormatError` for an error raised by :func:`loads_json`."""
+    if isinstance(err, json.JSONDecodeError):
+        return DataFormatError(
+            f"malformed JSON: {err.msg} (column {err.colno})",
+            path=path,
+            line=(line or 1) + err.lineno - 1 if line is not None else err.lineno,
+            code=code,
+        )
+    if isinstance(err, RecursionError):
+        return DataFormatError("malformed JSON: nested too deeply", path=path, line=line, code=code)
+    return DataFormatError(f"malformed JSON: {str(err)[:200]}", path=path, line=line, code=code)
 
 
 def load_json(path: str | Path, encoding: str = "utf-8-sig") -> Any:
     """Load a JSON document (``.gz`` transparently) with a located error on bad syntax."""
-    with open_text(path, encoding) as handle:
-        try:
-            return json.load(handle)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(
-                f"invalid JSON: {err.msg} (column {err.colno})",
-                path=path,
-                line=err.lineno,
-                code="E105",
-            ) from None
-        except UnicodeDecodeError as err:
-            raise DataFormatError(
-                f"cannot decode the file as {encoding}: {err.reason}", path=path, code="E104"
-            ) from None
+    text = read_text(path, encoding)
+    try:
+        return loads_json(text)
+    except (ValueError, RecursionError) as err:
+        raise json_error(err, path, None, "E105") from None
 
 
 def require(

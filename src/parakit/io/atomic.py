@@ -1,18 +1,30 @@
 """Atomic file output: write to a temporary file beside the target, fsync, then rename.
 
 A crash or an error half-way leaves the previous file (or no file) in place, never a
-half-written one.
+half-written one. Several files that belong together (the Turku pair list and its texts) are
+written with :func:`atomic_files`: all of them appear, or none does.
+
+Temporary files are named ``.<name>.<pid>.<random>.tmp``. They are removed when a write fails;
+one left behind by a killed process is removed by the next write to the same target (only when
+the process that made it is gone, so a concurrent write is never disturbed).
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import gzip
 import os
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
+
+from parakit.errors import ParakitError, WriteError
+
+#: Age after which a temporary file without a process id (older parakit versions) is an orphan.
+ORPHAN_AGE_S = 600
 
 
 def _umask() -> int:
@@ -27,6 +39,109 @@ def _umask() -> int:
     return 0o022
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists but belongs to someone else
+        return True
+    return True
+
+
+def remove_orphans(path: str | Path) -> list[Path]:
+    """Remove temporary files of earlier, killed writes to ``path``; returns what was removed."""
+    target = Path(path)
+    prefix = f".{target.name}."
+    removed = []
+    for name in glob.glob(glob.escape(str(target.parent / prefix)) + "*.tmp"):
+        candidate = Path(name)
+        middle = candidate.name[len(prefix) : -len(".tmp")]
+        pid_text = middle.split(".", 1)[0] if "." in middle else ""
+        try:
+            if pid_text.isdigit():
+                orphan = not _alive(int(pid_text))
+            else:
+                orphan = time.time() - candidate.stat().st_mtime > ORPHAN_AGE_S
+            if orphan:
+                candidate.unlink()
+                removed.append(candidate)
+        except OSError:
+            continue
+    return removed
+
+
+def _write_error(err: BaseException, target: Path) -> ParakitError:
+    if isinstance(err, UnicodeEncodeError):
+        return WriteError(
+            f"a text cannot be encoded ({err.reason}: {err.object[err.start : err.end]!r}); "
+            "lone surrogates and similar characters cannot be written",
+            path=target,
+            code="E120",
+        )
+    reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+    return WriteError(f"cannot write the file: {reason}", path=target)
+
+
+def _is_ours(err: BaseException, temps: Sequence[str]) -> bool:
+    """Whether ``err`` comes from writing our own files (not from the caller's code)."""
+    if isinstance(err, ParakitError):
+        return False
+    if isinstance(err, UnicodeEncodeError):
+        return True
+    if isinstance(err, OSError):
+        return err.filename is None or str(err.filename) in temps
+    return False
+
+
+class _Temp:
+    """One temporary file beside its target."""
+
+    def __init__(self, target: Path, mode: str, encoding: str, newline: str | None) -> None:
+        if mode not in ("w", "wb"):
+            raise ValueError(f"atomic_write supports modes 'w' and 'wb', not {mode!r}")
+        self.target = target
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            remove_orphans(target)
+            fd, self.name = tempfile.mkstemp(
+                prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
+            )
+            os.close(fd)
+        except OSError as err:
+            raise _write_error(err, target) from None
+        try:
+            text_mode = mode == "w"
+            if target.suffix == ".gz":
+                self.handle: IO[Any] = (
+                    gzip.open(self.name, "wt", encoding=encoding, newline=newline)  # noqa: SIM115
+                    if text_mode
+                    else gzip.open(self.name, "wb")  # noqa: SIM115
+                )
+            else:
+                self.handle = (
+                    open(self.name, "w", encoding=encoding, newline=newline)  # noqa: SIM115
+                    if text_mode
+                    else open(self.name, "wb")  # noqa: SIM115
+                )
+        except BaseException:
+            self.discard()
+            raise
+
+    def finish(self) -> None:
+        """Close, fsync and give the usual file mode (not yet renamed)."""
+        self.handle.close()
+        with open(self.name, "rb") as written:
+            os.fsync(written.fileno())
+        os.chmod(self.name, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
+
+    def discard(self) -> None:
+        with contextlib.suppress(Exception):
+            self.handle.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.name)
+
+
 @contextlib.contextmanager
 def atomic_write(
     path: str | Path, mode: str = "w", encoding: str = "utf-8", newline: str | None = None
@@ -34,6 +149,9 @@ def atomic_write(
     """Open ``path`` for writing so that it only appears, complete, when the block succeeds.
 
     Files ending in ``.gz`` are gzip-compressed. The parent folder is created if needed.
+
+    Raises:
+        WriteError: the file cannot be written (the message names ``path``).
 
     Example:
         >>> import tempfile, pathlib
@@ -43,36 +161,76 @@ def atomic_write(
         >>> target.read_text()
         'done'
     """
-    if mode not in ("w", "wb"):
-        raise ValueError(f"atomic_write supports modes 'w' and 'wb', not {mode!r}")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    text_mode = mode == "w"
+    with atomic_files([path], mode, encoding, newline) as handles:
+        yield handles[0]
+
+
+@contextlib.contextmanager
+def atomic_files(
+    paths: Sequence[str | Path],
+    mode: str = "w",
+    encoding: str = "utf-8",
+    newline: str | None = None,
+) -> Iterator[list[IO[Any]]]:
+    """Open several files that appear together when the block succeeds, or not at all.
+
+    All are written to temporary files and fsynced before the first rename; if a rename fails,
+    the files already renamed are put back as they were.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> with atomic_files([folder / "a.txt", folder / "b.txt"]) as (a, b):
+        ...     _ = a.write("A"), b.write("B")
+        >>> sorted(p.name for p in folder.iterdir())
+        ['a.txt', 'b.txt']
+    """
+    targets = [Path(p) for p in paths]
+    temps: list[_Temp] = []
     try:
-        if target.suffix == ".gz":
-            handle: IO[Any] = (
-                gzip.open(tmp_name, "wt", encoding=encoding, newline=newline)  # noqa: SIM115
-                if text_mode
-                else gzip.open(tmp_name, "wb")  # noqa: SIM115
-            )
-        else:
-            handle = (
-                open(tmp_name, "w", encoding=encoding, newline=newline)  # noqa: SIM115
-                if text_mode
-                else open(tmp_name, "wb")  # noqa: SIM115
-            )
-        with handle:
-            yield handle
-        with open(tmp_name, "rb") as written:
-            os.fsync(written.fileno())
-        os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise
+        for target in targets:
+            temps.append(_Temp(target, mode, encoding, newline))
+        try:
+            yield [t.handle for t in temps]
+            for temp in temps:
+                temp.finish()
+        except BaseException as err:
+            if _is_ours(err, [t.name for t in temps]):
+                culprit = temps[0].target
+                for temp in temps:
+                    if getattr(err, "filename", None) == temp.name:
+                        culprit = temp.target
+                raise _write_error(err, culprit) from err
+            raise
+        _commit(temps)
+    finally:
+        for temp in temps:
+            temp.discard()
+
+
+def _commit(temps: list[_Temp]) -> None:
+    """Rename every temporary file onto its target; undo them all if one rename fails."""
+    done: list[tuple[_Temp, str | None]] = []
+    try:
+        for temp in temps:
+            backup = None
+            if len(temps) > 1 and temp.target.exists():
+                backup = f"{temp.name[: -len('.tmp')]}.old.tmp"
+                os.replace(temp.target, backup)
+            done.append((temp, backup))
+            os.replace(temp.name, temp.target)
+    except OSError as err:
+        for temp, backup in reversed(done):
+            with contextlib.suppress(OSError):
+                if backup is not None:
+                    os.replace(backup, temp.target)
+                elif Path(temp.target).exists() and not os.path.exists(temp.name):
+                    os.unlink(temp.target)
+        raise _write_error(err, temp.target) from None
+    for _temp, backup in done:
+        if backup is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(backup)
 
 
 def save_figure(figure: Any, path: str | Path, dpi: int = 120) -> Path:

@@ -19,35 +19,56 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from parakit.errors import DataFormatError, LabelError, SpanError, with_location
-from parakit.io._open import iter_lines
+from parakit.io import validate as check
+from parakit.io._open import iter_lines, json_error, loads_json
 from parakit.io.atomic import atomic_write
+from parakit.io.validate import Where
 from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
-from parakit.schema import Document, Pair, PairSet
+from parakit.schema import Document, Judgment, Pair, PairSet, Span
 
 FORMAT_VERSION = 1
 T = TypeVar("T")
 
 
 def iter_jsonl(
-    path: str | Path, encoding: str = "utf-8-sig", code: str = "E105"
+    path: str | Path, encoding: str = "utf-8-sig", code: str = "E105", strict: bool = False
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (``.gz`` too).
 
-    A malformed line raises a :class:`DataFormatError` naming the line, with error ``code``
-    (callers pass their own package's code).
+    A malformed line (bad syntax, nested too deeply, an integer too long to read) raises a
+    :class:`DataFormatError` naming the line, with error ``code`` (callers pass their own
+    package's code). ``strict`` also refuses ``NaN``/``Infinity`` and keys repeated in one
+    object (which ``json`` would silently resolve to the last value).
     """
     for line_number, line in iter_lines(path, encoding):
         if not line.strip():
             continue
         try:
-            yield line_number, json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(
-                f"malformed JSON: {err.msg} (column {err.colno})",
-                path=path,
-                line=line_number,
-                code=code,
-            ) from None
+            yield line_number, loads_json(line) if strict else json.loads(line)
+        except (ValueError, RecursionError) as err:
+            raise json_error(err, path, line_number, code) from None
+
+
+#: Keys of the canonical JSONL header line.
+HEADER_KEYS = ("parakit", "scheme", "name", "lang", "metadata")
+#: Keys of a canonical pair line (:meth:`parakit.schema.Pair.to_dict`).
+PAIR_KEYS = (
+    "id",
+    "text1",
+    "text2",
+    "label",
+    "span1",
+    "span2",
+    "group",
+    "split",
+    "fold",
+    "time",
+    "source",
+    "rewrites",
+    "judgments",
+    "metadata",
+)
+JUDGMENT_KEYS = ("annotator", "label", "time", "gold", "rewrite", "unsure", "comment", "metadata")
 
 
 def read_jsonl(
@@ -55,8 +76,14 @@ def read_jsonl(
     scheme: str | LabelScheme | None = None,
     columns: dict[str, str] | None = None,
     encoding: str = "utf-8-sig",
+    allow_unsafe_text: bool = False,
 ) -> PairSet:
     """Read canonical JSONL (or plain pair-per-line JSONL).
+
+    Every value is checked, never coerced (:mod:`parakit.io.validate`): texts are strings,
+    ``fold`` and span offsets integers, ids unique (the error names the line of the second
+    one), documents unique, and every span names a document of the file and lies inside it.
+    A canonical file (with a header) refuses unknown keys; in a plain file they go to metadata.
 
     Args:
         path: the file (``.gz`` allowed).
@@ -64,28 +91,29 @@ def read_jsonl(
         columns: for plain JSONL, a mapping from parakit field to the file's key
             (``{"text1": "sentence1", "text2": "sentence2"}``); unmapped keys go to metadata.
         encoding: text encoding.
+        allow_unsafe_text: keep texts with NUL characters or lone surrogates (E115).
+
+    Raises:
+        DataFormatError: naming the file, the line and the field at fault.
     """
     from parakit.io.table import row_to_pair
 
     header: dict[str, Any] = {}
     chosen: LabelScheme | None = get_scheme(scheme) if scheme is not None else None
-    documents: list[Document] = []
+    documents: dict[str, Document] = {}
+    document_ids = check.UniqueIds("document", code="E122")
     pairs: list[Pair] = []
-    for line_number, record in iter_jsonl(path, encoding):
+    lines: list[int] = []
+    ids = check.UniqueIds()
+    where = Where(path)
+    for line_number, record in iter_jsonl(path, encoding, strict=True):
+        here = where.at(line_number)
         if not isinstance(record, dict):
-            raise DataFormatError(
-                "expected a JSON object", path=path, line=line_number, code="E105"
-            )
+            raise here.error("expected a JSON object", None, "E105")
         if "parakit" in record:
             if pairs or documents or header:
-                raise DataFormatError(
-                    "the header must be the first line",
-                    path=path,
-                    line=line_number,
-                    field="parakit",
-                    code="E107",
-                )
-            header = record
+                raise here.error("the header must be the first line", "parakit", "E107")
+            header = _header(record, here)
             if chosen is None and "scheme" in header:
                 chosen = _located(
                     partial(scheme_from_spec, header["scheme"]), path, line_number, "scheme"
@@ -94,43 +122,178 @@ def read_jsonl(
         if chosen is None:
             chosen = get_scheme("binary")
         if "document" in record:
-            documents.append(
-                _located(
-                    partial(Document.from_dict, record["document"]), path, line_number, "document"
-                )
-            )
+            check.known_keys(record, ("document",), here)
+            document = _document(record["document"], here, allow_unsafe_text)
+            document_ids.add(document.id, here, "document.id")
+            documents[document.id] = document
             continue
         if columns:
             pair = row_to_pair(
-                record, columns, path=path, line=line_number, default_id=str(len(pairs))
+                record,
+                columns,
+                path=path,
+                line=line_number,
+                default_id=str(len(pairs)),
+                allow_unsafe_text=allow_unsafe_text,
             )
         else:
-            for key in ("text1", "text2"):
-                if key not in record:
-                    raise DataFormatError(
-                        "missing field", path=path, line=line_number, field=key, code="E106"
-                    )
-            if "id" not in record:
-                record = {**record, "id": str(len(pairs))}
-            pair = _located(partial(Pair.from_dict, record), path, line_number, None)
+            pair = pair_from_record(
+                record,
+                here,
+                default_id=str(len(pairs)),
+                canonical=bool(header),
+                allow_unsafe_text=allow_unsafe_text,
+            )
+        ids.add(pair.id, here, "id")
         if pair.label is not None:
             canonical = _located(partial(chosen.normalize, pair.label), path, line_number, "label")
             if canonical != pair.label:
                 pair = pair.replace(label=canonical)
         pairs.append(pair)
+        lines.append(line_number)
     if chosen is None:
         chosen = get_scheme("binary")
-    try:
-        return PairSet(
-            pairs,
-            scheme=chosen,
-            documents=documents,
-            name=header.get("name"),
-            lang=header.get("lang"),
-            metadata=header.get("metadata"),
+    check.check_spans(pairs, documents, lines, where)
+    return PairSet(
+        pairs,
+        scheme=chosen,
+        documents=documents,
+        name=header.get("name"),
+        lang=header.get("lang"),
+        metadata=header.get("metadata"),
+        validate=False,
+    )
+
+
+def _header(record: dict[str, Any], where: Where) -> dict[str, Any]:
+    check.known_keys(record, HEADER_KEYS, where, "header field")
+    version = record["parakit"]
+    if isinstance(version, bool) or version != FORMAT_VERSION:
+        raise where.error(
+            f"unsupported format version {check.quote(version)}; this parakit reads version "
+            f"{FORMAT_VERSION}",
+            "parakit",
+            "E107",
         )
-    except ValueError as err:
-        raise DataFormatError(str(err), path=path, code="E102") from None
+    scheme = record.get("scheme")
+    if scheme is not None and not isinstance(scheme, (str, dict)):
+        raise where.error("expected a scheme name or object", "scheme")
+    out: dict[str, Any] = {"parakit": version}
+    if scheme is not None:
+        out["scheme"] = (
+            check.mapping(scheme, where, "scheme") if isinstance(scheme, dict) else scheme
+        )
+    for key in ("name", "lang"):
+        value = check.optional_text(record.get(key), where, key)
+        if value is not None:
+            out[key] = value
+    if record.get("metadata") is not None:
+        out["metadata"] = check.mapping(record["metadata"], where, "metadata")
+    return out
+
+
+def _document(data: Any, where: Where, allow_unsafe_text: bool) -> Document:
+    if not isinstance(data, dict):
+        raise where.error("expected an object", "document")
+    check.known_keys(data, ("id", "text", "metadata"), where)
+    for key in ("id", "text"):
+        if key not in data:
+            raise where.error("missing field", f"document.{key}")
+    return Document(
+        id=check.identifier(data["id"], where, "document.id"),
+        text=check.text(data["text"], where, "document.text", allow_unsafe_text=allow_unsafe_text),
+        metadata=check.mapping(data.get("metadata"), where, "document.metadata"),
+    )
+
+
+def _span(data: Any, where: Where, field: str) -> Span | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise where.error("expected an object {doc, begin, end} or null", field)
+    check.known_keys(data, ("doc", "begin", "end"), where)
+    for key in ("doc", "begin", "end"):
+        if key not in data:
+            raise where.error("missing field", f"{field}.{key}")
+    doc = check.identifier(data["doc"], where, f"{field}.doc")
+    begin = check.integer(data["begin"], where, f"{field}.begin", minimum=0)
+    end = check.integer(data["end"], where, f"{field}.end", minimum=0)
+    if end < begin:
+        raise where.error(f"the span ends ({end}) before it begins ({begin})", field, "E101")
+    return Span(doc, begin, end)
+
+
+def _judgment(data: Any, where: Where, allow_unsafe_text: bool) -> Judgment:
+    if not isinstance(data, dict):
+        raise where.error("expected a judgment object", "judgments")
+    check.known_keys(data, JUDGMENT_KEYS, where)
+    if "annotator" not in data:
+        raise where.error("missing field", "judgments.annotator")
+    label = check.label_value(data.get("label"), where, "judgments.label")
+    rewrite = data.get("rewrite")
+    return Judgment(
+        annotator=check.identifier(data["annotator"], where, "judgments.annotator"),
+        label=None if label is None else str(label),
+        time=check.optional_text(data.get("time"), where, "judgments.time"),
+        gold=check.boolean(data.get("gold", False), where, "judgments.gold"),
+        rewrite=None if rewrite is None else check.text_pair(rewrite, where, "judgments.rewrite"),
+        unsure=check.boolean(data.get("unsure", False), where, "judgments.unsure"),
+        comment=check.optional_text(
+            data.get("comment"), where, "judgments.comment", allow_unsafe_text=allow_unsafe_text
+        ),
+        metadata=check.mapping(data.get("metadata"), where, "judgments.metadata"),
+    )
+
+
+def pair_from_record(
+    record: dict[str, Any],
+    where: Where,
+    *,
+    default_id: str,
+    canonical: bool = True,
+    allow_unsafe_text: bool = False,
+) -> Pair:
+    """The strict inverse of :meth:`Pair.to_dict`: every value type-checked, nothing coerced.
+
+    ``canonical`` refuses keys that are not pair fields; otherwise they go to metadata.
+    """
+    record = dict(record)
+    extra: dict[str, Any] = {}
+    if canonical:
+        check.known_keys(record, PAIR_KEYS, where)
+    else:
+        extra = {k: record.pop(k) for k in list(record) if k not in PAIR_KEYS}
+    for key in ("text1", "text2"):
+        if key not in record:
+            raise where.error("missing field", key)
+    metadata = check.mapping(record.get("metadata"), where, "metadata")
+    for key, value in extra.items():
+        if key in metadata:
+            raise where.error(f"key {check.quote(key)} is both a field and in metadata", key)
+        metadata[key] = check.json_value(value, where, key, allow_unsafe_text)
+    label = check.label_value(record.get("label"), where, "label")
+    judgments = record.get("judgments")
+    if judgments is not None and not isinstance(judgments, list):
+        raise where.error("expected a list of judgments", "judgments")
+    safe = {"allow_unsafe_text": allow_unsafe_text}
+    return Pair(
+        id=check.identifier(record["id"], where, "id") if "id" in record else default_id,
+        text1=check.text(record["text1"], where, "text1", **safe),
+        text2=check.text(record["text2"], where, "text2", **safe),
+        label=None if label is None else str(label),
+        span1=_span(record.get("span1"), where, "span1"),
+        span2=_span(record.get("span2"), where, "span2"),
+        group=None
+        if record.get("group") is None
+        else check.identifier(record["group"], where, "group"),
+        split=check.optional_text(record.get("split"), where, "split", **safe),
+        fold=check.optional_integer(record.get("fold"), where, "fold", minimum=0),
+        time=check.optional_text(record.get("time"), where, "time", **safe),
+        source=check.optional_text(record.get("source"), where, "source", **safe),
+        rewrites=check.text_pairs(record.get("rewrites"), where, "rewrites"),
+        judgments=tuple(_judgment(j, where, allow_unsafe_text) for j in judgments or ()),
+        metadata=metadata,
+    )
 
 
 def _located(build: Callable[[], T], path: str | Path, line: int, field: str | None) -> T:
@@ -142,7 +305,9 @@ def _located(build: Callable[[], T], path: str | Path, line: int, field: str | N
     except (KeyError, TypeError, ValueError) as err:
         missing = err.args[0] if isinstance(err, KeyError) else field
         message = "missing field" if isinstance(err, KeyError) else f"invalid value: {err}"
-        raise DataFormatError(message, path=path, line=line, field=missing, code="E106") from None
+        raise DataFormatError(
+            message[:300], path=path, line=line, field=str(missing)[:200], code="E106"
+        ) from None
 
 
 class JsonlWriter:

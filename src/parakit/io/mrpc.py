@@ -4,16 +4,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from parakit.errors import DataFormatError
 from parakit.io.table import read_table
 from parakit.schema import PairSet
 
+#: The header of the MRPC files, in order.
+MRPC_COLUMNS = ("Quality", "#1 ID", "#2 ID", "#1 String", "#2 String")
 
-def read_mrpc(path: str | Path) -> PairSet:
+
+def read_mrpc(
+    path: str | Path,
+    encoding: str = "utf-8-sig",
+    allow_unsafe_text: bool = False,
+    allow_unterminated: bool = True,
+) -> PairSet:
     """Read an MRPC file: ``Quality, #1 ID, #2 ID, #1 String, #2 String`` with a UTF-8 BOM.
 
     Quotes inside the sentences are ordinary characters (no CSV quoting). Pair ids are the
     1-based row numbers, which is how ETPC's ``pair_id`` refers to MRPC train pairs; the
-    sentence ids are kept in metadata.
+    sentence ids are kept in metadata. The upstream files end without a final line break, so
+    ``allow_unterminated`` defaults to ``True`` here (a cut inside the last record cannot be
+    told from a complete file).
+
+    Raises:
+        DataFormatError: a header other than MRPC's (E106), or any table error.
     """
     ps = read_table(
         path,
@@ -22,7 +36,18 @@ def read_mrpc(path: str | Path) -> PairSet:
         columns={"label": "Quality", "text1": "#1 String", "text2": "#2 String"},
         scheme="binary",
         lang="en",
+        encoding=encoding,
+        allow_unsafe_text=allow_unsafe_text,
+        allow_unterminated=allow_unterminated,
     )
+    names = set(ps[0].metadata) if len(ps) else {"#1 ID", "#2 ID"}
+    if names != {"#1 ID", "#2 ID"}:
+        raise DataFormatError(
+            f"expected the MRPC header {', '.join(MRPC_COLUMNS)} (tab-separated)",
+            path=path,
+            line=1,
+            code="E106",
+        )
 
     def finish(item):  # type: ignore[no-untyped-def]
         index, pair = item

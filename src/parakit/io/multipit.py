@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from parakit.errors import DataFormatError
+from parakit.io import validate as check
 from parakit.io._open import load_json
 from parakit.io.table import read_table
+from parakit.io.validate import Where
 from parakit.labels import VoteScheme
 from parakit.schema import Pair, PairSet
 
@@ -19,6 +21,9 @@ def read_multipit(
     votes_column: str | None = None,
     n_judgments: int = 6,
     threshold: int = 3,
+    encoding: str = "utf-8-sig",
+    allow_unsafe_text: bool = False,
+    allow_unterminated: bool = False,
 ) -> PairSet:
     """Read a MultiPIT CSV (``sentence1,sentence2[,label]``).
 
@@ -36,12 +41,21 @@ def read_multipit(
         scheme: Any = VoteScheme(n_judgments=n_judgments, threshold=threshold)
     else:
         scheme = "binary"
-    ps = read_table(path, delimiter=",", columns=mapping, scheme=scheme, lang="en")
+    ps = read_table(
+        path,
+        delimiter=",",
+        columns=mapping,
+        scheme=scheme,
+        lang="en",
+        encoding=encoding,
+        allow_unsafe_text=allow_unsafe_text,
+        allow_unterminated=allow_unterminated,
+    )
     ps.metadata["format"] = "multipit"
     return ps
 
 
-def read_multireference(path: str | Path) -> PairSet:
+def read_multireference(path: str | Path, allow_unsafe_text: bool = False) -> PairSet:
     """Read a multi-reference JSON: ``{source: [reference, ...]}`` or a list of
     ``{"source": ..., "references": [...]}`` objects.
 
@@ -67,21 +81,18 @@ def read_multireference(path: str | Path) -> PairSet:
             raise DataFormatError(
                 "missing field", path=path, line=number, field="source", unit="record", code="E106"
             )
+        where = Where(path, number, "record")
+        check.known_keys(item, ("source", "references"), where)
+        source = check.text(item["source"], where, "source", allow_unsafe_text=allow_unsafe_text)
         references = item.get("references")
-        if not isinstance(references, list) or not all(isinstance(r, str) for r in references):
-            raise DataFormatError(
-                "expected a list of reference strings",
-                path=path,
-                line=number,
-                field="references",
-                unit="record",
-                code="E106",
-            )
+        if not isinstance(references, list):
+            raise where.error("expected a list of reference texts", "references")
         for index, reference in enumerate(references):
+            check.text(reference, where, "references", allow_unsafe_text=allow_unsafe_text)
             pairs.append(
                 Pair(
                     id=f"{number - 1}-{index}",
-                    text1=item["source"],
+                    text1=source,
                     text2=reference,
                     label="1",
                     group=f"src-{number - 1}",

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import csv
 import json
-import sys
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from parakit.errors import DataFormatError, LabelError, with_location
-from parakit.io._open import open_text
+from parakit.io import validate as check
+from parakit.io._open import loads_json, read_text
 from parakit.io.atomic import atomic_write
+from parakit.io.delimited import tokenize
+from parakit.io.validate import Where
 from parakit.labels import LabelScheme, get_scheme
 from parakit.schema import FLAT_COLUMNS, Pair, PairSet
-
-csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 #: Column names recognised without a mapping, per parakit field (first match wins).
 DEFAULT_ALIASES: dict[str, tuple[str, ...]] = {
@@ -46,18 +46,18 @@ def resolve_columns(
     for field, column in (columns or {}).items():
         if field not in FLAT_COLUMNS:
             raise DataFormatError(
-                f"unknown parakit field {field!r} in the column mapping; fields: "
+                f"unknown parakit field {check.quote(field)} in the column mapping; fields: "
                 f"{', '.join(FLAT_COLUMNS)}",
                 path=path,
                 code="E108",
             )
         if column not in names:
             raise DataFormatError(
-                f"column {column!r} (mapped to {field}) is not in the header; columns: "
-                f"{', '.join(names)}",
+                f"column {check.quote(column)} (mapped to {field}) is not in the header; "
+                f"columns: {_names(names)}",
                 path=path,
                 line=1,
-                field=column,
+                field=str(column)[:200],
                 code="E106",
             )
         resolved[field] = column
@@ -74,7 +74,7 @@ def resolve_columns(
     for field in _REQUIRED:
         if field not in resolved:
             raise DataFormatError(
-                f"no column for {field}; columns are {', '.join(names)}; map one with "
+                f"no column for {field}; columns are {_names(names)}; map one with "
                 f"columns={{'{field}': NAME}} (CLI: --column {field}=NAME)",
                 path=path,
                 line=1,
@@ -94,31 +94,33 @@ def row_to_pair(
     scheme: LabelScheme | None = None,
     label_map: Mapping[str, str] | None = None,
     unit: str = "line",
+    allow_unsafe_text: bool = False,
+    decode_columns: bool = False,
 ) -> Pair:
-    """Build a :class:`Pair` from one row: mapped columns to fields, the rest to metadata."""
+    """Build a :class:`Pair` from one row: mapped columns to fields, the rest to metadata.
+
+    Values are checked, not coerced (:mod:`parakit.io.validate`): texts must be strings, a fold
+    an integer (``"3"`` in a text cell, ``3`` in JSON; never ``"1_0"``, ``1.9`` or ``true``),
+    labels strings or integers. With ``decode_columns`` (tables written by
+    :func:`write_table`), a column ``metadata.KEY`` fills metadata ``KEY`` and a column
+    ``KEY:json`` holds JSON values (an empty cell: no value).
+    """
+    where = Where(path, line, unit)
     values: dict[str, Any] = {}
     for field, column in columns.items():
         if column not in row:
-            raise DataFormatError(
-                "missing field", path=path, line=line, field=column, code="E106", unit=unit
-            )
+            raise where.error("missing field", column, "E106")
         value = row[column]
         if value is None or (isinstance(value, str) and value == "" and field not in _REQUIRED):
             continue
         values[field] = value
     for field in _REQUIRED:
-        text = values.get(field)
-        if not isinstance(text, str):
-            raise DataFormatError(
-                f"expected text, got {text!r}",
-                path=path,
-                line=line,
-                field=columns.get(field, field),
-                code="E106",
-                unit=unit,
-            )
+        values[field] = check.text(
+            values.get(field), where, columns.get(field, field), allow_unsafe_text=allow_unsafe_text
+        )
     if "label" in values:
-        label = str(values["label"]).strip()
+        raw = check.label_value(values["label"], where, columns["label"])
+        label = raw.strip() if isinstance(raw, str) else str(raw)
         if label_map is not None:
             label = label_map.get(label, label)
         if scheme is not None:
@@ -130,22 +132,42 @@ def row_to_pair(
                 ) from None
         values["label"] = label
     if "fold" in values:
-        try:
-            values["fold"] = int(values["fold"])
-        except (TypeError, ValueError):
-            raise DataFormatError(
-                f"fold must be an integer, got {values['fold']!r}",
-                path=path,
-                line=line,
-                field=columns["fold"],
-                code="E106",
-                unit=unit,
-            ) from None
-    for field in ("id", "group", "split", "time", "source"):
+        fold = values["fold"]
+        values["fold"] = (
+            check.integer_text(fold.strip(), where, columns["fold"], minimum=0)
+            if isinstance(fold, str)
+            else check.integer(fold, where, columns["fold"], minimum=0)
+        )
+    for field in ("id", "group"):
         if field in values:
-            values[field] = str(values[field])
+            values[field] = check.identifier(values[field], where, columns[field])
+    for field in ("split", "time", "source"):
+        if field in values:
+            values[field] = check.text(
+                values[field], where, columns[field], allow_unsafe_text=allow_unsafe_text
+            )
     used = set(columns.values())
-    metadata = {key: value for key, value in row.items() if key not in used and key is not None}
+    metadata: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in used or key is None:
+            continue
+        name = key
+        if decode_columns:
+            if name.endswith(JSON_SUFFIX):
+                name = name[: -len(JSON_SUFFIX)]
+                if value == "":
+                    continue
+                try:
+                    value = loads_json(value)
+                except (ValueError, RecursionError):
+                    raise where.error(
+                        f"expected a JSON value, got {check.quote(value)}", key
+                    ) from None
+            if name.startswith(METADATA_PREFIX):
+                name = name[len(METADATA_PREFIX) :]
+        if name in metadata:
+            raise where.error(f"two columns give metadata {check.quote(name)}", key, "E116")
+        metadata[name] = check.json_value(value, where, key, allow_unsafe_text)
     return Pair(id=values.pop("id", default_id), metadata=metadata, **values)
 
 
@@ -160,6 +182,8 @@ def read_table(
     encoding: str = "utf-8-sig",
     name: str | None = None,
     lang: str | None = None,
+    allow_unsafe_text: bool = False,
+    allow_unterminated: bool = False,
 ) -> PairSet:
     """Read a CSV/TSV file of pairs with a header row (or ``fieldnames`` for headerless files).
 
@@ -170,90 +194,127 @@ def read_table(
             (``sentence1``, ``txt1``, ``label``, ``goeswith``... see :data:`DEFAULT_ALIASES`).
         scheme: the label scheme labels are validated against.
         label_map: rewrite raw labels before validation (``{"True": "1"}``).
-        quoting: ``minimal`` (standard CSV quotes) or ``none`` (quotes are ordinary
-            characters, as in MRPC).
+        quoting: ``minimal`` (standard CSV quotes, checked strictly: a stray quote is an
+            error) or ``none`` (quotes are ordinary characters, as in MRPC).
         fieldnames: column names of a headerless file.
         encoding: text encoding (default drops a UTF-8 BOM).
+        allow_unsafe_text: keep NUL characters (refused by default: E115).
+        allow_unterminated: accept a file whose last line has no line break (refused by
+            default, E117: the file may have been cut inside its last record).
+
+    Raises:
+        DataFormatError: located (file, line, column) and coded; see :mod:`parakit.io.validate`.
     """
     label_scheme = get_scheme(scheme)
-    quote_mode = {"minimal": csv.QUOTE_MINIMAL, "none": csv.QUOTE_NONE}.get(quoting)
-    if quote_mode is None:
-        raise ValueError(f"quoting must be 'minimal' or 'none', not {quoting!r}")
-    pairs: list[Pair] = []
-    line = 1
-    with open_text(path, encoding) as handle:
-        reader = csv.reader(handle, delimiter=delimiter, quoting=quote_mode)
-        try:
-            header = fieldnames or next(reader)
-        except StopIteration:
-            raise DataFormatError(
-                "empty file: no header row", path=path, line=1, code="E109"
-            ) from None
-        except UnicodeDecodeError as err:
-            raise DataFormatError(
-                f"cannot decode the file as {encoding}: {err.reason}",
-                path=path,
-                line=1,
-                code="E104",
-            ) from None
-        header = [h.strip() for h in header]
-        mapping = resolve_columns(header, columns, path=path)
-        try:
-            for row in reader:
-                line = reader.line_num
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    continue
-                if len(row) != len(header):
-                    raise DataFormatError(
-                        f"expected {len(header)} fields ({', '.join(header)}), found {len(row)}",
-                        path=path,
-                        line=line,
-                        code="E110",
-                    )
-                record = dict(zip(header, row, strict=True))
-                pairs.append(
-                    row_to_pair(
-                        record,
-                        mapping,
-                        path=path,
-                        line=line,
-                        default_id=str(len(pairs)),
-                        scheme=label_scheme,
-                        label_map=label_map,
-                    )
-                )
-        except UnicodeDecodeError as err:
-            raise DataFormatError(
-                f"cannot decode the file as {encoding}: {err.reason}",
-                path=path,
-                line=line + 1,
-                code="E104",
-            ) from None
-        except csv.Error as err:
-            raise DataFormatError(
-                f"malformed {('CSV', 'TSV')[delimiter == chr(9)]}: {err}",
-                path=path,
-                line=reader.line_num,
-                code="E110",
-            ) from None
-    try:
-        return PairSet(
-            pairs, scheme=label_scheme, name=name or Path(path).stem, lang=lang, validate=True
+    if quoting not in ("minimal", "none"):
+        raise DataFormatError(
+            f"quoting must be 'minimal' or 'none', not {check.quote(quoting)}", code="E114"
         )
-    except ValueError as err:
-        raise DataFormatError(str(err), path=path, code="E102") from None
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
+        raise DataFormatError(
+            f"the delimiter must be one character, not {check.quote(delimiter)}", code="E114"
+        )
+    text = read_text(path, encoding)
+    where = Where(path, 1)
+    if not allow_unsafe_text:
+        for bad in ("\x00", None):
+            position = text.find(bad) if bad else _first_surrogate(text)
+            if position >= 0:
+                here = where.at(text.count("\n", 0, position) + 1)
+                check.check_text_content(text[position], here, None)
+    rows, terminated = tokenize(text, delimiter, path=path, quoting=quoting == "minimal")
+    if not terminated and not allow_unterminated:
+        raise DataFormatError(
+            "the file ends without a line break after its last record, so it may have been "
+            "cut inside that record; if the file is complete, add a final line break (or pass "
+            "allow_unterminated=True; CLI: -o allow_unterminated=true)",
+            path=path,
+            line=rows[-1][0] if rows else 1,
+            code="E117",
+        )
+    if fieldnames is not None:
+        header = list(fieldnames)
+        body = rows
+    else:
+        if not rows or rows[0][1] == [""]:
+            raise DataFormatError("empty file: no header row", path=path, line=1, code="E109")
+        header, body = rows[0][1], rows[1:]
+    header = check.check_header([h.strip() for h in header], where)
+    mapping = resolve_columns(header, columns, path=path)
+    pairs: list[Pair] = []
+    ids = check.UniqueIds()
+    for line, row in body:
+        if len(row) == 1 and not row[0].strip():
+            continue
+        if len(row) != len(header):
+            raise DataFormatError(
+                f"expected {len(header)} fields ({_names(header)}), found {len(row)}",
+                path=path,
+                line=line,
+                code="E110",
+            )
+        pair = row_to_pair(
+            dict(zip(header, row, strict=True)),
+            mapping,
+            path=path,
+            line=line,
+            default_id=str(len(pairs)),
+            scheme=label_scheme,
+            label_map=label_map,
+            allow_unsafe_text=allow_unsafe_text,
+            decode_columns=True,
+        )
+        ids.add(pair.id, where.at(line), mapping.get("id"))
+        pairs.append(pair)
+    return PairSet(
+        pairs, scheme=label_scheme, name=name or Path(path).stem, lang=lang, validate=False
+    )
 
 
-def _cell(value: Any) -> str:
+def _first_surrogate(text: str) -> int:
+    match = _SURROGATE.search(text)
+    return match.start() if match else -1
+
+
+def _names(names: list[str]) -> str:
+    return check.quote(", ".join(names), 160).strip("'\"")
+
+
+#: Prefix of a metadata column whose key would otherwise be read as a parakit field.
+METADATA_PREFIX = "metadata."
+#: Suffix of a column holding JSON values (metadata that is not text in every pair).
+JSON_SUFFIX = ":json"
+_SPECIAL = re.compile(r'[\r\n"]')
+
+
+def _field(value: str, delimiter: str) -> str:
+    if delimiter in value or _SPECIAL.search(value):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def _flat(pair: Pair, column: str) -> str:
+    value = getattr(pair, column)
     if value is None:
         return ""
-    if isinstance(value, (dict, list, tuple)):
-        return json.dumps(value, ensure_ascii=False)
+    if value == "" and column not in _REQUIRED:
+        raise DataFormatError(
+            f"pair {check.quote(pair.id)}: an empty {column} cannot be told from a missing one "
+            "in a table; write JSONL to keep it",
+            field=column,
+            code="E120",
+        )
     return str(value)
 
 
 def write_table(pairs: PairSet, path: str | Path, delimiter: str = ",") -> Path:
     """Write the flat columns and one column per metadata key, atomically.
+
+    Every field that holds the delimiter, a quote or a line break (``\\r`` included) is
+    quoted. Metadata keeps its types: a key whose values are texts in every pair is a plain
+    column; any other key (numbers, booleans, lists, missing in some pairs) is a ``KEY:json``
+    column of JSON values that :func:`read_table` decodes. A key that :func:`read_table` would
+    take for a parakit field is written as ``metadata.KEY``.
 
     Documents, spans, rewrites and judgments are not representable in a flat table; use
     JSONL or the Turku layout to keep them.
@@ -266,13 +327,36 @@ def write_table(pairs: PairSet, path: str | Path, delimiter: str = ",") -> Path:
         for key in pair.metadata:
             if key not in extra:
                 extra.append(key)
-    header = base + [f"metadata.{k}" if k in base else k for k in extra]
+    reserved = {alias for aliases in DEFAULT_ALIASES.values() for alias in aliases}
+    reserved.update(FLAT_COLUMNS)
+    header = list(base)
+    as_json: list[bool] = []
+    for key in extra:
+        plain = all(isinstance(p.metadata.get(key), str) for p in pairs)
+        name = key
+        if (
+            name.strip().lower() in reserved
+            or name.startswith(METADATA_PREFIX)
+            or name.endswith(JSON_SUFFIX)
+            or name != name.strip()
+        ):
+            name = METADATA_PREFIX + name
+        header.append(name if plain else name + JSON_SUFFIX)
+        as_json.append(not plain)
     target = Path(path)
     with atomic_write(target, newline="") as handle:
-        writer = csv.writer(handle, delimiter=delimiter, lineterminator="\n")
-        writer.writerow(header)
+        handle.write(delimiter.join(_field(h, delimiter) for h in header) + "\n")
         for pair in pairs:
-            row = [_cell(getattr(pair, c)) for c in base]
-            row += [_cell(pair.metadata.get(k)) for k in extra]
-            writer.writerow(row)
+            row = [_flat(pair, c) for c in base]
+            for key, encode in zip(extra, as_json, strict=True):
+                if encode:
+                    value = pair.metadata.get(key, _MISSING)
+                    row.append("" if value is _MISSING else json.dumps(value, ensure_ascii=False))
+                else:
+                    row.append(pair.metadata[key])
+            handle.write(delimiter.join(_field(v, delimiter) for v in row) + "\n")
     return target
+
+
+_MISSING = object()
+_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from parakit.errors import DataFormatError
 from parakit.io.table import read_table
 from parakit.schema import PairSet
 
@@ -16,12 +17,19 @@ def detokenize_japanese(text: str) -> str:
     return _CJK_GAP.sub("", text)
 
 
-def read_tmup(path: str | Path, detokenize: bool = False) -> PairSet:
+def read_tmup(
+    path: str | Path,
+    detokenize: bool = False,
+    encoding: str = "utf-8-sig",
+    allow_unsafe_text: bool = False,
+    allow_unterminated: bool = True,
+) -> PairSet:
     """Read ``tmup.tsv`` (``label, sentence_A_ja, sentence_B_ja, source_sentence_en``).
 
     The statements are pre-tokenised (space-separated). Pairs with an English source come from
     the MT systems (``source='mt'``); the others are Wikipedia pairs (``source='wikipedia'``).
-    ``detokenize=True`` joins the Japanese tokens back.
+    ``detokenize=True`` joins the Japanese tokens back. The upstream file ends without a final
+    line break, so ``allow_unterminated`` defaults to ``True`` here.
     """
     ps = read_table(
         path,
@@ -30,7 +38,20 @@ def read_tmup(path: str | Path, detokenize: bool = False) -> PairSet:
         scheme="binary",
         quoting="none",
         lang="ja",
+        encoding=encoding,
+        allow_unsafe_text=allow_unsafe_text,
+        allow_unterminated=allow_unterminated,
     )
+
+    if len(ps) and "source_sentence_en" not in ps[0].metadata:
+        raise DataFormatError(
+            "no column source_sentence_en: expected the TMUP header label, sentence_A_ja, "
+            "sentence_B_ja, source_sentence_en",
+            path=path,
+            line=1,
+            field="source_sentence_en",
+            code="E106",
+        )
 
     def finish(pair):  # type: ignore[no-untyped-def]
         meta = dict(pair.metadata)
