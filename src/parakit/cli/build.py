@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from parakit.cli.options import FormatOpt, SeedOpt, output_option, read_pairs, resolve_model
+from parakit.cli.options import FormatOpt, SeedOpt, output_option, read_pairs
 
 app = typer.Typer(
     add_completion=False,
@@ -519,26 +519,31 @@ def knn_cmd(
             "offline-mpnet.",
         ),
     ],
-    kind: Annotated[str, typer.Option(help="auto | sentence-transformers | mean-pool.")] = "auto",
+    backend: Annotated[
+        str, typer.Option(help="Encoder backend: torch | onnx | onnx-int8.")
+    ] = "torch",
     k: Annotated[int, typer.Option(help="Neighbours per sentence.")] = 5,
     n_per_bin: Annotated[int, typer.Option("--n", help="Sample size per similarity bin.")] = 100,
     n_bins: Annotated[int, typer.Option()] = 20,
     chunk_size: Annotated[int, typer.Option(help="Sentences per chunk (bounds memory).")] = 10_000,
-    factory: Annotated[str, typer.Option(help="FAISS index factory string.")] = "Flat",
+    index_kind: Annotated[
+        str, typer.Option(help="Vector index: flat (exact) | ivf | hnsw | ivfpq.")
+    ] = "flat",
     metric: Annotated[str, typer.Option(help="l2 | ip | cosine.")] = "l2",
     batch_size: Annotated[int, typer.Option()] = 64,
     seed: SeedOpt = 0,
 ) -> None:
     """kNN candidates within each source + stratified sample (T15)."""
-    from parakit.build.knn import SentenceEncoder, mine_knn
+    from parakit.build.knn import mine_knn
+    from parakit.vectors.encode import load_encoder
 
     result = mine_knn(
         sentences,
-        SentenceEncoder(resolve_model(model), kind=kind, batch_size=batch_size),
+        load_encoder(model, backend, batch_size=batch_size, normalize=metric == "cosine"),
         output,
         k=k,
         chunk_size=chunk_size,
-        factory=factory,
+        index_kind=index_kind,
         metric=metric,
         n_per_bin=n_per_bin,
         n_bins=n_bins,
