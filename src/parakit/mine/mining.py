@@ -598,18 +598,11 @@ def _write_pairs(
     min_probability: float | None,
     settings: dict[str, Any],
 ) -> int:
-    from parakit.io.jsonl import FORMAT_VERSION
-    from parakit.labels import get_scheme
+    from parakit.io.jsonl import JsonlWriter
+    from parakit.schema import Pair
 
-    header = {
-        "parakit": FORMAT_VERSION,
-        "scheme": get_scheme("binary").spec(),
-        "name": path.stem,
-        "metadata": {"mining": settings},
-    }
     written = 0
-    with atomic_write(path) as handle:
-        handle.write(json.dumps(header, ensure_ascii=False) + "\n")
+    with JsonlWriter(path, name=path.stem, metadata={"mining": settings}) as out:
         for i in range(len(rows)):
             p = None if proba is None else float(proba[i])
             if min_probability is not None and (p is None or p < min_probability):
@@ -625,14 +618,15 @@ def _write_pairs(
                 metadata["p_paraphrase"] = round(p, 6)
             if right.get("source") not in (None, left.get("source")):
                 metadata["source2"] = right.get("source")
-            record = {
-                "id": f"{int(rows[i])}-{int(cols[i])}",
-                "text1": left["text"],
-                "text2": right["text"],
-                "source": left.get("source"),
-                "metadata": metadata,
-            }
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            out.write_pair(
+                Pair(
+                    id=f"{int(rows[i])}-{int(cols[i])}",
+                    text1=left["text"],
+                    text2=right["text"],
+                    source=left.get("source"),
+                    metadata=metadata,
+                )
+            )
             written += 1
     return written
 
