@@ -17,15 +17,15 @@ def test_help_lists_core_commands(capsys):
 def test_convert_info_split_similarity(data_path, tmp_path, capsys):
     source = data_path("turku/sv-test.json")
     jsonl = tmp_path / "sv.jsonl"
-    assert main(["convert", str(source), str(jsonl)]) == 0
+    assert main(["convert", str(source), "-o", str(jsonl)]) == 0
     assert main(["info", str(jsonl), "--json"]) == 0
     out = capsys.readouterr().out
     summary = json.loads(out[out.index("{") :])
     assert summary["pairs"] == 1081
     assert summary["binary"]["loose"]["1"] == 1078  # all but the three label-2 pairs
     split = tmp_path / "split.jsonl"
-    assert main(["split", str(jsonl), str(split), "--folds", "10", "--seed", "1"]) == 0
-    assert main(["similarity", str(split), str(tmp_path / "sim.jsonl"), "--idf"]) == 0
+    assert main(["split", str(jsonl), "-o", str(split), "--folds", "10", "--seed", "1"]) == 0
+    assert main(["similarity", str(split), "-o", str(tmp_path / "sim.jsonl"), "--idf"]) == 0
     first = json.loads((tmp_path / "sim.jsonl").read_text().splitlines()[2 + 34])
     assert {"wor", "char_tfidf_2_4"} <= set(first["metadata"])
     assert "split" in first and "fold" in first
@@ -37,7 +37,7 @@ def test_convert_with_column_mapping(tmp_path):
     out = tmp_path / "out.jsonl"
     assert (
         main(
-            ["convert", str(source), str(out), "-c", "text1=a", "-c", "text2=b", "-c", "label=gold"]
+            ["convert", str(source), "-o", str(out), "-c", "text1=a", "-c", "text2=b", "-c", "label=gold"]
         )
         == 0
     )
@@ -45,7 +45,7 @@ def test_convert_with_column_mapping(tmp_path):
 
 
 def test_demo_end_to_end(tmp_path):
-    assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
+    assert main(["demo", "-o", str(tmp_path / "demo")]) == 0
     report = (tmp_path / "demo" / "report.md").read_text()
     assert "| strict | 12 | 13 | 0 | 48.0% |" in report
     assert (tmp_path / "demo" / "corpus.jsonl").exists()

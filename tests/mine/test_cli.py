@@ -23,7 +23,7 @@ def test_mine_run_index_search(tmp_path, tiny_model, capsys, mine_words):
         "mine",
         "run",
         str(tmp_path / "c.txt"),
-        "--out",
+        "-o",
         str(tmp_path / "o.jsonl"),
         "--workdir",
         str(tmp_path / "w"),
@@ -47,7 +47,7 @@ def test_mine_run_index_search(tmp_path, tiny_model, capsys, mine_words):
                 "mine",
                 "run",
                 str(tmp_path / "c.txt"),
-                "--out",
+                "-o",
                 str(tmp_path / "o.jsonl"),
                 "--workdir",
                 str(tmp_path / "w"),
@@ -66,7 +66,7 @@ def test_mine_run_index_search(tmp_path, tiny_model, capsys, mine_words):
                 "mine",
                 "index",
                 str(tmp_path / "c.txt"),
-                "--out",
+                "-o",
                 str(tmp_path / "ix"),
                 "--model",
                 str(tiny_model),
@@ -112,7 +112,7 @@ def test_tiles_with_scores_file(data_path, tmp_path, capsys):
     scores = tmp_path / "s.csv"
     scores.write_text("neg_conf,pos_conf\n" + "".join(f"{1 - x:.6f},{x:.6f}\n" for x in lex))
     assert (
-        main(["mine", "tiles", str(sample), "--scores", str(scores), "--out", str(tmp_path / "t")])
+        main(["mine", "tiles", str(sample), "--scores", str(scores), "-o", str(tmp_path / "t")])
         == 0
     )
     out = capsys.readouterr().out
@@ -124,5 +124,5 @@ def test_tiles_with_scores_file(data_path, tmp_path, capsys):
     assert selection["negatives"]["precision"] == expected
     assert selection["negatives"]["selected"] == int((lex < 0.6).sum())
     assert (tmp_path / "t" / "tiles.png").exists() and (tmp_path / "t" / "tiles.md").exists()
-    assert main(["mine", "tiles", str(sample), "--out", str(tmp_path / "t")]) == 2
+    assert main(["mine", "tiles", str(sample), "-o", str(tmp_path / "t")]) == 2
     assert "exactly one of" in capsys.readouterr().err

@@ -27,7 +27,7 @@ def test_train_evaluate_predict(multipit, tmp_path, capsys):
                 "criterion=f1",
                 "--dev",
                 str(tmp_path / "dev.jsonl"),
-                "--out",
+                "-o",
                 str(model_dir),
             ]
         )
@@ -43,7 +43,7 @@ def test_train_evaluate_predict(multipit, tmp_path, capsys):
                 "evaluate",
                 str(model_dir),
                 str(tmp_path / "dev.jsonl"),
-                "--out",
+                "-o",
                 str(tmp_path / "report"),
             ]
         )
@@ -58,7 +58,7 @@ def test_train_evaluate_predict(multipit, tmp_path, capsys):
                 "predict",
                 str(model_dir),
                 str(tmp_path / "dev.jsonl"),
-                "--out",
+                "-o",
                 str(tmp_path / "pred.jsonl"),
             ]
         )
@@ -79,7 +79,7 @@ def test_cli_errors_are_clear(tmp_path, capsys):
                 "predict",
                 str(tmp_path),
                 str(tmp_path / "x.jsonl"),
-                "--out",
+                "-o",
                 str(tmp_path / "y.jsonl"),
             ]
         )
@@ -95,7 +95,7 @@ def test_cli_errors_are_clear(tmp_path, capsys):
                 str(tmp_path / "t.jsonl"),
                 "--model",
                 "nope",
-                "--out",
+                "-o",
                 str(tmp_path / "m"),
             ]
         )
@@ -110,10 +110,11 @@ def test_cli_errors_are_clear(tmp_path, capsys):
                 str(tmp_path / "t.jsonl"),
                 "-p",
                 "oops",
-                "--out",
+                "-o",
                 str(tmp_path / "m"),
             ]
         )
         == 2
     )
-    assert "E712" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--param" in err and "KEY=VALUE" in err and err.count("\n") == 1

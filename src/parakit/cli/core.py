@@ -4,77 +4,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated
 
 import typer
 
+from parakit.cli.options import (
+    ColumnsOpt,
+    FormatOpt,
+    ReaderOptionsOpt,
+    SchemeOpt,
+    SeedOpt,
+    output_option,
+    parse_numbers,
+    parse_range,
+    read_pairs,
+)
 from parakit.errors import ParakitError
 
-
-def _parse_mapping(items: list[str] | None, what: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items or []:
-        if "=" not in item:
-            raise ParakitError(f"{what} {item!r} must look like KEY=VALUE", code="E001")
-        key, value = item.split("=", 1)
-        out[key.strip()] = value
-    return out
-
-
-def _coerce(value: str) -> Any:
-    lowered = value.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    try:
-        return int(value)
-    except ValueError:
-        pass
-    try:
-        return float(value)
-    except ValueError:
-        return value
-
-
-def _read(
-    path: Path,
-    fmt: str | None,
-    scheme: str | None,
-    columns: list[str] | None,
-    options: list[str] | None,
-) -> Any:
-    from rich.console import Console
-
-    from parakit.io import read
-
-    kwargs: dict[str, Any] = {k: _coerce(v) for k, v in _parse_mapping(options, "option").items()}
-    mapping = _parse_mapping(columns, "column")
-    if mapping:
-        kwargs["columns"] = mapping
-    if scheme:
-        kwargs["scheme"] = scheme
-    with Console(stderr=True).status(f"reading {path}"):
-        return read(path, format=fmt, **kwargs)
-
-
-FMT = typer.Option(
-    None, "--from", "-f", help="Input format (guessed when omitted); see 'parakit formats'."
-)
-SCHEME = typer.Option(
-    None, "--scheme", help="Label scheme: turku, binary, graded, japanese, votes, likert."
-)
-COLUMNS = typer.Option(
-    None,
-    "--column",
-    "-c",
-    help="Column mapping FIELD=NAME for CSV/TSV/JSONL, e.g. -c text1=sentence1 (repeatable).",
-)
-OPTIONS = typer.Option(
-    None,
-    "--option",
-    "-o",
-    help="Reader option KEY=VALUE, e.g. -o "
-    "mrpc=PATH for ETPC, -o texts=PATH for Turku (repeatable).",
-)
+InputArg = Annotated[Path, typer.Argument(help="Input file or folder.")]
 
 
 def register_core(app: typer.Typer) -> None:
@@ -90,44 +37,48 @@ def register_core(app: typer.Typer) -> None:
 
     @app.command()
     def convert(
-        input: Path = typer.Argument(..., help="Input file or folder."),
-        output: Path = typer.Argument(
-            ..., help="Output file (.jsonl, .csv, .tsv, .json = Turku layout)."
-        ),
-        from_format: str | None = FMT,
-        to: str | None = typer.Option(
-            None, "--to", "-t", help="Output format (from the extension when omitted)."
-        ),
-        scheme: str | None = SCHEME,
-        column: list[str] | None = COLUMNS,
-        option: list[str] | None = OPTIONS,
-        drop_labels: str | None = typer.Option(
-            None, help="Turku output: base labels to leave out, e.g. '1,x' for a release (T11)."
-        ),
+        input: InputArg,
+        output: Annotated[
+            Path, output_option("Output file (.jsonl, .csv, .tsv, .json = Turku layout).")
+        ],
+        fmt: FormatOpt = None,
+        to: Annotated[
+            str | None,
+            typer.Option("--to", "-t", help="Output format (from the extension when omitted)."),
+        ] = None,
+        scheme: SchemeOpt = None,
+        column: ColumnsOpt = None,
+        option: ReaderOptionsOpt = None,
+        drop_labels: Annotated[
+            str | None,
+            typer.Option(help="Base labels to leave out, e.g. '1,x' for a Turku release (T11)."),
+        ] = None,
     ) -> None:
         """Convert any supported format into any writable one (written atomically)."""
         from parakit.io import write
 
-        pairs = _read(input, from_format, scheme, column, option)
-        extra: dict[str, Any] = {}
+        pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
         if drop_labels:
-            extra["drop_labels"] = tuple(x.strip() for x in drop_labels.split(","))
-        write(pairs, output, format=to, **extra)
+            dropped = tuple(x.strip() for x in drop_labels.split(",") if x.strip())
+            pairs = pairs.filter(lambda p: p.label is None or p.label[:1] not in dropped)
+        write(pairs, output, format=to)
         typer.echo(f"wrote {len(pairs)} pairs to {output}")
 
     @app.command()
     def info(
-        input: Path = typer.Argument(..., help="Input file or folder."),
-        from_format: str | None = FMT,
-        scheme: str | None = SCHEME,
-        column: list[str] | None = COLUMNS,
-        option: list[str] | None = OPTIONS,
-        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+        input: InputArg,
+        fmt: FormatOpt = None,
+        scheme: SchemeOpt = None,
+        column: ColumnsOpt = None,
+        option: ReaderOptionsOpt = None,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print JSON instead of a table.")
+        ] = False,
     ) -> None:
         """Counts, label distribution, binary balance, splits and groups of a corpus."""
         from parakit.describe import describe, render_markdown
 
-        summary = describe(_read(input, from_format, scheme, column, option))
+        summary = describe(read_pairs(input, fmt, scheme=scheme, columns=column, options=option))
         if as_json:
             typer.echo(json.dumps(summary, ensure_ascii=False, indent=2))
         else:
@@ -138,36 +89,45 @@ def register_core(app: typer.Typer) -> None:
 
     @app.command()
     def split(
-        input: Path = typer.Argument(..., help="Input file or folder."),
-        output: Path = typer.Argument(..., help="Output file with split and fold set."),
-        from_format: str | None = FMT,
-        scheme: str | None = SCHEME,
-        column: list[str] | None = COLUMNS,
-        option: list[str] | None = OPTIONS,
-        ratios: str = typer.Option("80/10/10", help="Section sizes, e.g. 80/10/10."),
-        names: str = typer.Option("train,dev,test", help="Section names."),
-        by: str = typer.Option(
-            "group",
-            help="random sections keeping 'group' / 'document' "
-            "/ 'none' together, or 'time' (oldest first).",
-        ),
-        stratify: str = typer.Option("no", help="no, label or binary."),
-        folds: int = typer.Option(100, help="Also assign this many folds (0 = none)."),
-        seed: int = typer.Option(0, help="Random seed."),
+        input: InputArg,
+        output: Annotated[Path, output_option("Output file with split and fold set.")],
+        fmt: FormatOpt = None,
+        scheme: SchemeOpt = None,
+        column: ColumnsOpt = None,
+        option: ReaderOptionsOpt = None,
+        ratios: Annotated[str, typer.Option(help="Section sizes, e.g. 80/10/10.")] = "80/10/10",
+        names: Annotated[str, typer.Option(help="Section names.")] = "train,dev,test",
+        by: Annotated[
+            str,
+            typer.Option(
+                help="random sections keeping 'group' / 'document' / 'none' together, "
+                "or 'time' (oldest first)."
+            ),
+        ] = "group",
+        stratify: Annotated[str, typer.Option(help="no, label or binary.")] = "no",
+        folds: Annotated[
+            int, typer.Option(min=0, help="Also assign this many folds (0 = none).")
+        ] = 100,
+        seed: SeedOpt = 0,
     ) -> None:
         """Split a corpus into sections (and folds) without letting a group cross them."""
         from parakit.describe import describe
         from parakit.io import write
         from parakit.split import assign_folds, random_split, time_split
 
-        pairs = _read(input, from_format, scheme, column, option)
-        parts = [float(x) for x in ratios.replace(",", "/").split("/")]
-        total = sum(parts)
-        shares = [x / total for x in parts]
+        parts = parse_numbers(ratios, "--ratios")
         section_names = [x.strip() for x in names.split(",")]
-        strat: bool | str = {"no": False, "label": True, "binary": "binary"}.get(stratify)  # type: ignore[assignment]
+        if len(section_names) != len(parts):
+            raise typer.BadParameter(
+                f"{len(parts)} ratios but {len(section_names)} names", param_hint="--names"
+            )
+        strat: bool | str | None = {"no": False, "label": True, "binary": "binary"}.get(stratify)
         if strat is None:
-            raise ParakitError("--stratify must be no, label or binary", code="E001")
+            raise typer.BadParameter("must be no, label or binary", param_hint="--stratify")
+        if by not in ("group", "document", "none", "time"):
+            raise typer.BadParameter("must be group, document, none or time", param_hint="--by")
+        pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
+        shares = [x / sum(parts) for x in parts]
         if by == "time":
             pairs = time_split(pairs, shares, section_names)
         else:
@@ -183,32 +143,36 @@ def register_core(app: typer.Typer) -> None:
 
     @app.command()
     def similarity(
-        input: Path = typer.Argument(..., help="Input file or folder."),
-        output: Path = typer.Argument(..., help="Output file with similarity columns."),
-        from_format: str | None = FMT,
-        scheme: str | None = SCHEME,
-        column: list[str] | None = COLUMNS,
-        option: list[str] | None = OPTIONS,
-        wor: bool = typer.Option(True, help="Word overlap rate (Jaccard of token sets)."),
-        char: bool = typer.Option(True, help="Character n-gram cosine."),
-        ngrams: str = typer.Option("2-4", help="n-gram range, e.g. 2-4."),
-        analyzer: str = typer.Option("char_wb", help="char_wb or char."),
-        idf: bool = typer.Option(False, help="TF-IDF instead of TF (idf fitted on the set)."),
-        tokenizer: str | None = typer.Option(
-            None, help="regex, whitespace or fugashi (default by language)."
-        ),
+        input: InputArg,
+        output: Annotated[Path, output_option("Output file with similarity columns.")],
+        fmt: FormatOpt = None,
+        scheme: SchemeOpt = None,
+        column: ColumnsOpt = None,
+        option: ReaderOptionsOpt = None,
+        wor: Annotated[
+            bool, typer.Option(help="Word overlap rate (Jaccard of token sets).")
+        ] = True,
+        char: Annotated[bool, typer.Option(help="Character n-gram cosine.")] = True,
+        ngrams: Annotated[str, typer.Option(help="n-gram range, e.g. 2-4.")] = "2-4",
+        analyzer: Annotated[str, typer.Option(help="char_wb or char.")] = "char_wb",
+        idf: Annotated[
+            bool, typer.Option(help="TF-IDF instead of TF (idf fitted on the set).")
+        ] = False,
+        tokenizer: Annotated[
+            str | None, typer.Option(help="regex, whitespace or fugashi (default by language).")
+        ] = None,
     ) -> None:
         """Add lexical-similarity columns (metadata) to every pair."""
         from parakit.io import write
         from parakit.lexical import add_lexical_similarity
 
-        pairs = _read(input, from_format, scheme, column, option)
-        low, _, high = ngrams.partition("-")
+        ngram_range = parse_range(ngrams, "--ngrams")
+        pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
         pairs = add_lexical_similarity(
             pairs,
             wor=wor,
             char=char,
-            ngram_range=(int(low), int(high or low)),
+            ngram_range=ngram_range,
             analyzer=analyzer,
             use_idf=idf,
             tokenizer=tokenizer,
@@ -219,11 +183,14 @@ def register_core(app: typer.Typer) -> None:
 
     @app.command()
     def demo(
-        out: Path = typer.Option(Path("parakit-demo"), "--out", help="Output folder."),
-        seed: int = typer.Option(0, help="Random seed."),
+        output: Annotated[Path, output_option("Output folder.")] = Path("parakit-demo"),
+        seed: SeedOpt = 0,
     ) -> None:
         """Run the whole pipeline on the bundled example and write a corpus and a report."""
         from parakit.cli.demo import run_demo
 
-        report = run_demo(out, seed=seed)
+        report = run_demo(output, seed=seed)
         typer.echo(f"demo finished: report at {report}")
+
+
+__all__ = ["ParakitError", "register_core"]

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from parakit.cli.options import FormatOpt, SeedOpt, output_option, read_pairs, resolve_model
+
 app = typer.Typer(
     add_completion=False,
     help="Train and evaluate paraphrase embeddings (bi-encoders).",
@@ -17,9 +19,12 @@ app = typer.Typer(
 @app.command("train")
 def train(
     train_file: Annotated[Path, typer.Argument(help="Training pairs (any parakit format).")],
-    output: Annotated[Path, typer.Option("--out", "-o", help="Model folder to write.")],
+    output: Annotated[Path, output_option("Model folder to write.")],
     base_model: Annotated[
-        str, typer.Option(help="HF id, local folder or offline-minilm.")
+        str,
+        typer.Option(
+            "--base-model", "-m", help="HF id, local folder, offline-minilm or offline-mpnet."
+        ),
     ] = "offline-minilm",
     dev: Annotated[Path | None, typer.Option(help="Dev pairs evaluated during training.")] = None,
     hard_negatives: Annotated[
@@ -28,24 +33,24 @@ def train(
     loss: Annotated[
         str, typer.Option(help="contrastive | online_contrastive | mnrl")
     ] = "online_contrastive",
-    batch_size: int = 16,
-    lr: float = 1e-5,
-    epochs: int = 1,
+    batch_size: Annotated[int, typer.Option(min=1, help="Training batch size.")] = 16,
+    lr: Annotated[float, typer.Option(help="Learning rate.")] = 1e-5,
+    epochs: Annotated[int, typer.Option(min=1, help="Training epochs.")] = 1,
     reading: Annotated[
         str | None, typer.Option(help="Binary reading (Turku: loose|strict).")
     ] = None,
     eval_steps: Annotated[
         int | None, typer.Option(help="Evaluate every N steps (default: each epoch).")
     ] = None,
-    max_seq_length: int = 128,
-    seed: int = 42,
+    max_seq_length: Annotated[int, typer.Option(min=1, help="Token limit per sentence.")] = 128,
+    seed: SeedOpt = 0,
+    fmt: FormatOpt = None,
 ) -> None:
     """Fine-tune a bi-encoder with mean pooling on the binary reading of the labels."""
-    from parakit.io import read
     from parakit.models.biencoder import BiEncoder
 
     model = BiEncoder(
-        base_model,
+        resolve_model(base_model),
         loss=loss,
         batch_size=batch_size,
         learning_rate=lr,
@@ -56,9 +61,9 @@ def train(
         seed=seed,
     )
     model.fit(
-        read(train_file),
-        dev=read(dev) if dev else None,
-        hard_negatives=read(hard_negatives) if hard_negatives else None,
+        read_pairs(train_file, fmt),
+        dev=read_pairs(dev, fmt) if dev else None,
+        hard_negatives=read_pairs(hard_negatives) if hard_negatives else None,
     )
     model.save(output)
     typer.echo(json.dumps({"saved": str(output), "history": model.history_}, indent=2))
@@ -73,13 +78,13 @@ def evaluate(
         ),
     ],
     pairs: Annotated[Path, typer.Argument(help="Labelled test pairs.")],
-    output: Annotated[Path | None, typer.Option("--out", "-o", help="Metrics JSON.")] = None,
+    output: Annotated[Path | None, output_option("Metrics JSON.")] = None,
+    fmt: FormatOpt = None,
 ) -> None:
     """Cosine classification metrics and retrieval metrics (T18) on labelled pairs."""
-    from parakit.io import read
     from parakit.models.biencoder import BiEncoder
 
-    metrics = BiEncoder.load(model).evaluate(read(pairs))
+    metrics = BiEncoder.load(model).evaluate(read_pairs(pairs, fmt))
     if output:
         from parakit.io.atomic import atomic_write
 

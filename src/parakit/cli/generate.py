@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
+
+from parakit.cli.options import FormatOpt, SeedOpt, output_option
 
 app = typer.Typer(add_completion=False, help="Paraphrase generation and its evaluation.")
 
@@ -52,24 +54,35 @@ def _scorer(model: str, num_layers: int | None, batch_size: int, device: str | N
 
 @app.command()
 def prepare(
-    input: Path = typer.Argument(..., help="Corpus file (any format parakit reads)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Output JSONL of directed pairs."),
-    format: str | None = typer.Option(None, "--format", help="Input format (default: guess)."),
-    directions: str = typer.Option(
-        "label", help="forward, backward, both, or label (Turku labels decide; others: forward)."
-    ),
-    reading: str | None = typer.Option(None, help="Binary reading that keeps paraphrases."),
-    bleu_threshold: float = typer.Option(
-        14.0, help="Drop pairs with sentence BLEU (output vs input) >= this; negative disables."
-    ),
-    dedupe: bool = typer.Option(True, help="Drop duplicate and identical pairs."),
-    test: Path | None = typer.Option(
-        None, help="Test set whose groups and sentences must not be trained on."
-    ),
-    test_format: str | None = typer.Option(None, help="Format of --test (default: guess)."),
-    tokenize: str = typer.Option(
-        "13a", help="SacreBLEU tokenizer of the filter (ja-mecab or char for Japanese)."
-    ),
+    input: Annotated[Path, typer.Argument(help="Corpus file (any format parakit reads).")],
+    output: Annotated[Path, output_option("Output JSONL of directed pairs.")],
+    format: FormatOpt = None,
+    directions: Annotated[
+        str,
+        typer.Option(
+            help="forward, backward, both, or label (Turku labels decide; others: forward)."
+        ),
+    ] = "label",
+    reading: Annotated[
+        str | None, typer.Option(help="Binary reading that keeps paraphrases.")
+    ] = None,
+    bleu_threshold: Annotated[
+        float,
+        typer.Option(
+            help="Drop pairs with sentence BLEU (output vs input) >= this; negative disables."
+        ),
+    ] = 14.0,
+    dedupe: Annotated[bool, typer.Option(help="Drop duplicate and identical pairs.")] = True,
+    test: Annotated[
+        Path | None,
+        typer.Option(help="Test set whose groups and sentences must not be trained on."),
+    ] = None,
+    test_format: Annotated[
+        str | None, typer.Option(help="Format of --test (default: guess).")
+    ] = None,
+    tokenize: Annotated[
+        str, typer.Option(help="SacreBLEU tokenizer of the filter (ja-mecab or char for Japanese).")
+    ] = "13a",
 ) -> None:
     """Make generation training data: directed pairs, test-overlap removal, dedupe, BLEU filter."""
     from parakit.io import write
@@ -97,28 +110,36 @@ def prepare(
 
 @app.command()
 def train(
-    train_file: Path = typer.Argument(..., help="Directed training pairs (from `prepare`)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Folder for the trained model."),
-    model: str = typer.Option(
-        ...,
-        "--model",
-        help="Hugging Face id or local path (T5, BART, GPT-2, or a BERT/MiniLM to warm-start).",
-    ),
-    dev: Path | None = typer.Option(None, help="Dev pairs for model selection (perplexity)."),
-    architecture: str = typer.Option(
-        "auto", help="auto, encoder-decoder, decoder-only, bert2bert."
-    ),
-    learning_rate: float = typer.Option(1e-4, "--lr"),
-    epochs: int = typer.Option(5),
-    batch_size: int = typer.Option(128, help="Effective batch size."),
-    micro_batch_size: int | None = typer.Option(None, help="Per forward pass (accumulate)."),
-    eval_steps: int = typer.Option(500),
-    max_steps: int | None = typer.Option(None),
-    max_time: float | None = typer.Option(None, help="Stop training after this many seconds."),
-    max_length: int = typer.Option(64, help="Source and target truncation (tokens)."),
-    seed: int = typer.Option(0),
-    device: str | None = typer.Option(None),
-    format: str | None = typer.Option(None, "--format", help="Format of the pair files."),
+    train_file: Annotated[Path, typer.Argument(help="Directed training pairs (from `prepare`).")],
+    output: Annotated[Path, output_option("Folder for the trained model.")],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="Hugging Face id or local path (T5, BART, GPT-2, or a BERT/MiniLM to warm-start).",
+        ),
+    ],
+    dev: Annotated[
+        Path | None, typer.Option(help="Dev pairs for model selection (perplexity).")
+    ] = None,
+    architecture: Annotated[
+        str, typer.Option(help="auto, encoder-decoder, decoder-only, bert2bert.")
+    ] = "auto",
+    learning_rate: Annotated[float, typer.Option("--lr")] = 1e-4,
+    epochs: Annotated[int, typer.Option()] = 5,
+    batch_size: Annotated[int, typer.Option(help="Effective batch size.")] = 128,
+    micro_batch_size: Annotated[
+        int | None, typer.Option(help="Per forward pass (accumulate).")
+    ] = None,
+    eval_steps: Annotated[int, typer.Option()] = 500,
+    max_steps: Annotated[int | None, typer.Option()] = None,
+    max_time: Annotated[
+        float | None, typer.Option(help="Stop training after this many seconds.")
+    ] = None,
+    max_length: Annotated[int, typer.Option(help="Source and target truncation (tokens).")] = 64,
+    seed: SeedOpt = 0,
+    device: Annotated[str | None, typer.Option()] = None,
+    format: FormatOpt = None,
 ) -> None:
     """Fine-tune a generator with MultiPIT's recipe (AdamW, warm-up 0.06, linear decay,
     selection on dev perplexity)."""
@@ -150,32 +171,39 @@ def train(
 
 @app.command()
 def run(
-    input: Path = typer.Argument(
-        ...,
-        help="Inputs: .txt (one per line), multi-reference "
-        ".json, or a pair file (its distinct text1).",
-    ),
-    output: Path = typer.Option(..., "-o", "--output", help="Generations JSONL."),
-    model: Path | None = typer.Option(None, help="A model folder saved by `train`."),
-    llm_base_url: str | None = typer.Option(
-        None, help="OpenAI-compatible API root (instead of --model)."
-    ),
-    llm_model: str | None = typer.Option(None, help="Model name for the API."),
-    llm_endpoint: str = typer.Option("chat", help="chat or completions."),
-    shots: int = typer.Option(0, help="In-context examples (0 or up to 4: App. D)."),
-    cache: Path | None = typer.Option(None, help="LLM answer cache (resumable runs)."),
-    requests_per_minute: float | None = typer.Option(None),
-    concurrency: int = typer.Option(1),
-    num_beams: int = typer.Option(4),
-    do_sample: bool = typer.Option(False, "--sample", help="Sample instead of beam search."),
-    top_p: float = typer.Option(0.9, help="Nucleus threshold (sampling and LLM)."),
-    top_k: int = typer.Option(0),
-    temperature: float = typer.Option(1.0),
-    max_new_tokens: int | None = typer.Option(
-        None, help="Output limit (default: 64 for models, 100 for LLMs as in App. D)."
-    ),
-    system: str | None = typer.Option(None, help="System name stored with each generation."),
-    format: str | None = typer.Option(None, "--format", help="Input format (default: guess)."),
+    input: Annotated[
+        Path,
+        typer.Argument(
+            help="Inputs: .txt (one per line), multi-reference "
+            ".json, or a pair file (its distinct text1)."
+        ),
+    ],
+    output: Annotated[Path, output_option("Generations JSONL.")],
+    model: Annotated[Path | None, typer.Option(help="A model folder saved by `train`.")] = None,
+    llm_base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible API root (instead of --model).")
+    ] = None,
+    llm_model: Annotated[str | None, typer.Option(help="Model name for the API.")] = None,
+    llm_endpoint: Annotated[str, typer.Option(help="chat or completions.")] = "chat",
+    shots: Annotated[int, typer.Option(help="In-context examples (0 or up to 4: App. D).")] = 0,
+    cache: Annotated[Path | None, typer.Option(help="LLM answer cache (resumable runs).")] = None,
+    requests_per_minute: Annotated[float | None, typer.Option()] = None,
+    concurrency: Annotated[int, typer.Option()] = 1,
+    num_beams: Annotated[int, typer.Option()] = 4,
+    do_sample: Annotated[
+        bool, typer.Option("--sample", help="Sample instead of beam search.")
+    ] = False,
+    top_p: Annotated[float, typer.Option(help="Nucleus threshold (sampling and LLM).")] = 0.9,
+    top_k: Annotated[int, typer.Option()] = 0,
+    temperature: Annotated[float, typer.Option()] = 1.0,
+    max_new_tokens: Annotated[
+        int | None,
+        typer.Option(help="Output limit (default: 64 for models, 100 for LLMs as in App. D)."),
+    ] = None,
+    system: Annotated[
+        str | None, typer.Option(help="System name stored with each generation.")
+    ] = None,
+    format: FormatOpt = None,
 ) -> None:
     """Generate one paraphrase per input with a trained model or an LLM endpoint."""
     from parakit.evaluate.generation import write_generations
@@ -221,24 +249,30 @@ def run(
 
 @app.command()
 def evaluate(
-    generations: Path = typer.Argument(..., help="Generations JSONL (from `run`)."),
-    references: Path | None = typer.Option(
-        None, help="Multi-reference file (JSON) or pair file; BLEU is skipped without it."
-    ),
-    references_format: str | None = typer.Option(None),
-    bertscore_model: str = typer.Option(
-        "microsoft/deberta-xlarge-mnli", help="BERTScore model id or path."
-    ),
-    num_layers: int | None = typer.Option(
-        None, help="BERTScore layer (needed for models bert-score does not know)."
-    ),
-    batch_size: int = typer.Option(32),
-    device: str | None = typer.Option(None),
-    beta: float = typer.Option(4.0, help="BERT-iBLEU weight of BERTScore."),
-    lowercase: bool = typer.Option(False, help="Lowercase for BLEU (the paper does for ParaNMT)."),
-    name: str | None = typer.Option(None, help="Row name (default: the system or file)."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="JSON of all scores."),
-    per_sentence: Path | None = typer.Option(None, help="CSV of per-sentence scores."),
+    generations: Annotated[Path, typer.Argument(help="Generations JSONL (from `run`).")],
+    references: Annotated[
+        Path | None,
+        typer.Option(help="Multi-reference file (JSON) or pair file; BLEU is skipped without it."),
+    ] = None,
+    references_format: Annotated[str | None, typer.Option()] = None,
+    bertscore_model: Annotated[
+        str, typer.Option(help="BERTScore model id or path.")
+    ] = "microsoft/deberta-xlarge-mnli",
+    num_layers: Annotated[
+        int | None,
+        typer.Option(help="BERTScore layer (needed for models bert-score does not know)."),
+    ] = None,
+    batch_size: Annotated[int, typer.Option()] = 32,
+    device: Annotated[str | None, typer.Option()] = None,
+    beta: Annotated[float, typer.Option(help="BERT-iBLEU weight of BERTScore.")] = 4.0,
+    lowercase: Annotated[
+        bool, typer.Option(help="Lowercase for BLEU (the paper does for ParaNMT).")
+    ] = False,
+    name: Annotated[
+        str | None, typer.Option(help="Row name (default: the system or file).")
+    ] = None,
+    output: Annotated[Path | None, output_option("JSON of all scores.")] = None,
+    per_sentence: Annotated[Path | None, typer.Option(help="CSV of per-sentence scores.")] = None,
 ) -> None:
     """Score generations (BLEU, Self-BLEU, BERTScore, BERT-iBLEU) and print a Table-4 row."""
     import pandas as pd
@@ -286,15 +320,15 @@ def evaluate(
 
 @app.command("human-export")
 def human_export(
-    generations: list[Path] = typer.Argument(
-        ..., help="Generations JSONL file(s), one per system."
-    ),
-    output: Path = typer.Option(..., "-o", "--output", help="Folder for the sheets."),
-    raters: int = typer.Option(3, help="Number of raters (sheets)."),
-    rater_names: str | None = typer.Option(None, help="Comma-separated rater names."),
-    sample: int | None = typer.Option(None, help="Items sampled per system."),
-    seed: int = typer.Option(0),
-    error_types: bool = typer.Option(True, help="Add the paraphrase-type column."),
+    generations: Annotated[
+        list[Path], typer.Argument(help="Generations JSONL file(s), one per system.")
+    ],
+    output: Annotated[Path, output_option("Folder for the sheets.")],
+    raters: Annotated[int, typer.Option(help="Number of raters (sheets).")] = 3,
+    rater_names: Annotated[str | None, typer.Option(help="Comma-separated rater names.")] = None,
+    sample: Annotated[int | None, typer.Option(help="Items sampled per system.")] = None,
+    seed: SeedOpt = 0,
+    error_types: Annotated[bool, typer.Option(help="Add the paraphrase-type column.")] = True,
 ) -> None:
     """Write blind Likert rating sheets (fluency, semantic similarity, diversity)."""
     import random
@@ -325,13 +359,17 @@ def human_export(
 
 @app.command("human-import")
 def human_import(
-    sheets: list[Path] = typer.Argument(..., help="Filled rating sheets (CSV)."),
-    key: Path | None = typer.Option(None, help="key.csv from human-export (per-system means)."),
-    metrics: Path | None = typer.Option(
-        None,
-        help="Per-sentence metrics CSV from `evaluate --per-sentence` (Spearman correlations).",
-    ),
-    output: Path | None = typer.Option(None, "-o", "--output", help="JSON report."),
+    sheets: Annotated[list[Path], typer.Argument(help="Filled rating sheets (CSV).")],
+    key: Annotated[
+        Path | None, typer.Option(help="key.csv from human-export (per-system means).")
+    ] = None,
+    metrics: Annotated[
+        Path | None,
+        typer.Option(
+            help="Per-sentence metrics CSV from `evaluate --per-sentence` (Spearman correlations)."
+        ),
+    ] = None,
+    output: Annotated[Path | None, output_option("JSON report.")] = None,
 ) -> None:
     """Agreement (ordinal Krippendorff's alpha), mean scores, paraphrase types, and Spearman
     correlation of automatic metrics with each aspect."""
@@ -376,25 +414,28 @@ def human_import(
 
 @app.command()
 def matrix(
-    dataset: list[str] = typer.Option(
-        ...,
-        "--dataset",
-        help="NAME=TRAIN:TEST[:DEV] (repeat); TEST a multi-reference JSON or a pair file.",
-    ),
-    model: str = typer.Option(..., "--model", help="The same base model for every dataset."),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", help="Folder for models, generations and table."
-    ),
-    learning_rate: float = typer.Option(1e-4, "--lr"),
-    epochs: int = typer.Option(5),
-    batch_size: int = typer.Option(128),
-    micro_batch_size: int | None = typer.Option(None),
-    max_steps: int | None = typer.Option(None),
-    num_beams: int = typer.Option(4),
-    bertscore_model: str = typer.Option("microsoft/deberta-xlarge-mnli"),
-    num_layers: int | None = typer.Option(None),
-    beta: float = typer.Option(4.0),
-    seed: int = typer.Option(0),
+    dataset: Annotated[
+        list[str],
+        typer.Option(
+            "--dataset",
+            help="NAME=TRAIN:TEST[:DEV] (repeat); TEST a multi-reference JSON or a pair file.",
+        ),
+    ],
+    model: Annotated[str, typer.Option("--model", help="The same base model for every dataset.")],
+    output: Annotated[
+        Path | None,
+        output_option("Folder for models, generations and table."),
+    ] = None,
+    learning_rate: Annotated[float, typer.Option("--lr")] = 1e-4,
+    epochs: Annotated[int, typer.Option()] = 5,
+    batch_size: Annotated[int, typer.Option()] = 128,
+    micro_batch_size: Annotated[int | None, typer.Option()] = None,
+    max_steps: Annotated[int | None, typer.Option()] = None,
+    num_beams: Annotated[int, typer.Option()] = 4,
+    bertscore_model: Annotated[str, typer.Option()] = "microsoft/deberta-xlarge-mnli",
+    num_layers: Annotated[int | None, typer.Option()] = None,
+    beta: Annotated[float, typer.Option()] = 4.0,
+    seed: SeedOpt = 0,
 ) -> None:
     """Train on each dataset and evaluate on every test set: a Table-5-style matrix."""
     from parakit.evaluate.generation import (

@@ -2,45 +2,27 @@
 
 Example::
 
-    parakit identify train train.jsonl --model tfidf --out models/tfidf --dev dev.jsonl
+    parakit identify train train.jsonl --model tfidf -o models/tfidf --dev dev.jsonl
     parakit identify train train.csv --format multipit --model cross-encoder \\
         -p model_name_or_path=/path/to/minilm -p epochs=3 -p max_length=64 --dev dev.csv \\
-        --out models/ce
-    parakit identify predict models/tfidf test.jsonl --out predictions.jsonl
-    parakit identify evaluate models/tfidf test.jsonl --out reports/tfidf
+        -o models/ce
+    parakit identify predict models/tfidf test.jsonl -o predictions.jsonl
+    parakit identify evaluate models/tfidf test.jsonl -o reports/tfidf
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from parakit.cli.options import FormatOpt, SeedOpt, output_option, parse_key_values
+
 app = typer.Typer(
     add_completion=False,
     help="Train, evaluate and apply paraphrase classifiers.",
 )
-
-
-def _parse_params(items: list[str] | None) -> dict[str, Any]:
-    from parakit.models.base import ModelError
-
-    params: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ModelError(
-                f"hyperparameter {item!r} must look like key=value "
-                "(values are read as JSON when possible)",
-                code="E712",
-            )
-        try:
-            params[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key.strip()] = value
-    return params
 
 
 def _load_pairs(path: Path, fmt: str | None, binary: bool, reading: str | None) -> Any:
@@ -52,9 +34,6 @@ def _load_pairs(path: Path, fmt: str | None, binary: bool, reading: str | None) 
     return pairs
 
 
-FormatOpt = Annotated[
-    str | None, typer.Option("--format", "-f", help="input format (default: detected)")
-]
 BinaryOpt = Annotated[
     bool, typer.Option("--binary", help="train/evaluate on the binary reading of the labels")
 ]
@@ -66,7 +45,7 @@ ReadingOpt = Annotated[
 @app.command()
 def train(
     train_path: Annotated[Path, typer.Argument(help="labelled training pairs")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="folder for the trained model")],
+    output: Annotated[Path, output_option("Folder for the trained model.")],
     model: Annotated[
         str,
         typer.Option(
@@ -78,13 +57,21 @@ def train(
         ),
     ] = "tfidf",
     param: Annotated[
-        list[str] | None, typer.Option("--param", "-p", help="hyperparameter key=value")
+        list[str] | None,
+        typer.Option(
+            "--param",
+            "-p",
+            help="Hyperparameter KEY=VALUE (repeatable; true/false, numbers and JSON lists are "
+            "converted); model names may be offline-minilm or offline-mpnet.",
+        ),
     ] = None,
     dev: Annotated[
         Path | None, typer.Option("--dev", help="development pairs (model selection, report)")
     ] = None,
     fmt: FormatOpt = None,
-    dev_format: Annotated[str | None, typer.Option("--dev-format")] = None,
+    dev_format: Annotated[
+        str | None, typer.Option("--dev-format", help="Format of --dev (default: guessed).")
+    ] = None,
     binary: BinaryOpt = False,
     reading: ReadingOpt = None,
     negatives: Annotated[
@@ -93,9 +80,9 @@ def train(
     ] = None,
     negative_label: Annotated[str, typer.Option("--negative-label")] = "2",
     negatives_per_pair: Annotated[float, typer.Option("--negatives-per-pair")] = 1.0,
-    seed: Annotated[int, typer.Option("--seed", help="seed of negative sampling")] = 0,
+    seed: SeedOpt = 0,
 ) -> None:
-    """Train a classifier and save it to --out (with dev metrics when --dev is given)."""
+    """Train a classifier and save it to --output (with dev metrics when --dev is given)."""
     import time
 
     from parakit.models.base import make_model
@@ -113,17 +100,17 @@ def train(
             seed=seed,
         )
     dev_pairs = _load_pairs(dev, dev_format, binary, reading) if dev is not None else None
-    classifier = make_model(model, **_parse_params(param))
+    classifier = make_model(model, **parse_key_values(param, "--param"))
     start = time.perf_counter()
     classifier.fit(pairs, eval_set=dev_pairs)
     seconds = time.perf_counter() - start
-    classifier.save(out)
-    typer.echo(f"trained {model} on {len(pairs)} pairs in {seconds:.1f} s; saved to {out}")
+    classifier.save(output)
+    typer.echo(f"trained {model} on {len(pairs)} pairs in {seconds:.1f} s; saved to {output}")
     if dev_pairs is not None:
         from parakit.evaluate.classification import evaluate_classifier
 
         report = evaluate_classifier(classifier, dev_pairs, reading=reading, name="dev")
-        report.save(out, stem="dev_metrics")
+        report.save(output, stem="dev_metrics")
         m = report.metrics
         f1 = m["positive"]["f1"] if "positive" in m else m["macro"]["f1"]
         typer.echo(f"dev accuracy {100 * m['accuracy']:.2f}  F1 {100 * f1:.2f}")
@@ -133,7 +120,10 @@ def train(
 def predict(
     model_dir: Annotated[Path, typer.Argument(help="a saved model folder")],
     input_path: Annotated[Path, typer.Argument(help="pairs to classify")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="output pairs (jsonl, csv, tsv)")],
+    output: Annotated[
+        Path,
+        output_option("Output pairs (jsonl, csv, tsv) with the predictions in metadata."),
+    ],
     fmt: FormatOpt = None,
     reading: ReadingOpt = None,
 ) -> None:
@@ -168,17 +158,15 @@ def predict(
         lang=pairs.lang,
         documents=pairs.documents,
     )
-    write(result, out)
-    typer.echo(f"labelled {len(result)} pairs -> {out}")
+    write(result, output)
+    typer.echo(f"labelled {len(result)} pairs -> {output}")
 
 
 @app.command()
 def evaluate(
     model_dir: Annotated[Path, typer.Argument(help="a saved model folder")],
     input_path: Annotated[Path, typer.Argument(help="labelled pairs")],
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="folder for metrics.json and metrics.md")
-    ] = None,
+    output: Annotated[Path | None, output_option("Folder for metrics.json and metrics.md.")] = None,
     fmt: FormatOpt = None,
     binary: BinaryOpt = False,
     reading: ReadingOpt = None,
@@ -193,8 +181,8 @@ def evaluate(
     report = evaluate_classifier(
         classifier, pairs, reading=reading, name=f"{classifier.model_type} on {input_path.name}"
     )
-    if out is not None:
-        json_path, md_path = report.save(out)
+    if output is not None:
+        json_path, md_path = report.save(output)
         typer.echo(f"wrote {json_path} and {md_path}")
     m = report.metrics
     typer.echo(

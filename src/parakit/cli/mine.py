@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+
+from parakit.cli.options import SeedOpt, echo_json, output_option, progress_bar, resolve_model
 
 app = typer.Typer(
     add_completion=False,
@@ -28,11 +30,32 @@ BackendOpt = Annotated[str, typer.Option(help="Encoder backend: torch | onnx | o
 def _encoder(model: str, backend: str, batch_size: int = 64):
     from parakit.vectors.encode import load_encoder
 
-    return load_encoder(model, backend, batch_size=batch_size)
+    return load_encoder(resolve_model(model), backend, batch_size=batch_size)
 
 
-def _echo_json(data: dict) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+class _ChunkedProgress:
+    """An encoder that encodes in chunks and advances a progress bar (for silent encoders)."""
+
+    def __init__(self, encoder: Any, progress: Any, task: Any, chunk_size: int = 512) -> None:
+        self.encoder, self.progress, self.task, self.chunk_size = (
+            encoder,
+            progress,
+            task,
+            chunk_size,
+        )
+
+    def encode(self, texts: Any) -> Any:
+        import numpy as np
+
+        texts = list(texts)
+        parts = []
+        for start in range(0, len(texts), self.chunk_size):
+            parts.append(np.asarray(self.encoder.encode(texts[start : start + self.chunk_size])))
+            self.progress.advance(self.task, len(parts[-1]))
+        return np.vstack(parts) if parts else self.encoder.encode(texts)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.encoder, name)
 
 
 @app.command("run")
@@ -40,7 +63,7 @@ def run(
     collection: Annotated[
         Path, typer.Argument(help="Sentences: .txt, .jsonl, .tsv/.csv or a pair corpus.")
     ],
-    output: Annotated[Path, typer.Option("--out", "-o", help="Candidate pairs (JSONL).")],
+    output: Annotated[Path, output_option("Candidate pairs (JSONL).")],
     workdir: Annotated[Path, typer.Option(help="Checkpoint folder (rerun to resume).")],
     model: ModelOpt = "offline-minilm",
     backend: BackendOpt = "torch",
@@ -93,7 +116,7 @@ def run(
         overwrite=overwrite,
         index_options={"on_disk": True} if on_disk else None,
     )
-    _echo_json(
+    echo_json(
         {
             "output": str(result.output),
             "sentences": result.n_sentences,
@@ -107,7 +130,7 @@ def run(
 @app.command("index")
 def index_cmd(
     collection: Annotated[Path, typer.Argument(help="Sentence collection.")],
-    output: Annotated[Path, typer.Option("--out", "-o", help="Index folder.")],
+    output: Annotated[Path, output_option("Index folder.")],
     model: ModelOpt = "offline-minilm",
     backend: BackendOpt = "torch",
     kind: Annotated[str, typer.Option(help="auto | flat | ivf | hnsw | ivfpq")] = "auto",
@@ -128,7 +151,7 @@ def index_cmd(
         chunk_size=chunk_size,
         **options,
     )
-    _echo_json(index.meta())
+    echo_json(index.meta())
 
 
 @app.command("search")
@@ -161,7 +184,7 @@ def eval_retrieval(
     ] = ("tfidf",),
     backend: BackendOpt = "torch",
     plot: Annotated[Path | None, typer.Option(help="Figure (PNG) like Figs. 8-10.")] = None,
-    output: Annotated[Path | None, typer.Option("--out", "-o", help="Metrics (JSON).")] = None,
+    output: Annotated[Path | None, output_option("Metrics (JSON).")] = None,
     top_n: Annotated[list[int], typer.Option(help="Top-N cut-offs.")] = (1, 5, 10),
 ) -> None:
     """Retrieval evaluation (T18): all unique statements as candidates, rank of s2 for s1."""
@@ -172,14 +195,18 @@ def eval_retrieval(
     data = read(pairs)
     evaluator = RetrievalEvaluator(data, name="", top_n=top_n)
     results = {}
-    for name in model:
-        encoder = (
-            TfidfEncoder((2, 3)).fit(evaluator.candidates_)
-            if name == "tfidf"
-            else _encoder(name, backend)
-        )
-        label = name if name in ("tfidf", "offline-minilm") else Path(name).name
-        results[label] = evaluator(encoder)
+    with progress_bar() as progress:
+        for name in model:
+            label = (
+                name if name in ("tfidf", "offline-minilm", "offline-mpnet") else Path(name).name
+            )
+            task = progress.add_task(f"{label}: encode", total=len(evaluator.candidates_))
+            if name == "tfidf":
+                encoder: Any = TfidfEncoder((2, 3)).fit(evaluator.candidates_)
+                progress.update(task, completed=len(evaluator.candidates_))
+            else:
+                encoder = _ChunkedProgress(_encoder(name, backend), progress, task)
+            results[label] = evaluator(encoder)
     if plot:
         plot_retrieval(
             results, plot, name="", title=f"{pairs.name}: {len(evaluator.candidates_)} candidates"
@@ -189,7 +216,7 @@ def eval_retrieval(
 
         with atomic_write(output) as handle:
             json.dump(results, handle, indent=2)
-    _echo_json(results)
+    echo_json(results)
 
 
 @app.command("eval-large")
@@ -201,10 +228,12 @@ def eval_large(
     max_rank: int = 2048,
     limit: Annotated[int | None, typer.Option(help="Use the first N distractors.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Figure (PNG) like Fig. 11.")] = None,
-    output: Annotated[Path | None, typer.Option("--out", "-o")] = None,
+    output: Annotated[Path | None, output_option("Metrics (JSON).")] = None,
 ) -> None:
     """Large-scale evaluation (T19): rank of s2 among a distractor collection, top-N per label."""
     import itertools
+
+    from tqdm.auto import tqdm
 
     from parakit.io import read
     from parakit.mine.largescale import LargeScaleEvaluator, plot_large_scale
@@ -213,6 +242,7 @@ def eval_large(
     texts = (r["text"] for r in iter_collection(distractors))
     if limit:
         texts = itertools.islice(texts, limit)
+    texts = tqdm(texts, desc="distractors", unit=" sentences", total=limit or None)
     evaluator = LargeScaleEvaluator(
         read(pairs),
         max_rank=max_rank,
@@ -221,13 +251,13 @@ def eval_large(
     metrics = evaluator(_encoder(model, backend), distractors=texts, output_path=output)
     if plot:
         plot_large_scale({Path(model).name: metrics}, plot, top_n=evaluator.top_n)
-    _echo_json(metrics)
+    echo_json(metrics)
 
 
 @app.command("train-baseline")
 def train_baseline(
     pairs: Annotated[Path, typer.Argument(help="Labelled pairs (Turku labels or binary).")],
-    output: Annotated[Path, typer.Option("--out", "-o", help="Classifier folder.")],
+    output: Annotated[Path, output_option("Classifier folder.")],
     model: ModelOpt = "offline-minilm",
     backend: BackendOpt = "torch",
     target: Annotated[
@@ -240,7 +270,7 @@ def train_baseline(
 
     clf = EmbeddingPairClassifier(_encoder(model, backend), target=target).fit(read(pairs))
     clf.save(output)
-    _echo_json({"saved": str(output), "classes": [str(c) for c in clf.classes_]})
+    echo_json({"saved": str(output), "classes": [str(c) for c in clf.classes_]})
 
 
 @app.command("tiles")
@@ -251,7 +281,7 @@ def tiles_cmd(
             help="Annotated candidate sample with lexical similarity (e.g. turku/opus-pb-dev.json)."
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for table, plot, JSON.")],
+    output: Annotated[Path, output_option("Folder for table, plot, JSON.")],
     scores: Annotated[
         Path | None,
         typer.Option(help="CSV with columns neg_conf, pos_conf (one row per pair, same order)."),
@@ -267,7 +297,7 @@ def tiles_cmd(
     neg_conf_min: float = 0.4,
     pos_lex_min: float = 0.5,
     pos_conf_min: float = 0.998,
-    seed: int = 0,
+    seed: SeedOpt = 0,
 ) -> None:
     """Tile analysis (T16): 5x5 negative density table + heat map, rule precision estimate."""
     import numpy as np
@@ -321,15 +351,15 @@ def tiles_cmd(
     estimate_4 = estimate_precision(lex, neg, pos, labels, rules, positive_labels=("4",))
     estimate["positives_label4"] = estimate_4["positives"]
     estimate["scores"] = source
-    out.mkdir(parents=True, exist_ok=True)
-    tiles.plot(out / "tiles.png", title=f"{sample.name}: negative density per tile")
+    output.mkdir(parents=True, exist_ok=True)
+    tiles.plot(output / "tiles.png", title=f"{sample.name}: negative density per tile")
     if scores is None:  # keep the scores: other rules can then be tried with --scores
-        with atomic_write(out / "scores.csv") as handle:
+        with atomic_write(output / "scores.csv") as handle:
             handle.write("neg_conf,pos_conf\n")
             handle.writelines(f"{a:.6f},{b:.6f}\n" for a, b in zip(neg, pos, strict=True))
-    with atomic_write(out / "tiles.md") as handle:
+    with atomic_write(output / "tiles.md") as handle:
         handle.write(tiles.to_markdown() + "\n")
-    with atomic_write(out / "selection.json") as handle:
+    with atomic_write(output / "selection.json") as handle:
         json.dump(estimate, handle, indent=2)
     typer.echo(f"scores: {source}\n")
     typer.echo(tiles.to_markdown())
@@ -373,13 +403,13 @@ def grow_cmd(
         notes=notes,
         progress=True,
     )
-    _echo_json(entry)
+    echo_json(entry)
 
 
 @app.command("shard")
 def shard_cmd(
     workdir: Annotated[Path, typer.Argument(help="A `parakit mine run` work folder.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the index shards.")],
+    output: Annotated[Path, output_option("Folder for the index shards.")],
     shards: int = 4,
     workers: Annotated[
         int, typer.Option(help="LocalCluster processes (ignored with --scheduler).")
@@ -403,10 +433,10 @@ def shard_cmd(
         client = Client(cluster)
     try:
         result = build_sharded_from_embeddings(
-            workdir / "emb", out, shards, client, chunk_size=settings["chunk_size"], kind=kind
+            workdir / "emb", output, shards, client, chunk_size=settings["chunk_size"], kind=kind
         )
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
-    _echo_json({"shards": result})
+    echo_json({"shards": result})

@@ -166,6 +166,33 @@ def read_pairs(
         return read(path, format=fmt, **kwargs)
 
 
+def progress_bar(transient: bool = True) -> Any:
+    """A rich progress display on stderr (spinner, bar, count, elapsed time); hidden with
+    ``parakit --quiet`` (which sets ``TQDM_DISABLE=1`` for tqdm bars too)."""
+    import os
+
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=transient,
+        disable=os.environ.get("TQDM_DISABLE") == "1",
+    )
+
+
 def echo_json(data: Any) -> None:
     """Print ``data`` as indented JSON."""
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
@@ -184,6 +211,7 @@ __all__ = [
     "parse_key_values",
     "parse_numbers",
     "parse_range",
+    "progress_bar",
     "read_pairs",
     "resolve_model",
 ]

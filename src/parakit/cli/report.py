@@ -2,10 +2,10 @@
 
 Examples::
 
-    parakit report profile test.jsonl --predictions preds.csv --out reports/profile
-    parakit report profile data/etpc --option mrpc=msr_paraphrase_train.txt \\
-        --phenomena etpc --predictions preds.csv --out reports/etpc
-    parakit report corpus sv=sv-test.json opus=opus-pb-dev.json --out reports/compare
+    parakit report profile test.jsonl --predictions preds.csv -o reports/profile
+    parakit report profile data/etpc -O mrpc=msr_paraphrase_train.txt \\
+        --phenomena etpc --predictions preds.csv -o reports/etpc
+    parakit report corpus sv=sv-test.json opus=opus-pb-dev.json -o reports/compare
     parakit report patterns sv-test.json --lang sv
 """
 
@@ -16,27 +16,20 @@ from typing import Annotated, Any
 
 import typer
 
+from parakit.cli.options import (
+    FormatOpt,
+    ReaderOptionsOpt,
+    SeedOpt,
+    output_option,
+    progress_bar,
+    read_pairs,
+)
+
 app = typer.Typer(add_completion=False, help="Performance profiles and corpus reports.")
-
-
-def _options(pairs: list[str] | None) -> dict[str, Any]:
-    out = {}
-    for item in pairs or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--option")
-        out[key.strip()] = value
-    return out
 
 
 def _synonyms(value: str) -> Any:
     return None if value.lower() == "none" else value
-
-
-def _read(path: str, fmt: str | None, options: dict[str, Any]):
-    from parakit.io import read
-
-    return read(path, format=fmt, **options)
 
 
 @app.command("profile")
@@ -51,15 +44,12 @@ def profile_command(
             "wide: id + one column per system) or JSONL. Repeatable.",
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output path without suffix.")],
+    output: Annotated[Path, output_option("Output path without suffix (.html, .json, .md).")],
     phenomena: Annotated[
         str, typer.Option(help="auto | etpc | turku | automatic | surface | patterns")
     ] = "auto",
-    fmt: Annotated[str | None, typer.Option("--format", help="Test set format.")] = None,
-    option: Annotated[
-        list[str] | None,
-        typer.Option("--option", help="Reader option KEY=VALUE (e.g. mrpc=PATH for ETPC)."),
-    ] = None,
+    fmt: FormatOpt = None,
+    option: ReaderOptionsOpt = None,
     lang: Annotated[str | None, typer.Option(help="Language (default: the set's).")] = None,
     synonyms: Annotated[
         str,
@@ -78,7 +68,7 @@ def profile_command(
     from parakit.analysis.profile import load_predictions, profile
     from parakit.analysis.report import profile_report
 
-    pairs = _read(test, fmt, _options(option))
+    pairs = read_pairs(test, fmt, options=option)
     if phenomena == "etpc" or (
         phenomena == "auto" and any(p.metadata.get("phenomena_annotated") for p in pairs)
     ):
@@ -103,7 +93,7 @@ def profile_command(
     prof = profile(y, preds, table, min_support=min_support, alpha=alpha)
     paths = profile_report(
         prof,
-        out,
+        output,
         title=title,
         save_png=png,
         description=f"Test set <code>{Path(test).name}</code>.",
@@ -120,13 +110,11 @@ def corpus_command(
     corpora: Annotated[
         list[str], typer.Argument(help="Corpora as PATH or NAME=PATH; several give a comparison.")
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output path without suffix.")],
+    output: Annotated[Path, output_option("Output path without suffix (.html, .json, .md).")],
     sample_size: Annotated[int, typer.Option(help="Pairs sampled per corpus (0 = all).")] = 12_000,
-    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
-    fmt: Annotated[str | None, typer.Option("--format", help="Format of every corpus.")] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", help="Reader option KEY=VALUE.")
-    ] = None,
+    seed: SeedOpt = 0,
+    fmt: FormatOpt = None,
+    option: ReaderOptionsOpt = None,
     synonyms: Annotated[str, typer.Option(help="auto (shipped thesaurus) | none | PATH")] = "auto",
     title: Annotated[str | None, typer.Option(help="Report title.")] = None,
     png: Annotated[bool, typer.Option("--png", help="Also write the figures as PNG.")] = False,
@@ -140,11 +128,22 @@ def corpus_command(
         name, sep, path = spec.partition("=")
         if not sep:
             name, path = Path(spec).stem, spec
-        sets[name] = _read(path, fmt, _options(option))
-    stats = compare_corpora(
-        sets, sample_size=sample_size or None, seed=seed, synonyms=_synonyms(synonyms)
-    )
-    paths = corpus_report(stats if len(stats) > 1 else stats[0], out, title=title, save_png=png)
+        sets[name] = read_pairs(path, fmt, options=option)
+    stats = []
+    with progress_bar() as progress:
+        task = progress.add_task("corpus statistics", total=len(sets))
+        for name, pairs in sets.items():  # compare_corpora, one corpus at a time
+            progress.update(task, description=f"corpus statistics: {name}")
+            stats.extend(
+                compare_corpora(
+                    {name: pairs},
+                    sample_size=sample_size or None,
+                    seed=seed,
+                    synonyms=_synonyms(synonyms),
+                )
+            )
+            progress.advance(task)
+    paths = corpus_report(stats if len(stats) > 1 else stats[0], output, title=title, save_png=png)
     for s in stats:
         m = s.summary()
         typer.echo(
@@ -162,12 +161,10 @@ def patterns_command(
     all_pairs: Annotated[
         bool, typer.Option("--all-pairs", help="Count all pairs, not only the positives.")
     ] = False,
-    fmt: Annotated[str | None, typer.Option("--format", help="Corpus format.")] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", help="Reader option KEY=VALUE.")
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write shares and per-pair patterns as JSON.")
+    fmt: FormatOpt = None,
+    option: ReaderOptionsOpt = None,
+    output: Annotated[
+        Path | None, output_option("Write shares and per-pair patterns as JSON.")
     ] = None,
 ) -> None:
     """Shares of the six systematic paraphrase patterns of T13 (positive pairs by default)."""
@@ -176,7 +173,7 @@ def patterns_command(
     from parakit.analysis.patterns import PATTERN_TITLES, PatternDetector, pattern_shares
     from parakit.io.atomic import atomic_write
 
-    pairs = _read(corpus, fmt, _options(option))
+    pairs = read_pairs(corpus, fmt, options=option)
     if not all_pairs and any(b is not None for b in pairs.binary_labels()):
         pairs = pairs.to_binary().filter(lambda p: p.label == "1")
     detector = PatternDetector(lang or pairs.lang, synonyms=_synonyms(synonyms))
@@ -185,8 +182,8 @@ def patterns_command(
     typer.echo(f"{len(pairs)} pairs; {detector.signature}")
     for name, share in shares.items():
         typer.echo(f"  {PATTERN_TITLES[name]:<32} {100 * share:6.2f} %")
-    if out is not None:
-        with atomic_write(out) as handle:
+    if output is not None:
+        with atomic_write(output) as handle:
             json.dump(
                 {
                     "n_pairs": len(pairs),
@@ -200,4 +197,4 @@ def patterns_command(
                 ensure_ascii=False,
                 indent=1,
             )
-        typer.echo(f"wrote {out}")
+        typer.echo(f"wrote {output}")
