@@ -1,0 +1,92 @@
+"""The CLI convention of docs/cli.md, checked on every command of the click tree."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import typer
+
+from parakit.cli.app import build_app
+
+#: groups whose module another engineer is converting; listed here so the exemption is visible
+PENDING: dict[str, str] = {
+    "annotate": "cli/annotate.py: default-value Typer style, positional outputs of export and "
+    "clusters, crowd --output without -o",
+}
+
+
+def _leaves(command, path: tuple[str, ...] = ("parakit",)):
+    # typer >= 0.2x vendors click (typer._click), so no isinstance checks against click
+    if getattr(command, "commands", None) is not None:
+        for name, sub in sorted(command.commands.items()):
+            yield from _leaves(sub, (*path, name))
+    else:
+        yield " ".join(path), command
+
+
+def _typer_callbacks(app: typer.Typer, path: tuple[str, ...] = ("parakit",)):
+    for info in app.registered_commands:
+        name = info.name or info.callback.__name__.replace("_", "-")
+        yield " ".join((*path, name)), info.callback
+    for group in app.registered_groups:
+        yield from _typer_callbacks(group.typer_instance, (*path, group.name))
+
+
+APP = build_app()
+ROOT = typer.main.get_command(APP)
+COMMANDS = dict(_leaves(ROOT))
+CHECKED = {path: command for path, command in COMMANDS.items() if path.split()[1] not in PENDING}
+
+
+def test_the_tree_has_every_group():
+    groups = {path.split()[1] for path in COMMANDS if len(path.split()) > 2}
+    assert {"build", "identify", "embed", "mine", "generate", "report"} <= groups
+    assert len(COMMANDS) >= 50
+
+
+@pytest.mark.parametrize("path", sorted(CHECKED))
+def test_command_follows_the_convention(path):
+    command = CHECKED[path]
+    problems = []
+    for param in command.params:
+        opts = set(param.opts) | set(getattr(param, "secondary_opts", []))
+        if param.param_type_name == "argument":
+            if param.name in ("output", "out", "out_dir", "output_dir"):
+                problems.append(f"positional output {param.name!r}: use -o/--output")
+            continue
+        if opts & {"--out", "--out-dir", "--output-dir", "--from"}:
+            problems.append(f"{sorted(opts)}: use --output / --format")
+        if "-o" in opts and "--output" not in opts:
+            problems.append(f"-o means {sorted(opts)}; -o is only --output")
+        if "--output" in opts and "-o" not in opts:
+            problems.append("--output without its short form -o")
+        if "-f" in opts and "--format" not in opts:
+            problems.append(f"-f means {sorted(opts)}; -f is only --format")
+        if "--format" in opts and "-f" not in opts:
+            problems.append("--format without its short form -f")
+        if "-O" in opts and "--option" not in opts:
+            problems.append(f"-O means {sorted(opts)}")
+        if "--seed" in opts and param.default != 0:
+            problems.append(f"--seed defaults to {param.default!r}, not 0")
+    assert not problems, problems
+
+
+@pytest.mark.parametrize(
+    "path, callback",
+    [(p, c) for p, c in _typer_callbacks(APP) if p.split()[1] not in PENDING],
+    ids=lambda x: x if isinstance(x, str) else "",
+)
+def test_one_typer_style(path, callback):
+    """Annotated[...] everywhere: no typer.Option/Argument as a default value."""
+    old_style = [
+        name
+        for name, param in inspect.signature(callback).parameters.items()
+        if isinstance(param.default, typer.models.ParameterInfo)
+    ]
+    assert not old_style, f"{path}: {old_style}"
+
+
+def test_pending_groups_are_real():
+    for group in PENDING:
+        assert any(path.split()[1] == group for path in COMMANDS)
