@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -80,14 +81,24 @@ def formats() -> dict[str, list[str]]:
     return {"read": sorted(READERS), "write": sorted(WRITERS)}
 
 
-def _first_line(path: Path) -> str:
-    from parakit.io._open import open_text
+def _head(path: Path, size: int = 65536) -> str:
+    """The first ``size`` bytes of a file (``.gz`` decompressed), decoded leniently."""
+    import gzip
+    import zlib
+
+    from parakit.io._open import _compression_error
 
     try:
-        with open_text(path) as handle:
-            return handle.readline()
-    except UnicodeDecodeError:
-        return ""
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rb") as handle:
+            head = handle.read(size)
+    except (EOFError, zlib.error) as err:
+        raise _compression_error(path, err) from None
+    except OSError as err:
+        if path.suffix == ".gz":
+            raise _compression_error(path, err) from None
+        raise DataFormatError(f"cannot read the file: {err}", path=path, code="E103") from None
+    return head.decode("utf-8-sig", errors="replace")
 
 
 def detect_format(path: str | Path) -> str:
@@ -106,12 +117,9 @@ def detect_format(path: str | Path) -> str:
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(".jsonl"):
         return "jsonl"
-    first = _first_line(path)
+    head = _head(path)
+    first = head.splitlines()[0] + "\n" if head else ""
     if name.endswith(".json"):
-        from parakit.io._open import open_text
-
-        with open_text(path) as handle:
-            head = handle.read(65536)
         stripped = head.lstrip()
         if stripped.startswith("{"):
             return "multipit-multiref"
@@ -158,20 +166,28 @@ def read(path: str | Path, format: str | None = None, **options: Any) -> PairSet
     name = format or detect_format(path)
     try:
         reader = READERS[name]
-    except KeyError:
+    except (KeyError, TypeError):
         raise DataFormatError(
             f"unknown format {name!r}; readable formats: {', '.join(sorted(READERS))}",
             path=path,
             code="E113",
         ) from None
+    _check_options(reader, name, path, options)
+    return reader(path, **options)
+
+
+def _check_options(function: Callable[..., Any], name: str, path: Any, options: dict) -> None:
+    """Refuse options the reader or writer does not take (E114) before calling it."""
+    import inspect
+
     try:
-        return reader(path, **options)
+        inspect.signature(function).bind(path, **options)
+        if "delimiter" in options and function.func is write_table:  # type: ignore[attr-defined]
+            raise TypeError("the delimiter follows from the format (csv or tsv)")
     except TypeError as err:
-        if "unexpected keyword argument" in str(err):
-            raise DataFormatError(
-                f"option not understood by the {name} reader: {err}", path=path, code="E114"
-            ) from None
-        raise
+        raise DataFormatError(
+            f"option not understood by the {name} reader or writer: {err}", path=path, code="E114"
+        ) from None
 
 
 def write(pairs: PairSet, path: str | Path, format: str | None = None, **options: Any) -> Any:
@@ -190,12 +206,15 @@ def write(pairs: PairSet, path: str | Path, format: str | None = None, **options
             )
     try:
         writer = WRITERS[format]
-    except KeyError:
+    except (KeyError, TypeError):
         raise DataFormatError(
             f"unknown output format {format!r}; writable formats: {', '.join(sorted(WRITERS))}",
             path=path,
             code="E113",
         ) from None
+    real = {"jsonl": write_jsonl, "csv": write_table, "tsv": write_table, "turku": write_turku}
+    if format in real:
+        _check_options(partial(real[format], pairs), format, path, options)
     return writer(pairs, path, **options)
 
 

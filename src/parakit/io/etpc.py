@@ -14,11 +14,15 @@ texts and (MRPC) labels can come from the MRPC training file, whose row numbers 
 from __future__ import annotations
 
 import logging
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, LabelError, with_location
+from parakit.io import validate as check
+from parakit.io.validate import Where
+from parakit.labels import get_scheme
 from parakit.schema import Pair, PairSet
 
 logger = logging.getLogger(__name__)
@@ -34,35 +38,68 @@ ANNOTATION_FILES = (
 ALL_FILES = (TEXT_PAIRS, TYPES, *ANNOTATION_FILES)
 
 
+_BINARY = get_scheme("binary")
+_STARTS_WITH_DIGIT = re.compile(r"[0-9]")
+
+
 def _parse(path: Path) -> ET.Element:
+    if not path.is_file():
+        raise DataFormatError("no such file", path=path, code="E103")
     try:
         return ET.parse(path).getroot()
     except ET.ParseError as err:
         line, _column = err.position
-        raise DataFormatError(f"malformed XML: {err}", path=path, line=line, code="E112") from None
+        raise DataFormatError(
+            f"malformed XML: {str(err)[:200]}", path=path, line=line, code="E112"
+        ) from None
+    except (OSError, RecursionError, ValueError) as err:
+        raise DataFormatError(
+            f"cannot read the XML: {str(err)[:200]}", path=path, code="E112"
+        ) from None
 
 
-def _scope(text: str | None) -> list[int] | str | None:
-    """``"0, 8, 9"`` -> ``[0, 8, 9]``; ``"whole sentence"`` is kept as a string; empty -> None."""
+def _children(element: ET.Element, where: Where, strip: bool) -> dict[str, str]:
+    """The child elements' texts by tag; a tag given twice is an error (not "last wins")."""
+    values: dict[str, str] = {}
+    for child in element:
+        if child.tag in values:
+            raise where.error(f"element <{check.quote(child.tag)[1:-1]}> appears twice", child.tag)
+        value = child.text or ""
+        values[child.tag] = value.strip() if strip else value
+    return values
+
+
+def _scope(text: str | None, where: Where | None = None, field: str | None = None):  # type: ignore[no-untyped-def]
+    """``"0, 8, 9"`` -> ``[0, 8, 9]``; ``"whole sentence"`` is kept as a string; empty -> None.
+
+    A list with a part that is not an integer (``"0, x"``) is an error.
+    """
     if text is None or not text.strip():
         return None
     text = text.strip()
-    if not text[0].isdigit():
+    if not _STARTS_WITH_DIGIT.match(text):
         return text
-    return [int(part) for part in text.split(",") if part.strip()]
+    where = where or Where(None)
+    return [
+        check.integer_text(part.strip(), where, field, minimum=0)
+        for part in text.split(",")
+        if part.strip()
+    ]
 
 
 def read_paraphrase_types(path: str | Path) -> dict[int, dict[str, str]]:
     """The typology: ``type_id -> {"name": ..., "category": ...}``."""
     root = _parse(Path(path))
-    out = {}
+    out: dict[int, dict[str, str]] = {}
     for number, element in enumerate(root, start=1):
-        type_id = element.findtext("type_id")
-        if type_id is None:
-            raise DataFormatError(
-                "missing field", path=path, line=number, field="type_id", unit="record", code="E106"
-            )
-        out[int(type_id)] = {
+        where = Where(path, number, "record")
+        type_text = element.findtext("type_id")
+        if type_text is None:
+            raise where.error("missing field", "type_id")
+        type_id = check.integer_text(type_text.strip(), where, "type_id", minimum=0)
+        if type_id in out:
+            raise where.error(f"type {type_id} is defined twice", "type_id", "E102")
+        out[type_id] = {
             "name": element.findtext("type_name") or "",
             "category": element.findtext("type_category") or "",
         }
@@ -77,33 +114,32 @@ def read_relations(
     root = _parse(path)
     out: dict[int, list[dict[str, Any]]] = {}
     for number, element in enumerate(root, start=1):
-        values = {child.tag: (child.text or "") for child in element}
+        where = Where(path, number, "record")
+        values = _children(element, where, strip=False)
         for key in ("pair_id", "type_id"):
-            if not values.get(key, "").strip().isdigit():
-                raise DataFormatError(
-                    f"expected an integer, got {values.get(key)!r}",
-                    path=path,
-                    line=number,
-                    field=key,
-                    unit="record",
-                    code="E106",
-                )
-        type_id = int(values["type_id"])
+            if key not in values:
+                raise where.error("missing field", key)
+        pair_id = check.integer_text(values["pair_id"].strip(), where, "pair_id", minimum=0)
+        type_id = check.integer_text(values["type_id"].strip(), where, "type_id", minimum=0)
         sense = values.get("sense_preserving", "").strip().lower()
+        if sense not in ("yes", "no", ""):
+            raise where.error(
+                f"expected yes, no or nothing, got {check.quote(sense)}", "sense_preserving"
+            )
         phenomenon = {
             "type_id": type_id,
             "type_name": values.get("type_name", "").strip(),
             "category": (types or {}).get(type_id, {}).get("category"),
             "sense_preserving": {"yes": True, "no": False}.get(sense),
-            "s1_scope": _scope(values.get("s1_scope")),
-            "s2_scope": _scope(values.get("s2_scope")),
-            "key_s1": _scope(values.get("key_s1")),
-            "key_s2": _scope(values.get("key_s2")),
+            "s1_scope": _scope(values.get("s1_scope"), where, "s1_scope"),
+            "s2_scope": _scope(values.get("s2_scope"), where, "s2_scope"),
+            "key_s1": _scope(values.get("key_s1"), where, "key_s1"),
+            "key_s2": _scope(values.get("key_s2"), where, "key_s2"),
             "s1_text": values.get("s1_text", "").strip() or None,
             "s2_text": values.get("s2_text", "").strip() or None,
             "file": path.name,
         }
-        out.setdefault(int(values["pair_id"]), []).append(phenomenon)
+        out.setdefault(pair_id, []).append(phenomenon)
     return out
 
 
@@ -129,7 +165,9 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
     if not folder.is_dir():
         raise DataFormatError("expected the ETPC folder", path=folder, code="E103")
     if label not in ("etpc", "mrpc"):
-        raise ValueError(f"label must be 'etpc' or 'mrpc', not {label!r}")
+        raise DataFormatError(
+            f"label must be 'etpc' or 'mrpc', not {check.quote(label)}", code="E114"
+        )
     present = [name for name in ALL_FILES if (folder / name).exists()]
     missing = [name for name in ALL_FILES if name not in present]
     types = read_paraphrase_types(folder / TYPES) if TYPES in present else None
@@ -203,28 +241,39 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
 def _read_text_pairs(path: Path, label: str) -> list[Pair]:
     root = _parse(path)
     pairs = []
+    ids = check.UniqueIds()
     for number, element in enumerate(root, start=1):
-        values = {child.tag: (child.text or "").strip() for child in element}
+        where = Where(path, number, "record")
+        values = _children(element, where, strip=True)
         for key in ("pair_id", "sent1_raw", "sent2_raw", f"{label}_label"):
             if key not in values:
-                raise DataFormatError(
-                    "missing field", path=path, line=number, field=key, unit="record", code="E106"
-                )
+                raise where.error("missing field", key)
+        pair_id = str(check.integer_text(values["pair_id"], where, "pair_id", minimum=0))
+        labels = {}
+        for key in ("mrpc_label", "etpc_label"):
+            raw = values.get(key, "")
+            if key == f"{label}_label" and not raw:
+                raise where.error("the label is empty", key, "E201")
+            raw = raw or "0"
+            try:
+                labels[key] = int(_BINARY.normalize(raw))
+            except LabelError as err:
+                raise with_location(err, path=path, line=number, field=key, unit="record") from None
         meta: dict[str, Any] = {
-            "mrpc_label": int(values.get("mrpc_label", "0") or 0),
-            "etpc_label": int(values.get("etpc_label", "0") or 0),
+            **labels,
             "negation": values.get("negation") == "1",
             "sent1_id": values.get("sent1_id"),
             "sent2_id": values.get("sent2_id"),
             "sent1_tok": values.get("sent1_tok"),
             "sent2_tok": values.get("sent2_tok"),
         }
+        ids.add(pair_id, where, "pair_id")
         pairs.append(
             Pair(
-                id=values["pair_id"],
-                text1=values["sent1_raw"],
-                text2=values["sent2_raw"],
-                label=values[f"{label}_label"],
+                id=pair_id,
+                text1=check.text(values["sent1_raw"], where, "sent1_raw"),
+                text2=check.text(values["sent2_raw"], where, "sent2_raw"),
+                label=str(labels[f"{label}_label"]),
                 metadata=meta,
             )
         )

@@ -359,7 +359,18 @@ class JsonlWriter:
     def _line(self, record: dict[str, Any]) -> None:
         if self._handle is None:
             raise RuntimeError("JsonlWriter is used outside its 'with' block")
-        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        try:
+            line = json.dumps(record, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as err:
+            what = record.get("id", record.get("document", {}).get("id", "header"))
+            raise DataFormatError(
+                f"record {str(what)[:100]!r} cannot be written as JSON: {str(err)[:200]} (NaN, "
+                "infinity and objects other than texts, numbers, booleans, lists and dicts "
+                "cannot be read back)",
+                path=self.path,
+                code="E120",
+            ) from None
+        self._handle.write(line + "\n")
 
     def write_document(self, document: Document) -> None:
         """Write one document line (before any pair)."""

@@ -351,7 +351,7 @@ def write_table(pairs: PairSet, path: str | Path, delimiter: str = ",") -> Path:
             for key, encode in zip(extra, as_json, strict=True):
                 if encode:
                     value = pair.metadata.get(key, _MISSING)
-                    row.append("" if value is _MISSING else json.dumps(value, ensure_ascii=False))
+                    row.append("" if value is _MISSING else _json_cell(value, pair, key, target))
                 else:
                     row.append(pair.metadata[key])
             handle.write(delimiter.join(_field(v, delimiter) for v in row) + "\n")
@@ -359,4 +359,18 @@ def write_table(pairs: PairSet, path: str | Path, delimiter: str = ",") -> Path:
 
 
 _MISSING = object()
+
+
+def _json_cell(value: Any, pair: Pair, key: str, target: Path) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as err:
+        raise DataFormatError(
+            f"pair {check.quote(pair.id)}: metadata {check.quote(key)} cannot be written as "
+            f"JSON: {str(err)[:200]}",
+            path=target,
+            code="E120",
+        ) from None
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -10,16 +10,20 @@ Also the opus-parsebank annotated sample (``label``, ``lex-similarity``, ``sourc
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from parakit.errors import DataFormatError, LabelError, SpanError, with_location
-from parakit.io._open import load_json, open_text, require
-from parakit.io.atomic import atomic_write
+from parakit.io import validate as check
+from parakit.io._open import load_json, read_text, require
+from parakit.io.atomic import atomic_files
+from parakit.io.delimited import tokenize
+from parakit.io.jsonl import _judgment
+from parakit.io.validate import Where
 from parakit.labels import TurkuScheme, get_scheme
 from parakit.schema import Document, Pair, PairSet, Span
 
@@ -40,16 +44,46 @@ def find_texts_file(path: str | Path) -> Path | None:
     return None
 
 
-def _span(context: dict[str, Any], side: int, *, path: Path, record: int) -> Span:
-    doc = require(context, f"doc{side}", path=path, line=record)
-    begin = require(context, f"beg{side}", path=path, line=record)
-    end = require(context, f"end{side}", path=path, line=record)
-    try:
-        return Span(str(doc), begin, end)
-    except SpanError as err:
-        raise with_location(
-            err, path=path, line=record, field=f"context.beg{side}", unit="record"
-        ) from None
+#: Keys of a Turku item that are pair fields (all other keys go to metadata).
+TURKU_KEYS = (
+    "context",
+    "fold",
+    "goeswith",
+    "id",
+    "judgments",
+    "label",
+    "rewrites",
+    "source",
+    "split",
+    "time",
+    "txt1",
+    "txt2",
+)
+_CONTEXT_KEYS = ("beg1", "beg2", "doc1", "doc2", "end1", "end2")
+_LANG_PREFIX = re.compile(r"([a-z]{2})-")
+
+
+def lang_from_name(path: str | Path) -> str:
+    """The language a Turku file name implies: a two-letter prefix (``sv-test.json`` -> ``sv``),
+    else ``fi`` (the upstream Finnish files are ``train.json``, ``dev.json``, ``test.json``)."""
+    match = _LANG_PREFIX.match(Path(path).name)
+    return match.group(1) if match else "fi"
+
+
+def _span(context: dict[str, Any], side: int, where: Where) -> Span:
+    for key in (f"doc{side}", f"beg{side}", f"end{side}"):
+        if key not in context:
+            raise where.error("missing field", f"context.{key}")
+    doc = check.text(context[f"doc{side}"], where, f"context.doc{side}")
+    begin = check.integer(context[f"beg{side}"], where, f"context.beg{side}", minimum=0)
+    end = check.integer(context[f"end{side}"], where, f"context.end{side}", minimum=0)
+    if end < begin:
+        raise where.error(
+            f"invalid span [{begin}, {end}) in document {check.quote(doc)}",
+            f"context.beg{side}",
+            "E101",
+        )
+    return Span(doc, begin, end)
 
 
 def read_turku(
@@ -57,6 +91,8 @@ def read_turku(
     texts: str | Path | None = None,
     verify: str = "bounds",
     require_texts: bool = False,
+    lang: str | None = None,
+    allow_unsafe_text: bool = False,
 ) -> PairSet:
     """Read a Turku corpus file (``train.json``, ``sv-test.json``...).
 
@@ -64,17 +100,32 @@ def read_turku(
         path: the JSON list of pairs.
         texts: the texts file; default: found beside ``path`` (:func:`find_texts_file`).
         verify: how to check context spans against the texts file. ``bounds`` (default): every
-            span names a known document and lies inside it; ``text``: also the span text must
-            equal the statement up to whitespace and punctuation (subtitle line breaks and
-            ``...`` continuations); ``none``: no check. In every case
-            ``metadata['span_check']`` counts exact, normalised and differing spans (the
-            upstream statements were sometimes edited by annotators after extraction).
+            span names a known document and lies inside it, and the texts file must belong to
+            the data (if most spans cover none of their statement's words, it does not);
+            ``text``: also every span text must equal the statement up to whitespace and
+            punctuation (subtitle line breaks and ``...`` continuations); ``none``: no check.
+            In every case ``metadata['span_check']`` counts exact, normalised and differing
+            spans (the upstream statements were sometimes edited by annotators after
+            extraction).
         require_texts: fail when no texts file is found (otherwise spans are kept unresolved).
+        lang: the statements' language. The layout has no language field: by default it is
+            taken from the file name (:func:`lang_from_name`) and
+            ``metadata['lang_from']`` says so.
+        allow_unsafe_text: keep texts with NUL characters or lone surrogates (E115).
+
+    Values are checked, never coerced (:mod:`parakit.io.validate`): ``label`` is a string,
+    ``fold`` and the span offsets integers, ``rewrites`` a list of ``[text, text]`` lists.
+    Items may also carry ``id``, ``source``, ``split``, ``time`` and ``judgments`` (as
+    :func:`write_turku` writes them); other keys go to metadata.
 
     Raises:
         DataFormatError: naming the file, the record (1-based) and the field at fault.
     """
     path = Path(path)
+    if verify not in ("bounds", "text", "none"):
+        raise DataFormatError(
+            f"verify must be 'bounds', 'text' or 'none', not {check.quote(verify)}", code="E114"
+        )
     items = load_json(path)
     if not isinstance(items, list):
         raise DataFormatError("expected a JSON list of pairs", path=path, code="E105")
@@ -86,20 +137,31 @@ def read_turku(
             raise DataFormatError(
                 "expected a JSON object: document id -> text", path=texts_path, code="E105"
             )
-        documents = {str(k): Document(str(k), v) for k, v in raw.items()}
+        for doc_id, doc_text in raw.items():
+            here = Where(texts_path, None)
+            check.check_text_content(doc_id, here, "id", allow_unsafe_text)
+            documents[doc_id] = Document(
+                doc_id,
+                check.text(doc_text, here, doc_id[:200], allow_unsafe_text=allow_unsafe_text),
+            )
     elif require_texts:
         raise DataFormatError(
             "no texts file found beside the data; pass texts=PATH", path=path, code="E103"
         )
     pairs: list[Pair] = []
+    ids = check.UniqueIds()
+    safe = {"allow_unsafe_text": allow_unsafe_text}
     for record, item in enumerate(items, start=1):
+        where = Where(path, record, "record")
         if not isinstance(item, dict):
-            raise DataFormatError(
-                "expected a JSON object", path=path, line=record, unit="record", code="E105"
-            )
-        txt1 = require(item, "txt1", path=path, line=record)
-        txt2 = require(item, "txt2", path=path, line=record)
-        raw_label = require(item, "label", path=path, line=record)
+            raise where.error("expected a JSON object", None, "E105")
+        txt1 = check.text(require(item, "txt1", path=path, line=record), where, "txt1", **safe)
+        txt2 = check.text(require(item, "txt2", path=path, line=record), where, "txt2", **safe)
+        raw_label = check.label_value(
+            require(item, "label", path=path, line=record), where, "label", allow_int=False
+        )
+        if raw_label is None:
+            raise where.error("expected a Turku label, got null", "label", "E201")
         try:
             label = _TURKU.normalize(raw_label)
         except LabelError as err:
@@ -108,16 +170,10 @@ def read_turku(
         span1 = span2 = None
         if context is not None:
             if not isinstance(context, dict):
-                raise DataFormatError(
-                    "expected an object or null",
-                    path=path,
-                    line=record,
-                    field="context",
-                    unit="record",
-                    code="E106",
-                )
-            span1 = _span(context, 1, path=path, record=record)
-            span2 = _span(context, 2, path=path, record=record)
+                raise where.error("expected an object or null", "context")
+            check.known_keys(context, _CONTEXT_KEYS, where)
+            span1 = _span(context, 1, where)
+            span2 = _span(context, 2, where)
             if verify != "none" and documents:
                 for side, span, text in ((1, span1, txt1), (2, span2, txt2)):
                     _verify(
@@ -129,45 +185,60 @@ def read_turku(
                         side=side,
                         check_text=verify == "text",
                     )
-        rewrites = item.get("rewrites") or []
-        try:
-            rewrite_pairs = tuple((str(a), str(b)) for a, b in rewrites)
-        except (TypeError, ValueError):
-            raise DataFormatError(
-                "expected a list of [rewrite1, rewrite2] pairs",
-                path=path,
-                line=record,
-                field="rewrites",
-                unit="record",
-                code="E106",
-            ) from None
-        fold = item.get("fold")
-        known = {"txt1", "txt2", "label", "context", "rewrites", "fold", "goeswith", "id"}
-        metadata = {k: v for k, v in item.items() if k not in known}
-        pairs.append(
-            Pair(
-                id=str(item.get("id", record - 1)),
-                text1=txt1,
-                text2=txt2,
-                label=label,
-                span1=span1,
-                span2=span2,
-                group=None if item.get("goeswith") is None else str(item["goeswith"]),
-                fold=None if fold is None else int(fold),
-                rewrites=rewrite_pairs,
-                metadata=metadata,
-            )
+        judgments = item.get("judgments")
+        if judgments is not None and not isinstance(judgments, list):
+            raise where.error("expected a list of judgments", "judgments")
+        metadata = {k: v for k, v in item.items() if k not in TURKU_KEYS}
+        check.json_value(metadata, where, None, allow_unsafe_text)
+        pair = Pair(
+            id=check.identifier(item["id"], where, "id") if "id" in item else str(record - 1),
+            text1=txt1,
+            text2=txt2,
+            label=label,
+            span1=span1,
+            span2=span2,
+            group=check.optional_text(item.get("goeswith"), where, "goeswith", **safe),
+            split=check.optional_text(item.get("split"), where, "split", **safe),
+            fold=check.optional_integer(item.get("fold"), where, "fold", minimum=0),
+            time=check.optional_text(item.get("time"), where, "time", **safe),
+            source=check.optional_text(item.get("source"), where, "source", **safe),
+            rewrites=check.text_pairs(item.get("rewrites"), where, "rewrites"),
+            judgments=tuple(_judgment(j, where, allow_unsafe_text) for j in judgments or ()),
+            metadata=metadata,
         )
+        ids.add(pair.id, where, "id")
+        pairs.append(pair)
     used = {s.doc_id for p in pairs for s in (p.span1, p.span2) if s is not None}
     kept = {doc_id: documents[doc_id] for doc_id in documents if doc_id in used}
-    lang = "sv" if path.name.startswith("sv-") else "fi"
     meta: dict[str, Any] = {
         "format": "turku",
         "texts_file": texts_path.name if texts_path else None,
     }
-    ps = PairSet(pairs, scheme=_TURKU, documents=kept, name=path.stem, lang=lang, metadata=meta)
-    if documents:
-        ps.metadata["span_check"] = span_agreement(ps)
+    if lang is None:
+        lang = lang_from_name(path)
+        meta["lang_from"] = "file name"
+    ps = PairSet(
+        pairs,
+        scheme=_TURKU,
+        documents=kept,
+        name=path.stem,
+        lang=lang,
+        metadata=meta,
+        validate=False,
+    )
+    if documents and all(doc_id in documents for doc_id in used):
+        counts = span_agreement(ps)
+        ps.metadata["span_check"] = counts
+        checked = counts["exact"] + counts["normalized"] + counts["differ"]
+        if verify != "none" and checked >= 4 and counts["differ"] * 2 > checked:
+            raise DataFormatError(
+                f"{counts['differ']} of {checked} context spans cover other words than their "
+                f"statements: the texts file {texts_path.name if texts_path else ''} does not "
+                "seem to belong to this data file (pass texts=PATH with the right one, or "
+                "verify='none' to read anyway)",
+                path=path,
+                code="E101",
+            )
     return ps
 
 
@@ -241,8 +312,18 @@ def _verify(
         )
 
 
-def pair_to_turku(pair: Pair) -> dict[str, Any]:
-    """One pair as a Turku JSON item (keys in the upstream order)."""
+def pair_to_turku(pair: Pair, index: int | None = None, label: str | None = None) -> dict[str, Any]:
+    """One pair as a Turku JSON item (keys in the upstream order).
+
+    Args:
+        pair: the pair.
+        index: its position in the written list; ``id`` is left out when it is the position
+            (the reader's default), so upstream files are written back unchanged.
+        label: the Turku label to write (default ``pair.label``).
+
+    Raises:
+        DataFormatError: a metadata key would take the place of a Turku field (E120).
+    """
     context = None
     if pair.span1 is not None and pair.span2 is not None:
         context = {
@@ -253,15 +334,35 @@ def pair_to_turku(pair: Pair) -> dict[str, Any]:
             "end1": pair.span1.end,
             "end2": pair.span2.end,
         }
+    elif pair.span1 is not None or pair.span2 is not None:
+        raise DataFormatError(
+            f"pair {check.quote(pair.id)} has only one span; the Turku context needs both",
+            code="E120",
+        )
     item: dict[str, Any] = {
         "context": context,
         "fold": pair.fold,
         "goeswith": pair.group,
-        "label": pair.label,
+        "label": pair.label if label is None else label,
         "rewrites": [list(r) for r in pair.rewrites],
         "txt1": pair.text1,
         "txt2": pair.text2,
     }
+    if index is None or pair.id != str(index):
+        item["id"] = pair.id
+    for key in ("source", "split", "time"):
+        value = getattr(pair, key)
+        if value is not None:
+            item[key] = value
+    if pair.judgments:
+        item["judgments"] = [j.to_dict() for j in pair.judgments]
+    clash = sorted(set(pair.metadata) & set(TURKU_KEYS))
+    if clash:
+        raise DataFormatError(
+            f"pair {check.quote(pair.id)}: metadata key {check.quote(clash[0])} is a field of "
+            "the Turku layout and would be read back as that field; rename it or write JSONL",
+            code="E120",
+        )
     item.update(pair.metadata)
     return item
 
@@ -271,71 +372,167 @@ def write_turku(
     path: str | Path,
     texts: str | Path | None = None,
     drop_labels: tuple[str, ...] = (),
+    label_map: Mapping[str, str] | None = None,
 ) -> tuple[Path, Path | None]:
     """Write the Turku layout: the pair list and (when there are documents) the texts file.
 
+    Both files are written together or not at all (:func:`~parakit.io.atomic.atomic_files`):
+    a failed write never leaves a new texts file beside an old pair list. Everything is checked
+    before the first byte is written.
+
+    The layout keeps ``id`` (when it is not the item's position), ``source``, ``split``,
+    ``time``, ``judgments`` and metadata beside the upstream keys. It has no language field:
+    :func:`read_turku` takes the language from the file name, so a set whose ``lang`` differs
+    from what the name implies is written with a warning (name the file ``<lang>-....json``).
+
     Args:
-        pairs: a pair set with the Turku scheme (other schemes are written with their labels).
+        pairs: a pair set with the Turku scheme; sets of other schemes need ``label_map``.
         path: the JSON file of pairs.
         texts: the texts file; default ``<prefix>-texts.json.gz`` beside ``path``.
         drop_labels: base labels to leave out of a release (T11: ``("1", "x")``).
+        label_map: the Turku label of each of the set's labels (``{"1": "4", "0": "2"}`` for a
+            binary set), for sets of other schemes: the writer never guesses a mapping.
 
     Returns:
         the two paths written (texts is None when the set has no documents).
+
+    Raises:
+        DataFormatError: E120 for a label the Turku scheme cannot express (or that has no entry
+            in ``label_map``), an unlabelled pair, a value JSON cannot hold; SpanError for spans
+            into documents the set does not hold.
     """
     target = Path(path)
-    kept = [p for p in pairs if p.label is None or p.label[:1] not in drop_labels]
-    used = {s.doc_id for p in kept for s in (p.span1, p.span2) if s is not None}
+    if pairs.scheme.name != "turku" and label_map is None:
+        raise DataFormatError(
+            f"the Turku layout holds Turku labels (1-4, x with flags); this set's scheme is "
+            f"{pairs.scheme.name!r}. Pass label_map= with the Turku label of each of its labels "
+            "(e.g. label_map={'1': '4', '0': '2'} for binary labels), or write JSONL",
+            path=target,
+            code="E120",
+        )
+    kept: list[tuple[Pair, str]] = []
+    for pair in pairs:
+        label = pair.label
+        if label_map is not None:
+            if label not in label_map:
+                raise DataFormatError(
+                    f"pair {check.quote(pair.id)}: label {check.quote(label)} has no entry in "
+                    "label_map",
+                    path=target,
+                    code="E120",
+                )
+            label = label_map[label]
+        if label is None:
+            raise DataFormatError(
+                f"pair {check.quote(pair.id)} has no label, and every Turku item needs one; "
+                "filter unlabelled pairs out or write JSONL",
+                path=target,
+                code="E120",
+            )
+        try:
+            label = _TURKU.normalize(label)
+        except LabelError as err:
+            raise DataFormatError(
+                f"pair {check.quote(pair.id)}: {str(err).split('] ', 1)[-1]}",
+                path=target,
+                code="E120",
+            ) from None
+        if label[:1] not in drop_labels:
+            kept.append((pair, label))
+    used = {s.doc_id for p, _ in kept for s in (p.span1, p.span2) if s is not None}
     missing = sorted(used - set(pairs.documents))
     if missing:  # check before writing anything, so no half release is left behind
         raise SpanError(f"spans point to documents the pair set does not hold: {missing[:5]}")
-    texts_path = None
-    if used:
-        texts_path = (
-            Path(texts)
-            if texts is not None
-            else target.with_name(f"{target.stem.split('-')[0]}-texts.json.gz")
+    expected = lang_from_name(target)
+    if pairs.lang is not None and pairs.lang != expected:
+        logger.warning(
+            "the Turku layout has no language field: %s will read back as language %r (from "
+            "its name), not %r; name it '%s-...json' to keep the language",
+            target.name,
+            expected,
+            pairs.lang,
+            pairs.lang.split(",")[0],
         )
-        with atomic_write(texts_path) as handle:
-            json.dump(
+    try:
+        items = json.dumps(
+            [pair_to_turku(p, index, label) for index, (p, label) in enumerate(kept)],
+            ensure_ascii=False,
+            indent=4,
+            allow_nan=False,
+        )
+        documents = (
+            json.dumps(
                 {d: pairs.documents[d].text for d in sorted(used)},
-                handle,
                 ensure_ascii=False,
                 indent=4,
+                allow_nan=False,
             )
-    with atomic_write(target) as handle:
-        json.dump([pair_to_turku(p) for p in kept], handle, ensure_ascii=False, indent=4)
-        handle.write("\n")
+            if used
+            else None
+        )
+    except (TypeError, ValueError) as err:
+        raise DataFormatError(
+            f"a value cannot be written as JSON: {str(err)[:200]}", path=target, code="E120"
+        ) from None
+    if documents is None:
+        with atomic_files([target]) as (handle,):
+            handle.write(items + "\n")
+        return target, None
+    texts_path = (
+        Path(texts)
+        if texts is not None
+        else target.with_name(f"{target.stem.split('-')[0]}-texts.json.gz")
+    )
+    with atomic_files([texts_path, target]) as (texts_handle, handle):
+        texts_handle.write(documents)
+        handle.write(items + "\n")
     return target, texts_path
 
 
 OPUS_PB_COLUMNS = ("label", "lex-similarity", "source", "txt1", "txt2")
 
 
-def read_opus_parsebank(path: str | Path, fieldnames: tuple[str, ...] | None = None) -> PairSet:
+def read_opus_parsebank(
+    path: str | Path,
+    fieldnames: tuple[str, ...] | None = None,
+    allow_unsafe_text: bool = False,
+    allow_unterminated: bool = False,
+    encoding: str = "utf-8-sig",
+) -> PairSet:
     """Read the opus-parsebank annotated sample (JSON list, or TSV with or without a header).
 
-    The lexical similarity column is kept as the float ``metadata['lex_similarity']``; labels
-    follow the Turku scheme. A headerless TSV is read with ``fieldnames`` (default
-    ``label, lex-similarity, source, txt1, txt2``).
+    The lexical similarity column is kept as the float ``metadata['lex_similarity']`` (a
+    decimal number; ``1_0``, ``nan`` are refused); labels follow the Turku scheme. A headerless
+    TSV is read with ``fieldnames`` (default ``label, lex-similarity, source, txt1, txt2``).
+    Other keys or columns go to metadata. A TSV must end with a line break unless
+    ``allow_unterminated`` (a file cut inside its last record is refused).
     """
     path = Path(path)
     if path.suffix in (".json", ".gz") and not path.name.endswith(".tsv.gz"):
-        items = load_json(path)
+        items = load_json(path, encoding)
         if not isinstance(items, list):
             raise DataFormatError("expected a JSON list of pairs", path=path, code="E105")
         records = list(enumerate(items, start=1))
         unit = "record"
     else:
-        with open_text(path) as handle:
-            rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+        text = read_text(path, encoding)
+        rows, terminated = tokenize(text, "\t", path=path, quoting=False)
+        if not terminated and not allow_unterminated:
+            raise DataFormatError(
+                "the file ends without a line break after its last record, so it may have been "
+                "cut inside that record; if the file is complete, add a final line break (or "
+                "pass allow_unterminated=True)",
+                path=path,
+                line=rows[-1][0],
+                code="E117",
+            )
         names = list(fieldnames or OPUS_PB_COLUMNS)
-        start = 0
-        if rows and "txt1" in rows[0]:
-            names, start = rows[0], 1
+        if rows and "txt1" in rows[0][1]:
+            names, rows = rows[0][1], rows[1:]
+        check.check_header(names, Where(path, 1))
         records = []
-        for number, row in enumerate(rows[start:], start=start + 1):
-            if not row:
+        for number, row in rows:
+            if row == [""]:
                 continue
             if len(row) != len(names):
                 raise DataFormatError(
@@ -347,43 +544,58 @@ def read_opus_parsebank(path: str | Path, fieldnames: tuple[str, ...] | None = N
             records.append((number, dict(zip(names, row, strict=True))))
         unit = "line"
     pairs = []
+    ids = check.UniqueIds()
+    safe = {"allow_unsafe_text": allow_unsafe_text}
     for number, item in records:
+        where = Where(path, number, unit)
         if not isinstance(item, dict):
-            raise DataFormatError(
-                "expected a JSON object", path=path, line=number, unit=unit, code="E105"
-            )
-        label_raw = require(item, "label", path=path, line=number, unit=unit)
+            raise where.error("expected a JSON object", None, "E105")
+        label_raw = check.label_value(
+            require(item, "label", path=path, line=number, unit=unit),
+            where,
+            "label",
+            allow_int=False,
+        )
+        if label_raw is None:
+            raise where.error("expected a Turku label, got null", "label", "E201")
         try:
             label = _TURKU.normalize(label_raw)
         except LabelError as err:
             raise with_location(err, path=path, line=number, field="label", unit=unit) from None
         metadata: dict[str, Any] = {}
         if "lex-similarity" in item:
-            try:
-                metadata["lex_similarity"] = float(item["lex-similarity"])
-            except (TypeError, ValueError):
-                raise DataFormatError(
-                    f"expected a number, got {item['lex-similarity']!r}",
-                    path=path,
-                    line=number,
-                    field="lex-similarity",
-                    unit=unit,
-                    code="E106",
-                ) from None
-        pairs.append(
-            Pair(
-                id=str(item.get("id", number - 1 if unit == "record" else len(pairs))),
-                text1=require(item, "txt1", path=path, line=number, unit=unit),
-                text2=require(item, "txt2", path=path, line=number, unit=unit),
-                label=label,
-                source=item.get("source"),
-                metadata=metadata,
+            value = item["lex-similarity"]
+            metadata["lex_similarity"] = (
+                check.number_text(value, where, "lex-similarity")
+                if isinstance(value, str)
+                else check.number(value, where, "lex-similarity")
             )
+        known = ("label", "lex-similarity", "source", "txt1", "txt2", "id")
+        for key, value in item.items():
+            if key not in known:
+                if key in metadata:
+                    raise where.error(f"key {check.quote(key)} is given twice", key, "E116")
+                metadata[key] = check.json_value(value, where, key, allow_unsafe_text)
+        default_id = str(number - 1 if unit == "record" else len(pairs))
+        pair = Pair(
+            id=check.identifier(item["id"], where, "id") if "id" in item else default_id,
+            text1=check.text(
+                require(item, "txt1", path=path, line=number, unit=unit), where, "txt1", **safe
+            ),
+            text2=check.text(
+                require(item, "txt2", path=path, line=number, unit=unit), where, "txt2", **safe
+            ),
+            label=label,
+            source=check.optional_text(item.get("source"), where, "source", **safe),
+            metadata=metadata,
         )
+        ids.add(pair.id, where, "id")
+        pairs.append(pair)
     return PairSet(
         pairs,
         scheme=get_scheme("turku"),
         name=path.stem,
         lang="fi",
         metadata={"format": "turku-opus-pb"},
+        validate=False,
     )
