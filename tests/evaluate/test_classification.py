@@ -94,8 +94,8 @@ def test_evaluator_protocol(multipit, tmp_path):
 
 
 def test_evaluation_needs_gold_labels():
-    from parakit.models.base import ModelError
+    from parakit.evaluate.base import EvaluationError
 
     model = make_model("wor").fit(["a b", "c d"], ["a b", "e f"], ["1", "0"])
-    with pytest.raises(ModelError, match="E702"):
+    with pytest.raises(EvaluationError, match=r"E961.*'u'"):
         evaluate_classifier(model, PairSet([Pair("u", "a", "b")]))

@@ -189,7 +189,7 @@ def eval_retrieval(
 ) -> None:
     """Retrieval evaluation (T18): all unique statements as candidates, rank of s2 for s1."""
     from parakit.io import read
-    from parakit.mine.retrieval import RetrievalEvaluator, plot_retrieval
+    from parakit.evaluate.retrieval import RetrievalEvaluator, plot_retrieval
     from parakit.vectors.encode import TfidfEncoder
 
     data = read(pairs)
@@ -236,7 +236,7 @@ def eval_large(
     from tqdm.auto import tqdm
 
     from parakit.io import read
-    from parakit.mine.largescale import LargeScaleEvaluator, plot_large_scale
+    from parakit.evaluate.largescale import LargeScaleEvaluator, plot_large_scale
     from parakit.vectors.collection import iter_collection
 
     texts = (r["text"] for r in iter_collection(distractors))

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from parakit.evaluate.base import EvaluationError, Evaluator
 from parakit.labels import LabelScheme, get_scheme
 
 
@@ -385,11 +386,9 @@ def evaluate_classifier(
     """
     truth = [p.label for p in pairs]
     if any(t is None for t in truth):
-        from parakit.models.base import ModelError
-
         missing = next(p.id for p in pairs if p.label is None)
-        raise ModelError(
-            f"pair {missing!r} has no gold label; evaluation needs labels", code="E702"
+        raise EvaluationError(
+            f"pair {missing!r} has no gold label; evaluation needs labels", code="E961"
         )
     predicted = [str(v) for v in model.predict(pairs)]
     scheme = get_scheme(pairs.scheme) if hasattr(pairs, "scheme") else None
@@ -423,7 +422,7 @@ def evaluate_classifier(
     return report
 
 
-class ClassificationEvaluator:
+class ClassificationEvaluator(Evaluator):
     """Evaluator in the sentence-transformers protocol for parakit classifiers.
 
     Args:
@@ -439,8 +438,6 @@ class ClassificationEvaluator:
         (0.78, 'dev_f1')
     """
 
-    greater_is_better = True
-
     def __init__(
         self, pairs: Any, name: str = "", reading: str | None = None, primary: str = "f1"
     ) -> None:
@@ -448,10 +445,6 @@ class ClassificationEvaluator:
         self.name = name
         self.reading = reading
         self.primary = primary
-        self.primary_metric = self._key(primary)
-
-    def _key(self, metric: str) -> str:
-        return f"{self.name}_{metric}" if self.name else metric
 
     def __call__(
         self, model: Any, output_path: str | Path | None = None, epoch: int = -1, steps: int = -1
@@ -477,4 +470,4 @@ class ClassificationEvaluator:
         if output_path is not None:
             suffix = f"_epoch{epoch}_steps{steps}" if epoch >= 0 or steps >= 0 else ""
             report.save(output_path, stem=f"{self.name or 'classification'}{suffix}")
-        return {self._key(k): float(v) for k, v in values.items()}
+        return self.prefixed(values)

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from parakit.errors import DataFormatError, ParakitError
+from parakit.evaluate.base import Evaluator
 from parakit.io.jsonl import iter_jsonl
 from parakit.text import corpus_bleu, sentence_bleu
 
@@ -354,7 +355,7 @@ class SupportsGenerate(Protocol):
     def generate(self, texts: Sequence[str]) -> list[str]: ...
 
 
-class GenerationEvaluator:
+class GenerationEvaluator(Evaluator):
     """Evaluator in the sentence-transformers style: ``evaluator(model, output_path) -> dict``.
 
     Args:
@@ -374,7 +375,7 @@ class GenerationEvaluator:
         (0.0, 't_bert_ibleu')
     """
 
-    greater_is_better = True
+    primary = "bert_ibleu"
 
     def __init__(
         self,
@@ -390,15 +391,12 @@ class GenerationEvaluator:
         self.beta = beta
         self.name = name
 
-    @property
-    def primary_metric(self) -> str:
-        return self._key("bert_ibleu")
-
-    def _key(self, metric: str) -> str:
-        return f"{self.name}_{metric}" if self.name else metric
-
     def __call__(
-        self, model: SupportsGenerate, output_path: str | Path | None = None
+        self,
+        model: SupportsGenerate,
+        output_path: str | Path | None = None,
+        epoch: int = -1,
+        steps: int = -1,
     ) -> dict[str, float]:
         outputs = model.generate(self.sources)
         result = evaluate_generations(
@@ -409,7 +407,7 @@ class GenerationEvaluator:
             write_generations(
                 Path(output_path) / f"generations{suffix}.jsonl", self.sources, outputs
             )
-        return {self._key(k): v for k, v in result.scores.items()}
+        return self.prefixed(result.scores)
 
 
 # -- generations files ------------------------------------------------------------------------

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from parakit.io.atomic import atomic_write
 from parakit.errors import MineError
+from parakit.io.atomic import atomic_write
 
 
 @functools.lru_cache(maxsize=4)

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from parakit.io.atomic import atomic_write
 from parakit.errors import MineError
+from parakit.io.atomic import atomic_write
 from parakit.schema import PairSet
 
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from parakit.io.atomic import save_figure
 from parakit.errors import MineError
+from parakit.io.atomic import save_figure
 
 
 @dataclass(frozen=True)

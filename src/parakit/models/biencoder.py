@@ -288,7 +288,7 @@ class BiEncoder:
 
     def evaluate(self, pairs: PairSet, name: str = "test") -> dict[str, float]:
         """Cosine binary classification metrics and T18 retrieval metrics on ``pairs``."""
-        from parakit.mine.retrieval import RetrievalEvaluator
+        from parakit.evaluate.retrieval import RetrievalEvaluator
 
         evaluation = _st_module("evaluation")
         s1, s2, y = self._binary(pairs, name)

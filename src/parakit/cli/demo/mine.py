@@ -15,7 +15,7 @@ def demo_step(workdir: Path, pairs: PairSet) -> str:
     from parakit.io import read
     from parakit.vectors.encode import TfidfEncoder
     from parakit.mine.mining import mine
-    from parakit.mine.retrieval import RetrievalEvaluator
+    from parakit.evaluate.retrieval import RetrievalEvaluator
 
     folder = Path(workdir) / "mine"
     folder.mkdir(parents=True, exist_ok=True)

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from parakit.evaluate.base import EvaluationError, Evaluator
 from parakit.io.atomic import save_figure
-from parakit.errors import MineError
 from parakit.schema import PairSet
 
 CLASS_ORDER = ("1", "2", "3", "4<>", "4")
@@ -79,7 +79,7 @@ def rank_targets(
     return ranks
 
 
-class RetrievalEvaluator:
+class RetrievalEvaluator(Evaluator):
     """Rank-based paraphrase retrieval on a labelled pair set (sentence-transformers protocol).
 
     Args:
@@ -98,12 +98,12 @@ class RetrievalEvaluator:
     ``ranks_`` after a call; with ``output_path`` the metrics are written as JSON.
     """
 
-    greater_is_better = True
+    primary = "top1"
 
     def __init__(
         self,
         pairs: PairSet,
-        name: str = "retrieval",
+        name: str = "",
         top_n: Sequence[int] = (1, 5, 10),
         reading: str | None = None,
         batch_size: int = 256,
@@ -113,13 +113,12 @@ class RetrievalEvaluator:
         self.top_n = tuple(top_n)
         self.reading = reading
         self.batch_size = batch_size
-        self.primary_metric = f"{name}_top1" if name else "top1"
         index: dict[str, int] = {}
         for pair in pairs:
             for text in (pair.text1, pair.text2):
                 index.setdefault(text, len(index))
         if not pairs:
-            raise MineError("retrieval evaluation needs at least one pair", code="E805")
+            raise EvaluationError("retrieval evaluation needs at least one pair", code="E962")
         self.candidates_ = list(index)
         self._q = np.asarray([index[p.text1] for p in pairs])
         self._t = np.asarray([index[p.text2] for p in pairs])
@@ -144,7 +143,7 @@ class RetrievalEvaluator:
             from parakit.io.atomic import atomic_write
 
             path = Path(output_path)
-            target = path / f"{self.name}_results.json" if path.is_dir() else path
+            target = path / f"{self.name or 'retrieval'}_results.json" if path.is_dir() else path
             with atomic_write(target) as handle:
                 json.dump(metrics, handle, indent=2)
         return metrics
@@ -173,7 +172,7 @@ class RetrievalEvaluator:
 def plot_retrieval(
     results: dict[str, dict[str, float]],
     path: str | Path,
-    name: str = "retrieval",
+    name: str = "",
     title: str | None = None,
 ) -> Path:
     """Figs. 8–10 layout: top-1 accuracy per model, and average rank % per label class per model.

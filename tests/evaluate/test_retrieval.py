@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parakit.vectors.encode import TfidfEncoder
-from parakit.mine.largescale import LargeScaleEvaluator, plot_large_scale
-from parakit.mine.retrieval import RetrievalEvaluator, label_class, plot_retrieval
+from parakit.evaluate.largescale import LargeScaleEvaluator, plot_large_scale
+from parakit.evaluate.retrieval import RetrievalEvaluator, label_class, plot_retrieval
 from parakit.schema import Pair, PairSet
+from parakit.vectors.encode import TfidfEncoder
 
 
 class Fixed:
@@ -70,6 +70,6 @@ def test_large_scale_ranks_with_distractors(tmp_path):
     # A: G(3) F(5) B(10) -> 3 ; C: H(40) E(45) ... D(110) is 8th -> NA ; E: H(5) B(35) F(40) -> 3
     assert ev.ranks_.tolist() == [3, 0, 3]
     assert ev.n_collection_ == 8  # 6 statements + 2 distractors; the copy of B is merged
-    assert metrics["large_top2_4"] == 0.0 and metrics["large_top4_4"] == 1.0
-    assert metrics["large_na_2"] == 1.0
+    assert metrics["top2_4"] == 0.0 and metrics["top4_4"] == 1.0
+    assert metrics["na_2"] == 1.0
     assert plot_large_scale({"m": metrics}, tmp_path / "f.png", top_n=(1, 2, 4)).exists()

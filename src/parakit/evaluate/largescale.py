@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from parakit.evaluate.base import EvaluationError, Evaluator
+from parakit.evaluate.retrieval import CLASS_ORDER, label_class
 from parakit.io.atomic import save_figure
-from parakit.errors import MineError
-from parakit.vectors.index import VectorIndex
-from parakit.mine.retrieval import CLASS_ORDER, label_class
 from parakit.schema import PairSet
+from parakit.vectors.index import VectorIndex
 
 TOP_N = (1, 10, 100, 1000, 2048)
 
@@ -40,7 +40,7 @@ def _chunked(texts: Iterable[str], size: int) -> Iterable[list[str]]:
         yield batch
 
 
-class LargeScaleEvaluator:
+class LargeScaleEvaluator(Evaluator):
     """Rank of s2 for query s1 among a large collection; top-N accuracy per label class.
 
     Args:
@@ -53,14 +53,14 @@ class LargeScaleEvaluator:
             evaluator builds the index itself.
     """
 
-    greater_is_better = True
+    primary = "top10_4"
 
     def __init__(
         self,
         pairs: PairSet,
         top_n: Sequence[int] = TOP_N,
         max_rank: int = 2048,
-        name: str = "large",
+        name: str = "",
         chunk_size: int = 20_000,
         index_kind: str = "auto",
         nprobe: int | None = None,
@@ -72,14 +72,16 @@ class LargeScaleEvaluator:
         self.chunk_size = chunk_size
         self.index_kind = index_kind
         self.nprobe = nprobe
-        self.primary_metric = f"{name}_top10_4"
 
     def __call__(
         self,
         model: Any,
+        output_path: str | Path | None = None,
+        epoch: int = -1,
+        steps: int = -1,
+        *,
         distractors: Iterable[str] | None = None,
         index: VectorIndex | None = None,
-        output_path: str | Path | None = None,
     ) -> dict[str, float]:
         """Evaluate ``model`` (``encode(texts)``) against ``distractors`` or a built ``index``.
 
@@ -93,7 +95,7 @@ class LargeScaleEvaluator:
         test_vectors = np.asarray(model.encode(list(statements)), dtype=np.float32)
         if index is None:
             if distractors is None:
-                raise MineError("give distractors or a built index", code="E805")
+                raise EvaluationError("give distractors or a built index", code="E962")
             chunks: list[np.ndarray] = []
             # the collection is a set of unique sentences (as in the paper): a distractor equal
             # to a test statement is that statement, not a rival of it
@@ -136,23 +138,23 @@ class LargeScaleEvaluator:
 
     def compute_metrics(self, ranks: np.ndarray) -> dict[str, float]:
         classes = np.asarray([label_class(p.label) or "" for p in self.pairs])
-        out: dict[str, float] = {f"{self.name}_n_collection": float(self.n_collection_)}
+        out: dict[str, float] = {self.key("n_collection"): float(self.n_collection_)}
         for cls in CLASS_ORDER:
             mask = classes == cls
             if not mask.any():
                 continue
             found = ranks[mask]
-            out[f"{self.name}_n_{cls}"] = float(mask.sum())
+            out[self.key(f"n_{cls}")] = float(mask.sum())
             for n in self.top_n:
-                out[f"{self.name}_top{n}_{cls}"] = float(((found > 0) & (found <= n)).mean())
-            out[f"{self.name}_na_{cls}"] = float((found == 0).mean())
+                out[self.key(f"top{n}_{cls}")] = float(((found > 0) & (found <= n)).mean())
+            out[self.key(f"na_{cls}")] = float((found == 0).mean())
         return out
 
 
 def plot_large_scale(
     results: dict[str, dict[str, float]],
     path: str | Path,
-    name: str = "large",
+    name: str = "",
     top_n: Sequence[int] = TOP_N,
     classes: Sequence[str] = ("4", "4<>", "3"),
 ) -> Path:
@@ -170,14 +172,14 @@ def plot_large_scale(
     xs, names = [], []
     colours = plt.get_cmap("viridis")(np.linspace(0, 0.9, len(labels)))
     x = 0
+    prefix = f"{name}_" if name else ""
     for model in models:
         for cls in classes:
-            key = f"{name}_top{top_n[0]}_{cls}"
-            if key not in results[model]:
+            if f"{prefix}top{top_n[0]}_{cls}" not in results[model]:
                 continue
-            cumulative = [results[model][f"{name}_top{n}_{cls}"] for n in top_n]
+            cumulative = [results[model][f"{prefix}top{n}_{cls}"] for n in top_n]
             shares = [cumulative[0], *list(np.diff(cumulative))]
-            shares.append(results[model][f"{name}_na_{cls}"])
+            shares.append(results[model][f"{prefix}na_{cls}"])
             bottom = 0.0
             for share, colour in zip(shares, colours, strict=True):
                 ax.bar(x, 100 * share, bottom=100 * bottom, color=colour, width=0.8)
