@@ -114,13 +114,13 @@ def tiny_pairs() -> PairSet:
 def project(store):
     """(store, project id, {name: annotator id}) with three candidate pairs."""
     ids = {
-        "admin": store.add_annotator("admin", "admin-password", role="admin"),
-        "ann1": store.add_annotator("ann1", "password-one"),
-        "ann2": store.add_annotator("ann2", "password-two"),
-        "ann3": store.add_annotator("ann3", "password-three"),
+        "admin": store.accounts.add_annotator("admin", "admin-password", role="admin"),
+        "ann1": store.accounts.add_annotator("ann1", "password-one"),
+        "ann2": store.accounts.add_annotator("ann2", "password-two"),
+        "ann3": store.accounts.add_annotator("ann3", "password-three"),
     }
-    pid = store.create_project("tiny", "turku")
+    pid = store.projects.create_project("tiny", "turku")
     for name in ("ann1", "ann2", "ann3"):
-        store.add_member(pid, ids[name])
-    store.import_pairs(pid, tiny_pairs())
+        store.projects.add_member(pid, ids[name])
+    store.projects.import_pairs(pid, tiny_pairs())
     return store, pid, ids

@@ -70,14 +70,14 @@ def server(tmp_path):
     from parakit.schema import Pair, PairSet
 
     store = Store.open(tmp_path / "e2e.sqlite", cheap_hashing=True)
-    store.add_annotator("admin", "admin-password", role="admin")
-    ann1 = store.add_annotator("ann1", "password-one")
-    ann2 = store.add_annotator("ann2", "password-two")
-    pid = store.create_project("e2e", "turku", settings={"classify_mode": "double"})
-    store.import_document_pairs(pid, PairSet([Pair("dp1", DOC1, DOC2, source="news")]))
-    store.add_member(pid, ann1)
-    store.add_member(pid, ann2)
-    store.assign_document_pairs(pid, [ann1])
+    store.accounts.add_annotator("admin", "admin-password", role="admin")
+    ann1 = store.accounts.add_annotator("ann1", "password-one")
+    ann2 = store.accounts.add_annotator("ann2", "password-two")
+    pid = store.projects.create_project("e2e", "turku", settings={"classify_mode": "double"})
+    store.projects.import_document_pairs(pid, PairSet([Pair("dp1", DOC1, DOC2, source="news")]))
+    store.projects.add_member(pid, ann1)
+    store.projects.add_member(pid, ann2)
+    store.queue.assign_document_pairs(pid, [ann1])
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -308,4 +308,6 @@ def test_annotators_extract_classify_adjudicate_export(browser, server, tmp_path
     ]
     lines = [json.loads(line) for line in exported.read_text().splitlines()]
     assert lines == expected
-    assert store.count_annotations(pid) == 4 and store.count_annotations(pid, "draft") == 0
+    assert (
+        store.queue.count_annotations(pid) == 4 and store.queue.count_annotations(pid, "draft") == 0
+    )

@@ -48,14 +48,14 @@ def test_store_commands(tmp_path):
     from parakit.annotate.store import Store
 
     st = Store.open(db)
-    pid = st.project_id("demo")
+    pid = st.projects.project_id("demo")
     assert st.project(pid).settings == {
         "classify_mode": "single",
         "question": "Are these paraphrases?",
     }
-    uid = st.annotator_id("ann")
-    item = st.lease_next(pid, uid).item_id
-    st.save(item, uid, label="4s", revision=0, submit=True)
+    uid = st.accounts.annotator_id("ann")
+    item = st.queue.lease_next(pid, uid).item_id
+    st.queue.save(item, uid, label="4s", revision=0, submit=True)
     run("export", db, "demo", str(tmp_path / "out.json"), "--drop", "1,x")
     data = json.loads((tmp_path / "out.json").read_text())
     assert [(d["txt1"], d["label"], d["context"]["doc2"]) for d in data] == [

@@ -48,15 +48,15 @@ def prepare_store(
     from parakit.schema import Pair, PairSet
 
     store = Store.open(target, cheap_hashing=True)
-    pid = store.create_project("load", scheme)
+    pid = store.projects.create_project("load", scheme)
     for i in range(n_annotators):
-        store.add_member(pid, store.add_annotator(f"ann{i:02d}", PASSWORD))
+        store.projects.add_member(pid, store.accounts.add_annotator(f"ann{i:02d}", PASSWORD))
     pairs = PairSet(
         [Pair(f"p{i:06d}", f"sentence {i} one", f"sentence {i} two") for i in range(n_items)],
         scheme=scheme,
     )
-    store.import_pairs(pid, pairs)
-    store.assign(pid, mode=mode)
+    store.projects.import_pairs(pid, pairs)
+    store.queue.assign(pid, mode=mode)
     store.close()
     return pid
 
@@ -267,9 +267,11 @@ def check_store(
     from parakit.annotate.store import Store
 
     store = Store.open(target)
-    names = store.annotator_names()
-    stored = {(names[a.annotator_id], a.item_id): a.label for a in store.submitted(project_id)}
-    items = [a.item_id for a in store.submitted(project_id)]
+    names = store.accounts.annotator_names()
+    stored = {
+        (names[a.annotator_id], a.item_id): a.label for a in store.queue.submitted(project_id)
+    }
+    items = [a.item_id for a in store.queue.submitted(project_id)]
     store.close()
     missing = sum(1 for name, item, label in acknowledged if stored.get((name, item)) != label)
     return {

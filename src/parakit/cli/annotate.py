@@ -47,7 +47,7 @@ def init(
 
     st = Store.open(store)
     if admin:
-        st.add_annotator(admin, _password(password, admin), role="admin")
+        st.accounts.add_annotator(admin, _password(password, admin), role="admin")
     typer.echo(f"store ready: {store}")
 
 
@@ -63,9 +63,8 @@ def add_user(
     from parakit.annotate.store import Store
 
     st = Store.open(store)
-    uid = st.add_annotator(name, _password(password, name), role=role)
-    for name_ in project:
-        st.add_member(st.project_id(name_), uid)
+    pids = [st.projects.project_id(name_) for name_ in project]
+    st.accounts.add_annotator(name, _password(password, name), role=role, projects=pids)
     typer.echo(f"user {name} ({role}) created")
 
 
@@ -77,6 +76,9 @@ def create_project(
     documents: Path | None = typer.Option(
         None, help="document pairs for extraction (text1/text2 = whole documents)"
     ),
+    texts: Path | None = typer.Option(
+        None, help="the texts file of a Turku data file (default: found beside it)"
+    ),
     scheme: str = typer.Option("turku", help="turku, binary, japanese, likert, graded"),
     classify_mode: str = typer.Option(
         "single", help="single or double annotation of extracted pairs"
@@ -86,22 +88,82 @@ def create_project(
         None, help="instruction shown above the labels (e.g. a Likert aspect)"
     ),
 ) -> None:
-    """Create a project from candidate pairs or document pairs."""
-    from parakit import io
+    """Create a project from candidate pairs or document pairs (one transaction: a failed
+    import leaves nothing behind)."""
+    from parakit.annotate.services.projects import read_pairs
     from parakit.annotate.store import Store
 
     if (candidates is None) == (documents is None):
         raise typer.BadParameter("give exactly one of --candidates or --documents")
-    st = Store.open(store)
     source = candidates or documents
     assert source is not None
-    pairs = io.read(source, format=format)
+    pairs = read_pairs(source, format=format, texts=texts)
     settings: dict[str, str] = {"classify_mode": classify_mode}
     if question:
         settings["question"] = question
-    pid = st.create_project(name, scheme, settings=settings)
-    count = st.import_pairs(pid, pairs) if candidates else st.import_document_pairs(pid, pairs)
+    st = Store.open(store)
+    pid, count = st.projects.create_with_pairs(
+        name,
+        scheme,
+        pairs,
+        kind="candidates" if candidates else "documents",
+        settings=settings,
+    )
     typer.echo(f"project {name} (id {pid}): {count} {'pairs' if candidates else 'document pairs'}")
+
+
+@app.command("delete-project")
+def delete_project(
+    store: str = STORE,
+    project: str = typer.Argument(...),
+    yes: bool = typer.Option(False, "--yes", help="do not ask for confirmation"),
+) -> None:
+    """Delete a project with its items, documents, annotations and queue (users stay)."""
+    from parakit.annotate.store import Store
+
+    st = Store.open(store)
+    pid = st.projects.project_id(project)
+    if not yes:
+        typer.confirm(f"delete project {project!r} and all its annotations?", abort=True)
+    st.projects.delete_project(pid)
+    typer.echo(f"project {project} deleted")
+
+
+@app.command()
+def projects(store: str = STORE) -> None:
+    """List the projects: id, name, scheme, items, submitted annotations, members."""
+    from parakit.annotate.store import Store
+
+    st = Store.open(store)
+    typer.echo("id\tname\tscheme\titems\tannotations\tmembers")
+    for row in st.projects.overview():
+        typer.echo(
+            f"{row['id']}\t{row['name']}\t{row['scheme']}\t{row['items']}\t"
+            f"{row['annotations']}\t{row['members']}"
+        )
+
+
+@app.command()
+def members(
+    store: str = STORE,
+    project: str = typer.Argument(...),
+    names: list[str] = typer.Argument(None, help="annotators to add (or remove)"),
+    remove: bool = typer.Option(False, "--remove", help="remove the named members"),
+) -> None:
+    """Add (or remove) project members; with no names, list them."""
+    from parakit.annotate.store import Store
+
+    st = Store.open(store)
+    pid = st.projects.project_id(project)
+    for name in names or []:
+        uid = st.accounts.annotator_id(name)
+        if remove:
+            st.projects.remove_member(pid, uid)
+        else:
+            st.projects.add_member(pid, uid)
+    all_names = st.accounts.annotator_names()
+    listed = ", ".join(all_names[uid] for uid in st.projects.members(pid)) or "(none)"
+    typer.echo(f"members of {project}: {listed}")
 
 
 @app.command()
@@ -110,7 +172,9 @@ def assign(
     project: str = typer.Argument(...),
     task: str = typer.Option("classify", help="classify or extract"),
     mode: str = typer.Option("single", help="single or double (classify)"),
-    annotators: str | None = typer.Option(None, help="comma-separated; default pool"),
+    annotators: str | None = typer.Option(
+        None, help="comma-separated; default: the shared pool of the project's members"
+    ),
     batch: str = typer.Option("default"),
     seed: int = typer.Option(0),
 ) -> None:
@@ -118,14 +182,13 @@ def assign(
     from parakit.annotate.store import Store
 
     st = Store.open(store)
-    pid = st.project_id(project)
-    ids = [st.annotator_id(n) for n in _names(annotators) or []] or None
-    for uid in ids or ():
-        st.add_member(pid, uid)
-    made = (
-        st.assign_document_pairs(pid, ids, batch)
-        if task == "extract"
-        else st.assign(pid, mode=mode, annotators=ids, batch=batch, seed=seed)
+    made = st.queue.assign_task(
+        st.projects.project_id(project),
+        task=task,
+        mode=mode,
+        annotators=_names(annotators),
+        batch=batch,
+        seed=seed,
     )
     typer.echo(f"{made} assignments made")
 
@@ -175,8 +238,11 @@ def export(
     from parakit.annotate.store import Store
 
     st = Store.open(store)
-    path = st.export(
-        st.project_id(project), output, drop_labels=tuple(_names(drop) or ()), judgments=judgments
+    path = st.exports.export(
+        st.projects.project_id(project),
+        output,
+        drop_labels=tuple(_names(drop) or ()),
+        judgments=judgments,
     )
     typer.echo(f"wrote {path}")
 
@@ -189,10 +255,10 @@ def stats(store: str = STORE, project: str = typer.Argument(...)) -> None:
     from parakit.annotate.store import Store
 
     st = Store.open(store)
-    pid = st.project_id(project)
-    for row in extraction_stats(st.extraction_rows(pid)):
+    pid = st.projects.project_id(project)
+    for row in extraction_stats(st.extraction.extraction_rows(pid)):
         typer.echo(json.dumps(row))
-    anns = st.submitted(pid)
+    anns = st.queue.submitted(pid)
     frame = judgments_frame([(a.item_id, a.annotator_id, a.label) for a in anns])
     if len(frame) and frame.groupby("item")["annotator"].nunique().max() >= 2:
         consensus = {a.item_id: st.item(a.item_id).label for a in anns}

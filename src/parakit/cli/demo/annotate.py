@@ -23,28 +23,28 @@ def demo_step(workdir: Path, pairs: PairSet) -> str:
         name=pairs.name,
     )
     store = Store.open(workdir / "annotate.sqlite", cheap_hashing=True)
-    pid = store.create_project("demo", pairs.scheme)
-    ids = [store.add_annotator(n, "demo-password") for n in ("careful", "hasty")]
-    adjudicator = store.add_annotator("lead", "demo-password", role="adjudicator")
-    store.import_pairs(pid, unlabelled)
-    store.assign(pid, mode="double", seed=0)
+    pid = store.projects.create_project("demo", pairs.scheme)
+    ids = [store.accounts.add_annotator(n, "demo-password") for n in ("careful", "hasty")]
+    adjudicator = store.accounts.add_annotator("lead", "demo-password", role="adjudicator")
+    store.projects.import_pairs(pid, unlabelled)
+    store.queue.assign(pid, mode="double", seed=0)
     rng = random.Random(0)
     values = pairs.scheme.values
     for who in ids:
-        while (work := store.lease_next(pid, who)) is not None:
+        while (work := store.queue.lease_next(pid, who)) is not None:
             key = store.item(work.item_id).key
             label = gold[key]
             if who == ids[1] and rng.random() < 0.3:
                 label = rng.choice([v for v in values if v != label])
-            store.save(work.item_id, who, label=label, revision=0, submit=True)
-    conflicts = store.disagreements(pid)
+            store.queue.save(work.item_id, who, label=label, revision=0, submit=True)
+    conflicts = store.review.disagreements(pid)
     for item, _ in conflicts:
-        store.resolve(item.id, gold[item.key], adjudicator)
-    anns = store.submitted(pid)
+        store.review.resolve(item.id, gold[item.key], adjudicator)
+    anns = store.queue.submitted(pid)
     frame = judgments_frame([(a.item_id, a.annotator_id, a.label) for a in anns])
     consensus = {a.item_id: store.item(a.item_id).label for a in anns}
     report = agreement_report(frame, pairs.scheme, consensus=consensus)
-    out = store.export(pid, workdir / "annotated.jsonl")
+    out = store.exports.export(pid, workdir / "annotated.jsonl")
     store.close()
     lines = [
         "## annotate",

@@ -1,0 +1,227 @@
+"""The annotation database: engine set-up, transactions, migrations, row lookups, errors.
+
+:class:`Database` wraps a SQLAlchemy engine: SQLite (the default: one file per project, WAL
+journal, ``synchronous=FULL``, every write transaction ``BEGIN IMMEDIATE``) or PostgreSQL
+(``postgresql+psycopg://...``) for teams. Every service method that writes runs in its own
+transaction (:meth:`Database.write`) that is committed before it returns, so whatever the web
+app acknowledges is on disk. The use cases live in :mod:`parakit.annotate.services`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Self, TypeVar
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from parakit.annotate.models import (
+    Assignment,
+    DocPair,
+    DocumentRow,
+    Item,
+    Project,
+)
+from parakit.errors import ParakitError
+from parakit.labels import LabelScheme, scheme_from_spec
+
+T = TypeVar("T")
+#: set while a write transaction opens, so SQLite takes the write lock up front
+_WRITING: contextvars.ContextVar[bool] = contextvars.ContextVar("parakit_writing", default=False)
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+class AnnotateError(ParakitError):
+    """An annotation-store error (codes ``E6xx``)."""
+
+    code = "E600"
+
+
+class NotFound(AnnotateError):
+    code = "E601"
+
+
+class Forbidden(AnnotateError):
+    code = "E602"
+
+
+class Conflict(AnnotateError):
+    """A stale revision, a lost lease or a duplicate name (HTTP 409)."""
+
+    code = "E603"
+
+
+def utcnow() -> datetime:
+    """Naive UTC now (the store keeps naive UTC datetimes on every backend)."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def store_url(target: str | Path) -> str:
+    """A SQLAlchemy URL for ``target``: a URL is kept, a path becomes a SQLite file URL."""
+    text = str(target)
+    if "://" in text:
+        if text.startswith("postgresql://"):
+            return "postgresql+psycopg://" + text[len("postgresql://") :]
+        return text
+    return f"sqlite:///{Path(text).resolve()}"
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine configured for durable, concurrent use.
+
+    SQLite: WAL journal, ``synchronous=FULL`` (a commit is fsynced before it is acknowledged),
+    foreign keys on, a 30 s busy timeout, and ``BEGIN IMMEDIATE`` for write transactions so
+    concurrent writers queue on the lock instead of failing when a read transaction upgrades
+    to a write (reads use a plain ``BEGIN`` and never wait for writers, thanks to WAL).
+    """
+    if url.startswith("sqlite"):
+        engine = create_engine(
+            url, connect_args={"timeout": 30, "check_same_thread": False}, **kwargs
+        )
+
+        @event.listens_for(engine, "connect")
+        def _connect(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=FULL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if _WRITING.get() else "BEGIN")
+
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, **kwargs)
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Run the Alembic migrations on ``engine`` up to ``revision``."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+
+class Database:
+    """The annotation database (engine, transactions, row lookups by id).
+
+    Args:
+        engine: a SQLAlchemy engine made by :func:`make_engine`; use :meth:`open`.
+        cheap_hashing: hash new passwords with argon2's cheapest parameters (tests and
+            benchmarks only; verification reads the parameters from each hash).
+    """
+
+    def __init__(self, engine: Engine, cheap_hashing: bool = False) -> None:
+        self.engine = engine
+        self.cheap_hashing = cheap_hashing
+        self._schemes: dict[int, LabelScheme] = {}
+        # SQLite has one writer at a time; queueing writers on a lock in this process is fair
+        # and prompt, where SQLite's busy handler sleeps with growing back-off under contention
+        self._write_lock = threading.Lock() if engine.dialect.name == "sqlite" else None
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+
+    # -- life cycle ----------------------------------------------------------------------------
+    @classmethod
+    def open(cls, target: str | Path, migrate: bool = True, cheap_hashing: bool = False) -> Self:
+        """Open (and by default create or upgrade) the store at a path or database URL."""
+        store = cls(make_engine(store_url(target)), cheap_hashing=cheap_hashing)
+        if migrate:
+            upgrade(store.engine)
+        return store
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """A session in one transaction, committed on success, rolled back on error."""
+        with self._sessions() as session, session.begin():
+            yield session
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        token = _WRITING.set(True)
+        if self._write_lock is not None:
+            self._write_lock.acquire()
+        try:
+            yield
+        finally:
+            if self._write_lock is not None:
+                self._write_lock.release()
+            _WRITING.reset(token)
+
+    def write(self, work: Callable[[Session], T], retries: int = 5) -> T:
+        """Run ``work`` in a transaction, retrying when the database reports contention."""
+        for attempt in range(retries):
+            try:
+                with self.writing(), self.transaction() as session:
+                    return work(session)
+            except OperationalError as err:
+                text = str(err).lower()
+                if attempt + 1 == retries or not (
+                    "locked" in text or "serializ" in text or "deadlock" in text
+                ):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- rows by id ------------------------------------------------------------------------------
+    def _get(self, model: type[Any], key: int, missing: str) -> Any:
+        """One row by primary key, or :class:`NotFound` with the message ``missing``."""
+        with self.transaction() as session:
+            row = session.get(model, key)
+        if row is None:
+            raise NotFound(missing)
+        return row
+
+    def project(self, project_id: int) -> Project:
+        return self._get(Project, project_id, f"no project with id {project_id}")
+
+    def forget_scheme(self, project_id: int) -> None:
+        self._schemes.pop(project_id, None)
+
+    def scheme(self, project_id: int) -> LabelScheme:
+        """The project's label scheme (cached: a project's scheme never changes)."""
+        if project_id not in self._schemes:
+            self._schemes[project_id] = scheme_from_spec(self.project(project_id).scheme)
+        return self._schemes[project_id]
+
+    def assignment(self, assignment_id: int) -> Assignment:
+        return self._get(Assignment, assignment_id, f"no assignment {assignment_id}")
+
+    def item(self, item_id: int) -> Item:
+        return self._get(Item, item_id, f"no item {item_id}")
+
+    def document(self, document_id: int) -> DocumentRow:
+        return self._get(DocumentRow, document_id, f"no document {document_id}")
+
+    def doc_pair(self, doc_pair_id: int) -> DocPair:
+        return self._get(DocPair, doc_pair_id, f"no document pair {doc_pair_id}")
+
+
+class Service:
+    """A group of use cases on one :class:`Database` (``db``); every write is one transaction."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def transaction(self) -> Any:
+        return self.db.transaction()
+
+    def _writing(self) -> Any:
+        return self.db.writing()
+
+    def _write(self, work: Callable[[Session], T], retries: int = 5) -> T:
+        return self.db.write(work, retries)

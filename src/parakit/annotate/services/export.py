@@ -1,0 +1,128 @@
+"""Export: the project's pairs as a PairSet, written in any parakit format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import select
+
+from parakit.annotate.db import (
+    Service,
+)
+from parakit.annotate.models import (
+    Annotation,
+    DocumentRow,
+    Item,
+)
+from parakit.labels import scheme_from_spec
+from parakit.schema import Document, Judgment, Pair, PairSet, Span
+
+
+class Exports(Service):
+    """The released corpus with contexts, rewrites and judgments."""
+
+    def to_pairset(
+        self, project_id: int, *, labelled_only: bool = True, judgments: bool = False
+    ) -> PairSet:
+        """The project's pairs (imported and extracted; not rewrite-check items) as a PairSet
+        with the documents their spans point into, the annotators' rewrites and, on request,
+        the individual judgments."""
+        project = self.db.project(project_id)
+        names = self.db.accounts.annotator_names()
+        with self.transaction() as session:
+            items = list(
+                session.scalars(
+                    select(Item)
+                    .where(Item.project_id == project_id, Item.origin != "rewrite")
+                    .order_by(Item.id)
+                )
+            )
+            anns: dict[int, list[Annotation]] = {}
+            for ann in session.scalars(
+                select(Annotation)
+                .where(
+                    Annotation.project_id == project_id,
+                    Annotation.task == "classify",
+                    Annotation.status == "submitted",
+                )
+                .order_by(Annotation.id)
+            ):
+                anns.setdefault(ann.item_id, []).append(ann)
+            docs = {
+                d.id: d
+                for d in session.scalars(
+                    select(DocumentRow).where(DocumentRow.project_id == project_id)
+                )
+            }
+        pairs = []
+        used: dict[str, Document] = {}
+        for item in items:
+            if labelled_only and item.label is None:
+                continue
+            spans = []
+            for doc_id, begin, end in (
+                (item.doc1_id, item.begin1, item.end1),
+                (item.doc2_id, item.begin2, item.end2),
+            ):
+                if doc_id is None or begin is None or end is None:
+                    spans.append(None)
+                    continue
+                doc = docs[doc_id]
+                used[doc.key] = Document(doc.key, doc.text, dict(doc.meta or {}))
+                spans.append(Span(doc.key, begin, end))
+            own = anns.get(item.id, [])
+            rewrites = tuple((a.rewrite1 or "", a.rewrite2 or "") for a in own if a.rewrite1)
+            judged = (
+                tuple(
+                    Judgment(
+                        annotator=names.get(a.annotator_id, str(a.annotator_id)),
+                        label=a.label,
+                        time=a.submitted_at.isoformat() if a.submitted_at else None,
+                        unsure=a.unsure,
+                        comment=a.comment,
+                        rewrite=(a.rewrite1 or "", a.rewrite2 or "") if a.rewrite1 else None,
+                    )
+                    for a in own
+                )
+                if judgments
+                else ()
+            )
+            pairs.append(
+                Pair(
+                    id=item.key,
+                    text1=item.text1,
+                    text2=item.text2,
+                    label=item.label,
+                    span1=spans[0],
+                    span2=spans[1],
+                    group=item.group,
+                    source=item.source,
+                    rewrites=rewrites,
+                    judgments=judged,
+                    metadata=dict(item.meta or {}),
+                )
+            )
+        return PairSet(
+            pairs, scheme=scheme_from_spec(project.scheme), documents=used, name=project.name
+        )
+
+    def export(
+        self,
+        project_id: int,
+        path: str | Path,
+        format: str | None = None,
+        drop_labels: tuple[str, ...] = (),
+        judgments: bool = False,
+    ) -> Path:
+        """Write the released corpus with contexts: Turku JSON layout (``.json``, plus the
+        texts file beside it) or canonical JSONL; ``drop_labels`` leaves out base labels
+        (``("1", "x")`` for the Turku release)."""
+        from parakit import io
+
+        pairs = self.to_pairset(project_id, judgments=judgments)
+        if drop_labels:
+            pairs = pairs.filter(lambda p: p.label is None or p.label[:1] not in drop_labels)
+            used = {s.doc_id for p in pairs for s in (p.span1, p.span2) if s is not None}
+            pairs.documents = {k: v for k, v in pairs.documents.items() if k in used}
+        io.write(pairs, path, format=format)
+        return Path(path)

@@ -1,0 +1,183 @@
+"""Extraction (T6): pairs selected in document pairs, and document-pair status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, func, or_, select
+from sqlalchemy.orm import Session
+
+from parakit.annotate.db import (
+    AnnotateError,
+    Conflict,
+    Forbidden,
+    Service,
+    utcnow,
+)
+from parakit.annotate.models import (
+    Annotation,
+    Assignment,
+    DocPair,
+    DocumentRow,
+    Item,
+    Project,
+)
+
+
+class Extraction(Service):
+    """Add, delete and list extracted pairs; finish document pairs."""
+
+    def _extract_assignment(self, session: Session, doc_pair_id: int, user_id: int) -> Assignment:
+        row = session.scalar(
+            select(Assignment).where(
+                Assignment.doc_pair_id == doc_pair_id,
+                Assignment.task == "extract",
+                or_(Assignment.done_by == user_id, Assignment.lease_owner == user_id),
+            )
+        )
+        if row is None:
+            raise Conflict(f"document pair {doc_pair_id} is not leased to you")
+        return row
+
+    def add_extracted_pair(
+        self, doc_pair_id: int, user_id: int, begin1: int, end1: int, begin2: int, end2: int
+    ) -> int:
+        """Store a pair selected in the extraction view; queue it for classification with the
+        project's ``classify_mode``. Returns the new item id."""
+        now = utcnow()
+
+        def work(session: Session) -> int:
+            self._extract_assignment(session, doc_pair_id, user_id)
+            dp = session.get(DocPair, doc_pair_id)
+            assert dp is not None
+            project = session.get(Project, dp.project_id)
+            assert project is not None
+            doc1 = session.get(DocumentRow, dp.doc1_id)
+            doc2 = session.get(DocumentRow, dp.doc2_id)
+            assert doc1 is not None and doc2 is not None
+            for doc, begin, end in ((doc1, begin1, end1), (doc2, begin2, end2)):
+                if not 0 <= begin < end <= len(doc.text):
+                    raise AnnotateError(
+                        f"span [{begin}, {end}) does not fit document "
+                        f"{doc.key!r} of length {len(doc.text)}",
+                        code="E608",
+                    )
+            count = session.scalar(select(func.count()).where(Item.doc_pair_id == dp.id)) or 0
+            item = Item(
+                project_id=dp.project_id,
+                key=f"{dp.key}-{count + 1}",
+                text1=doc1.text[begin1:end1],
+                text2=doc2.text[begin2:end2],
+                doc1_id=doc1.id,
+                begin1=begin1,
+                end1=end1,
+                doc2_id=doc2.id,
+                begin2=begin2,
+                end2=end2,
+                doc_pair_id=dp.id,
+                source=dp.source,
+                group=dp.key,
+                origin="extracted",
+                author_id=user_id,
+                created_at=now,
+                meta={},
+            )
+            session.add(item)
+            session.flush()
+            mode = (project.settings or {}).get("classify_mode", "single")
+            position = (
+                session.scalar(
+                    select(func.max(Assignment.position)).where(
+                        Assignment.project_id == dp.project_id
+                    )
+                )
+                or 0
+            ) + 1
+            for slot in range(1, (2 if mode == "double" else 1) + 1):
+                session.add(
+                    Assignment(
+                        project_id=dp.project_id,
+                        task="classify",
+                        item_id=item.id,
+                        slot=slot,
+                        batch="extracted",
+                        position=position,
+                        status="open",
+                    )
+                )
+            return item.id
+
+        return self._write(work)
+
+    def delete_extracted_pair(self, item_id: int, user_id: int) -> None:
+        """Remove a pair this annotator extracted, while nobody has classified it."""
+
+        def work(session: Session) -> None:
+            item = session.get(Item, item_id)
+            if item is None or item.author_id != user_id or item.origin != "extracted":
+                raise Forbidden(f"item {item_id} is not a pair you extracted")
+            if session.scalar(select(func.count()).where(Annotation.item_id == item_id)):
+                raise Conflict(f"item {item_id} is already being classified")
+            session.execute(delete(Assignment).where(Assignment.item_id == item_id))
+            session.delete(item)
+
+        self._write(work)
+
+    def extracted_pairs(self, doc_pair_id: int) -> list[Item]:
+        with self.transaction() as session:
+            return list(
+                session.scalars(
+                    select(Item).where(Item.doc_pair_id == doc_pair_id).order_by(Item.id)
+                )
+            )
+
+    def finish_doc_pair(self, doc_pair_id: int, user_id: int, empty: bool = False) -> None:
+        """Mark a document pair finished (or empty: nothing to extract)."""
+        now = utcnow()
+
+        def work(session: Session) -> None:
+            assignment = self._extract_assignment(session, doc_pair_id, user_id)
+            dp = session.get(DocPair, doc_pair_id)
+            assert dp is not None
+            has_pairs = session.scalar(select(func.count()).where(Item.doc_pair_id == dp.id))
+            if empty and has_pairs:
+                raise AnnotateError(
+                    "this document pair has extracted pairs; delete them before marking it empty",
+                    code="E609",
+                )
+            dp.status = "empty" if empty or not has_pairs else "finished"
+            dp.finished_by = user_id
+            dp.finished_at = now
+            assignment.status = "done"
+            assignment.done_by = user_id
+            assignment.done_at = now
+            assignment.lease_owner = None
+            assignment.lease_expires = None
+
+        self._write(work)
+
+    def extraction_rows(self, project_id: int) -> list[dict[str, Any]]:
+        """Closed document pairs with their texts and selected spans (for statistics)."""
+        with self.transaction() as session:
+            pairs = list(
+                session.scalars(
+                    select(DocPair).where(
+                        DocPair.project_id == project_id, DocPair.status.in_(("finished", "empty"))
+                    )
+                )
+            )
+            out = []
+            for dp in pairs:
+                doc1 = session.get(DocumentRow, dp.doc1_id)
+                doc2 = session.get(DocumentRow, dp.doc2_id)
+                items = list(session.scalars(select(Item).where(Item.doc_pair_id == dp.id)))
+                out.append(
+                    {
+                        "source": dp.source or "unknown",
+                        "text1": doc1.text if doc1 else "",
+                        "text2": doc2.text if doc2 else "",
+                        "spans1": [(i.begin1, i.end1) for i in items],
+                        "spans2": [(i.begin2, i.end2) for i in items],
+                    }
+                )
+        return out

@@ -1,0 +1,416 @@
+"""Projects, membership and import (candidate pairs, document pairs for extraction)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from parakit.annotate.db import (
+    AnnotateError,
+    Conflict,
+    NotFound,
+    Service,
+    utcnow,
+)
+from parakit.annotate.models import (
+    Annotation,
+    Assignment,
+    DocPair,
+    DocumentRow,
+    Item,
+    Member,
+    Project,
+)
+from parakit.annotate.services.accounts import User
+from parakit.errors import ParakitError, SpanError
+from parakit.labels import LabelScheme, scheme_from_spec
+from parakit.schema import Document, PairSet
+
+
+class Projects(Service):
+    """Create, find and fill projects; membership."""
+
+    def create_project(
+        self,
+        name: str,
+        scheme: str | dict[str, Any] | LabelScheme,
+        settings: dict[str, Any] | None = None,
+    ) -> int:
+        """Create an empty project. ``settings``: ``classify_mode`` (``single``/``double``)
+        for pairs extracted in the tool; ``question``: the instruction shown above the label
+        buttons (e.g. one Likert aspect of M13: "Fluency of statement 2")."""
+        check_project_name(name)
+        spec = scheme.spec() if isinstance(scheme, LabelScheme) else scheme_from_spec(scheme).spec()
+        return self._write(lambda session: self._new_project(session, name, spec, settings))
+
+    def _new_project(
+        self, session: Session, name: str, spec: dict[str, Any], settings: dict[str, Any] | None
+    ) -> int:
+        if session.scalar(select(Project.id).where(Project.name == name)) is not None:
+            raise Conflict(f"project {name!r} already exists")
+        row = Project(name=name, scheme=spec, settings=dict(settings or {}), created_at=utcnow())
+        session.add(row)
+        session.flush()
+        return row.id
+
+    def project_id(self, name: str) -> int:
+        with self.transaction() as session:
+            value = session.scalar(select(Project.id).where(Project.name == name))
+        if value is None:
+            raise NotFound(f"no project named {name!r}")
+        return value
+
+    def projects_for(self, user: User) -> list[Project]:
+        with self.transaction() as session:
+            query = select(Project).order_by(Project.id)
+            if not user.is_admin:
+                query = query.join(Member, Member.project_id == Project.id).where(
+                    Member.annotator_id == user.id
+                )
+            return list(session.scalars(query))
+
+    def add_member(self, project_id: int, annotator_id: int) -> None:
+        def work(session: Session) -> None:
+            if session.get(Member, (project_id, annotator_id)) is None:
+                session.add(Member(project_id=project_id, annotator_id=annotator_id))
+
+        self._write(work)
+
+    def overview(self) -> list[dict[str, Any]]:
+        """One row per project: id, name, scheme name, items, submitted annotations, members."""
+        with self.transaction() as session:
+            items = dict(
+                session.execute(select(Item.project_id, func.count()).group_by(Item.project_id))
+            )
+            anns = dict(
+                session.execute(
+                    select(Annotation.project_id, func.count())
+                    .where(Annotation.status == "submitted")
+                    .group_by(Annotation.project_id)
+                )
+            )
+            members = dict(
+                session.execute(select(Member.project_id, func.count()).group_by(Member.project_id))
+            )
+            return [
+                {
+                    "id": p.id,
+                    "name": p.name,
+                    "scheme": (p.scheme or {}).get("name", ""),
+                    "items": int(items.get(p.id, 0)),
+                    "annotations": int(anns.get(p.id, 0)),
+                    "members": int(members.get(p.id, 0)),
+                }
+                for p in session.scalars(select(Project).order_by(Project.id))
+            ]
+
+    def remove_member(self, project_id: int, annotator_id: int) -> None:
+        self._write(
+            lambda s: s.execute(
+                delete(Member).where(
+                    Member.project_id == project_id, Member.annotator_id == annotator_id
+                )
+            )
+        )
+
+    def members(self, project_id: int) -> list[int]:
+        """Ids of the project's members, in id order."""
+        with self.transaction() as session:
+            return list(
+                session.scalars(
+                    select(Member.annotator_id)
+                    .where(Member.project_id == project_id)
+                    .order_by(Member.annotator_id)
+                )
+            )
+
+    def can_access(self, user: User, project_id: int) -> bool:
+        if user.is_admin:
+            return True
+        with self.transaction() as session:
+            return session.get(Member, (project_id, user.id)) is not None
+
+    def _documents(
+        self, session: Session, project_id: int, documents: Iterable[Document]
+    ) -> dict[str, int]:
+        ids = dict(
+            session.execute(
+                select(DocumentRow.key, DocumentRow.id).where(DocumentRow.project_id == project_id)
+            ).all()
+        )
+        for doc in documents:
+            if doc.id in ids:
+                continue
+            row = DocumentRow(
+                project_id=project_id, key=doc.id, text=doc.text, meta=dict(doc.metadata)
+            )
+            session.add(row)
+            session.flush()
+            ids[doc.id] = row.id
+        return ids
+
+    # -- import: one use case for the CLI and the web app, one transaction ----------------------
+    def create_with_pairs(
+        self,
+        name: str,
+        scheme: str | dict[str, Any] | LabelScheme,
+        pairs: PairSet,
+        *,
+        kind: str = "candidates",
+        settings: dict[str, Any] | None = None,
+    ) -> tuple[int, int]:
+        """Create a project and import ``pairs`` into it in ONE transaction: when anything
+        fails (a bad span, a duplicate id, text the database refuses) nothing is left behind,
+        so the same name can be used again at once.
+
+        Args:
+            kind: ``candidates`` (pairs to classify) or ``documents`` (document pairs to
+                extract from, see :meth:`import_document_pairs`).
+        Returns:
+            ``(project id, number imported)``.
+        """
+        if kind not in ("candidates", "documents"):
+            raise AnnotateError(
+                f"unknown project kind {kind!r}; use 'candidates' or 'documents'", code="E612"
+            )
+        check_project_name(name)
+        spec = scheme.spec() if isinstance(scheme, LabelScheme) else scheme_from_spec(scheme).spec()
+        check_importable(pairs, spans=kind == "candidates")
+
+        def work(session: Session) -> tuple[int, int]:
+            project_id = self._new_project(session, name, spec, settings)
+            if kind == "documents":
+                return project_id, self._add_document_pairs(session, project_id, pairs)
+            return project_id, self._add_pairs(session, project_id, pairs)
+
+        try:
+            return self._write(work)
+        except IntegrityError as err:
+            raise Conflict(f"duplicate pair ids in the file: {err.orig}") from None
+
+    def import_pairs(self, project_id: int, pairs: PairSet) -> int:
+        """Add candidate pairs (with their documents, for context) in one transaction;
+        returns how many."""
+        check_importable(pairs, spans=True)
+        try:
+            return self._write(lambda session: self._add_pairs(session, project_id, pairs))
+        except IntegrityError as err:
+            raise Conflict(
+                f"pair ids already present in project {project_id}: {err.orig}"
+            ) from None
+
+    def import_document_pairs(self, project_id: int, pairs: PairSet) -> int:
+        """Add document pairs for extraction: each pair's ``text1``/``text2`` are whole
+        documents (``<id>-1``/``<id>-2``); ``metadata['alignment']`` may hold aligned
+        ``[[begin1, end1, begin2, end2], ...]`` segments (timestamps, paragraphs)."""
+        check_importable(pairs, spans=False)
+        try:
+            return self._write(lambda session: self._add_document_pairs(session, project_id, pairs))
+        except IntegrityError as err:
+            raise Conflict(f"document pair ids already present: {err.orig}") from None
+
+    def _add_pairs(self, session: Session, project_id: int, pairs: PairSet) -> int:
+        doc_ids = self._documents(session, project_id, pairs.documents.values())
+        now = utcnow()
+        for pair in pairs:
+            s1, s2 = pair.span1, pair.span2
+            session.add(
+                Item(
+                    project_id=project_id,
+                    key=pair.id,
+                    text1=pair.text1,
+                    text2=pair.text2,
+                    doc1_id=doc_ids[s1.doc_id] if s1 else None,
+                    begin1=s1.begin if s1 else None,
+                    end1=s1.end if s1 else None,
+                    doc2_id=doc_ids[s2.doc_id] if s2 else None,
+                    begin2=s2.begin if s2 else None,
+                    end2=s2.end if s2 else None,
+                    source=pair.source,
+                    group=pair.group,
+                    origin="import",
+                    created_at=now,
+                    meta=dict(pair.metadata),
+                )
+            )
+        session.flush()
+        return len(pairs)
+
+    def _add_document_pairs(self, session: Session, project_id: int, pairs: PairSet) -> int:
+        for pair in pairs:
+            meta = dict(pair.metadata)
+            docs = [
+                Document(
+                    f"{pair.id}-{side}",
+                    text,
+                    {k: v for k, v in meta.items() if k != "alignment"},
+                )
+                for side, text in ((1, pair.text1), (2, pair.text2))
+            ]
+            ids = self._documents(session, project_id, docs)
+            session.add(
+                DocPair(
+                    project_id=project_id,
+                    key=pair.id,
+                    doc1_id=ids[docs[0].id],
+                    doc2_id=ids[docs[1].id],
+                    source=pair.source,
+                    status="open",
+                    meta=meta,
+                )
+            )
+        session.flush()
+        return len(pairs)
+
+    def delete_project(self, project_id: int) -> None:
+        """Delete a project with everything in it (items, documents, annotations, queue,
+        membership); user accounts stay."""
+
+        def work(session: Session) -> None:
+            if session.get(Project, project_id) is None:
+                raise NotFound(f"no project with id {project_id}")
+            session.execute(delete(Annotation).where(Annotation.project_id == project_id))
+            session.execute(delete(Assignment).where(Assignment.project_id == project_id))
+            # rewrite items point at their parents: children first
+            session.execute(
+                delete(Item).where(Item.project_id == project_id, Item.parent_id.is_not(None))
+            )
+            session.execute(delete(Item).where(Item.project_id == project_id))
+            session.execute(delete(DocPair).where(DocPair.project_id == project_id))
+            session.execute(delete(DocumentRow).where(DocumentRow.project_id == project_id))
+            session.execute(delete(Member).where(Member.project_id == project_id))
+            session.execute(delete(Project).where(Project.id == project_id))
+
+        self._write(work)
+        self.db.forget_scheme(project_id)
+
+
+#: project names: letters, digits, space, ``_ . -``; starting with a letter or digit
+_PROJECT_NAME = re.compile(r"[^\W_][\w .-]{0,99}")
+
+
+def check_project_name(name: str) -> str:
+    """``name`` if it is a valid project name, else :class:`AnnotateError` (E613).
+
+    Names are shown in pages and exports but never used as file paths; still, only letters,
+    digits, spaces and ``_ . -`` are allowed (no ``/``, quotes or line breaks), 1-100
+    characters, starting with a letter or digit.
+    """
+    if not isinstance(name, str) or not _PROJECT_NAME.fullmatch(name) or name != name.strip():
+        raise AnnotateError(
+            f"invalid project name {name!r}: use 1-100 letters, digits, spaces, '_', '.' or "
+            "'-', starting with a letter or digit",
+            code="E613",
+        )
+    return name
+
+
+def _unsafe(value: Any) -> str | None:
+    """Why a value cannot be stored (a NUL character or a lone surrogate), or None."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "a NUL character"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a lone surrogate (invalid Unicode)"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            reason = _unsafe(key) or _unsafe(item)
+            if reason:
+                return reason
+    elif isinstance(value, list | tuple):
+        for item in value:
+            reason = _unsafe(item)
+            if reason:
+                return reason
+    return None
+
+
+def _loose(text: str) -> str:
+    return " ".join(text.split())
+
+
+def check_importable(pairs: PairSet, *, spans: bool) -> None:
+    """Refuse what cannot be imported, before anything is written: an empty set, text with
+    NUL characters or lone surrogates, context spans outside their documents; statements
+    that differ from their span only in whitespace are accepted (as the Turku reader's own
+    span check does), other mismatches are refused."""
+    if len(pairs) == 0:
+        raise AnnotateError("the file holds no pairs; nothing to import", code="E614")
+    for doc in pairs.documents.values():
+        reason = _unsafe(doc.id) or _unsafe(doc.text) or _unsafe(dict(doc.metadata))
+        if reason:
+            raise AnnotateError(f"document {doc.id!r} contains {reason}", code="E615")
+    for pair in pairs:
+        for field, value in (
+            ("id", pair.id),
+            ("text1", pair.text1),
+            ("text2", pair.text2),
+            ("source", pair.source),
+            ("group", pair.group),
+            ("metadata", dict(pair.metadata)),
+        ):
+            reason = _unsafe(value)
+            if reason:
+                raise AnnotateError(f"pair {pair.id!r}: {field} contains {reason}", code="E615")
+        if not spans:
+            continue
+        for side, span, text in ((1, pair.span1, pair.text1), (2, pair.span2, pair.text2)):
+            if span is None:
+                continue
+            doc = pairs.documents.get(span.doc_id)
+            if doc is None:
+                raise SpanError(
+                    f"pair {pair.id!r}: span{side} names document {span.doc_id!r}, which is not "
+                    "in the file (a Turku file needs its texts file: upload both)"
+                )
+            if not 0 <= span.begin <= span.end <= len(doc.text):
+                raise SpanError(
+                    f"pair {pair.id!r}: span{side} [{span.begin}, {span.end}) lies outside "
+                    f"document {span.doc_id!r} of length {len(doc.text)}"
+                )
+            covered = doc.text[span.begin : span.end]
+            if covered != text and _loose(covered) != _loose(text):
+                raise SpanError(
+                    f"pair {pair.id!r}: span{side} [{span.begin}, {span.end}) of document "
+                    f"{span.doc_id!r} covers {covered[:60]!r}, not text{side} {text[:60]!r}"
+                )
+
+
+def read_pairs(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    scheme: str | None = None,
+    texts: str | Path | None = None,
+) -> PairSet:
+    """Read a file to import (CLI and web upload alike). A Turku data file needs its texts
+    file (``texts``, or found beside it); reader errors other than parakit's become
+    :class:`AnnotateError` (E611)."""
+    from parakit import io
+
+    path = Path(path)
+    name = format or io.detect_format(path)
+    options: dict[str, Any] = {}
+    if name == "turku":
+        options["require_texts"] = True
+        if texts is not None:
+            options["texts"] = texts
+    elif texts is not None:
+        raise AnnotateError("a texts file goes only with a Turku data file", code="E611")
+    if scheme is not None and path.suffix == ".jsonl":
+        options["scheme"] = scheme
+    try:
+        return io.read(path, format=name, **options)
+    except ParakitError:
+        raise
+    except Exception as err:  # a reader's own error: report it, do not crash
+        raise AnnotateError(f"cannot read {path.name}: {err}", code="E611") from err

@@ -1,0 +1,531 @@
+"""The work queue: assignment, leases, annotations with revisions, progress."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, aliased
+
+from parakit.annotate.db import (
+    AnnotateError,
+    Conflict,
+    Service,
+    utcnow,
+)
+from parakit.annotate.models import (
+    Annotation,
+    Assignment,
+    DocPair,
+    Item,
+)
+
+
+@dataclass(frozen=True)
+class Saved:
+    """The result of saving an annotation."""
+
+    annotation_id: int
+    revision: int
+    status: str
+
+
+class Queue(Service):
+    """Assign items, lease the next one, save and submit annotations."""
+
+    def assign_task(
+        self,
+        project_id: int,
+        *,
+        task: str = "classify",
+        mode: str = "single",
+        annotators: list[str] | None = None,
+        batch: str = "default",
+        seed: int = 0,
+    ) -> int:
+        """Queue a project's unassigned items (``task='classify'``) or document pairs
+        (``'extract'``): the one use case behind ``parakit annotate assign`` and the admin
+        page. Named annotators become members and get the work round-robin; without names the
+        work goes to the shared pool, which only members see, so the project must have
+        members (two for double annotation) or :class:`AnnotateError` (E616) says how to add
+        them.
+
+        Returns:
+            the number of assignments made.
+        """
+        if task not in ("classify", "extract"):
+            raise AnnotateError(f"unknown task {task!r}; use 'classify' or 'extract'", code="E606")
+        self.db.project(project_id)
+        ids = [self.db.accounts.annotator_id(n) for n in annotators] if annotators else None
+        for uid in ids or ():
+            self.db.projects.add_member(project_id, uid)
+        if ids is None:
+            need = 2 if task == "classify" and mode == "double" else 1
+            have = len(self.db.projects.members(project_id))
+            if have < need:
+                raise AnnotateError(
+                    f"the shared pool is served to project members, and project {project_id} "
+                    f"has {have} (needs {need}{' for double annotation' if need == 2 else ''}): "
+                    "add members first ('parakit annotate members STORE PROJECT NAME...' or the "
+                    "admin page), or name the annotators ('--annotators a,b')",
+                    code="E616",
+                )
+        if task == "extract":
+            return self.assign_document_pairs(project_id, ids, batch=batch)
+        return self.assign(project_id, mode=mode, annotators=ids, batch=batch, seed=seed)
+
+    def assign(
+        self,
+        project_id: int,
+        *,
+        mode: str = "single",
+        annotators: list[int] | None = None,
+        batch: str = "default",
+        items: list[int] | None = None,
+        seed: int = 0,
+    ) -> int:
+        """Queue the project's unassigned items for classification (T9).
+
+        Args:
+            mode: ``single`` (one annotation per item) or ``double`` (two, by different people).
+            annotators: give items round-robin to these annotators' personal queues; default:
+                a shared pool that anyone in the project draws from.
+            batch: batch name; queues serve batches in name order.
+            items: restrict to these item ids.
+            seed: shuffles the order of the batch.
+        Returns:
+            the number of assignments made.
+        """
+        if mode not in ("single", "double"):
+            raise AnnotateError(f"unknown mode {mode!r}; use 'single' or 'double'", code="E606")
+        slots = 1 if mode == "single" else 2
+        if annotators is not None and mode == "double" and len(set(annotators)) < 2:
+            raise AnnotateError("double annotation needs at least two annotators", code="E606")
+
+        def work(session: Session) -> int:
+            query = select(Item.id).where(
+                Item.project_id == project_id,
+                Item.origin != "rewrite",
+                ~exists().where(Assignment.item_id == Item.id, Assignment.task == "classify"),
+            )
+            if items is not None:
+                query = query.where(Item.id.in_(items))
+            ids = list(session.scalars(query.order_by(Item.id)))
+            random.Random(seed).shuffle(ids)
+            start = (
+                session.scalar(
+                    select(func.coalesce(func.max(Assignment.position), 0)).where(
+                        Assignment.project_id == project_id
+                    )
+                )
+                or 0
+            )
+            made = 0
+            for n, item_id in enumerate(ids):
+                for slot in range(1, slots + 1):
+                    who = None
+                    if annotators:
+                        who = annotators[(n * slots + slot - 1) % len(annotators)]
+                    session.add(
+                        Assignment(
+                            project_id=project_id,
+                            task="classify",
+                            item_id=item_id,
+                            slot=slot,
+                            batch=batch,
+                            position=start + n + 1,
+                            annotator_id=who,
+                            status="open",
+                        )
+                    )
+                    made += 1
+            return made
+
+        return self._write(work)
+
+    def assign_document_pairs(
+        self, project_id: int, annotators: list[int] | None = None, batch: str = "default"
+    ) -> int:
+        """Queue unassigned document pairs for extraction (shared pool or round-robin)."""
+
+        def work(session: Session) -> int:
+            ids = list(
+                session.scalars(
+                    select(DocPair.id)
+                    .where(
+                        DocPair.project_id == project_id,
+                        ~exists().where(Assignment.doc_pair_id == DocPair.id),
+                    )
+                    .order_by(DocPair.id)
+                )
+            )
+            for n, dp in enumerate(ids):
+                who = annotators[n % len(annotators)] if annotators else None
+                session.add(
+                    Assignment(
+                        project_id=project_id,
+                        task="extract",
+                        doc_pair_id=dp,
+                        slot=1,
+                        batch=batch,
+                        position=n + 1,
+                        annotator_id=who,
+                        status="open",
+                    )
+                )
+            return len(ids)
+
+        return self._write(work)
+
+    def lease_next(
+        self,
+        project_id: int,
+        user_id: int,
+        task: str = "classify",
+        lease: timedelta = timedelta(minutes=30),
+    ) -> Assignment | None:
+        """The assignment this annotator works on next, leased to them until ``now + lease``.
+
+        An unexpired lease the annotator already holds is returned first (a refresh shows the
+        same item); otherwise the next open assignment of their queue or the pool whose lease
+        is free or expired. The claim is a conditional UPDATE, so two annotators never hold
+        the same assignment, and an annotator never gets both slots of a double item.
+        """
+        now = utcnow()
+        other = aliased(Assignment)
+        skip_locked = self.db.engine.dialect.name == "postgresql"
+        for _ in range(20):
+            with self._writing(), self.transaction() as session:
+                held = session.scalar(
+                    select(Assignment)
+                    .where(
+                        Assignment.project_id == project_id,
+                        Assignment.task == task,
+                        Assignment.status == "open",
+                        Assignment.lease_owner == user_id,
+                        Assignment.lease_expires > now,
+                    )
+                    .order_by(Assignment.id)
+                    .limit(1)
+                )
+                if held is not None:
+                    return held
+                same_item = exists().where(
+                    other.task == Assignment.task,
+                    other.id != Assignment.id,
+                    or_(
+                        and_(Assignment.item_id.is_not(None), other.item_id == Assignment.item_id),
+                        and_(
+                            Assignment.doc_pair_id.is_not(None),
+                            other.doc_pair_id == Assignment.doc_pair_id,
+                        ),
+                    ),
+                    or_(
+                        other.done_by == user_id,
+                        and_(other.lease_owner == user_id, other.lease_expires > now),
+                    ),
+                )
+                candidates: list[int] = []
+                # the personal queue first, then the shared pool; each query walks the
+                # ix_assignments_next index in queue order and stops after a few rows
+                for owner in (
+                    Assignment.annotator_id == user_id,
+                    Assignment.annotator_id.is_(None),
+                ):
+                    query = (
+                        select(Assignment.id)
+                        .where(
+                            Assignment.project_id == project_id,
+                            Assignment.task == task,
+                            Assignment.status == "open",
+                            owner,
+                            or_(Assignment.exclude_id.is_(None), Assignment.exclude_id != user_id),
+                            or_(Assignment.lease_owner.is_(None), Assignment.lease_expires <= now),
+                            ~same_item,
+                        )
+                        .order_by(
+                            Assignment.batch, Assignment.position, Assignment.slot, Assignment.id
+                        )
+                    )
+                    if skip_locked:
+                        # PostgreSQL: lock one free row, skipping rows that concurrent claims
+                        # hold, instead of every claim queueing on the same first rows
+                        query = query.limit(1).with_for_update(skip_locked=True, of=Assignment)
+                    else:
+                        query = query.limit(5)
+                    candidates += session.scalars(query)
+                    if candidates:
+                        break
+                if not candidates:
+                    return None
+                for candidate in candidates:
+                    claimed = session.execute(
+                        update(Assignment)
+                        .where(
+                            Assignment.id == candidate,
+                            Assignment.status == "open",
+                            or_(Assignment.lease_owner.is_(None), Assignment.lease_expires <= now),
+                        )
+                        .values(lease_owner=user_id, lease_expires=now + lease)
+                    ).rowcount
+                    if claimed == 1:
+                        return session.get(Assignment, candidate)
+            # every candidate was taken by someone else meanwhile: look again
+        return None
+
+    def release(self, assignment_id: int, user_id: int) -> None:
+        """Give a leased assignment back to the queue (skip)."""
+        self._write(
+            lambda s: s.execute(
+                update(Assignment)
+                .where(
+                    Assignment.id == assignment_id,
+                    Assignment.lease_owner == user_id,
+                    Assignment.status == "open",
+                )
+                .values(lease_owner=None, lease_expires=None)
+            )
+        )
+
+    def progress(self, project_id: int, user_id: int, task: str = "classify") -> dict[str, int]:
+        """Items (or document pairs) this annotator has done, and those still open to them
+        (the second slot of an item they already answered does not count)."""
+        other = aliased(Assignment)
+        target = func.coalesce(Assignment.item_id, -Assignment.doc_pair_id)
+        with self.transaction() as session:
+            done = (
+                session.scalar(
+                    select(func.count()).where(
+                        Assignment.project_id == project_id,
+                        Assignment.task == task,
+                        Assignment.done_by == user_id,
+                    )
+                )
+                or 0
+            )
+            remaining = (
+                session.scalar(
+                    select(func.count(func.distinct(target))).where(
+                        Assignment.project_id == project_id,
+                        Assignment.task == task,
+                        Assignment.status == "open",
+                        or_(Assignment.annotator_id.is_(None), Assignment.annotator_id == user_id),
+                        or_(Assignment.exclude_id.is_(None), Assignment.exclude_id != user_id),
+                        ~exists().where(
+                            other.task == task,
+                            other.done_by == user_id,
+                            func.coalesce(other.item_id, -other.doc_pair_id) == target,
+                        ),
+                    )
+                )
+                or 0
+            )
+        return {"done": int(done), "remaining": int(remaining)}
+
+    def annotation(self, item_id: int, user_id: int, task: str = "classify") -> Annotation | None:
+        """This annotator's own annotation (draft or submitted) of an item, if any."""
+        with self.transaction() as session:
+            return session.scalar(
+                select(Annotation).where(
+                    Annotation.item_id == item_id,
+                    Annotation.annotator_id == user_id,
+                    Annotation.task == task,
+                )
+            )
+
+    def _own_assignment(
+        self, session: Session, item_id: int, user_id: int, task: str
+    ) -> Assignment:
+        row = session.scalar(
+            select(Assignment)
+            .where(
+                Assignment.item_id == item_id,
+                Assignment.task == task,
+                or_(
+                    Assignment.done_by == user_id,
+                    and_(Assignment.status == "open", Assignment.lease_owner == user_id),
+                ),
+            )
+            .order_by(Assignment.done_by.is_(None))
+            .limit(1)
+        )
+        if row is None:
+            raise Conflict(
+                f"item {item_id} is not leased to you (the lease expired and the item "
+                "went to someone else, or it was never yours); load the next item"
+            )
+        return row
+
+    def save(
+        self,
+        item_id: int,
+        user_id: int,
+        *,
+        label: str | None,
+        revision: int,
+        submit: bool,
+        rewrite: tuple[str, str] | None = None,
+        unsure: bool = False,
+        comment: str | None = None,
+        task: str = "classify",
+    ) -> Saved:
+        """Save a draft (``submit=False``) or submit an annotation.
+
+        Args:
+            revision: the revision the client's form was based on (0 for a new annotation);
+                a mismatch means a newer answer exists and raises :class:`Conflict`.
+        Raises:
+            Conflict: stale revision or lease lost; LabelError: invalid label for the scheme.
+        """
+        item = self.db.item(item_id)
+        scheme = self.db.scheme(item.project_id)
+        canonical = None
+        if label is not None and label != "":
+            canonical = scheme.normalize(label)
+        elif submit:
+            raise AnnotateError("a submitted annotation needs a label", code="E607")
+        flags = ""
+        if canonical is not None:
+            flags = "".join(scheme.parse(canonical).flags)
+        if rewrite is not None and not any(part.strip() for part in rewrite):
+            rewrite = None
+        now = utcnow()
+
+        def work(session: Session) -> Saved:
+            assignment = self._own_assignment(session, item_id, user_id, task)
+            row = session.scalar(
+                select(Annotation).where(
+                    Annotation.item_id == item_id,
+                    Annotation.annotator_id == user_id,
+                    Annotation.task == task,
+                )
+            )
+            if row is not None and row.status == "submitted" and not submit:
+                raise Conflict("this item is already submitted; submit again to change it")
+            values = dict(
+                label=canonical,
+                flags=flags,
+                rewrite1=rewrite[0] if rewrite else None,
+                rewrite2=rewrite[1] if rewrite else None,
+                unsure=unsure,
+                comment=comment or None,
+                updated_at=now,
+            )
+            if submit:
+                values.update(status="submitted", submitted_at=now)
+            if row is None:
+                if revision != 0:
+                    raise Conflict(f"stale revision {revision}: the annotation does not exist yet")
+                row = Annotation(
+                    project_id=item.project_id,
+                    item_id=item_id,
+                    annotator_id=user_id,
+                    assignment_id=assignment.id,
+                    task=task,
+                    status=values.pop("status", "draft"),
+                    revision=1,
+                    created_at=now,
+                    **values,
+                )
+                session.add(row)
+                session.flush()
+                new_revision = 1
+            else:
+                changed = session.execute(
+                    update(Annotation)
+                    .where(
+                        Annotation.id == row.id,
+                        Annotation.revision == revision,
+                    )
+                    .values(revision=Annotation.revision + 1, **values)
+                ).rowcount
+                if changed != 1:
+                    raise Conflict(
+                        f"stale revision {revision}: the item was saved as revision "
+                        f"{row.revision} in another tab; reload to see it"
+                    )
+                new_revision = revision + 1
+            if submit:
+                assignment.status = "done"
+                assignment.done_by = user_id
+                assignment.done_at = assignment.done_at or now
+                assignment.lease_owner = None
+                assignment.lease_expires = None
+                session.flush()
+                if task == "classify":
+                    self._settle(session, item_id)
+            return Saved(row.id, new_revision, "submitted" if submit else "draft")
+
+        try:
+            return self._write(work)
+        except IntegrityError:
+            raise Conflict("the annotation was created in another tab; reload") from None
+
+    def _settle(self, session: Session, item_id: int) -> None:
+        """Set the item's label when all its classification assignments agree."""
+        item = session.get(Item, item_id)
+        if item is None or item.resolved_by is not None:
+            return
+        open_left = (
+            session.scalar(
+                select(func.count()).where(
+                    Assignment.item_id == item_id,
+                    Assignment.task == "classify",
+                    Assignment.status != "done",
+                )
+            )
+            or 0
+        )
+        labels = set(
+            session.scalars(
+                select(Annotation.label).where(
+                    Annotation.item_id == item_id,
+                    Annotation.task == "classify",
+                    Annotation.status == "submitted",
+                )
+            )
+        )
+        item.label = labels.pop() if open_left == 0 and len(labels) == 1 else None
+
+    def history(
+        self, project_id: int, user_id: int, task: str = "classify", limit: int = 50
+    ) -> list[Annotation]:
+        """This annotator's submitted annotations, newest first (for back/undo)."""
+        with self.transaction() as session:
+            return list(
+                session.scalars(
+                    select(Annotation)
+                    .where(
+                        Annotation.project_id == project_id,
+                        Annotation.annotator_id == user_id,
+                        Annotation.task == task,
+                        Annotation.status == "submitted",
+                    )
+                    .order_by(Annotation.submitted_at.desc(), Annotation.id.desc())
+                    .limit(limit)
+                )
+            )
+
+    def submitted(self, project_id: int, task: str = "classify") -> list[Annotation]:
+        with self.transaction() as session:
+            return list(
+                session.scalars(
+                    select(Annotation)
+                    .where(
+                        Annotation.project_id == project_id,
+                        Annotation.task == task,
+                        Annotation.status == "submitted",
+                    )
+                    .order_by(Annotation.id)
+                )
+            )
+
+    def count_annotations(self, project_id: int | None = None, status: str = "submitted") -> int:
+        with self.transaction() as session:
+            query = select(func.count()).select_from(Annotation).where(Annotation.status == status)
+            if project_id is not None:
+                query = query.where(Annotation.project_id == project_id)
+            return int(session.scalar(query) or 0)

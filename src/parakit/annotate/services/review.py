@@ -1,0 +1,183 @@
+"""Adjudication, the QA queue (T8) and the rewrite check (T10)."""
+
+from __future__ import annotations
+
+import random
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.orm import Session
+
+from parakit.annotate.db import (
+    Service,
+    utcnow,
+)
+from parakit.annotate.models import (
+    Annotation,
+    Assignment,
+    Item,
+)
+
+
+class Review(Service):
+    """Disagreements, resolutions, the QA queue, the rewrite-check batch."""
+
+    def disagreements(self, project_id: int) -> list[tuple[Item, list[Annotation]]]:
+        """Items with at least two submitted classifications that differ and no resolution."""
+        with self.transaction() as session:
+            rows = list(
+                session.scalars(
+                    select(Annotation)
+                    .where(
+                        Annotation.project_id == project_id,
+                        Annotation.task == "classify",
+                        Annotation.status == "submitted",
+                    )
+                    .order_by(Annotation.item_id, Annotation.id)
+                )
+            )
+            by_item: dict[int, list[Annotation]] = {}
+            for row in rows:
+                by_item.setdefault(row.item_id, []).append(row)
+            out = []
+            for item_id, anns in by_item.items():
+                if len(anns) < 2 or len({a.label for a in anns}) < 2:
+                    continue
+                item = session.get(Item, item_id)
+                if item is not None and item.resolved_by is None:
+                    out.append((item, anns))
+        return out
+
+    def resolve(self, item_id: int, label: str, user_id: int) -> None:
+        """Record the adjudicated label of an item (consensus or QA correction)."""
+        item = self.db.item(item_id)
+        canonical = self.db.scheme(item.project_id).normalize(label)
+        now = utcnow()
+
+        def work(session: Session) -> None:
+            session.execute(
+                update(Item)
+                .where(Item.id == item_id)
+                .values(label=canonical, resolved_by=user_id, resolved_at=now)
+            )
+
+        self._write(work)
+
+    def qa_queue(self, project_id: int) -> list[tuple[Item, Annotation]]:
+        """T8: submitted classifications carrying the flags ``s`` or ``i``, oldest first."""
+        with self.transaction() as session:
+            rows = session.execute(
+                select(Item, Annotation)
+                .join(Annotation, Annotation.item_id == Item.id)
+                .where(
+                    Annotation.project_id == project_id,
+                    Annotation.task == "classify",
+                    Annotation.status == "submitted",
+                    or_(Annotation.flags.contains("s"), Annotation.flags.contains("i")),
+                    Item.resolved_by.is_(None),
+                )
+                .order_by(Annotation.submitted_at, Annotation.id)
+            ).all()
+        return list(rows)
+
+    def make_rewrite_check(
+        self, project_id: int, seed: int = 0, batch: str = "rewrite-check"
+    ) -> int:
+        """T10: a batch mixing every rewrite 50/50 with ordinary labelled pairs, shuffled.
+
+        Each rewrite becomes an item (``origin='rewrite'``); the batch is shown without
+        context or provenance and never to the rewrite's author (nor an ordinary pair to the
+        person who labelled it). Returns the number of assignments made.
+        """
+        now = utcnow()
+
+        def work(session: Session) -> int:
+            rewrites = list(
+                session.scalars(
+                    select(Annotation)
+                    .where(
+                        Annotation.project_id == project_id,
+                        Annotation.task == "classify",
+                        Annotation.status == "submitted",
+                        Annotation.rewrite1.is_not(None),
+                    )
+                    .order_by(Annotation.id)
+                )
+            )
+            entries: list[tuple[int, int | None]] = []
+            for ann in rewrites:
+                key = f"rewrite-{ann.id}"
+                existing = session.scalar(
+                    select(Item.id).where(Item.project_id == project_id, Item.key == key)
+                )
+                if existing is not None:
+                    continue
+                parent = session.get(Item, ann.item_id)
+                assert parent is not None
+                item = Item(
+                    project_id=project_id,
+                    key=key,
+                    text1=ann.rewrite1 or "",
+                    text2=ann.rewrite2 or "",
+                    origin="rewrite",
+                    parent_id=parent.id,
+                    author_id=ann.annotator_id,
+                    group=parent.group,
+                    source=parent.source,
+                    created_at=now,
+                    meta={},
+                )
+                session.add(item)
+                session.flush()
+                entries.append((item.id, ann.annotator_id))
+            checked = set(
+                session.scalars(
+                    select(Assignment.item_id).where(
+                        Assignment.project_id == project_id, Assignment.task == "rewrite-check"
+                    )
+                )
+            )
+            normal = list(
+                session.execute(
+                    select(Annotation.item_id, Annotation.annotator_id)
+                    .join(Item, Item.id == Annotation.item_id)
+                    .where(
+                        Annotation.project_id == project_id,
+                        Annotation.task == "classify",
+                        Annotation.status == "submitted",
+                        Item.origin != "rewrite",
+                        Item.label.is_not(None),
+                    )
+                    .order_by(Annotation.id)
+                ).all()
+            )
+            seen: dict[int, int] = {}
+            for item_id, who in normal:
+                if item_id not in checked:
+                    seen.setdefault(item_id, who)
+            rng = random.Random(seed)
+            pool = sorted(seen.items())
+            rng.shuffle(pool)
+            entries += pool[: len(entries)]
+            rng.shuffle(entries)
+            start = (
+                session.scalar(
+                    select(func.max(Assignment.position)).where(Assignment.project_id == project_id)
+                )
+                or 0
+            ) + 1
+            for n, (item_id, exclude) in enumerate(entries):
+                session.add(
+                    Assignment(
+                        project_id=project_id,
+                        task="rewrite-check",
+                        item_id=item_id,
+                        slot=1,
+                        batch=batch,
+                        position=start + n,
+                        exclude_id=exclude,
+                        status="open",
+                    )
+                )
+            return len(entries)
+
+        return self._write(work)

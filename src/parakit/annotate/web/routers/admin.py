@@ -1,0 +1,310 @@
+"""Admin and adjudicator pages (overview, consensus, QA, statistics, export) and actions."""
+
+from __future__ import annotations
+
+import io
+import re
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi.responses import HTMLResponse, Response
+
+from parakit.annotate.extraction import extraction_stats
+from parakit.annotate.services.projects import check_project_name, read_pairs
+from parakit.annotate.store import AnnotateError, Store, User
+from parakit.annotate.web.deps import (
+    api_user,
+    get_store,
+    page_user,
+    render,
+    require_adjudicator,
+    require_admin,
+    require_member,
+)
+from parakit.annotate.web.schemas import (
+    AssignBody,
+    MembersBody,
+    ResolveBody,
+    UserBody,
+)
+
+router = APIRouter()
+
+
+@router.get("/admin", response_class=HTMLResponse)
+def admin_page(
+    request: Request, user: User = Depends(page_user), st: Store = Depends(get_store)
+) -> HTMLResponse:
+    require_adjudicator(user)
+    projects = []
+    for project in st.projects.projects_for(user):
+        projects.append(
+            {
+                "project": project,
+                "conflicts": len(st.review.disagreements(project.id)),
+                "qa": len(st.review.qa_queue(project.id)),
+                "annotations": st.queue.count_annotations(project.id),
+            }
+        )
+    return render(
+        request,
+        "admin.html",
+        user,
+        projects=projects,
+        annotators=sorted(st.accounts.annotator_names().values()),
+    )
+
+
+def review_page(
+    request: Request,
+    st: Store,
+    project_id: int,
+    user: User,
+    groups: list[tuple[Any, list[Any]]],
+    title: str,
+    empty: str,
+) -> HTMLResponse:
+    """An adjudicator's list of items with their annotations (consensus and QA pages);
+    the caller checks the user's rights before it queries ``groups``."""
+    names = st.accounts.annotator_names()
+    rows = [
+        {"item": item, "annotations": [(names[a.annotator_id], a) for a in anns]}
+        for item, anns in groups
+    ]
+    return render(
+        request,
+        "consensus.html",
+        user,
+        project=st.project(project_id),
+        rows=rows,
+        title=title,
+        empty=empty,
+    )
+
+
+@router.get("/admin/p/{project_id}/consensus", response_class=HTMLResponse)
+def consensus(
+    request: Request,
+    project_id: int,
+    user: User = Depends(page_user),
+    st: Store = Depends(get_store),
+) -> HTMLResponse:
+    require_adjudicator(user)
+    require_member(st, user, project_id)
+    groups = list(st.review.disagreements(project_id))
+    return review_page(request, st, project_id, user, groups, "Consensus", "No open disagreements.")
+
+
+@router.get("/admin/p/{project_id}/qa", response_class=HTMLResponse)
+def qa(
+    request: Request,
+    project_id: int,
+    user: User = Depends(page_user),
+    st: Store = Depends(get_store),
+) -> HTMLResponse:
+    require_adjudicator(user)
+    require_member(st, user, project_id)
+    groups = [(item, [a]) for item, a in st.review.qa_queue(project_id)]
+    return review_page(
+        request,
+        st,
+        project_id,
+        user,
+        groups,
+        "QA queue (flags s/i, oldest first)",
+        "Nothing to re-check.",
+    )
+
+
+@router.get("/admin/p/{project_id}/stats", response_class=HTMLResponse)
+def stats(
+    request: Request,
+    project_id: int,
+    user: User = Depends(page_user),
+    st: Store = Depends(get_store),
+) -> HTMLResponse:
+    require_adjudicator(user)
+    require_member(st, user, project_id)
+    from parakit.annotate.agreement import agreement_report, judgments_frame
+
+    scheme = st.scheme(project_id)
+    anns = st.queue.submitted(project_id)
+    frame = judgments_frame([(a.item_id, a.annotator_id, a.label) for a in anns])
+    consensus_labels = {}
+    for a in anns:
+        label = st.item(a.item_id).label
+        if label is not None:
+            consensus_labels[a.item_id] = label
+    report = {}
+    if len(frame) and frame.groupby("item")["annotator"].nunique().max() >= 2:
+        report = agreement_report(frame, scheme, consensus=consensus_labels)
+    return render(
+        request,
+        "stats.html",
+        user,
+        project=st.project(project_id),
+        extraction=extraction_stats(st.extraction.extraction_rows(project_id)),
+        agreement=report,
+    )
+
+
+@router.get("/admin/p/{project_id}/export")
+def export(
+    project_id: int,
+    format: str = "jsonl",
+    drop: str = "",
+    judgments: bool = False,
+    user: User = Depends(page_user),
+    st: Store = Depends(get_store),
+) -> Response:
+    require_admin(user)
+    project = st.project(project_id)
+    drop_labels = tuple(x for x in drop.split(",") if x)
+    with tempfile.TemporaryDirectory() as tmp:
+        if format == "jsonl":
+            path = st.exports.export(
+                project_id,
+                Path(tmp) / "export.jsonl",
+                drop_labels=drop_labels,
+                judgments=judgments,
+            )
+            return Response(
+                path.read_bytes(),
+                media_type="application/x-ndjson",
+                headers={"Content-Disposition": attachment(f"{project.name}.jsonl")},
+            )
+        if format == "turku":
+            path = st.exports.export(
+                project_id,
+                Path(tmp) / "export.json",
+                format="turku",
+                drop_labels=drop_labels,
+            )
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+                for file in sorted(Path(tmp).iterdir()):
+                    archive.write(file, file.name.replace("export", _ascii(project.name), 1))
+            return Response(
+                buffer.getvalue(),
+                media_type="application/zip",
+                headers={"Content-Disposition": attachment(f"{project.name}-turku.zip")},
+            )
+    raise AnnotateError(f"unknown export format {format!r}; use jsonl or turku", code="E610")
+
+
+def _ascii(name: str) -> str:
+    """``name`` with everything but ASCII letters, digits, ``.``, ``_`` and ``-`` replaced."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "export"
+
+
+def attachment(filename: str) -> str:
+    """A ``Content-Disposition`` value that no name can break: an ASCII fallback plus the
+    RFC 6266/5987 ``filename*`` with the UTF-8 name percent-encoded."""
+    return (
+        f"attachment; filename=\"{_ascii(filename)}\"; filename*=UTF-8''{quote(filename, safe='')}"
+    )
+
+
+# -- admin API -------------------------------------------------------------------------------
+@router.post("/api/admin/users")
+def create_user(
+    body: UserBody, user: User = Depends(api_user), st: Store = Depends(get_store)
+) -> dict[str, Any]:
+    require_admin(user)
+    uid = st.accounts.add_annotator(
+        body.name, body.password, role=body.role, projects=body.projects
+    )
+    return {"id": uid}
+
+
+@router.post("/api/admin/projects")
+def create_project(
+    name: str = Form(...),
+    scheme: str = Form("turku"),
+    kind: str = Form("candidates"),
+    classify_mode: str = Form("single"),
+    file: UploadFile = File(...),
+    texts: UploadFile | None = File(None),
+    user: User = Depends(api_user),
+    st: Store = Depends(get_store),
+) -> dict[str, Any]:
+    require_admin(user)
+    check_project_name(name)
+    with tempfile.TemporaryDirectory() as tmp:
+        # uploaded names are never used as paths: fixed names, the suffix kept for the reader
+        suffix = "".join(Path(file.filename or "upload.jsonl").suffixes[-2:])
+        if not suffix.replace(".", "").isalnum():
+            suffix = ".jsonl"
+        target = Path(tmp) / f"upload{suffix.lower()}"
+        _save_upload(file, target)
+        texts_path = None
+        if texts is not None and texts.filename:
+            gz = (texts.filename or "").endswith(".gz")
+            texts_path = Path(tmp) / ("texts.json.gz" if gz else "texts.json")
+            _save_upload(texts, texts_path)
+        pairs = read_pairs(target, scheme=scheme, texts=texts_path)
+    project_id, count = st.projects.create_with_pairs(
+        name, scheme, pairs, kind=kind, settings={"classify_mode": classify_mode}
+    )
+    return {"id": project_id, "imported": count}
+
+
+def _save_upload(upload: UploadFile, target: Path) -> None:
+    with target.open("wb") as handle:
+        while chunk := upload.file.read(1 << 20):
+            handle.write(chunk)
+
+
+@router.post("/api/admin/projects/{project_id}/members")
+def add_members(
+    project_id: int,
+    body: MembersBody,
+    user: User = Depends(api_user),
+    st: Store = Depends(get_store),
+) -> dict[str, Any]:
+    require_admin(user)
+    st.project(project_id)
+    for name in body.annotators:
+        st.projects.add_member(project_id, st.accounts.annotator_id(name))
+    return {"ok": True}
+
+
+@router.post("/api/admin/projects/{project_id}/assign")
+def assign(
+    project_id: int,
+    body: AssignBody,
+    user: User = Depends(api_user),
+    st: Store = Depends(get_store),
+) -> dict[str, Any]:
+    require_admin(user)
+    made = st.queue.assign_task(
+        project_id,
+        task=body.task,
+        mode=body.mode,
+        annotators=body.annotators,
+        batch=body.batch,
+        seed=body.seed,
+    )
+    return {"assigned": made}
+
+
+@router.post("/api/admin/items/{item_id}/resolve")
+def resolve(
+    item_id: int, body: ResolveBody, user: User = Depends(api_user), st: Store = Depends(get_store)
+) -> dict[str, Any]:
+    require_adjudicator(user)
+    require_member(st, user, st.item(item_id).project_id)
+    st.review.resolve(item_id, body.label, user.id)
+    return {"label": st.item(item_id).label}
+
+
+@router.post("/api/admin/projects/{project_id}/rewrite-check")
+def rewrite_check(
+    project_id: int, seed: int = 0, user: User = Depends(api_user), st: Store = Depends(get_store)
+) -> dict[str, Any]:
+    require_admin(user)
+    return {"assigned": st.review.make_rewrite_check(project_id, seed=seed)}

@@ -1,0 +1,106 @@
+"""Annotator JSON actions: next item, save/submit, extracted pairs, finish a document pair."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends
+
+from parakit.annotate.store import NotFound, Store, User
+from parakit.annotate.web.deps import (
+    WebSettings,
+    api_user,
+    get_settings,
+    get_store,
+    require_member,
+)
+from parakit.annotate.web.schemas import (
+    FinishBody,
+    SaveBody,
+    SpanBody,
+)
+
+router = APIRouter()
+
+
+@router.get("/api/projects/{project_id}/next")
+def next_item(
+    project_id: int,
+    cfg: WebSettings = Depends(get_settings),
+    task: str = "classify",
+    user: User = Depends(api_user),
+    st: Store = Depends(get_store),
+) -> dict[str, Any]:
+    """The item leased to the caller next (JSON clients, load tests); null when done."""
+    require_member(st, user, project_id)
+    if task not in ("classify", "rewrite-check"):
+        raise NotFound(f"unknown task {task!r}")
+    assignment = st.queue.lease_next(project_id, user.id, task, cfg.lease)
+    if assignment is None or assignment.item_id is None:
+        return {"item": None}
+    row = st.item(assignment.item_id)
+    own = st.queue.annotation(row.id, user.id, task)
+    return {
+        "item": row.id,
+        "text1": row.text1,
+        "text2": row.text2,
+        "revision": 0 if own is None else own.revision,
+        "label": None if own is None else own.label,
+    }
+
+
+@router.post("/api/items/{item_id}/save")
+def save(
+    item_id: int, body: SaveBody, user: User = Depends(api_user), st: Store = Depends(get_store)
+) -> dict[str, Any]:
+    require_member(st, user, st.item(item_id).project_id)
+    if body.task not in ("classify", "rewrite-check"):
+        raise NotFound(f"unknown task {body.task!r}")
+    rewrite = None
+    if body.rewrite1 or body.rewrite2:
+        rewrite = (body.rewrite1 or "", body.rewrite2 or "")
+    saved = st.queue.save(
+        item_id,
+        user.id,
+        label=body.label,
+        revision=body.revision,
+        submit=body.submit,
+        rewrite=rewrite,
+        unsure=body.unsure,
+        comment=body.comment,
+        task=body.task,
+    )
+    return {"revision": saved.revision, "status": saved.status, "id": saved.annotation_id}
+
+
+@router.post("/api/docpairs/{doc_pair_id}/pairs")
+def add_pair(
+    doc_pair_id: int, body: SpanBody, user: User = Depends(api_user), st: Store = Depends(get_store)
+) -> dict[str, Any]:
+    require_member(st, user, st.doc_pair(doc_pair_id).project_id)
+    item_id = st.extraction.add_extracted_pair(
+        doc_pair_id, user.id, body.begin1, body.end1, body.begin2, body.end2
+    )
+    row = st.item(item_id)
+    return {"item": item_id, "key": row.key, "text1": row.text1, "text2": row.text2}
+
+
+@router.post("/api/items/{item_id}/delete-extracted")
+def delete_pair(
+    item_id: int, user: User = Depends(api_user), st: Store = Depends(get_store)
+) -> dict[str, Any]:
+    require_member(st, user, st.item(item_id).project_id)
+    st.extraction.delete_extracted_pair(item_id, user.id)
+    return {"ok": True}
+
+
+@router.post("/api/docpairs/{doc_pair_id}/finish")
+def finish(
+    doc_pair_id: int,
+    body: FinishBody,
+    user: User = Depends(api_user),
+    st: Store = Depends(get_store),
+) -> dict[str, Any]:
+    require_member(st, user, st.doc_pair(doc_pair_id).project_id)
+    st.extraction.finish_doc_pair(doc_pair_id, user.id, empty=body.empty)
+    return {"ok": True, "status": st.doc_pair(doc_pair_id).status}

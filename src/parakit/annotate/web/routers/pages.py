@@ -1,0 +1,184 @@
+"""Annotator pages: the project list, the classify view, the extraction view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse
+
+from parakit.annotate.extraction import verbatim_overlaps
+from parakit.annotate.store import Forbidden, NotFound, Store, User
+from parakit.annotate.web.deps import (
+    WebSettings,
+    get_settings,
+    get_store,
+    page_user,
+    render,
+    require_member,
+)
+from parakit.annotate.web.text import segments
+from parakit.labels import TurkuScheme
+
+router = APIRouter()
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(
+    request: Request,
+    user: User = Depends(page_user),
+    st: Store = Depends(get_store),
+) -> HTMLResponse:
+    rows = []
+    for project in st.projects.projects_for(user):
+        rows.append(
+            {
+                "project": project,
+                "classify": st.queue.progress(project.id, user.id, "classify"),
+                "extract": st.queue.progress(project.id, user.id, "extract"),
+                "check": st.queue.progress(project.id, user.id, "rewrite-check"),
+            }
+        )
+    return render(request, "index.html", user, rows=rows)
+
+
+def _context(st: Store, doc_id: int | None, begin: int | None, end: int | None) -> dict | None:
+    if doc_id is None or begin is None or end is None:
+        return None
+    doc = st.document(doc_id)
+    return {
+        "key": doc.key,
+        "segments": segments(doc.text, 0, len(doc.text), [(begin, end, "span")]),
+    }
+
+
+@router.get("/p/{project_id}/classify", response_class=HTMLResponse)
+def classify(
+    request: Request,
+    project_id: int,
+    item: int | None = None,
+    task: str = "classify",
+    user: User = Depends(page_user),
+    st: Store = Depends(get_store),
+    cfg: WebSettings = Depends(get_settings),
+) -> HTMLResponse:
+    require_member(st, user, project_id)
+    if task not in ("classify", "rewrite-check"):
+        raise NotFound(f"unknown task {task!r}")
+    project = st.project(project_id)
+    scheme = st.scheme(project_id)
+    if item is not None:  # back / undo: only an item this annotator already answered
+        own = st.queue.annotation(item, user.id, task)
+        if own is None or st.item(item).project_id != project_id:
+            raise Forbidden(f"item {item} is not one of your annotations")
+        item_id = item
+    else:
+        assignment = st.queue.lease_next(project_id, user.id, task, cfg.lease)
+        if assignment is None:
+            return render(
+                request,
+                "done.html",
+                user,
+                project=project,
+                task=task,
+                progress=st.queue.progress(project_id, user.id, task),
+            )
+        assert assignment.item_id is not None
+        item_id = assignment.item_id
+    row = st.item(item_id)
+    own = st.queue.annotation(item_id, user.id, task)
+    history = st.queue.history(project_id, user.id, task, limit=20)
+    previous = next((h.item_id for h in history if h.item_id != item_id), None)
+    hide = task == "rewrite-check"  # T10: no context, no provenance
+    data = {
+        "item": item_id,
+        "task": task,
+        "scheme": scheme.spec(),
+        "values": scheme.values,
+        "turku": isinstance(scheme, TurkuScheme),
+        "annotation": None
+        if own is None
+        else {
+            "label": own.label,
+            "revision": own.revision,
+            "status": own.status,
+            "rewrite1": own.rewrite1,
+            "rewrite2": own.rewrite2,
+            "unsure": own.unsure,
+            "comment": own.comment,
+        },
+    }
+    return render(
+        request,
+        "classify.html",
+        user,
+        project=project,
+        item=row,
+        task=task,
+        context1=None if hide else _context(st, row.doc1_id, row.begin1, row.end1),
+        context2=None if hide else _context(st, row.doc2_id, row.begin2, row.end2),
+        hide=hide,
+        data=data,
+        previous=previous,
+        base_values=_bases(scheme),
+        progress=st.queue.progress(project_id, user.id, task),
+    )
+
+
+@router.get("/p/{project_id}/extract", response_class=HTMLResponse)
+def extract(
+    request: Request,
+    project_id: int,
+    user: User = Depends(page_user),
+    st: Store = Depends(get_store),
+    cfg: WebSettings = Depends(get_settings),
+) -> HTMLResponse:
+    require_member(st, user, project_id)
+    project = st.project(project_id)
+    assignment = st.queue.lease_next(project_id, user.id, "extract", cfg.lease)
+    if assignment is None:
+        return render(
+            request,
+            "done.html",
+            user,
+            project=project,
+            task="extract",
+            progress=st.queue.progress(project_id, user.id, "extract"),
+        )
+    assert assignment.doc_pair_id is not None
+    dp = st.doc_pair(assignment.doc_pair_id)
+    doc1, doc2 = st.document(dp.doc1_id), st.document(dp.doc2_id)
+    overlaps = verbatim_overlaps(doc1.text, doc2.text, min_words=cfg.overlap_words)
+    pairs = st.extraction.extracted_pairs(dp.id)
+    marks1 = [(b, e, "copy") for b, e, _, _ in overlaps]
+    marks2 = [(b, e, "copy") for _, _, b, e in overlaps]
+    marks1 += [(p.begin1, p.end1, "taken") for p in pairs if p.begin1 is not None]
+    marks2 += [(p.begin2, p.end2, "taken") for p in pairs if p.begin2 is not None]
+    alignment = (dp.meta or {}).get("alignment") or [[0, len(doc1.text), 0, len(doc2.text)]]
+    rows = [
+        {
+            "left": segments(doc1.text, b1, e1, marks1),
+            "right": segments(doc2.text, b2, e2, marks2),
+        }
+        for b1, e1, b2, e2 in alignment
+    ]
+    return render(
+        request,
+        "extract.html",
+        user,
+        project=project,
+        dp=dp,
+        doc1=doc1,
+        doc2=doc2,
+        rows=rows,
+        pairs=pairs,
+        n_overlaps=len(overlaps),
+        data={"doc_pair": dp.id},
+        progress=st.queue.progress(project_id, user.id, "extract"),
+    )
+
+
+def _bases(scheme: Any) -> list[str]:
+    if isinstance(scheme, TurkuScheme):
+        return list(TurkuScheme.BASES)
+    return list(scheme.values)

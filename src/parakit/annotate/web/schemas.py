@@ -1,0 +1,50 @@
+"""Request bodies of the JSON API (pydantic models; lengths bounded)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class SaveBody(BaseModel):
+    label: str | None = None
+    revision: int = 0
+    submit: bool = False
+    rewrite1: str | None = Field(default=None, max_length=10000)
+    rewrite2: str | None = Field(default=None, max_length=10000)
+    unsure: bool = False
+    comment: str | None = Field(default=None, max_length=10000)
+    task: str = "classify"
+
+
+class SpanBody(BaseModel):
+    begin1: int
+    end1: int
+    begin2: int
+    end2: int
+
+
+class FinishBody(BaseModel):
+    empty: bool = False
+
+
+class UserBody(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    password: str = Field(min_length=8, max_length=1000)
+    role: str = "annotator"
+    projects: list[int] = []
+
+
+class AssignBody(BaseModel):
+    task: str = "classify"
+    mode: str = "single"
+    annotators: list[str] | None = None
+    batch: str = "default"
+    seed: int = 0
+
+
+class ResolveBody(BaseModel):
+    label: str
+
+
+class MembersBody(BaseModel):
+    annotators: list[str]

@@ -1,0 +1,23 @@
+"""Text helpers of the pages."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+
+def segments(
+    text: str, begin: int, end: int, marks: list[tuple[int, int, str]]
+) -> list[dict[str, Any]]:
+    """Split ``text[begin:end]`` at the borders of ``marks`` (``(b, e, css_class)``) into
+    ``{"b": offset, "text": ..., "cls": "..."}`` pieces; the JS maps a DOM selection back to
+    character offsets through ``b``."""
+    cuts = {begin, end}
+    for b, e, _ in marks:
+        cuts.update(x for x in (b, e) if begin < x < end)
+    points = sorted(cuts)
+    out = []
+    for b, e in itertools.pairwise(points):
+        classes = sorted({cls for mb, me, cls in marks if mb <= b and e <= me})
+        out.append({"b": b, "text": text[b:e], "cls": " ".join(classes)})
+    return out
