@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
+from parakit.errors import DataFormatError
 from parakit.models.base import (
     MODEL_FILE,
     ModelError,
@@ -42,6 +43,8 @@ def test_registry_lists_every_model_type():
         "wor",
         "tfidf",
         "bow",
+        "bow-cosine",
+        "word-vectors",
         "mt-features",
         "embedding-lr",
         "cross-encoder",
@@ -54,7 +57,7 @@ def test_registry_lists_every_model_type():
         make_model("wor", threshold=0.3)
 
 
-@pytest.mark.parametrize("name", ["wor", "tfidf", "bow", "mt-features"])
+@pytest.mark.parametrize("name", ["wor", "tfidf", "bow", "bow-cosine", "mt-features"])
 def test_baseline_beats_majority_on_multipit_and_reloads(name, multipit, tmp_path):
     train, dev = multipit
     if name == "mt-features":  # sentence-level sacrebleu is the slow part: fewer pairs
@@ -73,6 +76,48 @@ def test_baseline_beats_majority_on_multipit_and_reloads(name, multipit, tmp_pat
     assert type(again) is type(model)
     assert list(again.predict(dev)) == list(predicted)
     assert np.array_equal(again.predict_proba(dev), proba)
+
+
+def test_bow_classifier_learns_from_one_sided_and_shared_words(tmp_path):
+    # paraphrases share their words; non-paraphrases share none
+    texts1 = ["a b", "c d", "e f", "a b", "c d", "e f"]
+    texts2 = ["a b", "c d", "e f", "c d", "e f", "a b"]
+    labels = [1, 1, 1, 0, 0, 0]
+    model = make_model("bow", C=10.0).fit(texts1, texts2, labels)
+    assert model.vectors_.vocabulary == ["a", "b", "c", "d", "e", "f"]
+    # [|u - v| over a..f, u * v over a..f] of ("a b", "a c")
+    from parakit.models.base import as_pair_input
+
+    features = model._pair_features(as_pair_input(["a b"], ["a c"])).toarray()
+    assert features.tolist() == [[0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0]]
+    assert model.predict(["b a", "a b"], ["a b", "e f"]).tolist() == [1, 0]
+    model.save(tmp_path / "bow")
+    again = load_model(tmp_path / "bow")
+    assert np.array_equal(
+        again.predict_proba(["a c"], ["c a"]), model.predict_proba(["a c"], ["c a"])
+    )
+
+
+def test_word_vector_classifier_uses_an_extra_corpus(tmp_path):
+    pytest.importorskip("gensim")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("zebra quagga okapi\n" * 3 + "\n", encoding="utf-8")
+    texts1 = ["a cat sat", "the dog ran", "a cat sat", "the dog ran"]
+    texts2 = ["a cat sat", "the dog ran", "the dog ran", "a cat sat"]
+    model = make_model("word-vectors", corpus=str(corpus), vector_size=8, epochs=5)
+    model.fit(texts1, texts2, [1, 1, 0, 0])
+    assert "okapi" in model.vectors_.vectors_.key_to_index
+    proba = model.predict_proba(["a cat sat", "a cat sat"], ["a cat sat", "the dog ran"])
+    assert proba.shape == (2, 2) and np.allclose(proba.sum(axis=1), 1.0)
+    model.save(tmp_path / "wv")
+    again = load_model(tmp_path / "wv")
+    assert np.array_equal(
+        again.predict_proba(["a cat sat", "a cat sat"], ["a cat sat", "the dog ran"]), proba
+    )
+    with pytest.raises(DataFormatError, match="E103"):
+        make_model("word-vectors", corpus=str(tmp_path / "missing.txt")).fit(
+            texts1, texts2, [1, 1, 0, 0]
+        )
 
 
 def test_embedding_classifier_with_minilm(multipit, minilm_path, tmp_path):

@@ -7,12 +7,15 @@ import pytest
 
 from parakit.models import features
 from parakit.models.features import (
+    BinaryBow,
     BowCosine,
     CharNgramCosine,
+    WordVectors,
     edit_distance,
     embedding_pair_features,
     meteor_fmean,
     mt_features,
+    sparse_pair_features,
     word_overlap_rates,
 )
 
@@ -26,6 +29,35 @@ def test_binary_bow_cosine_ignores_counts():
     bow = BowCosine().fit(["a a b c", "a b d"])
     # binary vectors {a,b,c} and {a,b,d}: cosine 2 / (sqrt3 * sqrt3)
     assert bow.score(["a a b c"], ["a b d"])[0] == pytest.approx(2 / 3)
+
+
+def test_binary_bow_pair_features_mark_one_sided_and_shared_words():
+    bow = BinaryBow().fit(["The cat sat", "a dog sat"])
+    assert bow.vocabulary == ["a", "cat", "dog", "sat", "the"]
+    u = bow.transform(["the cat sat sat"])  # counts ignored, unknown words ignored
+    v = bow.transform(["a cat ran"])
+    assert u.toarray().tolist() == [[0, 1, 0, 1, 1]]
+    features = sparse_pair_features(u, v).toarray()
+    # |u - v|: a, sat, the in one sentence only; u * v: cat shared
+    assert features.tolist() == [[1, 0, 0, 1, 1, 0, 1, 0, 0, 0]]
+    assert (sparse_pair_features(v, u).toarray() == features).all()
+
+
+def test_averaged_word_vectors_are_the_mean_of_known_words_and_seeded():
+    pytest.importorskip("gensim")
+    texts = ["the cat sat on the mat", "a dog sat on a log", "the cat ran"] * 5
+    wv = WordVectors(vector_size=8, epochs=3, seed=1).fit(texts)
+    keyed = wv.vectors_
+    encoded = wv.encode(["The cat sat", "zebra", "cat zebra"])
+    expected = (keyed["the"] + keyed["cat"] + keyed["sat"]) / 3
+    assert np.allclose(encoded[0], expected, atol=1e-6)
+    assert encoded[1].tolist() == [0.0] * 8  # no known word
+    assert np.allclose(encoded[2], keyed["cat"])  # unknown words do not count
+    # one worker and a stable hash: the same seed gives the same vectors in any process
+    again = WordVectors(vector_size=8, epochs=3, seed=1).fit(texts)
+    assert np.array_equal(again.encode(["the cat sat"]), encoded[:1])
+    other = WordVectors(vector_size=8, epochs=3, seed=2).fit(texts)
+    assert not np.allclose(other.encode(["the cat sat"]), encoded[:1])
 
 
 def test_char_ngram_tf_cosine_known_value():

@@ -51,9 +51,9 @@ def train(
         typer.Option(
             "--model",
             "-m",
-            help="model type: wor, tfidf, bow, "
+            help="model type: wor, tfidf, bow-cosine, bow, word-vectors, "
             "mt-features, embedding-lr, cross-encoder, multihead, "
-            "multiclass",
+            "multiclass (model names in -p take offline-minilm / offline-mpnet)",
         ),
     ] = "tfidf",
     param: Annotated[

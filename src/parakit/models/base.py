@@ -428,6 +428,8 @@ _REGISTRY: dict[str, str] = {
     "wor": "parakit.models.baselines:WORClassifier",
     "tfidf": "parakit.models.baselines:TfidfClassifier",
     "bow": "parakit.models.baselines:BowClassifier",
+    "bow-cosine": "parakit.models.baselines:BowCosineClassifier",
+    "word-vectors": "parakit.models.baselines:WordVectorClassifier",
     "mt-features": "parakit.models.baselines:MTFeatureClassifier",
     "embedding-lr": "parakit.models.baselines:EmbeddingClassifier",
     "cross-encoder": "parakit.models.cross_encoder:CrossEncoderClassifier",

@@ -1,11 +1,13 @@
 """CPU-cheap reference classifiers (J7, Q7).
 
 * :class:`WORClassifier` (``wor``), :class:`TfidfClassifier` (``tfidf``),
-  :class:`BowClassifier` (``bow``): one similarity score and a threshold chosen on the
-  training data (binary labels only);
+  :class:`BowCosineClassifier` (``bow-cosine``): one similarity score and a threshold chosen on
+  the training data (binary labels only);
 * :class:`MTFeatureClassifier` (``mt-features``): MT-metric features + random forest;
-* :class:`EmbeddingClassifier` (``embedding-lr``): ``[|u − v|, u·v]`` of any sentence encoder +
-  logistic regression.
+* the Q7 setup, ``[|u − v|, u·v]`` of two sentence vectors + logistic regression, with three
+  kinds of vectors: binary bag-of-words (:class:`BowClassifier`, ``bow``), averaged word2vec
+  vectors trained on the corpus (:class:`WordVectorClassifier`, ``word-vectors``) and any
+  sentence encoder (:class:`EmbeddingClassifier`, ``embedding-lr``).
 
 Saved models contain scikit-learn objects pickled with joblib: load only folders you trust.
 
@@ -25,11 +27,14 @@ import numpy as np
 
 from parakit.models.base import ModelError, PairClassifier, PairInput
 from parakit.models.features import (
+    BinaryBow,
     BowCosine,
     CharNgramCosine,
+    WordVectors,
     embedding_pair_features,
     encode_texts,
     mt_features,
+    sparse_pair_features,
     word_overlap_rates,
 )
 
@@ -208,15 +213,16 @@ class TfidfClassifier(_ThresholdClassifier):
         return self.scorer_.score(data.texts1, data.texts2)
 
 
-class BowClassifier(_ThresholdClassifier):
-    """Binary bag-of-words cosine threshold classifier (Q7).
+class BowCosineClassifier(_ThresholdClassifier):
+    """Binary bag-of-words cosine threshold classifier (one score; see :class:`BowClassifier`
+    for the Q7 feature setup).
 
     Args:
         criterion: ``accuracy`` or ``f1``.
         lang: language of the texts (tokenisation).
     """
 
-    model_type = "bow"
+    model_type = "bow-cosine"
 
     def __init__(self, criterion: str = "accuracy", lang: str | None = None) -> None:
         self.criterion = criterion
@@ -297,11 +303,163 @@ class MTFeatureClassifier(PairClassifier):
         self.feature_names_ = list(state["feature_names"])
 
 
-class EmbeddingClassifier(PairClassifier):
+class _PairFeatureLR(PairClassifier):
+    """``[|u − v|, u·v]`` of two sentence vectors + logistic regression (the Q7 setup).
+
+    Subclasses give the vectors: :meth:`_fit_vectors` (learn what they need from the training
+    texts) and :meth:`_pair_features`. Any number of classes.
+    """
+
+    def _fit_vectors(self, data: PairInput) -> None:
+        """Learn the sentence vectors' own parameters (vocabulary, word vectors)."""
+
+    def _pair_features(self, data: PairInput) -> Any:
+        raise NotImplementedError
+
+    def _fit(self, data: PairInput, dev: PairInput | None) -> None:
+        from sklearn.linear_model import LogisticRegression
+
+        self._fit_vectors(data)
+        self.logistic_ = LogisticRegression(
+            C=self.C, max_iter=self.max_iter, random_state=self.random_state
+        )
+        self.logistic_.fit(self._pair_features(data), self._label_index(data.labels or []))
+
+    def _predict_proba(self, data: PairInput) -> np.ndarray:
+        proba = np.zeros((len(data), len(self.classes_)))
+        proba[:, self.logistic_.classes_] = self.logistic_.predict_proba(self._pair_features(data))
+        return proba
+
+    def _save_state(self, folder: Path) -> dict[str, Any]:
+        import joblib
+
+        joblib.dump(self.logistic_, folder / "logistic.joblib")
+        if hasattr(self, "vectors_"):
+            joblib.dump(self.vectors_, folder / "vectors.joblib")
+        return {}
+
+    def _load_state(self, folder: Path, state: dict[str, Any]) -> None:
+        import joblib
+
+        self.logistic_ = joblib.load(folder / "logistic.joblib")
+        if (folder / "vectors.joblib").exists():
+            self.vectors_ = joblib.load(folder / "vectors.joblib")
+
+
+class BowClassifier(_PairFeatureLR):
+    """Binary bag-of-words vectors in the Q7 setup: ``[|u − v|, u·v]`` + logistic regression.
+
+    The vocabulary comes from the training texts; ``|u − v|`` marks the words of one sentence
+    only, ``u·v`` the shared words, so the model learns which words matter when they differ.
+
+    Args:
+        C: inverse regularisation strength of the logistic regression.
+        max_iter: solver iterations.
+        min_df: minimum number of training texts a word must occur in.
+        lang: language of the texts (tokenisation).
+        random_state: seed.
+    """
+
+    model_type = "bow"
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        max_iter: int = 2000,
+        min_df: int = 1,
+        lang: str | None = None,
+        random_state: int = 0,
+    ) -> None:
+        self.C = C
+        self.max_iter = max_iter
+        self.min_df = min_df
+        self.lang = lang
+        self.random_state = random_state
+
+    def _fit_vectors(self, data: PairInput) -> None:
+        self.vectors_ = BinaryBow(self.lang, self.min_df).fit(data.texts1 + data.texts2)
+
+    def _pair_features(self, data: PairInput) -> Any:
+        return sparse_pair_features(
+            self.vectors_.transform(data.texts1), self.vectors_.transform(data.texts2)
+        )
+
+
+class WordVectorClassifier(_PairFeatureLR):
+    """Averaged word vectors in the Q7 setup: ``[|u − v|, u·v]`` + logistic regression.
+
+    The word vectors are word2vec (gensim) trained on the training texts plus, optionally,
+    unlabelled sentences of the same domain (``corpus``): no pretrained vectors are needed.
+
+    Args:
+        corpus: a text file with one sentence per line added to the word2vec training data
+            (e.g. the unlabelled sentences of the corpus); None: the training pairs only.
+        vector_size: dimensions of the word vectors.
+        window: word2vec context window.
+        min_count: words rarer than this get no vector.
+        epochs: word2vec passes.
+        sg: 1 skip-gram, 0 CBOW.
+        C: inverse regularisation strength of the logistic regression.
+        max_iter: solver iterations.
+        lang: language of the texts (tokenisation).
+        random_state: seed of word2vec and the logistic regression.
+    """
+
+    model_type = "word-vectors"
+
+    def __init__(
+        self,
+        corpus: str | None = None,
+        vector_size: int = 100,
+        window: int = 5,
+        min_count: int = 1,
+        epochs: int = 10,
+        sg: int = 1,
+        C: float = 1.0,
+        max_iter: int = 2000,
+        lang: str | None = None,
+        random_state: int = 0,
+    ) -> None:
+        self.corpus = corpus
+        self.vector_size = vector_size
+        self.window = window
+        self.min_count = min_count
+        self.epochs = epochs
+        self.sg = sg
+        self.C = C
+        self.max_iter = max_iter
+        self.lang = lang
+        self.random_state = random_state
+
+    def _fit_vectors(self, data: PairInput) -> None:
+        texts = data.texts1 + data.texts2
+        if self.corpus:
+            from parakit.build.documents import read_text_file
+
+            extra = read_text_file(self.corpus).splitlines()
+            texts += [line for line in extra if line.strip()]
+        self.vectors_ = WordVectors(
+            vector_size=self.vector_size,
+            window=self.window,
+            min_count=self.min_count,
+            epochs=self.epochs,
+            sg=self.sg,
+            seed=self.random_state,
+            lang=self.lang,
+        ).fit(texts)
+
+    def _pair_features(self, data: PairInput) -> Any:
+        return embedding_pair_features(
+            self.vectors_.encode(data.texts1), self.vectors_.encode(data.texts2)
+        )
+
+
+class EmbeddingClassifier(_PairFeatureLR):
     """Sentence-embedding features ``[|u − v|, u·v]`` + logistic regression (Q7).
 
     Args:
-        encoder: a sentence-transformers model id or local path (the model itself is not copied
+        encoder: a sentence-transformers model id, local path or offline alias
+            (``offline-minilm``, ``offline-mpnet``; the model itself is not copied
             into saved folders; the same id/path must be loadable where the model is loaded).
         C: inverse regularisation strength of the logistic regression.
         max_iter: solver iterations.
@@ -351,32 +509,8 @@ class EmbeddingClassifier(PairClassifier):
             ) from None
         return self._encoder_model
 
-    def _features(self, data: PairInput) -> np.ndarray:
+    def _pair_features(self, data: PairInput) -> np.ndarray:
         encoder = self._load_encoder()
         vectors = encode_texts(encoder, data.texts1 + data.texts2, self.batch_size)
         n = len(data)
         return embedding_pair_features(vectors[:n], vectors[n:])
-
-    def _fit(self, data: PairInput, dev: PairInput | None) -> None:
-        from sklearn.linear_model import LogisticRegression
-
-        self.logistic_ = LogisticRegression(
-            C=self.C, max_iter=self.max_iter, random_state=self.random_state
-        )
-        self.logistic_.fit(self._features(data), self._label_index(data.labels or []))
-
-    def _predict_proba(self, data: PairInput) -> np.ndarray:
-        proba = np.zeros((len(data), len(self.classes_)))
-        proba[:, self.logistic_.classes_] = self.logistic_.predict_proba(self._features(data))
-        return proba
-
-    def _save_state(self, folder: Path) -> dict[str, Any]:
-        import joblib
-
-        joblib.dump(self.logistic_, folder / "logistic.joblib")
-        return {}
-
-    def _load_state(self, folder: Path, state: dict[str, Any]) -> None:
-        import joblib
-
-        self.logistic_ = joblib.load(folder / "logistic.joblib")

@@ -1,10 +1,12 @@
 """Pair features for the baselines: lexical overlap, machine-translation metrics, embeddings.
 
 * lexical (J7, Q7): word overlap rate (Jaccard of token sets), character n-gram TF / TF-IDF
-  cosine, binary bag-of-words cosine;
+  cosine, binary bag-of-words vectors (:class:`BinaryBow`) and their cosine;
+* averaged word vectors (Q7): word2vec trained on the corpus with gensim (:class:`WordVectors`);
 * MT metrics (Q7): BLEU n-gram precisions and score (sacrebleu), TER, chrF, a METEOR-like
   unigram F-mean, token edit distance, length ratio;
-* embeddings (Q7 unsupervised setup): ``[|u - v|, u * v]`` of two sentence vectors.
+* pair features (Q7 setup): ``[|u - v|, u * v]`` of two sentence vectors, dense
+  (:func:`embedding_pair_features`) or sparse (:func:`sparse_pair_features`).
 
 Tokenisation and lexical similarity come from :mod:`parakit.text`.
 
@@ -94,6 +96,152 @@ class BowCosine:
         return _rowwise_cosine(
             self.vectorizer_.transform(list(texts1)), self.vectorizer_.transform(list(texts2))
         )
+
+
+class BinaryBow:
+    """Binary bag-of-words vectors: 1 for each vocabulary word present in the sentence (Q7).
+
+    The vocabulary is the lower-cased tokens of the texts given to :meth:`fit` (words seen in
+    fewer than ``min_df`` texts are dropped); unknown words are ignored.
+
+    Args:
+        lang: language of the texts (tokenisation).
+        min_df: minimum number of fitting texts a word must occur in.
+
+    Example:
+        >>> bow = BinaryBow().fit(["a b", "b c"])
+        >>> bow.transform(["a a b"]).toarray().tolist()
+        [[1.0, 1.0, 0.0]]
+    """
+
+    def __init__(self, lang: str | None = None, min_df: int = 1) -> None:
+        self.lang = lang
+        self.min_df = min_df
+
+    def fit(self, texts: Sequence[str]) -> BinaryBow:
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        self.vectorizer_ = CountVectorizer(
+            tokenizer=Tokenizer(self.lang),
+            token_pattern=None,
+            lowercase=False,
+            binary=True,
+            min_df=self.min_df,
+            dtype=np.float64,
+        ).fit(list(texts))
+        return self
+
+    def transform(self, texts: Sequence[str]) -> Any:
+        """``(n, vocabulary size)`` sparse CSR matrix of 0/1."""
+        return self.vectorizer_.transform(list(texts))
+
+    @property
+    def vocabulary(self) -> list[str]:
+        return list(self.vectorizer_.get_feature_names_out())
+
+
+def sparse_pair_features(u: Any, v: Any) -> Any:
+    """``[|u − v|, u * v]`` for rows of two sparse matrices (CSR result; symmetric in u, v).
+
+    For binary vectors ``|u − v|`` marks the words in one sentence only and ``u * v`` the
+    shared words.
+
+    Example:
+        >>> from scipy.sparse import csr_matrix
+        >>> sparse_pair_features(csr_matrix([[1, 1, 0]]), csr_matrix([[0, 1, 1]])).toarray()
+        array([[1, 0, 1, 0, 1, 0]])
+    """
+    from scipy.sparse import csr_matrix, hstack
+
+    u, v = csr_matrix(u), csr_matrix(v)
+    if u.shape != v.shape:
+        raise ValueError(f"vector shapes differ: {u.shape} vs {v.shape}")
+    return hstack([abs(u - v), u.multiply(v)], format="csr")
+
+
+def _stable_hash(text: str) -> int:
+    """A hash that does not change between processes (Python's ``hash`` of str does), so
+    gensim's initial word vectors, and the trained vectors, depend on the seed alone."""
+    import zlib
+
+    return zlib.crc32(text.encode("utf-8"))
+
+
+class WordVectors:
+    """Sentence vectors as the average of word2vec vectors trained on the corpus (gensim; Q7).
+
+    No pretrained GloVe / word2vec is reachable offline, so the vectors are trained on the
+    texts given to :meth:`fit` (the training pairs, plus any unlabelled sentences of the same
+    domain). Training is deterministic for a seed (one worker thread, a stable hash).
+
+    Args:
+        vector_size: dimensions of the word vectors.
+        window: context window (words on each side).
+        min_count: words rarer than this are dropped.
+        epochs: passes over the texts.
+        sg: 1 skip-gram, 0 CBOW.
+        seed: seed of the initial vectors and the sampling.
+        lang: language of the texts (tokenisation, lower-cased).
+
+    Example:
+        >>> wv = WordVectors(vector_size=4, epochs=1).fit(["a b", "b c"])
+        >>> wv.encode(["a b", "zzz"]).shape
+        (2, 4)
+    """
+
+    def __init__(
+        self,
+        vector_size: int = 100,
+        window: int = 5,
+        min_count: int = 1,
+        epochs: int = 10,
+        sg: int = 1,
+        seed: int = 0,
+        lang: str | None = None,
+    ) -> None:
+        self.vector_size = vector_size
+        self.window = window
+        self.min_count = min_count
+        self.epochs = epochs
+        self.sg = sg
+        self.seed = seed
+        self.lang = lang
+
+    def fit(self, texts: Sequence[str]) -> WordVectors:
+        try:
+            from gensim.models import Word2Vec
+        except ImportError:
+            from parakit.models.base import ModelError
+
+            raise ModelError(
+                "averaged word vectors need gensim: pip install 'parakit[models]' (or gensim)",
+                code="E713",
+            ) from None
+        tokens = [tokenize(t, self.lang) for t in dict.fromkeys(texts)]
+        model = Word2Vec(
+            sentences=[t for t in tokens if t],
+            vector_size=self.vector_size,
+            window=self.window,
+            min_count=self.min_count,
+            epochs=self.epochs,
+            sg=self.sg,
+            seed=self.seed,
+            workers=1,
+            hashfxn=_stable_hash,
+        )
+        self.vectors_ = model.wv  # KeyedVectors: picklable, no training state
+        return self
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """``(n, vector_size)`` float32: the mean vector of each text's known words (zeros
+        when none is known)."""
+        out = np.zeros((len(texts), self.vector_size), dtype=np.float32)
+        index = self.vectors_.key_to_index
+        for row, text in enumerate(texts):
+            known = [index[w] for w in tokenize(text, self.lang) if w in index]
+            if known:
+                out[row] = self.vectors_.vectors[known].mean(axis=0)
+        return out
 
 
 # -- machine-translation metrics --------------------------------------------------------------
