@@ -86,31 +86,25 @@ def lexical_similarity(
     ngram_range: tuple[int, int] = (2, 4),
     analyzer: str = "char",
     use_idf: bool = True,
-    max_features: int | None = 200_000,
 ) -> np.ndarray:
-    """Cosine of TF-IDF character n-gram vectors of each pair (T12), fitted on all statements
-    of the given pairs.
+    """Cosine of TF-IDF character n-gram vectors of each pair (T12), with the IDF fitted on all
+    statements of the given pairs — :class:`parakit.text.similarity.CharNgramSimilarity`, the
+    one char n-gram cosine (identical to scikit-learn's ``TfidfVectorizer``, with no feature
+    cap).
 
     Example:
         >>> s = lexical_similarity(["abc def", "xyz"], ["abc def", "abc"])
         >>> float(round(s[0], 6)), bool(s[1] < 0.5)
         (1.0, True)
     """
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    from parakit.text.similarity import CharNgramSimilarity
 
     if len(texts1) == 0:
         return np.zeros(0)
-    vectorizer = TfidfVectorizer(
-        analyzer=analyzer,
-        ngram_range=ngram_range,
-        use_idf=use_idf,
-        lowercase=True,
-        max_features=max_features,
-    )
-    vectorizer.fit(list(texts1) + list(texts2))
-    a = vectorizer.transform(texts1)
-    b = vectorizer.transform(texts2)  # rows are L2-normalised, so the dot product is cosine
-    return np.asarray(a.multiply(b).sum(axis=1)).ravel()
+    similarity = CharNgramSimilarity(ngram_range=ngram_range, analyzer=analyzer, use_idf=use_idf)
+    if use_idf:
+        similarity.fit(list(texts1) + list(texts2))
+    return np.asarray(similarity.score(texts1, texts2), dtype=np.float64)
 
 
 @dataclass
