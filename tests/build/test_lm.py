@@ -33,6 +33,27 @@ def test_bigram_kneser_ney_by_hand():
     )
 
 
+def test_lm_order_by_sentence_probability_or_per_token_by_hand():
+    # the bigram model of test_bigram_kneser_ney_by_hand; P1(a) = P1(c) = 0.17, P1(</s>) = 0.37
+    lm = NgramLM(order=2, discount=0.75).fit(["a b", "a c", "a b"])
+    p_a = (3 - 0.75) / 3 + 0.75 * 1 / 3 * 0.17  # P(a | <s>) = 0.7925
+    p_end_after_a = 0.75 * 2 / 3 * 0.37  # P(</s> | a) = 0.185: "a </s>" never seen
+    p_c = (1 - 0.75) / 3 + 0.75 * 2 / 3 * 0.17  # P(c | a) = 0.168333
+    p_end_after_c = (1 - 0.75) / 1 + 0.75 * 1 / 1 * 0.37  # P(</s> | c) = 0.5275
+    short = math.log10(p_a * p_end_after_a)  # "a": -0.8338 over 2 predicted tokens
+    longer = math.log10(p_a * p_c * p_end_after_c)  # "a c": -1.1526 over 3 tokens
+    # the paper's default: the sentence probability, which favours the short sentence
+    order, scores = lm_order(["a c", "a"], lm)
+    assert order.tolist() == [1, 0]
+    assert scores.tolist() == [pytest.approx(longer), pytest.approx(short)]
+    # per token the longer sentence is the more typical one: -0.3842 > -0.4169
+    order, scores = lm_order(["a c", "a"], lm, score="token")
+    assert order.tolist() == [0, 1]
+    assert scores.tolist() == [pytest.approx(longer / 3), pytest.approx(short / 2)]
+    with pytest.raises(ParakitError, match=r"E507.*sentence or token"):
+        lm_order(["a"], lm, score="perplexity")
+
+
 def test_order_save_load_and_errors(tmp_path):
     lm = NgramLM(order=3).fit(["the cat sat", "the cat ran", "the dog sat", "the cat sat"])
     order, scores = lm_order(["zebra quantum flux", "the cat sat"], lm)

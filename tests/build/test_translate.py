@@ -181,7 +181,7 @@ def test_tiny_marian_and_openai_systems_make_mt_candidates(tiny_marian, openai_s
     assert len(ps) == 3 and all(p.source == "mt" for p in ps)
     qes = [p.metadata["qe"] for p in ps]
     assert qes == sorted(qes, reverse=True)
-    # the LM keeps the 3 most probable sources (per token)
+    # the LM keeps the 3 most probable sources (sentence probability, the paper's default)
     order, _ = lm_order(SOURCES, lm)
     assert {p.metadata["source_en"] for p in ps} == {SOURCES[i] for i in order[:3]}
     assert "the cat sat on the mat" in {SOURCES[i] for i in order[:3]}

@@ -1,9 +1,10 @@
 """N-gram language models to order source sentences by probability (J2).
 
 The Japanese corpus translated the source sentences with the highest 5-gram LM probability
-first (KenLM). :func:`load_lm` gives a KenLM model when the ``kenlm`` package is installed and
-the path is an ARPA / binary model; otherwise parakit's own count-based :class:`NgramLM`
-trained on a user corpus:
+first (KenLM); :func:`lm_order` ranks by that sentence probability by default, or per token.
+:func:`load_lm` gives a KenLM model when the ``kenlm`` package is installed and the path is an
+ARPA / binary model; otherwise parakit's own count-based :class:`NgramLM` trained on a user
+corpus:
 
 * ``smoothing="kneser-ney"`` (default) — interpolated Kneser–Ney with one absolute discount
   ``D`` (0.75) at every order, continuation counts for the lower orders (raw counts for
@@ -258,15 +259,36 @@ def load_lm(path: str | Path) -> Any:
     return NgramLM.load(path)
 
 
+#: how :func:`lm_order` scores a sentence; the first is the default
+LM_SCORES: tuple[str, ...] = ("sentence", "token")
+
+
 def lm_order(
-    sentences: Sequence[str], lm: Any, per_token: bool = True
+    sentences: Sequence[str], lm: Any, score: str = "sentence"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of ``sentences`` from most to least probable, and the scores.
+    """Indices of ``sentences`` from most to least probable, and the scores (J2).
 
     Args:
-        per_token: rank by log10 probability per predicted token (default; the total favours
-            short sentences) or by the total (``False``, KenLM's raw score).
+        sentences: the source sentences.
+        lm: a language model (:class:`NgramLM`, :class:`KenLM`).
+        score: ``sentence`` (default, as in the paper: the sentence's total log10 probability,
+            KenLM's ``score(s, bos=True, eos=True)``) or ``token`` (log10 probability per
+            predicted token, words plus ``</s>``). The total favours short sentences, which
+            are cheap to translate and easy to judge; per token ranks sentences of any length
+            by how typical their words are.
+
+    Returns:
+        ``(order, scores)``: ``sentences[order[0]]`` is the most probable; ``scores[i]`` is
+        the score of ``sentences[i]``. Ties keep the input order.
+
+    Example:
+        >>> lm = NgramLM(order=2).fit(["a b", "a c", "a b"])
+        >>> lm_order(["a c", "a"], lm)[0].tolist(), lm_order(["a c", "a"], lm, "token")[0].tolist()
+        ([1, 0], [0, 1])
     """
+    if score not in LM_SCORES:
+        raise ParakitError(f"unknown LM score {score!r}; use {' or '.join(LM_SCORES)}", code="E507")
+    per_token = score == "token"
     scores = np.array(
         [lm.log_prob(s) / (lm.n_tokens(s) if per_token else 1) for s in sentences], dtype=np.float64
     )

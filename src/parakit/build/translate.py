@@ -325,7 +325,7 @@ def mt_candidates(
     cache_dir: str | Path | None = None,
     lm: Any = None,
     max_sources: int | None = None,
-    per_token: bool = True,
+    lm_score: str = "sentence",
     bleu_tokenize: str = "13a",
     lang: str | None = None,
     progress: bool = True,
@@ -339,7 +339,8 @@ def mt_candidates(
         lm: language model (:mod:`parakit.build.lm`); sources are translated from most to
             least probable, and only the first ``max_sources`` are kept.
         max_sources: how many sources to translate (the paper: top 500,000).
-        per_token: LM ranking per token (else total log probability).
+        lm_score: how the LM ranks sources: ``sentence`` (the paper's default: total log
+            probability) or ``token`` (per token); see :func:`parakit.build.lm.lm_order`.
         bleu_tokenize: SacreBLEU tokenizer of the *source* language for QE.
         lang: target language code of the pair set.
 
@@ -360,7 +361,7 @@ def mt_candidates(
     if lm is not None:
         from parakit.build.lm import lm_order
 
-        order, scores = lm_order(sources, lm, per_token=per_token)
+        order, scores = lm_order(sources, lm, score=lm_score)
         lm_scores = {sources[i]: float(scores[i]) for i in order}
         sources = [sources[i] for i in order]
     if max_sources is not None:
