@@ -109,6 +109,20 @@ def datasets(names: list[str]) -> dict[str, tuple[PairSet, PairSet]]:
     return out
 
 
+def auto_corpus(folder: Path) -> Path:
+    """The distinct sentences of MultiPIT auto-train, one per line (unlabelled text of the same
+    domain for the word vectors), written once into ``folder``."""
+    path = folder / "multipit-auto-sentences.txt"
+    if not path.exists():
+        from parakit.io.atomic import atomic_write
+
+        auto = read(DATA / "multipit" / "auto-train.csv", format="multipit")
+        texts = dict.fromkeys(t.replace("\n", " ") for p in auto for t in (p.text1, p.text2))
+        with atomic_write(path) as handle:
+            handle.write("\n".join(texts) + "\n")
+    return path
+
+
 def intermediate_model(params: dict, n_auto: int, seed: int, folder: Path) -> tuple[str, float]:
     """Stage 1 of intermediate training: a cross-encoder trained for one epoch on ``n_auto``
     MultiPIT auto positives and their nearest-neighbour negatives, saved to ``folder``.
@@ -257,6 +271,12 @@ def main() -> None:
         help="MultiPIT: first train one epoch on this many auto pairs + mined negatives",
     )
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--only", nargs="+", default=None, help="baselines: run only these model types"
+    )
+    parser.add_argument(
+        "--work-dir", default="benchmarks-out", help="folder for intermediate files"
+    )
     parser.add_argument("--noisy-size", type=int, default=2000)
     parser.add_argument(
         "--noisy-kind",
@@ -278,13 +298,21 @@ def main() -> None:
         for data_name, (train, val) in datasets(args.data).items():
             models: list[tuple[str, dict, bool]] = []
             if args.part in ("baselines", "all"):
+                seed = {"random_state": args.seed}
                 models += [
                     ("wor", {}, False),
                     ("tfidf", {}, False),
-                    ("bow", {}, False),
-                    ("mt-features", {"random_state": args.seed}, False),
-                    ("embedding-lr", {"encoder": minilm()}, False),
+                    ("bow-cosine", {}, False),
+                    ("bow", seed, False),
+                    ("word-vectors", seed, False),
+                    ("mt-features", seed, False),
+                    ("embedding-lr", {"encoder": "offline-minilm"}, False),
+                    ("embedding-lr", {"encoder": "offline-mpnet"}, False),
                 ]
+                if data_name.startswith("multipit"):
+                    corpus = auto_corpus(Path(args.work_dir))
+                    models.insert(5, ("word-vectors", dict(seed, corpus=str(corpus)), False))
+                models = [m for m in models if not args.only or m[0] in args.only]
             if args.part in ("cross-encoder", "all"):
                 models.append(
                     (
@@ -319,6 +347,10 @@ def main() -> None:
                 row = run_model(name, params, train, val, select, intermediate)
                 if name == "cross-encoder":
                     row["model"] = f"cross-encoder {args.ce_model}"
+                elif name == "embedding-lr":
+                    row["model"] = f"embedding-lr {params['encoder']}"
+                elif params.get("corpus"):
+                    row["model"] = f"{name} (+ auto-train sentences)"
                 if intermediate is not None:
                     row["model"] += f" (+{args.ce_intermediate} auto)"
                 row["data"] = data_name
