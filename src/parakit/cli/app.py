@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 import sys
 import warnings
 from typing import Annotated, Any
@@ -67,7 +68,14 @@ def configure_output(*, verbose: bool = False, quiet: bool = False) -> None:
         os.environ["TQDM_DISABLE"] = "1"
     if not verbose:
         warnings.filterwarnings("ignore")
-        for name in ("transformers", "sentence_transformers", "datasets", "httpx", "faiss"):
+        for name in (
+            "transformers",
+            "sentence_transformers",
+            "datasets",
+            "httpx",
+            "faiss",
+            "huggingface_hub",
+        ):
             logging.getLogger(name).setLevel(logging.ERROR)
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
@@ -163,9 +171,44 @@ def missing_command(command: Any, args: list[str]) -> str | None:
     return " ".join(path) if getattr(node, "commands", None) is not None else None
 
 
+_CODE = re.compile(r"\[(E\d{3,4})\] ")
+
+
+def one_code(message: str) -> str:
+    """``message`` with each error code shown once (a wrapped error repeats its inner code).
+
+    Example:
+        >>> one_code("[E201] pair 'a': [E201] invalid label '7'")
+        "[E201] pair 'a': invalid label '7'"
+    """
+    seen: set[str] = set()
+
+    def keep_first(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code in seen:
+            return ""
+        seen.add(code)
+        return match.group(0)
+
+    return _CODE.sub(keep_first, message)
+
+
+def os_error_message(err: OSError) -> str:
+    """``PATH: reason`` for a file that cannot be read or written, naming the user's path."""
+    path = err.filename
+    reason = err.strerror or str(err)
+    if path is None:
+        return reason
+    if isinstance(err, FileExistsError) and os.path.isfile(path):
+        reason = "a file is in the way where a folder is needed"
+    elif isinstance(err, NotADirectoryError):
+        reason = "a parent of this path is a file, not a folder"
+    return f"{path}: {reason}"
+
+
 def error_line(message: str) -> None:
-    """Print ``error: message`` on stderr, on one line."""
-    typer.secho(f"error: {' '.join(message.split())}", fg="red", err=True)
+    """Print ``error: message`` on stderr, on one line, each error code once."""
+    typer.secho(f"error: {one_code(' '.join(message.split()))}", fg="red", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,8 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         error_line(str(err))
         return USAGE_EXIT
     except OSError as err:
-        where = f": {err.filename}" if err.filename else ""
-        error_line(f"{err.strerror or err}{where}")
+        error_line(os_error_message(err))
         return USAGE_EXIT
     except KeyboardInterrupt:
         typer.secho("interrupted", fg="yellow", err=True)
@@ -202,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         if os.environ.get("PARAKIT_VERBOSE") == "1":
             raise
+        if _CODE.match(str(err)):  # a coded error that is not (yet) a ParakitError
+            error_line(str(err))
+            return USAGE_EXIT
         error_line(
             f"internal error ({type(err).__name__}: {err}); "
             "please report it with the output of the same command run with --verbose"

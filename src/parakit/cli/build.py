@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from parakit.cli.options import FormatOpt, SeedOpt, output_option, read_pairs
+from parakit.cli.options import FormatOpt, SeedOpt, output_option, read_pairs, resolve_model
 
 app = typer.Typer(
     add_completion=False,
@@ -539,7 +539,9 @@ def knn_cmd(
 
     result = mine_knn(
         sentences,
-        load_encoder(model, backend, batch_size=batch_size, normalize=metric == "cosine"),
+        load_encoder(
+            resolve_model(model), backend, batch_size=batch_size, normalize=metric == "cosine"
+        ),
         output,
         k=k,
         chunk_size=chunk_size,

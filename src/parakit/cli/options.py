@@ -130,9 +130,13 @@ def parse_range(text: str, option: str) -> tuple[int, int]:
     return pair
 
 
-def resolve_model(model: str | Path) -> str:
+def resolve_model(model: str | Path, option: str = "--model") -> str:
     """A model path or id for an offline alias (``offline-minilm``, ``offline-mpnet``); any
-    other name is returned unchanged."""
+    other name is returned unchanged, except a path (``/...``, ``./...``, ``~/...``) that does not
+    exist, which is a usage error naming it (instead of a failed Hugging Face hub look-up)."""
+    text = str(model)
+    if text.startswith(("/", "./", "../", "~")) and not Path(text).expanduser().exists():
+        raise typer.BadParameter(f"{text}: no such model folder", param_hint=option)
     try:
         from parakit.offline import resolve_model as resolve_offline
     except ImportError:  # pragma: no cover - parakit.offline is part of the package
