@@ -220,13 +220,14 @@ def _commit(temps: list[_Temp]) -> None:
             done.append((temp, backup))
             os.replace(temp.name, temp.target)
     except OSError as err:
+        failed = temp.target
         for temp, backup in reversed(done):
             with contextlib.suppress(OSError):
                 if backup is not None:
                     os.replace(backup, temp.target)
                 elif Path(temp.target).exists() and not os.path.exists(temp.name):
                     os.unlink(temp.target)
-        raise _write_error(err, temp.target) from None
+        raise _write_error(err, failed) from None
     for _temp, backup in done:
         if backup is not None:
             with contextlib.suppress(OSError):

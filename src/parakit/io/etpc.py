@@ -93,15 +93,16 @@ def read_paraphrase_types(path: str | Path) -> dict[int, dict[str, str]]:
     out: dict[int, dict[str, str]] = {}
     for number, element in enumerate(root, start=1):
         where = Where(path, number, "record")
-        type_text = element.findtext("type_id")
+        values = _children(element, where, strip=True)
+        type_text = values.get("type_id")
         if type_text is None:
             raise where.error("missing field", "type_id")
         type_id = check.integer_text(type_text.strip(), where, "type_id", minimum=0)
         if type_id in out:
             raise where.error(f"type {type_id} is defined twice", "type_id", "E102")
         out[type_id] = {
-            "name": element.findtext("type_name") or "",
-            "category": element.findtext("type_category") or "",
+            "name": values.get("type_name", ""),
+            "category": values.get("type_category", ""),
         }
     return out
 

@@ -168,7 +168,7 @@ def read_jsonl(
 def _header(record: dict[str, Any], where: Where) -> dict[str, Any]:
     check.known_keys(record, HEADER_KEYS, where, "header field")
     version = record["parakit"]
-    if isinstance(version, bool) or version != FORMAT_VERSION:
+    if isinstance(version, bool) or not isinstance(version, int) or version != FORMAT_VERSION:
         raise where.error(
             f"unsupported format version {check.quote(version)}; this parakit reads version "
             f"{FORMAT_VERSION}",
@@ -283,9 +283,7 @@ def pair_from_record(
         label=None if label is None else str(label),
         span1=_span(record.get("span1"), where, "span1"),
         span2=_span(record.get("span2"), where, "span2"),
-        group=None
-        if record.get("group") is None
-        else check.identifier(record["group"], where, "group"),
+        group=check.optional_text(record.get("group"), where, "group", **safe),
         split=check.optional_text(record.get("split"), where, "split", **safe),
         fold=check.optional_integer(record.get("fold"), where, "fold", minimum=0),
         time=check.optional_text(record.get("time"), where, "time", **safe),

@@ -138,10 +138,9 @@ def row_to_pair(
             if isinstance(fold, str)
             else check.integer(fold, where, columns["fold"], minimum=0)
         )
-    for field in ("id", "group"):
-        if field in values:
-            values[field] = check.identifier(values[field], where, columns[field])
-    for field in ("split", "time", "source"):
+    if "id" in values:
+        values["id"] = check.identifier(values["id"], where, columns["id"])
+    for field in ("group", "split", "time", "source"):
         if field in values:
             values[field] = check.text(
                 values[field], where, columns[field], allow_unsafe_text=allow_unsafe_text

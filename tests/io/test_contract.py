@@ -1,0 +1,268 @@
+"""Regression tests: the minimal reproducers of issue 13 and of the fuzz runs.
+
+Bad input never becomes wrong data: each input below was accepted silently (or raised a bare
+Python exception) before; now it gives a located ParakitError with a stable code.
+"""
+
+import gzip
+import json
+
+import pytest
+
+from parakit.errors import DataFormatError, ParakitError
+from parakit.io import read
+
+
+def _error(path, **options) -> DataFormatError:
+    with pytest.raises(DataFormatError) as err:
+        read(path, **options)
+    return err.value
+
+
+TURKU_ITEM = {
+    "txt1": "Hello",
+    "txt2": "Hi",
+    "label": "4",
+    "fold": 0,
+    "goeswith": "g",
+    "rewrites": [],
+    "context": {"doc1": "d1", "beg1": 0, "end1": 5, "doc2": "d2", "beg2": 0, "end2": 2},
+}
+
+
+def _turku(tmp_path, items, texts=None):
+    (tmp_path / "toy-texts.json").write_text(
+        json.dumps(texts if texts is not None else {"d1": "Hello there.", "d2": "Hi."})
+    )
+    path = tmp_path / "toy-test.json"
+    path.write_text(json.dumps(items))
+    return path
+
+
+# -- headers and quoting --------------------------------------------------------------------------
+
+
+def test_repeated_header_name_is_refused_not_read_into_the_wrong_field(tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_text("sentence1,sentence2,sentence1\na,b,1\n")
+    err = _error(path)
+    assert (err.code, err.line, err.field) == ("E116", 1, "sentence1")
+    assert "columns 1 and 3" in str(err)
+    path.write_text("sentence1,,label\na,b,1\n")
+    assert _error(path).code == "E116"
+
+
+def test_stray_quote_in_csv_is_reported_not_shifted(tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_text('sentence1,sentence2,label\na,b,1\nsay "hi",hello,1\nc,d,0\n')
+    err = _error(path)
+    assert (err.code, err.line) == ("E118", 3)
+    path.write_text('sentence1,sentence2,label\n"a,b,1\nc,d,0\n')
+    assert _error(path).code == "E118"
+    path.write_text('sentence1,sentence2,label\n"a"b,c,1\n')
+    assert _error(path).code == "E118"
+    # a well-quoted field with a line break and doubled quotes is fine
+    path.write_text('sentence1,sentence2,label\n"a ""q""\nb",c,1\nd,e,0\n')
+    ps = read(path)
+    assert ps[0].text1 == 'a "q"\nb' and ps[1].text1 == "d"
+
+
+def test_file_cut_inside_its_last_record(tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_text("sentence1,sentence2\nfirst pair,its twin\nsecond pair,its tw")
+    err = _error(path)
+    assert (err.code, err.line) == ("E117", 3)
+    assert len(read(path, allow_unterminated=True)) == 2
+
+
+def test_huge_header_is_not_echoed(tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_text("x" * 2_000_000 + ",y\na,b\n")
+    err = _error(path)
+    assert err.code == "E106" and len(str(err)) < 1000
+
+
+# -- types checked, never coerced -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"label": True}, "label"),
+        ({"fold": 1.9}, "fold"),
+        ({"fold": "abc"}, "fold"),
+        ({"fold": True}, "fold"),
+        ({"rewrites": ["ab"]}, "rewrites"),
+        ({"txt1": 5}, "txt1"),
+        ({"goeswith": 7}, "goeswith"),
+        ({"context": {**TURKU_ITEM["context"], "beg1": 0.5}}, "context.beg1"),
+    ],
+)
+def test_turku_values_are_type_checked(tmp_path, change, field):
+    err = _error(_turku(tmp_path, [TURKU_ITEM, {**TURKU_ITEM, **change}]))
+    assert (err.code, err.line, err.field) == ("E106", 2, field)
+
+
+def test_turku_duplicate_ids_name_the_second_record(tmp_path):
+    items = [{**TURKU_ITEM, "id": "a"}, {**TURKU_ITEM, "id": "b"}, {**TURKU_ITEM, "id": "a"}]
+    err = _error(_turku(tmp_path, items))
+    assert (err.code, err.line) == ("E102", 3) and "first seen on record 1" in str(err)
+
+
+def test_opus_pb_lex_similarity_is_a_plain_decimal(tmp_path):
+    item = {"label": "2", "lex-similarity": "1_0", "source": "pb", "txt1": "a", "txt2": "b"}
+    path = tmp_path / "opus-pb.json"
+    path.write_text(json.dumps([item]))
+    err = _error(path, format="turku-opus-pb")
+    assert (err.code, err.field) == ("E106", "lex-similarity")
+    path.write_text(json.dumps([{**item, "lex-similarity": "0.25"}]))
+    assert read(path, format="turku-opus-pb")[0].metadata["lex_similarity"] == 0.25
+
+
+def test_csv_fold_is_an_integer_without_int_tricks(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    for bad in ("1_0", "1.9", "\u0661", "-1"):
+        path.write_text(f"text1\ttext2\tfold\na\tb\t{bad}\n")
+        assert _error(path).field == "fold", bad
+    path.write_text("text1\ttext2\tfold\na\tb\t7\n")
+    assert read(path)[0].fold == 7
+
+
+# -- spans and documents in canonical JSONL -------------------------------------------------------
+
+
+def _jsonl(tmp_path, *lines):
+    path = tmp_path / "corpus.jsonl"
+    header = {"parakit": 1, "scheme": {"name": "binary"}}
+    path.write_text("".join(json.dumps(line) + "\n" for line in (header, *lines)))
+    return path
+
+
+DOC = {"document": {"id": "d", "text": "Hello world."}}
+
+
+def _pair(**span):
+    return {"id": "p", "text1": "Hello", "text2": "world", "span1": {"doc": "d", **span}}
+
+
+def test_jsonl_spans_point_inside_known_documents(tmp_path):
+    err = _error(_jsonl(tmp_path, DOC, _pair(begin=0, end=99)))
+    assert (err.code, err.line, err.field) == ("E101", 3, "span1")
+    err = _error(
+        _jsonl(
+            tmp_path, DOC, {**_pair(begin=0, end=5), "span1": {"doc": "x", "begin": 0, "end": 5}}
+        )
+    )
+    assert err.code == "E101" and "'x'" in str(err)
+    err = _error(_jsonl(tmp_path, DOC, DOC, _pair(begin=0, end=5)))
+    assert (err.code, err.line) == ("E122", 3)
+    assert read(_jsonl(tmp_path, DOC, _pair(begin=0, end=5))).verify_spans() == 1
+
+
+def test_jsonl_repeated_key_nan_and_unknown_field(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"id": "a", "text1": "x", "text2": "y", "text1": "z"}\n')
+    assert _error(path).code == "E105"
+    path.write_text('{"id": "a", "text1": "x", "text2": "y", "metadata": {"s": NaN}}\n')
+    assert _error(path).code == "E105"
+    err = _error(_jsonl(tmp_path, {"id": "a", "text1": "x", "text2": "y", "labl": "1"}))
+    assert (err.code, err.field) == ("E106", "labl")
+    # a plain file keeps unknown keys as metadata
+    path.write_text('{"id": "a", "text1": "x", "text2": "y", "score": 0.5}\n')
+    assert read(path)[0].metadata == {"score": 0.5}
+
+
+def test_jsonl_header_version_must_be_the_integer_1(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    for version in ("1", 1.0, True, 2):
+        path.write_text(json.dumps({"parakit": version}) + "\n")
+        assert _error(path).code in ("E106", "E107"), version
+
+
+# -- texts: NUL and lone surrogates ---------------------------------------------------------------
+
+
+def test_nul_and_lone_surrogates_are_refused_unless_allowed(tmp_path):
+    for text in ("a\x00b", "a\ud800b"):
+        err = _error(_turku(tmp_path, [{**TURKU_ITEM, "context": None, "txt1": text}]))
+        assert (err.code, err.field) == ("E115", "txt1")
+    path = _turku(tmp_path, [{**TURKU_ITEM, "context": None, "txt1": "a\x00b"}])
+    assert read(path, allow_unsafe_text=True)[0].text1 == "a\x00b"
+    csv_path = tmp_path / "pairs.csv"
+    csv_path.write_bytes(b"text1,text2\na,b\nc\x00,d\n")
+    assert (_error(csv_path).code, _error(csv_path).line) == ("E115", 3)
+
+
+# -- every failure is a ParakitError -------------------------------------------------------------
+
+
+def test_deeply_nested_json(tmp_path):
+    path = tmp_path / "toy-test.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert _error(path, format="turku").code == "E105"
+    path = tmp_path / "c.jsonl"
+    path.write_text(
+        '{"id": "a", "text1": "x", "text2": "y", "metadata": ' + "[" * 5000 + "]" * 5000 + "}\n"
+    )
+    assert _error(path).code == "E105"
+
+
+def test_texts_file_that_is_not_gzip_or_is_cut(tmp_path):
+    data = tmp_path / "toy-test.json"
+    data.write_text(json.dumps([TURKU_ITEM]))
+    texts = tmp_path / "toy-texts.json.gz"
+    texts.write_text(json.dumps({"d1": "Hello there.", "d2": "Hi."}))
+    err = _error(data)
+    assert err.code == "E119" and "toy-texts.json.gz" in str(err)
+    texts.write_bytes(gzip.compress(b'{"d1": "Hello there.", "d2": "Hi."}')[:20])
+    assert _error(data).code == "E119"
+
+
+def test_texts_file_of_another_release_is_detected(tmp_path):
+    items = [
+        {
+            **TURKU_ITEM,
+            "context": {"doc1": "d1", "beg1": 0, "end1": 5, "doc2": "d2", "beg2": 0, "end2": 2},
+        }
+        for _ in range(3)
+    ]
+    items = [{**item, "id": str(i)} for i, item in enumerate(items)]
+    # same document ids and lengths, other words: every span is "inside", none matches
+    path = _turku(tmp_path, items, texts={"d1": "Qwrtz xyzzy.", "d2": "Ok."})
+    err = _error(path)
+    assert err.code == "E101" and "does not seem to belong" in str(err)
+    assert len(read(path, verify="none")) == 3
+
+
+def test_etpc_bad_values_are_located(tmp_path):
+    folder = tmp_path / "etpc"
+    folder.mkdir()
+    relation = (
+        "<relation><pair_id>{pid}</pair_id><type_id>1</type_id><type_name>x</type_name>"
+        "<sense_preserving>yes</sense_preserving><s1_scope>{scope}</s1_scope></relation>"
+    )
+    mrpc = tmp_path / "msr.txt"
+    mrpc.write_text("Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\ta\tb\n")
+    for pid, scope, field in (
+        ("1", "0, x", "s1_scope"),
+        ("\u00b2", "0", "pair_id"),
+        ("abc", "0", "pair_id"),
+    ):
+        (folder / "negation.xml").write_text(f"<xml>{relation.format(pid=pid, scope=scope)}</xml>")
+        with pytest.raises(DataFormatError) as err:
+            read(folder, format="etpc", mrpc=mrpc)
+        assert (err.value.code, err.value.line, err.value.field) == ("E106", 1, field)
+    (folder / "negation.xml").write_text(
+        "<xml><relation><pair_id>1</pair_id><pair_id>2</pair_id><type_id>1</type_id></relation></xml>"
+    )
+    with pytest.raises(DataFormatError, match="appears twice"):
+        read(folder, format="etpc", mrpc=mrpc)
+
+
+def test_mrpc_header_and_reader_options(tmp_path):
+    path = tmp_path / "msr.txt"
+    path.write_text("Quality\t#1 ID\tOther\t#1 String\t#2 String\n1\t1\t2\ta\tb\n")
+    assert _error(path, format="mrpc").code == "E106"
+    with pytest.raises(ParakitError) as err:
+        read(path, format="mrpc", no_such_option=1)
+    assert err.value.code == "E114"
