@@ -37,7 +37,18 @@ def test_convert_with_column_mapping(tmp_path):
     out = tmp_path / "out.jsonl"
     assert (
         main(
-            ["convert", str(source), "-o", str(out), "-c", "text1=a", "-c", "text2=b", "-c", "label=gold"]
+            [
+                "convert",
+                str(source),
+                "-o",
+                str(out),
+                "-c",
+                "text1=a",
+                "-c",
+                "text2=b",
+                "-c",
+                "label=gold",
+            ]
         )
         == 0
     )
@@ -62,7 +73,10 @@ def test_demo_end_to_end(tmp_path):
     ]
     found = [next(i for i, h in enumerate(headings) if stage in h) for stage in stages]
     assert found == sorted(found)
-    assert "directed 22" in report  # 9 plain 4s both ways + 2 '4<' + 2 '4>' one way
+    assert "directed 22" in report
+    assert (
+        "free rewording (T13 pattern 'other')" in report
+    )  # why the T13 figure has no bars  # 9 plain 4s both ways + 2 '4<' + 2 '4>' one way
 
 
 def test_import_parakit_stays_light():

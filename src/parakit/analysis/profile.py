@@ -72,6 +72,16 @@ def _binary(value: Any, *, path: Path | None = None, line: int | None = None) ->
     )
 
 
+def _is_canonical(path: Path) -> bool:
+    """Whether a JSONL file starts with the canonical pair-set header (``{"parakit": 1, ...}``)."""
+    records = iter_jsonl(path, code="E1004")
+    try:
+        first = next(records, None)
+    finally:
+        records.close()
+    return first is not None and isinstance(first[1], dict) and "parakit" in first[1]
+
+
 def load_predictions(path: str | Path, ids: Sequence[str] | None = None) -> dict[str, np.ndarray]:
     """Read system predictions from CSV, TSV or JSONL.
 
@@ -80,7 +90,10 @@ def load_predictions(path: str | Path, ids: Sequence[str] | None = None) -> dict
     * long: columns ``id``, ``system``, ``prediction`` — one row per pair and system;
     * wide: column ``id`` and one column per system;
     * JSONL: ``{"id": ..., "system": ..., "prediction": ...}`` or
-      ``{"id": ..., "predictions": {"S1": 1, "S2": 0}}`` per line.
+      ``{"id": ..., "predictions": {"S1": 1, "S2": 0}}`` per line;
+    * canonical JSONL (what ``parakit identify predict -o X.jsonl`` writes): one system named
+      after the file, predicting the binary reading of each pair's label (or
+      ``metadata.prediction.p_paraphrase >= 0.5`` when the label has none).
 
     Args:
         path: the file.
@@ -106,7 +119,17 @@ def load_predictions(path: str | Path, ids: Sequence[str] | None = None) -> dict
             order.append(pid)
 
     seen: set[str] = set()
-    if path.suffix in (".jsonl", ".json"):
+    if path.suffix in (".jsonl", ".json") and _is_canonical(path):
+        # what `parakit identify predict` writes: a pair set whose labels are the predictions
+        from parakit.io import read
+
+        pairs = read(path, format="jsonl")
+        for number, (pair, value) in enumerate(zip(pairs, pairs.binary_labels(), strict=True), 2):
+            if value is None:  # no binary reading of the label: P(paraphrase) decides
+                proba = (pair.metadata.get("prediction") or {}).get("p_paraphrase")
+                value = None if proba is None else int(proba >= 0.5)
+            put(path.stem, pair.id, value, number)
+    elif path.suffix in (".jsonl", ".json"):
         for number, record in iter_jsonl(path, code="E1004"):
             if "id" not in record:
                 raise DataFormatError(

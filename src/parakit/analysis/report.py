@@ -547,6 +547,9 @@ def _corpus_figures(stats: Sequence[CorpusStats]) -> list[_Figure]:
         )
     ax.set_xticks(x, [PATTERN_TITLES[p] for p in shown], rotation=25, ha="right", fontsize=8)
     ax.set_ylabel("% of positive pairs")
+    if not any(s.pattern_shares(True)[p] for s in stats for p in shown):  # say why it is empty
+        ax.text(0.5, 0.5, "no positive pair follows one of these patterns (all 'other')",
+                transform=ax.transAxes, ha="center", va="center", fontsize=9)  # fmt: skip
     ax.set_title("Systematic paraphrase patterns (T13)", fontsize=10)
     ax.legend(fontsize=7)
     figs.append(
