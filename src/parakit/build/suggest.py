@@ -17,14 +17,18 @@ first, so the annotator can accept or skip them instead of searching:
    matrix (dynamic programming, :func:`monotone_path`) locates that order; a window pair gets
    ``prior = 1 - d / (band + 1)`` where ``d`` is its distance to the path in sentences
    (Chebyshev), and window pairs farther than ``band`` are not candidates at all.
-4. **Copies.** The protocol skips verbatim copies: pairs whose texts are equal after
-   normalisation (case, punctuation, spacing), or whose lexical cosine reaches
-   ``copy_threshold``, lose ``copy_penalty``.
-5. **Ranking.** ``score = similarity + prior_weight * prior - copy_penalty * copy``. With
-   ``nms`` (non-maximum suppression) a suggestion is kept only when neither of its passages
-   overlaps a passage of a better-ranked kept suggestion; the suppressed ones follow the kept
-   ones, in score order, so a caller that wants more suggestions than the kept ones still gets
-   a full ranking.
+4. **Selection.** ``match = similarity + prior_weight * prior``. With ``nms`` (non-maximum
+   suppression) window pairs are taken greedily by ``match`` and a window pair is kept only
+   when neither of its passages overlaps a passage already kept: this segments the two
+   documents into non-overlapping passage pairs, copies included (so that a copied sentence
+   stays a unit of its own instead of joining the window of its neighbour).
+5. **Ranking.** The protocol skips verbatim copies, and annotators skip near-verbatim pairs
+   too: ``score = match - copy_penalty * near_copy``, where ``near_copy`` is 1 for copies
+   (equal texts after normalising case, punctuation and spacing, or a lexical cosine at or
+   above ``copy_threshold``) and rises linearly from 0 at ``near_copy_start`` to 1 at
+   ``copy_threshold``. Kept suggestions come first, by score; the suppressed ones follow, by
+   score, so a caller that wants more suggestions than the kept ones still gets a full ranking.
+   Without ``nms`` the ranking is by score alone.
 
 Everything is deterministic (no sampling; ties broken by position).
 
@@ -34,8 +38,8 @@ Example:
     >>> b = Document("b", "A cat was sitting on a mat. Rain fell all day. We left home early.")
     >>> for s in suggest_pairs(a, b, max_window=1, limit=2):
     ...     print(s.text1, "|", s.text2)
-    We went home early. | We left home early.
     The cat sat on the mat. | A cat was sitting on a mat.
+    We went home early. | We left home early.
 """
 
 from __future__ import annotations
@@ -86,7 +90,10 @@ class Suggestion:
         lexical: char n-gram TF-IDF cosine.
         embedding: encoder cosine (``None`` without an encoder).
         prior: alignment prior in [0, 1] (1 on the path; 1 everywhere without alignment).
-        copy: whether the pair is a verbatim copy (penalised).
+        copy: whether the pair is a verbatim copy.
+        near_copy: how close to a copy in [0, 1] (1 for copies), the share of
+            ``copy_penalty`` taken off the score.
+        match: ``similarity + prior_weight * prior``, what non-maximum suppression selects by.
         suppressed: whether non-maximum suppression put it after the kept suggestions.
     """
 
@@ -100,6 +107,8 @@ class Suggestion:
     embedding: float | None
     prior: float
     copy: bool
+    near_copy: float = 0.0
+    match: float = 0.0
     suppressed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,8 +124,30 @@ class Suggestion:
             "embedding": None if self.embedding is None else round(self.embedding, 6),
             "prior": round(self.prior, 6),
             "copy": self.copy,
+            "near_copy": round(self.near_copy, 6),
+            "match": round(self.match, 6),
             "suppressed": self.suppressed,
         }
+
+    def to_pair(self, rank: int) -> Pair:
+        """The suggestion as an unlabelled :class:`~parakit.schema.Pair` (id
+        ``"<doc1>|<doc2>#<rank>"``, group ``"<doc1>|<doc2>"``, source ``suggest``; the scores
+        and ``rank`` in ``metadata``), e.g. to write with :class:`parakit.io.jsonl.JsonlWriter`."""
+        group = f"{self.span1.doc_id}|{self.span2.doc_id}"
+        record = self.to_dict()
+        keys = ("score", "match", "similarity", "lexical", "embedding", "prior", "near_copy")
+        metadata = {k: record[k] for k in keys}
+        metadata.update(copy=self.copy, suppressed=self.suppressed, rank=rank)
+        return Pair(
+            id=f"{group}#{rank}",
+            text1=self.text1,
+            text2=self.text2,
+            span1=self.span1,
+            span2=self.span2,
+            group=group,
+            source="suggest",
+            metadata=metadata,
+        )
 
 
 # -- units -----------------------------------------------------------------------------------
@@ -256,20 +287,31 @@ def _window_rows(first: np.ndarray, stop: np.ndarray, max_window: int) -> np.nda
     return first[:, None] + np.minimum(steps, (stop - first - 1)[:, None])
 
 
-def _path_distance(path: Sequence[tuple[int, int]], shape: tuple[int, int]) -> np.ndarray:
-    """Chebyshev distance of every cell to the nearest path cell (``inf`` without a path)."""
+def _path_distance(
+    path: Sequence[tuple[int, int]], shape: tuple[int, int], max_distance: int | None = None
+) -> np.ndarray:
+    """Chebyshev distance of every cell to the nearest path cell; cells farther than
+    ``max_distance`` (default: any) and every cell of an empty path get ``inf``."""
     n, m = shape
     dist = np.full((n, m), np.inf)
     if not path:
         return dist
+    reached = np.zeros((n, m), dtype=bool)
     cells = np.asarray(path, dtype=np.int64)
-    rows = np.arange(n)[:, None]
-    cols = np.arange(m)[None, :]
-    for start in range(0, len(cells), 256):
-        block = cells[start : start + 256]
-        di = np.abs(rows[None, :, :] - block[:, 0, None, None])
-        dj = np.abs(cols[None, :, :] - block[:, 1, None, None])
-        dist = np.minimum(dist, np.maximum(di, dj).min(axis=0))
+    reached[cells[:, 0], cells[:, 1]] = True
+    limit = max(n, m) if max_distance is None else max_distance
+    for distance in range(limit + 1):
+        dist[reached & np.isinf(dist)] = distance
+        if distance == limit or not np.isinf(dist).any():
+            break
+        # grow by one cell in the 8 directions (one Chebyshev step)
+        grown = reached.copy()
+        grown[1:] |= reached[:-1]
+        grown[:-1] |= reached[1:]
+        rows = grown.copy()
+        grown[:, 1:] |= rows[:, :-1]
+        grown[:, :-1] |= rows[:, 1:]
+        reached = grown
     return dist
 
 
@@ -292,8 +334,12 @@ class PairSuggester:
         gap: per-cell cost of the alignment path (:func:`monotone_path`).
         copy_threshold: a lexical cosine at or above it makes a pair a verbatim copy (equal
             normalised texts always do); ``None``: only equal texts.
-        copy_penalty: subtracted from a copy's score (0: no penalty).
-        nms: non-maximum suppression of overlapping suggestions.
+        near_copy_start: the lexical cosine where the near-copy penalty starts; it grows
+            linearly to the full ``copy_penalty`` at ``copy_threshold`` (annotators skip
+            near-verbatim pairs too; see docs/benchmarks.md). ``None``: copies only.
+        copy_penalty: the most taken off a score for being a (near) copy (0: no penalty).
+        nms: non-maximum suppression: select non-overlapping passage pairs by ``match`` and
+            put the suppressed ones after them.
         min_chars: passages shorter than this (stripped) are never suggested.
         lang: language for sentence splitting (``ja``/``zh`` use CJK rules).
         batch_size: texts per ``encoder.encode`` call (memory vs. speed).
@@ -318,6 +364,7 @@ class PairSuggester:
         prior_weight: float = 0.5,
         gap: float = 0.1,
         copy_threshold: float | None = 0.95,
+        near_copy_start: float | None = 0.5,
         copy_penalty: float = 1.0,
         nms: bool = True,
         min_chars: int = 2,
@@ -334,6 +381,7 @@ class PairSuggester:
         self.prior_weight = prior_weight
         self.gap = gap
         self.copy_threshold = copy_threshold
+        self.near_copy_start = near_copy_start
         self.copy_penalty = copy_penalty
         self.nms = nms
         self.min_chars = min_chars
@@ -369,6 +417,7 @@ class PairSuggester:
                 "prior_weight",
                 "gap",
                 "copy_threshold",
+                "near_copy_start",
                 "copy_penalty",
                 "nms",
                 "min_chars",
@@ -458,7 +507,7 @@ class PairSuggester:
                 sent_sim += self.embedding_weight * (vec1[single1] @ vec2[single2].T)
             sent_sim /= total_weight
             path = monotone_path(sent_sim, gap=self.gap)
-            dist = _path_distance(path, (n, m))
+            dist = _path_distance(path, (n, m), max_distance=self.band)
         # candidate window pairs
         first1 = np.array([w[2] for w in win1])
         stop1 = np.array([w[3] for w in win1])
@@ -483,41 +532,52 @@ class PairSuggester:
             emb = np.einsum("ij,ij->i", vec1[ii], vec2[jj]).astype(np.float64)
             sim = sim + self.embedding_weight * emb
         sim = sim / total_weight
-        copy = np.array(
-            [_normalise(wtext1[a]) == _normalise(wtext2[b]) for a, b in zip(ii, jj, strict=True)],
-            dtype=bool,
-        )
+        # verbatim copies: equal normalised texts (compared as integer ids, one per text)
+        ids: dict[str, int] = {}
+        norm1 = np.array([ids.setdefault(_normalise(t), len(ids)) for t in wtext1])
+        norm2 = np.array([ids.setdefault(_normalise(t), len(ids)) for t in wtext2])
+        copy = norm1[ii] == norm2[jj]
         if self.copy_threshold is not None:
             copy |= lex >= self.copy_threshold
-        score = sim + self.prior_weight * prior - self.copy_penalty * copy
+        near = np.zeros(ii.size)
+        if self.near_copy_start is not None and self.copy_threshold is not None:
+            width = max(self.copy_threshold - self.near_copy_start, 1e-9)
+            near = np.clip((lex - self.near_copy_start) / width, 0.0, 1.0)
+        near = np.where(copy, 1.0, near)
+        match = sim + self.prior_weight * prior
+        score = match - self.copy_penalty * near
         # too-short passages are never suggested
         short1 = np.array([len(t.strip()) < self.min_chars for t in wtext1])
         short2 = np.array([len(t.strip()) < self.min_chars for t in wtext2])
         keep = ~(short1[ii] | short2[jj])
-        ii, jj, score, sim, lex, prior, copy = (
-            x[keep] for x in (ii, jj, score, sim, lex, prior, copy)
+        ii, jj, match, score, sim, lex, prior, copy, near = (
+            x[keep] for x in (ii, jj, match, score, sim, lex, prior, copy, near)
         )
         if emb is not None:
             emb = emb[keep]
-        # deterministic order: score, then position, then smaller windows
-        order = np.lexsort(
-            (stop2[jj] - first2[jj], stop1[ii] - first1[ii], first2[jj], first1[ii], -score)
-        )
+        # deterministic order: by a key, then position, then smaller windows first
+        ties = (stop2[jj] - first2[jj], stop1[ii] - first1[ii], first2[jj], first1[ii])
+        order = np.lexsort((*ties, -score))
         suppressed = np.zeros(order.size, dtype=bool)
         if self.nms:
+            # select non-overlapping passage pairs by how well they match (copies included,
+            # so they do not leak into the windows of their neighbours), then rank the kept
+            # ones by score
             taken1 = np.zeros(n, dtype=bool)
             taken2 = np.zeros(m, dtype=bool)
-            for rank, k in enumerate(order):
+            kept = []
+            for k in np.lexsort((*ties, -match)):
                 a, b = ii[k], jj[k]
                 if taken1[first1[a] : stop1[a]].any() or taken2[first2[b] : stop2[b]].any():
-                    suppressed[rank] = True
                     continue
                 taken1[first1[a] : stop1[a]] = True
                 taken2[first2[b] : stop2[b]] = True
+                kept.append(k)
+            is_kept = np.zeros(order.size, dtype=bool)
+            is_kept[kept] = True
+            suppressed = ~is_kept[order]
             order = np.concatenate((order[~suppressed], order[suppressed]))
-            suppressed = np.concatenate(
-                (np.zeros((~suppressed).sum(), bool), np.ones(suppressed.sum(), bool))
-            )
+            suppressed = np.sort(suppressed, kind="stable")
         if limit is not None:
             order, suppressed = order[:limit], suppressed[:limit]
         out = []
@@ -535,6 +595,8 @@ class PairSuggester:
                     embedding=None if emb is None else float(emb[k]),
                     prior=float(prior[k]),
                     copy=bool(copy[k]),
+                    near_copy=float(near[k]),
+                    match=float(match[k]),
                     suppressed=bool(sup),
                 )
             )
