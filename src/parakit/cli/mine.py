@@ -82,6 +82,15 @@ def run(
     index_kind: Annotated[str, typer.Option(help="auto | flat | ivf | hnsw | ivfpq")] = "auto",
     metric: Annotated[str, typer.Option(help="ip (cosine) | l2")] = "ip",
     nprobe: Annotated[int | None, typer.Option(help="IVF cells visited per query.")] = None,
+    recall: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Target recall@k against exact search: the index kind and nprobe/efSearch are "
+            "calibrated on a sample and the estimate recorded (0: no calibration, kind by size).",
+        ),
+    ] = 0.95,
     on_disk: Annotated[bool, typer.Option(help="IVF lists in a memory-mapped file.")] = False,
     chunk_size: Annotated[int, typer.Option(help="Sentences per checkpoint.")] = 10_000,
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.")] = 64,
@@ -110,6 +119,7 @@ def run(
         index_kind=index_kind,
         metric=metric,
         nprobe=nprobe,
+        recall=recall or None,
         chunk_size=chunk_size,
         text_field=text_field,
         source_field=source_field,
@@ -123,6 +133,13 @@ def run(
             "candidates": result.n_candidates,
             "written": result.n_written,
             "seconds": {k: round(v, 2) for k, v in result.seconds.items()},
+            "index": {
+                name: {
+                    key: meta.get(key)
+                    for key in ("kind", "nlist", "nprobe", "ef_search", "recall_estimate")
+                }
+                for name, meta in result.index.items()
+            },
         }
     )
 
