@@ -198,3 +198,49 @@ def test_kill_9_then_resume_gives_identical_output(tmp_path, tiny_model, mine_wo
     ref_rows = (tmp_path / "ref.jsonl").read_text().splitlines()[1:]
     assert len(ref_rows) > 400
     assert (tmp_path / "job.jsonl").read_text().splitlines()[1:] == ref_rows
+
+
+class ClusteredVectors:
+    """An encoder for text ``"s<i>"``: row ``i`` of fixed clustered unit vectors (no model)."""
+
+    def __init__(self, n: int, dim: int = 16, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+        centres = rng.standard_normal((60, dim))
+        x = centres[rng.integers(0, 60, n)] + 0.35 * rng.standard_normal((n, dim))
+        self.x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+    def encode(self, texts):
+        return self.x[[int(t[1:]) for t in texts]]
+
+
+def test_recall_target_calibrates_index_and_records_it(tmp_path):
+    n = 24_000  # above CALIBRATE_MIN: auto measures IVF against exact search
+    encoder = ClusteredVectors(n)
+    collection = tmp_path / "c.txt"
+    collection.write_text("".join(f"s{i}\n" for i in range(n)))
+    result = mine(
+        collection,
+        tmp_path / "w",
+        encoder,
+        output=tmp_path / "o.jsonl",
+        k=5,
+        recall=0.9,
+        chunk_size=6000,
+        progress=False,
+    )
+    info = result.index["all"]
+    cal = info["calibration"]
+    assert cal["target"] == 0.9 and cal["k"] == 5 and cal["approx_kind"] == "ivf"
+    assert info["recall_estimate"] >= 0.9 and info["kind"] in ("ivf", "flat")
+    # the estimate travels with the pairs (output header) and in the work folder (run.json)
+    header = json.loads((tmp_path / "o.jsonl").read_text().split("\n", 1)[0])
+    assert header["metadata"]["index"]["all"]["recall_estimate"] == info["recall_estimate"]
+    run = json.loads((tmp_path / "w" / "run.json").read_text())
+    assert run["index"]["all"]["kind"] == info["kind"] and run["settings"]["recall"] == 0.9
+    # measured against exact neighbours of the same vectors
+    from parakit.vectors.index import VectorIndex, recall_per_query
+
+    rows = np.arange(0, n, 37)
+    truth = VectorIndex(kind="flat").build(lambda: iter([encoder.x])).search(encoder.x[rows], 6)[1]
+    knn = np.load(tmp_path / "w" / "knn_ids.npy")[rows]
+    assert recall_per_query(knn, truth, rows, 5).mean() >= 0.9

@@ -83,3 +83,114 @@ def test_custom_ids_and_errors():
         VectorIndex(kind="lsh").build(_chunks(v))
     with pytest.raises(MineError, match="no index.faiss"):
         VectorIndex.load("/nonexistent-folder")
+
+
+# -- index choice from measurement (recall targets) ----------------------------------------------
+
+
+def _held_out_recall(index: VectorIndex, x: np.ndarray, rows: np.ndarray, k: int = 5) -> float:
+    """Recall@k of ``index`` against exact search for collection rows ``rows`` (self left out)."""
+    from parakit.vectors.index import recall_per_query
+
+    exact = VectorIndex(kind="flat").build(_chunks(x))
+    truth = exact.search(x[rows], k + 1)[1]
+    found = index.search(x[rows], k + 1)[1]
+    return float(recall_per_query(found, truth, rows, k).mean())
+
+
+def _held_out_rows(index: VectorIndex, n: int, size: int = 1000) -> np.ndarray:
+    """Rows that were not calibration queries (calibration draws with seed + 1)."""
+    used = np.random.default_rng(index.seed + 1).choice(
+        n, size=min(n, index.calibration_queries), replace=False
+    )
+    free = np.setdiff1d(np.arange(n), used)
+    return np.random.default_rng(99).choice(free, size=size, replace=False)
+
+
+def test_recall_per_query_known_answer():
+    from parakit.vectors.index import recall_per_query
+
+    truth = np.array([[0, 1, 2, 3], [1, 0, 5, 6]])
+    found = np.array([[0, 1, 3, 9], [1, 6, 7, 8]])
+    # query 0: own row 0 left out, {1,2,3} vs {1,3,9} -> 2/3; query 1: {0,5,6} vs {6,7,8} -> 1/3
+    np.testing.assert_allclose(recall_per_query(found, truth, np.array([0, 1]), 3), [2 / 3, 1 / 3])
+
+
+def test_flat_gives_recall_one_and_small_auto_stays_exact():
+    x = _clustered(3000)
+    index = VectorIndex(kind="auto", recall=0.95).build(_chunks(x), n=len(x))
+    assert index.kind_ == "flat" and index.meta()["recall_estimate"] == 1.0
+    assert _held_out_recall(index, x, np.arange(0, 3000, 7)) == 1.0
+
+
+def test_calibrated_ivf_reaches_target_on_held_out_queries(tmp_path):
+    x = _clustered(8000)
+    index = VectorIndex(kind="ivf", nlist=64, recall=0.95, calibration_queries=500).build(
+        _chunks(x), n=len(x)
+    )
+    cal = index.calibration_
+    assert index.kind_ == "ivf" and cal["chosen_by"].startswith("nprobe")
+    trials = cal["trials"]
+    # the smallest nprobe whose lower bound meets the target; the one before did not
+    assert trials[-1]["nprobe"] == index.nprobe_ and trials[-1]["lower"] >= 0.95
+    assert all(t["lower"] < 0.95 for t in trials[:-1]) and len(trials) > 1
+    assert _held_out_recall(index, x, _held_out_rows(index, len(x))) >= 0.95
+    index.save(tmp_path / "ivf")
+    again = VectorIndex.load(tmp_path / "ivf")
+    assert (
+        again.nprobe_ == index.nprobe_ and again.meta()["recall_estimate"] == cal["recall_estimate"]
+    )
+    np.testing.assert_array_equal(again.search(x[:50], 6)[1], index.search(x[:50], 6)[1])
+
+
+def test_calibrated_hnsw_tunes_ef_search():
+    rng = np.random.default_rng(0)  # unclustered: HNSW needs a wider search here
+    x = rng.standard_normal((5000, 32)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    index = VectorIndex(
+        kind="hnsw", hnsw_m=8, ef_search=8, recall=0.95, calibration_queries=500
+    ).build(_chunks(x), n=len(x))
+    trials = index.calibration_["trials"]
+    assert index.kind_ == "hnsw" and trials[0]["ef_search"] == 8 and trials[0]["lower"] < 0.95
+    assert trials[-1]["ef_search"] == index.ef_search_ > 8
+    assert _held_out_recall(index, x, _held_out_rows(index, len(x))) >= 0.95
+
+
+def test_impossible_target_falls_back_to_flat():
+    x = _clustered(6000)
+    index = VectorIndex(
+        kind="ivfpq", nlist=32, pq_m=4, pq_bits=4, recall=0.99, calibration_queries=300
+    ).build(_chunks(x), n=len(x))
+    assert index.kind_ == "flat" and index.calibration_["chosen_by"].startswith("flat")
+    assert index.meta()["recall_estimate"] == 1.0
+    assert _held_out_recall(index, x, np.arange(0, 6000, 11)) == 1.0
+    # memory-bound: exact search does not fit, so the best IVF-PQ setting is kept and reported
+    bound = VectorIndex(
+        kind="ivfpq",
+        nlist=32,
+        pq_m=4,
+        pq_bits=4,
+        recall=0.99,
+        calibration_queries=300,
+        memory_budget=1000,
+    ).build(_chunks(x), n=len(x))
+    assert bound.kind_ == "ivfpq" and "memory budget" in bound.calibration_["chosen_by"]
+    assert bound.meta()["recall_estimate"] < 0.99
+
+
+def test_auto_with_target_measures_above_the_exact_limit():
+    x = _clustered(24_000, dim=16)
+    index = VectorIndex(kind="auto", recall=0.9, calibration_queries=400).build(
+        _chunks(x, 5000), n=len(x)
+    )
+    cal = index.calibration_
+    assert cal["approx_kind"] == "ivf" and cal["flat_ms_per_query"] > 0
+    if index.kind_ == "ivf":  # faster per query than exact search on this machine
+        assert _held_out_recall(index, x, _held_out_rows(index, len(x), 500)) >= 0.9
+    else:
+        assert index.kind_ == "flat" and "slower" in cal["chosen_by"]
+
+
+def test_bad_recall_target():
+    with pytest.raises(MineError, match="recall target"):
+        VectorIndex(recall=1.5).build(_chunks(np.eye(3, dtype=np.float32)))

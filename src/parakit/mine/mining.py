@@ -48,6 +48,9 @@ class MiningResult:
     n_candidates: int
     n_written: int
     seconds: dict[str, float] = field(default_factory=dict)
+    #: per index (key ``"all"`` or the source name): kind, nlist, nprobe, ef_search and, with a
+    #: recall target, the calibration (estimated recall@k against exact search)
+    index: dict[str, Any] = field(default_factory=dict)
 
 
 def _hash64(text: str) -> int:
@@ -188,6 +191,7 @@ def mine(
     index_kind: str = "auto",
     metric: str = "ip",
     nprobe: int | None = None,
+    recall: float | None = None,
     chunk_size: int = 10_000,
     rerank_batch: int = 2_048,
     text_field: str = "text",
@@ -213,6 +217,10 @@ def mine(
         positive_class: one class column taken as P(paraphrase) instead of the classifier's own
             ``paraphrase_proba`` (for third-party classifiers; see :mod:`parakit.mine.rerank`).
         index_kind, metric, nprobe, index_options: see :class:`~parakit.vectors.index.VectorIndex`.
+        recall: target recall@``k`` of the search against exact search (e.g. 0.95): the index
+            kind and its search breadth are chosen by a calibration against exact search on a
+            sample of the collection; the estimate is in ``MiningResult.index``, the output's
+            header and ``run.json``. None: kinds by size (exact up to 100K vectors).
         chunk_size: sentences per checkpoint; smaller = less memory and lost work per crash,
             more files.
         rerank_batch: candidate pairs per classifier call and re-rank checkpoint.
@@ -240,6 +248,7 @@ def mine(
         index_kind=index_kind,
         metric=metric,
         nprobe=nprobe,
+        recall=recall,
         chunk_size=chunk_size,
         encoder=signature,
         index_options=index_options or {},
@@ -290,10 +299,20 @@ def mine(
         index_kind,
         metric,
         nprobe,
-        index_options or {},
+        {
+            **({"recall": recall, "recall_k": k} if recall is not None else {}),
+            **(index_options or {}),
+        },
         progress,
     )
     seconds["index"] = time.perf_counter() - tic
+    names = json.loads((work / "store" / "sources.json").read_text())
+    index_info = {
+        ("all" if key < 0 else names[key]): {
+            k_: v for k_, v in ix.meta().items() if k_ not in ("created", "on_disk")
+        }
+        for key, ix in indexes.items()
+    }
 
     tic = time.perf_counter()
     self_mining = queries is None
@@ -349,10 +368,36 @@ def mine(
     if output is not None:
         tic = time.perf_counter()
         written = _write_pairs(
-            Path(output), qstore, store, rows, cols, scores, ranks, proba, min_probability, settings
+            Path(output),
+            qstore,
+            store,
+            rows,
+            cols,
+            scores,
+            ranks,
+            proba,
+            min_probability,
+            {"mining": settings, "index": index_info},
         )
         seconds["write"] = time.perf_counter() - tic
-    return MiningResult(Path(output) if output else None, n, len(rows), written, seconds)
+    result = MiningResult(
+        Path(output) if output else None, n, len(rows), written, seconds, index_info
+    )
+    with atomic_write(work / "run.json") as handle:
+        json.dump(
+            {
+                "settings": settings,
+                "sentences": n,
+                "candidates": len(rows),
+                "written": written,
+                "seconds": {key: round(v, 3) for key, v in seconds.items()},
+                "index": index_info,
+            },
+            handle,
+            indent=2,
+            ensure_ascii=False,
+        )
+    return result
 
 
 def build_index_folder(
@@ -596,13 +641,13 @@ def _write_pairs(
     ranks: np.ndarray,
     proba: np.ndarray | None,
     min_probability: float | None,
-    settings: dict[str, Any],
+    header: dict[str, Any],
 ) -> int:
     from parakit.io.jsonl import JsonlWriter
     from parakit.schema import Pair
 
     written = 0
-    with JsonlWriter(path, name=path.stem, metadata={"mining": settings}) as out:
+    with JsonlWriter(path, name=path.stem, metadata=header) as out:
         for i in range(len(rows)):
             p = None if proba is None else float(proba[i])
             if min_probability is not None and (p is None or p < min_probability):

@@ -13,6 +13,18 @@ Index kinds (``kind=``):
 * ``on_disk=True`` – IVF whose inverted lists live in a memory-mapped file
   (``faiss.contrib.ondisk.merge_ondisk``), built block by block: for collections larger than RAM.
 
+**Index choice from measurement** (``recall=0.95``): with a recall target, ``kind="auto"``
+draws ``calibration_queries`` rows of the collection (seeded), finds their exact neighbours
+with one streamed flat pass (timed: the cost of exact search per query), builds the
+approximate kind the collection calls for (``ivf``; ``ivfpq`` when the vectors do not fit
+``memory_budget``), then raises ``nprobe`` (IVF) or ``efSearch`` (HNSW) step by step until the
+estimated recall@``recall_k`` of the calibration queries (their own row left out) meets the
+target with 95 % confidence (mean − 1.645 standard errors). It keeps exact ``flat`` search when
+the target is out of reach or the tuned index is not faster per query than the exact pass. The
+choice, the trials and the estimate are in :meth:`VectorIndex.meta` (``calibration``), which
+mining writes into its manifests. An explicit kind with a recall target is tuned the same way
+(falling back to flat only when it cannot reach the target).
+
 Scores are "higher is better": inner product (= cosine for normalised vectors) for
 ``metric="ip"``, negative squared Euclidean distance for ``metric="l2"`` (the Turku paper's
 choice).
@@ -45,7 +57,15 @@ from parakit.io.atomic import atomic_write
 ChunkSource = Callable[[], Iterator[np.ndarray]]
 #: below this many vectors, exact search is cheap enough and always chosen by ``kind="auto"``
 FLAT_LIMIT = 100_000
+#: with a recall target, ``auto`` keeps exact search up to this many vectors (calibrating costs
+#: more than the exact search it would save)
+CALIBRATE_MIN = 20_000
 KINDS = ("auto", "flat", "ivf", "hnsw", "ivfpq")
+#: search breadths tried in turn by the calibration (IVF ``nprobe``, HNSW ``efSearch``)
+NPROBE_STEPS = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+EF_STEPS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
+#: one-sided 95 % normal quantile: the calibrated recall must hold at this confidence
+Z_95 = 1.645
 
 
 def choose_kind(n: int, dim: int, memory_budget: int | None = None, on_disk: bool = False) -> str:
@@ -91,7 +111,15 @@ class VectorIndex:
         workdir: folder for on-disk lists and build blocks.
         block_size: vectors per on-disk build block (bounds build memory).
         threads: FAISS OpenMP threads (None: FAISS default).
-        seed: k-means seed.
+        seed: k-means, training-sample and calibration-sample seed.
+        recall: target recall@``recall_k`` in (0, 1] (None: no calibration, kinds by size).
+            With a target, ``auto`` chooses flat / approximate by measurement and the search
+            breadth (``nprobe``/``ef_search``) is tuned upward until the target is met; a
+            given ``nprobe``/``ef_search`` is the first value tried. Costs one exact pass of
+            ``calibration_queries`` queries over the collection plus a few small searches.
+        recall_k: neighbours compared with exact search (mining: its ``k``).
+        calibration_queries: collection rows used as calibration queries; more = tighter
+            estimate (standard error ~ 0.1/sqrt(n)), longer exact pass.
     """
 
     def __init__(
@@ -111,6 +139,9 @@ class VectorIndex:
         block_size: int = 200_000,
         threads: int | None = None,
         seed: int = 0,
+        recall: float | None = None,
+        recall_k: int = 5,
+        calibration_queries: int = 1_000,
     ) -> None:
         self.kind = kind
         self.metric = metric
@@ -127,6 +158,9 @@ class VectorIndex:
         self.block_size = block_size
         self.threads = threads
         self.seed = seed
+        self.recall = recall
+        self.recall_k = recall_k
+        self.calibration_queries = calibration_queries
 
     # -- building ---------------------------------------------------------------------------
     def _check(self) -> None:
@@ -138,6 +172,12 @@ class VectorIndex:
             raise MineError(f"unknown metric {self.metric!r}; use 'ip' or 'l2'", code="E801")
         if self.on_disk and self.workdir is None:
             raise MineError("on_disk=True needs a workdir for the inverted-list file", code="E801")
+        if self.recall is not None and not 0 < self.recall <= 1:
+            raise MineError(
+                f"recall target must be in (0, 1], got {self.recall}; e.g. 0.95", code="E801"
+            )
+        if self.recall_k < 1 or self.calibration_queries < 1:
+            raise MineError("recall_k and calibration_queries must be >= 1", code="E801")
 
     def _empty(self, faiss: Any, n: int, dim: int) -> Any:
         metric = faiss.METRIC_INNER_PRODUCT if self.metric == "ip" else faiss.METRIC_L2
@@ -146,7 +186,7 @@ class VectorIndex:
             return faiss.IndexIDMap2(faiss.IndexFlat(dim, metric))
         if kind == "hnsw":
             inner = faiss.IndexHNSWFlat(dim, self.hnsw_m, metric)
-            inner.hnsw.efSearch = self.ef_search
+            inner.hnsw.efSearch = self.ef_search_ = self.ef_search
             return faiss.IndexIDMap2(inner)
         nlist = self.nlist_
         if kind == "ivf":
@@ -199,39 +239,203 @@ class VectorIndex:
             if self.kind == "auto"
             else self.kind
         )
+        self.ef_search_ = None
+        self.calibration_ = None
+        calibrate = self.recall is not None and not (
+            self.kind == "auto" and n <= CALIBRATE_MIN and not self._memory_bound(n, dim)
+        )
+        if self.kind == "auto" and self.recall is not None and self.kind_ == "flat":
+            # a recall target replaces the size rule: approximate kinds are measured too
+            self.kind_ = "ivf" if calibrate else "flat"
+        if self.kind_ == "flat" and self.recall is not None:
+            calibrate = False
+            self.calibration_ = {"chosen_by": "flat: exact search", "recall_estimate": 1.0}
         if self.kind_ in ("ivf", "ivfpq"):
             self.nlist_ = min(self.nlist or default_nlist(n), max(1, n))
         else:
             self.nlist_ = None
+        self.nprobe_ = None
+        queries = truth = None
+        if calibrate:
+            queries, query_ids = self._calibration_sample(chunks, ids, n)
+            truth, flat_seconds = self._exact(chunks, ids, queries)
+            self.calibration_ = {
+                "queries": len(queries),
+                "k": self.recall_k,
+                "target": self.recall,
+                "flat_ms_per_query": round(1000 * flat_seconds / len(queries), 4),
+                "trials": [],
+            }
+        bar = _bar(n, "index", progress)
+        self.index_ = self._fill(faiss, chunks, ids, n, dim, bar)
+        bar.close()
+        if calibrate:
+            self._tune(faiss, chunks, ids, n, dim, queries, query_ids, truth, progress)
+        self.ntotal_ = int(self.index_.ntotal)
+        self.build_seconds_ = time.perf_counter() - started
+        return self
+
+    def _memory_bound(self, n: int, dim: int) -> bool:
+        return self.memory_budget is not None and n * dim * 4 > self.memory_budget
+
+    def _fill(self, faiss: Any, chunks: ChunkSource, ids: Any, n: int, dim: int, bar: Any) -> Any:
+        """A new index of ``self.kind_``: trained (IVF kinds) and filled with every chunk."""
         index = self._empty(faiss, n, dim)
         if self.kind_ in ("ivf", "ivfpq"):
             index.train(self._sample(chunks, n))
             index.nprobe = self.nprobe_ = self.nprobe or max(32, self.nlist_ // 64)
-        else:
-            self.nprobe_ = None
         id_iter = ids() if ids is not None else None
         offset = 0
-        bar = _bar(n, "index", progress)
-        if self.on_disk:
-            index = self._build_on_disk(faiss, index, chunks, id_iter, bar)
+        if self.on_disk and self.kind_ != "flat":
+            return self._build_on_disk(faiss, index, chunks, id_iter, bar)
+        for chunk in chunks():
+            chunk_ids = (
+                next(id_iter)
+                if id_iter is not None
+                else np.arange(offset, offset + len(chunk), dtype=np.int64)
+            )
+            index.add_with_ids(
+                np.ascontiguousarray(chunk, dtype=np.float32),
+                np.asarray(chunk_ids, dtype=np.int64),
+            )
+            offset += len(chunk)
+            bar.update(len(chunk))
+        return index
+
+    # -- calibration ------------------------------------------------------------------------
+    def _calibration_sample(
+        self, chunks: ChunkSource, ids: Any, n: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``calibration_queries`` collection rows (seeded, spread over all chunks) and ids."""
+        rng = np.random.default_rng(self.seed + 1)
+        keep = np.sort(rng.choice(n, size=min(n, self.calibration_queries), replace=False))
+        parts, part_ids, offset = [], [], 0
+        id_iter = ids() if ids is not None else None
+        for chunk in chunks():
+            chunk_ids = (
+                np.asarray(next(id_iter), dtype=np.int64)
+                if id_iter is not None
+                else np.arange(offset, offset + len(chunk), dtype=np.int64)
+            )
+            local = keep[(keep >= offset) & (keep < offset + len(chunk))] - offset
+            if len(local):
+                parts.append(np.asarray(chunk[local], dtype=np.float32))
+                part_ids.append(chunk_ids[local])
+            offset += len(chunk)
+        return np.ascontiguousarray(np.concatenate(parts)), np.concatenate(part_ids)
+
+    def _exact(
+        self, chunks: ChunkSource, ids: Any, queries: np.ndarray
+    ) -> tuple[np.ndarray, float]:
+        """Exact top ``recall_k + 1`` ids of ``queries`` over all chunks, and the seconds taken."""
+        import faiss
+
+        width = self.recall_k + 1
+        metric = faiss.METRIC_INNER_PRODUCT if self.metric == "ip" else faiss.METRIC_L2
+        best_scores = np.full((len(queries), 0), -np.inf, dtype=np.float32)
+        best_ids = np.zeros((len(queries), 0), dtype=np.int64)
+        id_iter = ids() if ids is not None else None
+        offset = 0
+        started = time.perf_counter()
+        for chunk in chunks():
+            chunk = np.ascontiguousarray(chunk, dtype=np.float32)
+            chunk_ids = (
+                np.asarray(next(id_iter), dtype=np.int64)
+                if id_iter is not None
+                else np.arange(offset, offset + len(chunk), dtype=np.int64)
+            )
+            offset += len(chunk)
+            scores, rows = faiss.knn(queries, chunk, min(width, len(chunk)), metric=metric)
+            if self.metric == "l2":
+                scores = -scores
+            best_scores = np.concatenate([best_scores, scores], axis=1)
+            best_ids = np.concatenate([best_ids, chunk_ids[rows]], axis=1)
+            order = np.argsort(-best_scores, axis=1, kind="stable")[:, :width]
+            best_scores = np.take_along_axis(best_scores, order, 1)
+            best_ids = np.take_along_axis(best_ids, order, 1)
+        return best_ids, time.perf_counter() - started
+
+    def _recall(
+        self, queries: np.ndarray, query_ids: np.ndarray, truth: np.ndarray
+    ) -> tuple[float, float, float]:
+        """(mean recall@k, its 95 % one-sided lower bound, seconds) of the current index."""
+        started = time.perf_counter()
+        _, found = self.index_.search(queries, self.recall_k + 1)
+        seconds = time.perf_counter() - started
+        per_query = recall_per_query(found, truth, query_ids, self.recall_k)
+        mean = float(per_query.mean())
+        error = (
+            float(per_query.std(ddof=1) / math.sqrt(len(per_query))) if len(per_query) > 1 else 0.0
+        )
+        return mean, mean - Z_95 * error, seconds
+
+    def _set_breadth(self, faiss: Any, value: int) -> None:
+        if self.kind_ == "hnsw":
+            faiss.downcast_index(self.index_.index).hnsw.efSearch = self.ef_search_ = value
         else:
-            for chunk in chunks():
-                chunk_ids = (
-                    next(id_iter)
-                    if id_iter is not None
-                    else np.arange(offset, offset + len(chunk), dtype=np.int64)
-                )
-                index.add_with_ids(
-                    np.ascontiguousarray(chunk, dtype=np.float32),
-                    np.asarray(chunk_ids, dtype=np.int64),
-                )
-                offset += len(chunk)
-                bar.update(len(chunk))
+            faiss.extract_index_ivf(self.index_).nprobe = self.nprobe_ = value
+
+    def _tune(
+        self,
+        faiss: Any,
+        chunks: ChunkSource,
+        ids: Any,
+        n: int,
+        dim: int,
+        queries: np.ndarray,
+        query_ids: np.ndarray,
+        truth: np.ndarray,
+        progress: bool,
+    ) -> None:
+        """Raise nprobe / efSearch until the recall target holds; else fall back to flat."""
+        cal = self.calibration_
+        assert cal is not None and self.recall is not None
+        if self.kind_ == "hnsw":
+            first = self.ef_search
+            steps = [v for v in EF_STEPS if v >= max(first, self.recall_k + 1)]
+            name = "ef_search"
+        else:
+            first = self.nprobe or 1
+            steps = [v for v in NPROBE_STEPS if first <= v <= max(1, self.nlist_ // 2)]
+            name = "nprobe"
+        steps = sorted({first, *steps})
+        met = False
+        for value in steps:
+            self._set_breadth(faiss, value)
+            mean, lower, seconds = self._recall(queries, query_ids, truth)
+            cal["trials"].append({name: value, "recall": round(mean, 4), "lower": round(lower, 4)})
+            if lower >= self.recall:
+                met = True
+                break
+        cal.update(
+            approx_kind=self.kind_,
+            approx_ms_per_query=round(1000 * seconds / len(queries), 4),
+            recall_estimate=round(mean, 4),
+            recall_lower=round(lower, 4),
+        )
+        if self.kind_ == "ivf" or self.kind_ == "ivfpq":
+            cal["nlist"] = self.nlist_
+        slower = cal["approx_ms_per_query"] >= cal["flat_ms_per_query"]
+        if met and not (self.kind == "auto" and slower):
+            cal["chosen_by"] = f"{name} {value}: recall target met"
+            return
+        if not met and self._memory_bound(n, dim):
+            cal["chosen_by"] = (
+                f"target not reached at {name} {value}; exact search does not fit the memory "
+                "budget, so the best setting is kept"
+            )
+            return
+        # exact search: recall 1 by definition
+        cal["chosen_by"] = (
+            f"flat: {self.kind_} slower per query than exact search"
+            if met
+            else f"flat: {self.kind_} did not reach the target (best {name} {value})"
+        )
+        self.kind_, self.nlist_, self.nprobe_, self.ef_search_ = "flat", None, None, None
+        bar = _bar(n, "index (flat)", progress)
+        self.index_ = self._fill(faiss, chunks, ids, n, dim, bar)
         bar.close()
-        self.index_ = index
-        self.ntotal_ = int(index.ntotal)
-        self.build_seconds_ = time.perf_counter() - started
-        return self
+        cal.update(recall_estimate=1.0, recall_lower=1.0)
 
     def _sample(self, chunks: ChunkSource, n: int) -> np.ndarray:
         """An evenly spread training sample (same rows every run: seeded)."""
@@ -330,7 +534,11 @@ class VectorIndex:
             "nlist": self.nlist_,
             "nprobe": self.nprobe_,
             "on_disk": self.on_disk,
-            "ef_search": self.ef_search,
+            "ef_search": getattr(self, "ef_search_", None),
+            "hnsw_m": self.hnsw_m if self.kind_ == "hnsw" else None,
+            "recall_target": self.recall,
+            "recall_estimate": (self.calibration_ or {}).get("recall_estimate"),
+            "calibration": getattr(self, "calibration_", None),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
 
@@ -373,19 +581,46 @@ class VectorIndex:
             kind=meta["kind"],
             metric=meta["metric"],
             nprobe=meta.get("nprobe"),
-            ef_search=meta.get("ef_search", 128),
+            ef_search=meta.get("ef_search") or 128,
             on_disk=bool(meta.get("on_disk")),
             workdir=folder,
         )
         self.index_ = faiss.read_index(str(folder / "index.faiss"), flags)
         self.kind_, self.dim_, self.ntotal_ = meta["kind"], meta["dim"], meta["ntotal"]
         self.nlist_, self.nprobe_ = meta.get("nlist"), meta.get("nprobe")
+        self.ef_search_ = meta.get("ef_search")
+        self.calibration_ = meta.get("calibration")
+        self.recall = meta.get("recall_target")
+        if self.nprobe_ and self.kind_ in ("ivf", "ivfpq"):
+            faiss.extract_index_ivf(self.index_).nprobe = self.nprobe_
+        if self.ef_search_ and self.kind_ == "hnsw":
+            faiss.downcast_index(self.index_.index).hnsw.efSearch = self.ef_search_
         self.meta_ = meta
         if (folder / "store" / "offsets.npy").exists():
             from parakit.vectors.store import SentenceStore
 
             self.store_ = SentenceStore(folder / "store")
         return self
+
+
+def recall_per_query(
+    found: np.ndarray, truth: np.ndarray, query_ids: np.ndarray | None, k: int
+) -> np.ndarray:
+    """Recall@k of each query: the share of its ``k`` exact neighbours among the ``k`` found,
+    the query's own id (``query_ids``, when the queries are collection rows) left out of both.
+
+    Example:
+        >>> truth = np.array([[7, 1, 2, 3]]); found = np.array([[7, 1, 3, 9]])
+        >>> recall_per_query(found, truth, np.array([7]), 3).tolist()
+        [0.6666666666666666]
+    """
+    out = np.empty(len(truth))
+    for row in range(len(truth)):
+        own = None if query_ids is None else int(query_ids[row])
+        t = [int(i) for i in truth[row] if i >= 0 and i != own][:k]
+        f = [int(i) for i in found[row] if i >= 0 and i != own][:k]
+        out[row] = len(set(t) & set(f)) / max(1, len(t))
+    return out
 
 
 def _bar(total: int, desc: str, enabled: bool) -> Any:
