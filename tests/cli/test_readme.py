@@ -1,0 +1,50 @@
+"""The README's short tour runs as written on the shared corpora (issue 12)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _blocks(language: str) -> list[str]:
+    tour = README.read_text(encoding="utf-8").split("## A short tour", 1)[1]
+    tour = tour.split("\n## ", 1)[0]
+    return re.findall(rf"```{language}\n(.*?)```", tour, flags=re.S)
+
+
+def test_the_readme_tour_runs_as_written(data_path, tmp_path):
+    data = data_path("turku/sv-test.json").parents[1]  # the folder with turku/, mrpc/ ...
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(data)
+    work = tmp_path / "work"
+    work.mkdir()
+    (bash,) = _blocks("bash")
+    (python,) = _blocks("python")
+    bindir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bindir + os.pathsep + os.environ["PATH"], "HF_HUB_OFFLINE": "1"}
+    shell = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", bash],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert shell.returncode == 0, shell.stderr
+    assert "wrote 3278 pairs to release/dev.json" in shell.stdout
+    assert (work / "pairs.jsonl").exists() and (work / "mrpc-sim.jsonl").exists()
+    script = subprocess.run(
+        [sys.executable, "-c", python],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert script.returncode == 0, script.stderr
+    assert script.stdout.startswith("1081 ")
