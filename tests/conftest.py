@@ -125,21 +125,18 @@ def build_tiny_model(folder: Path, hidden: int = 32, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     folder.mkdir(parents=True, exist_ok=True)
     vocab = folder / "vocab.txt"
-    vocab.write_text(
-        "\n".join(
-            [
-                "[PAD]",
-                "[UNK]",
-                "[CLS]",
-                "[SEP]",
-                "[MASK]",
-                *WORDS,
-                *[f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz"],
-                *"abcdefghijklmnopqrstuvwxyz0123456789.,!?",
-            ]
-        )
-        + "\n"
-    )
+    tokens = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        *WORDS,
+        *[f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz"],
+        *"abcdefghijklmnopqrstuvwxyz0123456789.,!?",
+    ]
+    # unique entries: a repeated token ('a') would give ids beyond the embedding matrix
+    vocab.write_text("\n".join(dict.fromkeys(tokens)) + "\n")
     tokenizer = BertTokenizerFast(vocab=str(vocab), do_lower_case=True)
     config = BertConfig(
         vocab_size=len(tokenizer),
