@@ -81,7 +81,7 @@ def read_text(path: str | Path, encoding: str = "utf-8-sig") -> str:
         line = raw.count(b"\n", 0, err.start) + 1
         raise DataFormatError(
             f"cannot decode the file as {encoding}: {err.reason} (byte {err.start}); pass "
-            "encoding=... (CLI: -o encoding=NAME) with the file's real encoding",
+            "encoding=... (CLI: -O encoding=NAME) with the file's real encoding",
             path=path,
             line=line,
             code="E104",
@@ -98,7 +98,7 @@ def iter_lines(path: str | Path, encoding: str = "utf-8-sig") -> Iterator[tuple[
         except UnicodeDecodeError as err:
             raise DataFormatError(
                 f"cannot decode the file as {encoding}: {err.reason}; pass encoding=... "
-                "(CLI: -o encoding=NAME) with the file's real encoding",
+                "(CLI: -O encoding=NAME) with the file's real encoding",
                 path=path,
                 line=line_number + 1,
                 code="E104",

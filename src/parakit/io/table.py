@@ -226,7 +226,7 @@ def read_table(
         raise DataFormatError(
             "the file ends without a line break after its last record, so it may have been "
             "cut inside that record; if the file is complete, add a final line break (or pass "
-            "allow_unterminated=True; CLI: -o allow_unterminated=true)",
+            "allow_unterminated=True; CLI: -O allow_unterminated=true)",
             path=path,
             line=rows[-1][0] if rows else 1,
             code="E117",
