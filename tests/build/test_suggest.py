@@ -251,3 +251,56 @@ def test_recall_on_the_swedish_test_set(swedish):
     out = evaluate_suggestions(ranked, pairs, budgets=[2])
     assert out["gold"] == 1067
     assert out["recall@2x"] >= 0.60
+
+
+def test_cli_two_text_files_and_a_corpus(tmp_path):
+    from typer.testing import CliRunner
+
+    from parakit.cli.build import app
+    from parakit.io import read, write
+
+    runner = CliRunner()
+    (tmp_path / "a.txt").write_text(DOC1.text, encoding="utf-8")
+    (tmp_path / "b.txt").write_text(DOC2.text, encoding="utf-8")
+    out = tmp_path / "s.jsonl"
+    args = ["suggest", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out)]
+    result = runner.invoke(app, [*args, "--max-window", "1"])
+    assert result.exit_code == 0, result.output
+    got = read(out)
+    assert set(got.documents) == {"a", "b"}
+    expected = [s for s in suggest_pairs(DOC1, DOC2, max_window=1) if not s.suppressed]
+    assert [(p.span1, p.span2) for p in got] == [
+        (Span("a", s.span1.begin, s.span1.end), Span("b", s.span2.begin, s.span2.end))
+        for s in expected
+    ]
+    first = got.pairs[0]
+    assert first.id == "a|b#1" and first.group == "a|b" and first.source == "suggest"
+    assert first.metadata["rank"] == 1 and first.metadata["score"] == round(expected[0].score, 6)
+    assert got.metadata["suggest"]["max_window"] == 1
+    # --limit past the non-overlapping ones: the overlapping ones follow
+    result = runner.invoke(app, [*args, "--max-window", "2", "--limit", "12"])
+    assert result.exit_code == 0, result.output
+    assert len(read(out)) == 12
+    # a corpus with documents: its document pairs, evaluated against its own pairs
+    corpus = PairSet(
+        [
+            Pair(
+                "g",
+                "Det regnar\nute i kväll.",
+                "Det regnar utomhus i kväll.",
+                span1=Span("a", 17, 40),
+                span2=Span("b", 17, 44),
+            )
+        ],
+        scheme="binary",
+        documents=[DOC1, DOC2],
+    )
+    write(corpus, tmp_path / "gold.jsonl", format="jsonl")
+    result = runner.invoke(
+        app, ["suggest", str(tmp_path / "gold.jsonl"), "-o", str(out), "--evaluate"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "gold pairs: 1" in result.output
+    assert "    2x   1.000" in result.output
+    result = runner.invoke(app, ["suggest", "x", "y", "z", "-o", str(out)])
+    assert result.exit_code == 2

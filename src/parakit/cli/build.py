@@ -9,7 +9,14 @@ from typing import Annotated, Any
 
 import typer
 
-from parakit.cli.options import FormatOpt, SeedOpt, output_option, read_pairs, resolve_model
+from parakit.cli.options import (
+    FormatOpt,
+    ReaderOptionsOpt,
+    SeedOpt,
+    output_option,
+    read_pairs,
+    resolve_model,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -559,3 +566,112 @@ def knn_cmd(
     typer.echo("bin  available  sampled")
     for i, (a, s) in enumerate(zip(result.bin_counts, result.sampled_counts, strict=True)):
         typer.echo(f"{i:>3}  {a:>9}  {s:>7}")
+
+
+@app.command("suggest")
+def suggest_cmd(
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="A corpus with documents (canonical JSONL, Turku JSON + texts file...: every "
+            "document pair its spans point into), or two plain text files (one document pair)."
+        ),
+    ],
+    output: Annotated[Path, output_option("Suggestions (canonical JSONL, one pair each).")],
+    fmt: FormatOpt = None,
+    options: ReaderOptionsOpt = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Sentence encoder for the embedding similarity (offline-minilm, HF id or "
+            "folder); default: lexical similarity only.",
+        ),
+    ] = None,
+    backend: Annotated[str, typer.Option(help="Encoder backend: torch | onnx | onnx-int8.")] = (
+        "torch"
+    ),
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            help="Suggestions per document pair (default: every non-overlapping one); above "
+            "that count the overlapping ones follow."
+        ),
+    ] = None,
+    max_window: Annotated[int, typer.Option(help="Sentences per passage: 1..N.")] = 3,
+    band: Annotated[int, typer.Option(help="Farthest distance from the alignment path.")] = 2,
+    alignment: Annotated[
+        bool, typer.Option(help="Monotone-alignment prior (documents in parallel).")
+    ] = True,
+    nms: Annotated[bool, typer.Option(help="Suppress overlapping suggestions.")] = True,
+    lang: Annotated[str | None, typer.Option(help="Language (ja/zh: CJK sentence rules).")] = None,
+    evaluate: Annotated[
+        bool,
+        typer.Option(
+            help="Print the recall/precision of the input's own pairs at 0.5-5 suggestions "
+            "per gold pair."
+        ),
+    ] = False,
+) -> None:
+    """Suggest aligned passage pairs for extraction, best first, per document pair."""
+    from parakit.build.documents import read_text_file
+    from parakit.build.suggest import PairSuggester, document_pairs_of, evaluate_suggestions
+    from parakit.cli.options import progress_bar
+    from parakit.io.jsonl import JsonlWriter
+    from parakit.schema import Document
+
+    if len(inputs) == 2:
+        docs = [Document(path.stem, read_text_file(path)) for path in inputs]
+        if docs[0].id == docs[1].id:
+            docs = [Document(f"{d.id}-{k}", d.text) for k, d in enumerate(docs, 1)]
+        gold, doc_pairs = None, [(docs[0], docs[1])]
+    elif len(inputs) == 1:
+        gold = read_pairs(inputs[0], fmt, options=options)
+        doc_pairs = document_pairs_of(gold)
+    else:
+        raise typer.BadParameter("give one corpus or two text files", param_hint="INPUTS")
+    encoder = None
+    if model is not None:
+        from parakit.vectors.encode import load_encoder
+
+        encoder = load_encoder(resolve_model(model), backend)
+    suggester = PairSuggester(
+        max_window=max_window,
+        encoder=encoder,
+        alignment=alignment,
+        band=band,
+        nms=nms,
+        lang=lang,
+    )
+    documents = {d.id: d for pair in doc_pairs for d in pair}
+    ranked = {}
+    written = 0
+    metadata = {"suggest": suggester.signature(), "model": model}
+    with JsonlWriter(output, name="suggestions", scheme="binary", metadata=metadata) as out:
+        for document in documents.values():
+            out.write_document(document)
+        with progress_bar() as bar:
+            task = bar.add_task("suggest", total=len(doc_pairs))
+            for doc1, doc2 in doc_pairs:
+                suggestions = suggester.suggest(doc1, doc2)
+                if evaluate:
+                    ranked[(doc1.id, doc2.id)] = suggestions
+                if limit is None:
+                    suggestions = [s for s in suggestions if not s.suppressed]
+                else:
+                    suggestions = suggestions[:limit]
+                for rank, suggestion in enumerate(suggestions, 1):
+                    out.write_pair(suggestion.to_pair(rank))
+                written += len(suggestions)
+                bar.advance(task)
+    typer.echo(f"wrote {written} suggestions for {len(doc_pairs)} document pairs to {output}")
+    if evaluate and gold is not None:
+        figures = evaluate_suggestions(ranked, gold)
+        typer.echo(f"gold pairs: {int(figures['gold'])}")
+        typer.echo("budget  recall  precision")
+        for budget in (0.5, 1, 2, 3, 5):
+            typer.echo(
+                f"{budget:>5g}x  {figures[f'recall@{budget:g}x']:6.3f}  "
+                f"{figures[f'precision@{budget:g}x']:9.3f}"
+            )
