@@ -386,6 +386,8 @@ class TransformerPairClassifier(PairClassifier):
                 "eval_batch_size",
             )
         }
+        if not getattr(self, "_soft_targets", False):
+            params.pop("soft_loss", None)  # checkpoints of hard-label runs stay resumable
         params["learning_rate"] = rate
         params["n_pairs"] = n_pairs
         params["classes"] = [str(c) for c in self.classes_]
@@ -453,6 +455,25 @@ class TransformerPairClassifier(PairClassifier):
         self.history_ = state.get("history", [])
 
 
+def soft_label_loss(logits: Any, soft: Any, kind: str = "ce") -> Any:
+    """The distillation loss of a binary head: ``logits`` (batch, 2) against P(paraphrase).
+
+    ``ce``: ``-(p log q + (1 - p) log(1 - q))`` with ``q`` the student's P(paraphrase) (the
+    cross-entropy to the teacher's distribution); ``mse``: ``(q - p)²``. Means over the batch.
+
+    Example:
+        >>> import torch
+        >>> round(float(soft_label_loss(torch.zeros(1, 2), torch.tensor([0.25]))), 6)  # log 2
+        0.693147
+        >>> float(soft_label_loss(torch.zeros(1, 2), torch.tensor([0.25]), "mse"))
+        0.0625
+    """
+    log_q = logits.log_softmax(dim=-1)
+    if kind == "mse":
+        return ((log_q[:, 1].exp() - soft) ** 2).mean()
+    return -(soft * log_q[:, 1] + (1 - soft) * log_q[:, 0]).mean()
+
+
 def _torch_save_atomic(obj: Any, path: Path) -> None:
     """torch.save to a temporary file, then rename: a crash never leaves half a checkpoint."""
     import os
@@ -500,6 +521,9 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         num_threads: torch CPU threads (None = torch's default).
         eval_batch_size: pairs per batch when predicting.
         progress: show a progress bar.
+        soft_loss: the loss of :meth:`fit_soft` (knowledge distillation): ``ce`` (cross-entropy
+            against the teacher's distribution ``[1 - p, p]``, i.e. BCE on the probability) or
+            ``mse`` (squared error of the predicted P(paraphrase)).
     """
 
     model_type = "cross-encoder"
@@ -530,6 +554,7 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         num_threads: int | None = None,
         eval_batch_size: int = 64,
         progress: bool = True,
+        soft_loss: str = "ce",
     ) -> None:
         self.model_name_or_path = model_name_or_path
         self.max_length = max_length
@@ -555,6 +580,89 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         self.num_threads = num_threads
         self.eval_batch_size = eval_batch_size
         self.progress = progress
+        self.soft_loss = soft_loss
+
+    def fit_soft(
+        self,
+        X: Any,
+        texts2: Any = None,
+        soft: Any = None,
+        *,
+        eval_set: Any = None,
+        key: str = "teacher_p",
+    ) -> CrossEncoderClassifier:
+        """Train a binary cross-encoder on soft labels, P(paraphrase) per pair (distillation).
+
+        Args:
+            X: a PairSet (soft labels in ``pair.metadata[key]`` unless ``soft`` is given) or the
+                first text column.
+            texts2: the second text column (with ``X`` as texts).
+            soft: P(paraphrase) of each pair in [0, 1], e.g. a teacher's
+                :meth:`~parakit.models.base.PairClassifier.paraphrase_proba`.
+            eval_set: gold-labelled binary development pairs for model selection.
+            key: the metadata key holding the soft label.
+
+        Returns:
+            self, a binary classifier with classes ``["0", "1"]``.
+
+        Raises:
+            ModelError: a soft label is missing or outside [0, 1] (E702, E704), lengths differ
+                (E706), ``soft_loss`` is unknown (E712).
+        """
+        from parakit.labels import get_scheme
+        from parakit.models.base import as_pair_input
+
+        data = as_pair_input(X, texts2)
+        if soft is None:
+            soft = []
+            for index, pair in enumerate(X):
+                value = getattr(pair, "metadata", {}).get(key)
+                if value is None:
+                    raise ModelError(
+                        f"pair {data.ids[index]!r} (record {index + 1}) has no soft label "
+                        f"metadata[{key!r}]; label the pairs with a teacher first "
+                        "(parakit.models.distill.label_with_teacher)",
+                        code="E702",
+                    )
+                soft.append(value)
+        values = np.asarray(soft, dtype=np.float64).ravel()
+        if len(values) != len(data):
+            raise ModelError(f"{len(data)} pairs but {len(values)} soft labels", code="E706")
+        if not np.all((values >= 0) & (values <= 1)):
+            bad = int(np.flatnonzero(~((values >= 0) & (values <= 1)))[0])
+            raise ModelError(
+                f"soft label {values[bad]!r} of pair {data.ids[bad]!r} is not a probability in "
+                "[0, 1]",
+                code="E704",
+            )
+        if self.soft_loss not in ("ce", "mse"):
+            raise ModelError(f"unknown soft_loss {self.soft_loss!r}; use ce or mse", code="E712")
+        self.classes_ = np.array(["0", "1"], dtype=object)
+        self.label_type_ = "str"
+        self.scheme_ = get_scheme("binary").spec()
+        dev = None
+        if eval_set is not None:
+            dev = (
+                as_pair_input(eval_set, require_labels=True)
+                if not isinstance(eval_set, tuple)
+                else as_pair_input(eval_set[0], eval_set[1], eval_set[2], require_labels=True)
+            )
+            self._check_dev_labels(dev, ["0", "1"])
+        # the loop carries the soft labels as strings; _targets turns them into floats
+        soft_data = PairInput(data.texts1, data.texts2, [repr(float(v)) for v in values], data.ids)
+        self._soft_targets = True
+        try:
+            self._fit(soft_data, dev)
+        finally:
+            self._soft_targets = False
+        return self
+
+    def _targets(self, labels: list[str]) -> dict[str, Any]:
+        if getattr(self, "_soft_targets", False):
+            import torch
+
+            return {"soft": torch.tensor([float(v) for v in labels], dtype=torch.float32)}
+        return super()._targets(labels)
 
     def _build_network(self, source: str) -> Any:
         import torch
@@ -585,8 +693,10 @@ class CrossEncoderClassifier(TransformerPairClassifier):
     def _loss(self, network: Any, encoded: dict[str, Any], targets: dict[str, Any]) -> Any:
         import torch.nn.functional as F
 
-        logits = network(**encoded).logits
-        return F.cross_entropy(logits.float(), targets["labels"])
+        logits = network(**encoded).logits.float()
+        if "soft" in targets:
+            return soft_label_loss(logits, targets["soft"], self.soft_loss)
+        return F.cross_entropy(logits, targets["labels"])
 
     def _probabilities(self, network: Any, encoded: dict[str, Any]) -> Any:
         return network(**encoded).logits.float().softmax(dim=-1)
