@@ -66,6 +66,10 @@ def configure_output(*, verbose: bool = False, quiet: bool = False) -> None:
     os.environ["PARAKIT_VERBOSE"] = "1" if verbose else "0"
     if quiet:
         os.environ["TQDM_DISABLE"] = "1"
+        os.environ["PARAKIT_QUIET"] = "1"
+    elif os.environ.pop("PARAKIT_QUIET", None):  # a previous run in this process was quiet
+        os.environ.pop("TQDM_DISABLE", None)
+    _silence_tqdm(quiet)
     if not verbose:
         warnings.filterwarnings("ignore")
         for name in (
@@ -82,6 +86,25 @@ def configure_output(*, verbose: bool = False, quiet: bool = False) -> None:
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         os.environ.setdefault("ORT_LOGGING_LEVEL", "3")
+
+
+def _silence_tqdm(quiet: bool) -> None:
+    """Turn every tqdm bar off (or back on): libraries pass ``disable=`` explicitly, so
+    ``TQDM_DISABLE`` alone does not reach them."""
+    from tqdm import std
+
+    original = getattr(std.tqdm.__init__, "parakit_original", None)
+    if quiet and original is None:
+        init = std.tqdm.__init__
+
+        def quiet_init(self: Any, *args: Any, **kwargs: Any) -> None:
+            kwargs["disable"] = True
+            init(self, *args, **kwargs)
+
+        quiet_init.parakit_original = init  # type: ignore[attr-defined]
+        std.tqdm.__init__ = quiet_init  # type: ignore[method-assign]
+    elif not quiet and original is not None:
+        std.tqdm.__init__ = original  # type: ignore[method-assign]
 
 
 def build_app() -> typer.Typer:

@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -250,7 +251,7 @@ class BiEncoder:
             logging_strategy="no",
             use_cpu=self.device == "cpu",
             batch_sampler="no_duplicates" if self.loss == "mnrl" else "batch_sampler",
-            disable_tqdm=True,
+            disable_tqdm=os.environ.get("TQDM_DISABLE") == "1",  # a training bar unless -q
         )
         self.history_: list[dict[str, float]] = []
         if evaluator is not None:

@@ -1,0 +1,47 @@
+"""Model names on the command line: the offline aliases work wherever a model is named, and
+training shows a progress bar."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from parakit.cli import main
+from parakit.cli.demo import example_path
+from parakit.cli.options import resolve_model
+
+EXAMPLE = str(example_path())
+
+
+def test_resolve_model_alias_and_paths(minilm_path, tmp_path):
+    assert resolve_model("offline-minilm") == str(minilm_path)
+    assert resolve_model("sentence-transformers/all-MiniLM-L6-v2").startswith("sentence-")
+    assert resolve_model(str(tmp_path)) == str(tmp_path)
+
+
+def test_offline_minilm_in_identify_and_mine(minilm_path, tmp_path, capsys):
+    model = tmp_path / "clf"
+    argv = ["identify", "train", EXAMPLE, "--binary", "-m", "embedding-lr"]
+    assert main([*argv, "-p", "encoder=offline-minilm", "-o", str(model)]) == 0
+    assert main(["identify", "predict", str(model), EXAMPLE, "-o", str(tmp_path / "p.jsonl")]) == 0
+    sentences = tmp_path / "s.txt"
+    sentences.write_text("A cat sat on the mat.\nOn the mat sat a cat.\nStocks fell today.\n")
+    capsys.readouterr()
+    index = tmp_path / "index"
+    assert main(["mine", "index", str(sentences), "-o", str(index), "-m", "offline-minilm"]) == 0
+    assert json.loads(capsys.readouterr().out)["ntotal"] == 3
+
+
+def test_embed_train_shows_a_training_bar(tiny_model, tmp_path, capsys):
+    pytest.importorskip("sentence_transformers")
+    out = tmp_path / "bi"
+    argv = ["embed", "train", EXAMPLE, "-o", str(out), "-m", str(tiny_model)]
+    argv += ["--epochs", "1", "--max-seq-length", "32"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "it/s" in err or "s/it" in err  # the trainer's tqdm bar
+    assert main(["-q", *argv]) == 0  # -q: no bars, not even those a library forces on
+    assert "it/s" not in capsys.readouterr().err
+    assert main(argv) == 0  # and the next run in the same process has its bars again
+    assert "it/s" in capsys.readouterr().err
