@@ -1,0 +1,285 @@
+"""The whole life cycle through the CLI, each stage fed the previous stage's real output.
+
+Small real data: 160 Turku pairs of opus-parsebank (``../shared/data/turku/opus-pb-dev.json``).
+build candidates -> annotate (import, scripted annotation through the store, export) -> split
+-> identify train (a baseline and a tiny transformer) -> predict -> evaluate -> report profile
+-> mine run / tiles / grow with the trained model -> generate prepare / evaluate.
+Every arrow of docs/architecture.md "output of X is input of Y" is one step here.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from parakit.cli.app import main
+from parakit.io import read, write
+from parakit.schema import PairSet
+
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("faiss")
+pytest.importorskip("torch")
+
+
+def run(*args: object) -> None:
+    """Run one CLI command; fail with its output when it does not exit 0."""
+    code = main([str(a) for a in args])
+    assert code == 0, f"parakit {' '.join(map(str, args))} exited {code}"
+
+
+def _sample(data_path, folder: Path) -> tuple[Path, dict[tuple[str, str], str]]:
+    """160 labelled opus-pb pairs (seeded), unlabelled on disk, and their gold labels."""
+    pairs = read(data_path("turku/opus-pb-dev.json"))
+    rng = random.Random(0)
+    labelled = [p for p in pairs if p.label and p.label[0] in "1234"]
+    chosen = [labelled[i] for i in sorted(rng.sample(range(len(labelled)), 160))]
+    gold = {(p.text1, p.text2): p.label for p in chosen}
+    unlabelled = PairSet([p.replace(label=None) for p in chosen], scheme="turku", name="candidates")
+    path = folder / "raw.jsonl"
+    write(unlabelled, path)
+    return path, gold
+
+
+def test_life_cycle_through_the_cli(tmp_path, data_path, tiny_model):
+    raw, gold = _sample(data_path, tmp_path)
+
+    # build: candidates for annotation (the sample over char-similarity bins)
+    run(
+        "build",
+        "sample",
+        raw,
+        "-o",
+        tmp_path / "candidates.jsonl",
+        "--n",
+        40,
+        "--measure",
+        "char",
+        "--n-bins",
+        4,
+        "--seed",
+        0,
+    )
+    candidates = read(tmp_path / "candidates.jsonl")
+    assert 80 <= len(candidates) <= 160
+
+    # annotate: import, one annotator labels every item through the store, export
+    store_path = tmp_path / "store.db"
+    run("annotate", "init", store_path, "--admin", "boss", "--password", "pw-boss-123")
+    run(
+        "annotate",
+        "create-project",
+        store_path,
+        "opus",
+        "--candidates",
+        tmp_path / "candidates.jsonl",
+        "--scheme",
+        "turku",
+    )
+    run(
+        "annotate", "add-user", store_path, "ann1", "--password", "pw-ann1-123", "--project", "opus"
+    )
+    run("annotate", "assign", store_path, "opus", "--annotators", "ann1")
+    from parakit.annotate.store import Store
+
+    store = Store.open(str(store_path))
+    pid = store.projects.project_id("opus")
+    uid = store.accounts.annotator_id("ann1")
+    labelled = 0
+    while (assignment := store.queue.lease_next(pid, uid)) is not None:
+        item = store.item(assignment.item_id)
+        store.queue.save(
+            item.id, uid, label=gold[(item.text1, item.text2)], revision=0, submit=True
+        )
+        labelled += 1
+    assert labelled == len(candidates)
+    run("annotate", "export", store_path, "opus", tmp_path / "annotated.jsonl")
+    annotated = read(tmp_path / "annotated.jsonl")
+    assert len(annotated) == labelled
+    assert all(p.label == gold[(p.text1, p.text2)] for p in annotated)
+
+    # release: split
+    run(
+        "split",
+        tmp_path / "annotated.jsonl",
+        "-o",
+        tmp_path / "release.jsonl",
+        "--ratios",
+        "70/30/0",
+        "--names",
+        "train,test,unused",
+        "--by",
+        "none",
+        "--seed",
+        0,
+    )
+    release = read(tmp_path / "release.jsonl")
+    sections = release.by_split()
+    assert {"train", "test"} <= set(sections)
+    write(sections["train"], tmp_path / "train.jsonl")
+    write(sections["test"], tmp_path / "test.jsonl")
+
+    # identify: a baseline and a tiny transformer, predict, evaluate
+    run(
+        "identify",
+        "train",
+        tmp_path / "train.jsonl",
+        "-m",
+        "mt-features",
+        "-o",
+        tmp_path / "mt-model",
+    )
+    run(
+        "identify",
+        "train",
+        tmp_path / "train.jsonl",
+        "-m",
+        "cross-encoder",
+        "--binary",
+        "-p",
+        f"model_name_or_path={tiny_model}",
+        "-p",
+        "epochs=1",
+        "-p",
+        "batch_size=16",
+        "-p",
+        "max_length=32",
+        "-o",
+        tmp_path / "ce-model",
+    )
+    run(
+        "identify",
+        "predict",
+        tmp_path / "mt-model",
+        tmp_path / "test.jsonl",
+        "-o",
+        tmp_path / "predictions.jsonl",
+    )
+    predictions = read(tmp_path / "predictions.jsonl")
+    assert len(predictions) == len(sections["test"])
+    run(
+        "identify",
+        "evaluate",
+        tmp_path / "mt-model",
+        tmp_path / "test.jsonl",
+        "-o",
+        tmp_path / "evaluation",
+    )
+    metrics = json.loads((tmp_path / "evaluation" / "metrics.json").read_text())["metrics"]
+    # evaluate and predict agree: accuracy is the share of predictions equal to the gold label
+    agree = [p.label == p.metadata["gold_label"] for p in predictions]
+    assert metrics["n"] == len(agree)
+    assert metrics["accuracy"] == pytest.approx(sum(agree) / len(agree))
+
+    # report: profile on identify predict's output
+    run(
+        "report",
+        "profile",
+        tmp_path / "test.jsonl",
+        "-p",
+        tmp_path / "predictions.jsonl",
+        "-o",
+        tmp_path / "profile",
+        "--phenomena",
+        "surface",
+        "--min-support",
+        2,
+    )
+    assert (tmp_path / "profile.html").exists() and (tmp_path / "profile.json").exists()
+
+    # mine: re-rank with the identify-trained models, tiles, grow
+    sentences = tmp_path / "sentences.jsonl"
+    with sentences.open("w", encoding="utf-8") as handle:
+        for p in release:
+            handle.write(json.dumps({"text": p.text1, "source": "a"}) + "\n")
+            handle.write(json.dumps({"text": p.text2, "source": "a"}) + "\n")
+    for model in ("mt-model", "ce-model"):
+        run(
+            "mine",
+            "run",
+            sentences,
+            "-o",
+            tmp_path / f"mined-{model}.jsonl",
+            "--workdir",
+            tmp_path / f"work-{model}",
+            "-m",
+            tiny_model,
+            "-k",
+            2,
+            "--index-kind",
+            "flat",
+            "--classifier",
+            tmp_path / model,
+        )
+        mined = read(tmp_path / f"mined-{model}.jsonl")
+        assert len(mined) > 0
+        assert all(0.0 <= p.metadata["p_paraphrase"] <= 1.0 for p in mined)
+    run("similarity", tmp_path / "annotated.jsonl", "-o", tmp_path / "annotated-sim.jsonl")
+    run(
+        "mine",
+        "tiles",
+        tmp_path / "annotated-sim.jsonl",
+        "-o",
+        tmp_path / "tiles",
+        "--classifier",
+        tmp_path / "mt-model",
+    )
+    assert (tmp_path / "tiles" / "tiles.png").exists()
+    batch = tmp_path / "batch.jsonl"
+    with batch.open("w", encoding="utf-8") as handle:
+        for i, p in enumerate(sections["test"]):
+            for text in (p.text1, p.text2):
+                handle.write(json.dumps({"text": text, "group": f"g{i}"}) + "\n")
+    run(
+        "mine",
+        "grow",
+        batch,
+        "--dataset",
+        tmp_path / "grown",
+        "--classifier",
+        tmp_path / "mt-model",
+        "-m",
+        tiny_model,
+        "-k",
+        2,
+        "--threshold",
+        0.0,
+    )
+    assert any((tmp_path / "grown").iterdir())
+
+    # generate: directed pairs from the release, then score a copy-system's generations
+    run(
+        "generate",
+        "prepare",
+        tmp_path / "train.jsonl",
+        "-o",
+        tmp_path / "gen.jsonl",
+        "--bleu-threshold",
+        -1,
+    )
+    directed = read(tmp_path / "gen.jsonl")
+    assert len(directed) > 0
+    generations = tmp_path / "generations.jsonl"
+    with generations.open("w", encoding="utf-8") as handle:
+        for pair in list(directed)[:20]:  # a system that copies its input
+            record = {"id": pair.id, "source": pair.text1, "generation": pair.text1}
+            handle.write(json.dumps(record) + "\n")
+    run(
+        "generate",
+        "evaluate",
+        generations,
+        "--bertscore-model",
+        tiny_model,
+        "--num-layers",
+        1,
+        "-o",
+        tmp_path / "gen-scores.json",
+    )
+    scores = json.loads((tmp_path / "gen-scores.json").read_text())["scores"]
+    # a copy of the input: Self-BLEU and BERTScore are 100, so BERT-iBLEU is 0 (M12)
+    assert scores["n"] == min(20, len(directed))
+    assert scores["self_bleu"] == pytest.approx(100.0)
+    assert scores["bertscore"] == pytest.approx(100.0, abs=1e-3)
+    assert scores["bert_ibleu"] == pytest.approx(0.0)
