@@ -101,11 +101,34 @@ def subtitles_cmd(
         bool, typer.Option(help="Stop at the first bad file instead of skipping it.")
     ] = False,
     seed: SeedOpt = 0,
+    first_round: Annotated[
+        Path | None,
+        typer.Option(
+            help="Second round (T2): the first round's output; its (title, segment) pairs are "
+            "not drawn again."
+        ),
+    ] = None,
+    yields: Annotated[
+        Path | None,
+        typer.Option(
+            help="Second round: first-round yield per title, highest first; a JSON object "
+            "{title: count} or any pair set (extracted candidates, counted per title)."
+        ),
+    ] = None,
+    max_titles: Annotated[
+        int | None, typer.Option(min=1, help="Second round: at most this many titles.")
+    ] = None,
 ) -> None:
-    """Alternative subtitle versions in aligned 15-minute segments (T2)."""
+    """Alternative subtitle versions in aligned 15-minute segments (T2), first or second round.
+
+    Second round (the paper's): ``--first-round`` excludes the segments already drawn and
+    ``--yields`` keeps only the titles that yielded candidates, most productive first.
+    """
     from parakit.build.documents import SkipCounter
     from parakit.build.subtitles import build_subtitle_pairs, load_versions
 
+    used = _used_segments(first_round) if first_round is not None else ()
+    priority = _title_yields(yields) if yields is not None else None
     skips = SkipCounter()
     versions = load_versions(
         root, encodings=encoding, on_error="raise" if strict else "skip", skips=skips
@@ -119,8 +142,55 @@ def subtitles_cmd(
         max_episodes or None,
         seed,
         skips,
+        used_segments=used,
+        priority=priority,
+        max_titles=max_titles,
     )
+    if first_round is not None or priority is not None:
+        pairs.metadata["round"] = 2
     _write(pairs, output)
+
+
+def _used_segments(path: Path) -> set[tuple[str, int]]:
+    """``(title, segment)`` of every pair of a `build subtitles` output."""
+    from parakit.errors import DataFormatError
+
+    used = set()
+    for pair in read_pairs(path, status=False):
+        title = pair.group or pair.metadata.get("title")
+        segment = pair.metadata.get("segment")
+        if title is None or segment is None:
+            raise DataFormatError(
+                f"pair {pair.id!r} has no title (group) or segment: not a `parakit build "
+                "subtitles` output",
+                path=path,
+                field="segment",
+                code="E500",
+            )
+        used.add((str(title), int(segment)))
+    return used
+
+
+def _title_yields(path: Path) -> dict[str, float]:
+    """Title -> first-round yield, from a JSON object or from a pair set counted per title."""
+    from collections import Counter
+
+    from parakit.errors import DataFormatError
+
+    if path.suffix == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise DataFormatError(f"not JSON: {err}", path=path, code="E500") from None
+        if isinstance(data, dict):
+            if not all(isinstance(v, int | float) for v in data.values()):
+                raise DataFormatError("yields must be numbers", path=path, code="E500")
+            return {str(k): float(v) for k, v in data.items()}
+    counts = Counter(
+        str(p.metadata.get("title") or p.group) for p in read_pairs(path, status=False)
+    )
+    counts.pop("None", None)
+    return {title: float(n) for title, n in counts.items()}
 
 
 @app.command("news")
@@ -675,3 +745,35 @@ def suggest_cmd(
                 f"{budget:>5g}x  {figures[f'recall@{budget:g}x']:6.3f}  "
                 f"{figures[f'precision@{budget:g}x']:9.3f}"
             )
+
+
+@app.command("expert-batches")
+def expert_batches_cmd(
+    corpus: Annotated[Path, typer.Argument(help="Labelled pairs (any readable format).")],
+    output: Annotated[Path, output_option("Unlabelled expert batch (canonical JSONL).")],
+    n_seeds: Annotated[int, typer.Option(min=1, help="Seed sentences per cluster.")] = 2,
+    max_members: Annotated[
+        int, typer.Option(min=1, help="Other members per cluster paired with each seed.")
+    ] = 30,
+    clusters: Annotated[
+        int | None, typer.Option(min=1, help="Only the largest N clusters (default: all).")
+    ] = None,
+    min_size: Annotated[int, typer.Option(min=2, help="Smallest cluster used.")] = 2,
+    reading: Annotated[
+        str | None, typer.Option(help="Binary reading of the labels (Turku: loose or strict).")
+    ] = None,
+    fmt: FormatOpt = None,
+    seed: SeedOpt = 0,
+) -> None:
+    """Expert annotation batches (M5): clusters of mutual paraphrases (transitive closure of
+    the positive pairs), each seed sentence against up to --max-members other members."""
+    from parakit.annotate.clusters import expert_batches, paraphrase_clusters
+
+    found = paraphrase_clusters(read_pairs(corpus, fmt), reading=reading, min_size=min_size)
+    batch = expert_batches(
+        found, n_seeds=n_seeds, max_members=max_members, n_clusters=clusters, seed=seed
+    )
+    sizes = [len(c) for c in (found[:clusters] if clusters else found)]
+    batch.metadata["clusters"] = {"n": len(sizes), "sizes": sizes[:20]}
+    typer.echo(f"{len(found)} clusters of >= {min_size} statements; batch from {len(sizes)}")
+    _write(batch, output)

@@ -80,6 +80,15 @@ def train(
     ] = None,
     negative_label: Annotated[str, typer.Option("--negative-label")] = "2",
     negatives_per_pair: Annotated[float, typer.Option("--negatives-per-pair")] = 1.0,
+    soft_labels: Annotated[
+        str | None,
+        typer.Option(
+            "--soft-labels",
+            help="distillation: train a cross-encoder on the P(paraphrase) stored under this "
+            "metadata key (dotted), e.g. prediction.p_paraphrase from `identify predict` "
+            "with a teacher model",
+        ),
+    ] = None,
     seed: SeedOpt = 0,
 ) -> None:
     """Train a classifier and save it to --output (with dev metrics when --dev is given)."""
@@ -102,7 +111,15 @@ def train(
     dev_pairs = _load_pairs(dev, dev_format, binary, reading) if dev is not None else None
     classifier = make_model(model, **parse_key_values(param, "--param"))
     start = time.perf_counter()
-    classifier.fit(pairs, eval_set=dev_pairs)
+    if soft_labels is not None:
+        if not hasattr(classifier, "fit_soft"):
+            raise typer.BadParameter(
+                f"model {model!r} cannot learn soft labels; use cross-encoder",
+                param_hint="--soft-labels",
+            )
+        classifier.fit_soft(pairs, eval_set=dev_pairs, key=soft_labels)
+    else:
+        classifier.fit(pairs, eval_set=dev_pairs)
     seconds = time.perf_counter() - start
     classifier.save(output)
     typer.echo(f"trained {model} on {len(pairs)} pairs in {seconds:.1f} s; saved to {output}")
@@ -189,4 +206,69 @@ def evaluate(
         f"pairs {m['n']}  accuracy {100 * m['accuracy']:.2f}  macro F1 "
         f"{100 * m['macro']['f1']:.2f}"
         + (f"  positive F1 {100 * m['positive']['f1']:.2f}" if "positive" in m else "")
+    )
+
+
+@app.command("clean-labels")
+def clean_labels(
+    noisy_path: Annotated[Path, typer.Argument(help="noisy labelled pairs (e.g. crowd labels)")],
+    output: Annotated[Path, output_option("Relabelled pairs (jsonl, csv, tsv).")],
+    teacher: Annotated[
+        Path | None,
+        typer.Option("--teacher", help="a saved model folder (from `identify train`) as teacher"),
+    ] = None,
+    clean: Annotated[
+        Path | None,
+        typer.Option("--clean", help="clean pairs to train the teacher on (instead of --teacher)"),
+    ] = None,
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="teacher model type with --clean")
+    ] = "tfidf",
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="teacher hyperparameter KEY=VALUE (with --clean)"),
+    ] = None,
+    method: Annotated[
+        str, typer.Option("--method", help="filter (drop) or flip (relabel) the doubtful pairs")
+    ] = "filter",
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--threshold",
+            min=0.0,
+            max=1.0,
+            help="λ: pairs whose own label has teacher probability <= λ are dropped or flipped "
+            "(default: MultiPIT's best, 0.35 for filter and 0.25 for flip)",
+        ),
+    ] = None,
+    fmt: FormatOpt = None,
+    binary: BinaryOpt = False,
+    reading: ReadingOpt = None,
+) -> None:
+    """Noisy-label cleaning (M8): a teacher drops or flips the labels it doubts."""
+    from parakit.io import write
+    from parakit.models.base import load_model, make_model
+    from parakit.models.noisy import NoisyLabelCleaner
+
+    if (teacher is None) == (clean is None):
+        raise typer.BadParameter("give exactly one of --teacher or --clean", param_hint="--teacher")
+    if method not in ("filter", "flip"):
+        raise typer.BadParameter("must be filter or flip", param_hint="--method")
+    if threshold is None:
+        threshold = 0.35 if method == "filter" else 0.25
+    noisy = _load_pairs(noisy_path, fmt, binary, reading)
+    if teacher is not None:
+        cleaner = NoisyLabelCleaner(load_model(teacher), method, threshold, refit=False).fit()
+    else:
+        classifier = make_model(model, **parse_key_values(param, "--param"))
+        cleaner = NoisyLabelCleaner(classifier, method, threshold).fit(
+            _load_pairs(clean, None, binary, reading)
+        )
+    cleaned = cleaner.transform(noisy)
+    cleaned.metadata["noisy_labels"] = cleaner.report_
+    write(cleaned, output)
+    report = cleaner.report_
+    typer.echo(
+        f"{method} at λ={threshold}: {report['n_noisy']} pairs, {report['dropped']} dropped, "
+        f"{report['flipped']} flipped, {report['kept']} written to {output}"
     )
