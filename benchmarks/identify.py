@@ -36,6 +36,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -152,9 +153,8 @@ def run_model(
     val: PairSet,
     select_on_val: bool,
     intermediate: tuple[int, int, Path] | None = None,
+    save: Path | None = None,
 ) -> dict:
-    from sklearn.metrics import accuracy_score, f1_score
-
     stage1_seconds = 0.0
     if intermediate is not None:
         n_auto, seed, folder = intermediate
@@ -168,22 +168,122 @@ def run_model(
         start = time.perf_counter()
         predicted = model.predict(val)
         infer_seconds = time.perf_counter() - start
-    truth = [p.label for p in val]
-    result = {
-        "model": name,
-        "accuracy": 100 * accuracy_score(truth, list(predicted)),
-        "f1": 100 * f1_score(truth, list(predicted), pos_label="1"),
-        "train_s": train_seconds,
-        "pairs_per_s": len(val) / infer_seconds,
-        "n_train": len(train),
-        "n_val": len(val),
-        "stage1_s": stage1_seconds,
-        "load": load.mean,
-    }
+    if save is not None:
+        model.save(save)
+    result = dict(
+        scores(name, val, predicted, infer_seconds),
+        train_s=train_seconds,
+        n_train=len(train),
+        stage1_s=stage1_seconds,
+        load=load.mean,
+    )
     if hasattr(model, "history_"):
         result["history"] = model.history_
         result["best_learning_rate"] = model.best_learning_rate_
     return result
+
+
+def scores(name: str, val: PairSet, predicted: Any, infer_seconds: float) -> dict:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    truth = [p.label for p in val]
+    return {
+        "model": name,
+        "accuracy": 100 * accuracy_score(truth, [str(v) for v in predicted]),
+        "f1": 100 * f1_score(truth, [str(v) for v in predicted], pos_label="1"),
+        "pairs_per_s": len(val) / infer_seconds,
+        "n_val": len(val),
+    }
+
+
+def load_teacher(path: Path, base: str) -> Any:
+    """A saved parakit model folder, or the ``best.pt`` checkpoint of a cross-encoder run
+    (``--ce-output-dir``) on top of its base encoder ``base``."""
+    from parakit.models.base import load_model
+
+    if path.is_dir():
+        return load_model(path)
+    import torch
+    from transformers import AutoTokenizer
+
+    from parakit.labels import get_scheme
+    from parakit.models.cross_encoder import CrossEncoderClassifier
+    from parakit.offline import resolve_model
+
+    teacher = CrossEncoderClassifier(base, max_length=64, progress=True)
+    teacher.classes_ = np.array(["0", "1"], dtype=object)
+    teacher.label_type_ = "str"
+    teacher.scheme_ = get_scheme("binary").spec()
+    teacher.tokenizer_ = AutoTokenizer.from_pretrained(resolve_model(base))
+    teacher.network_ = teacher._build_network(teacher._source())
+    teacher.network_.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+    teacher.network_.eval()
+    return teacher
+
+
+def distill_part(args: argparse.Namespace) -> list[dict]:
+    """Teacher vs a distilled student on MultiPIT expert val: the teacher labels N auto
+    positives + their nearest negatives (+ expert train with its gold labels), the student
+    (``--ce-model``, MiniLM by default) learns the soft labels and is selected on val."""
+    from parakit.build.negatives import nearest_negatives
+    from parakit.models.cross_encoder import CrossEncoderClassifier
+    from parakit.models.distill import distill
+
+    train = read(DATA / "multipit" / "expert-train.csv", format="multipit")
+    val = read(DATA / "multipit" / "expert-val.csv", format="multipit")
+    teacher = load_teacher(Path(args.teacher), args.teacher_base)
+    rows = []
+    with LoadSampler() as load:
+        start = time.perf_counter()
+        predicted = teacher.predict(val)
+        seconds = time.perf_counter() - start
+    rows.append(dict(scores(f"teacher {args.teacher}", val, predicted, seconds), load=load.mean))
+    print(json.dumps(rows[-1]), flush=True)
+    auto = read(DATA / "multipit" / "auto-train.csv", format="multipit")
+    rng = np.random.default_rng(args.seed)
+    chosen = sorted(rng.choice(len(auto), args.distill_transfer, replace=False).tolist())
+    positives = PairSet([auto[i].replace(id=f"auto-{i}", label="1") for i in chosen], scheme="binary")
+    transfer = PairSet([*positives, *nearest_negatives(positives)], scheme="binary")
+    student = CrossEncoderClassifier(
+        args.ce_model,
+        max_length=args.ce_max_length,
+        epochs=args.ce_epochs,
+        learning_rate=args.ce_lr[0],
+        per_device_batch_size=args.ce_batch,
+        max_steps=args.ce_max_steps,
+        eval_steps=args.ce_eval_steps,
+        seed=args.seed,
+        num_threads=args.threads,
+        output_dir=args.ce_output_dir,
+    )
+    with LoadSampler() as load:
+        start = time.perf_counter()
+        distill(
+            teacher,
+            transfer,
+            student,
+            gold=train if args.distill_gold else None,
+            eval_set=val,
+            progress=True,
+        )
+        train_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        predicted = student.predict(val)
+        seconds = time.perf_counter() - start
+    row = dict(
+        scores(f"student {args.ce_model}", val, predicted, seconds),
+        train_s=train_seconds,
+        n_train=len(transfer) + (len(train) if args.distill_gold else 0),
+        load=load.mean,
+        distillation=student.distillation_,
+        history=student.history_,
+    )
+    rows.append(row)
+    teacher_row = rows[0]
+    row["f1_share_of_teacher"] = row["f1"] / teacher_row["f1"]
+    row["speed_up"] = row["pairs_per_s"] / teacher_row["pairs_per_s"]
+    print(json.dumps({k: v for k, v in row.items() if k != "history"}), flush=True)
+    return rows
 
 
 def print_table(rows: list[dict]) -> None:
@@ -245,8 +345,26 @@ def noisy_part(args: argparse.Namespace) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--part", choices=["baselines", "cross-encoder", "noisy", "all"], default="all"
+        "--part",
+        choices=["baselines", "cross-encoder", "noisy", "distill", "all"],
+        default="all",
     )
+    parser.add_argument(
+        "--teacher", default=None, help="distill: a saved model folder or a best.pt checkpoint"
+    )
+    parser.add_argument(
+        "--teacher-base", default="offline-mpnet", help="distill: the encoder of a best.pt"
+    )
+    parser.add_argument(
+        "--distill-transfer",
+        type=int,
+        default=2000,
+        help="distill: MultiPIT auto positives (+ as many nearest negatives) the teacher labels",
+    )
+    parser.add_argument(
+        "--distill-gold", action="store_true", help="distill: add expert train (gold labels)"
+    )
+    parser.add_argument("--ce-save", type=Path, default=None, help="save the cross-encoder here")
     parser.add_argument("--data", nargs="+", default=["multipit", "mrpc"])
     parser.add_argument(
         "--ce-model",
@@ -344,7 +462,10 @@ def main() -> None:
                 ):
                     folder = Path(args.ce_output_dir or "benchmarks-out") / "intermediate"
                     intermediate = (args.ce_intermediate, args.seed, folder)
-                row = run_model(name, params, train, val, select, intermediate)
+                save = (
+                    args.ce_save / data_name if name == "cross-encoder" and args.ce_save else None
+                )
+                row = run_model(name, params, train, val, select, intermediate, save)
                 if name == "cross-encoder":
                     row["model"] = f"cross-encoder {args.ce_model}"
                 elif name == "embedding-lr":
@@ -359,6 +480,8 @@ def main() -> None:
         print_table(rows)
     if args.part in ("noisy", "all"):
         rows += [dict(r, data="noisy") for r in noisy_part(args)]
+    if args.part == "distill":
+        rows += [dict(r, data="multipit-expert") for r in distill_part(args)]
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
 

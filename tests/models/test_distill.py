@@ -91,3 +91,42 @@ def test_soft_label_errors(tiny_encoder, multipit):
         student(tiny_encoder, soft_loss="kl").fit_soft(train[:2], soft=[0.5, 0.5])
     with pytest.raises(ModelError, match="E712.*cannot learn soft labels"):
         distill(make_model("wor").fit(train[:20]), train[:4], make_model("wor"))
+
+
+def test_distillation_from_the_command_line(tiny_encoder, multipit, tmp_path, capsys):
+    from parakit.cli import main
+    from parakit.io import read, write
+
+    train, dev = multipit
+    write(train, tmp_path / "train.jsonl")
+    write(train[:32], tmp_path / "transfer.jsonl")
+    write(dev[:20], tmp_path / "dev.jsonl")
+    teacher = tmp_path / "teacher"
+    assert main(["identify", "train", str(tmp_path / "train.jsonl"), "-o", str(teacher)]) == 0
+    labelled = tmp_path / "transfer-teacher.jsonl"
+    assert (
+        main(
+            [
+                "identify",
+                "predict",
+                str(teacher),
+                str(tmp_path / "transfer.jsonl"),
+                "-o",
+                str(labelled),
+            ]
+        )
+        == 0
+    )
+    soft = [p.metadata["prediction"]["p_paraphrase"] for p in read(labelled)]
+    args = ["identify", "train", str(labelled), "--model", "cross-encoder"]
+    args += ["--soft-labels", "prediction.p_paraphrase", "--dev", str(tmp_path / "dev.jsonl")]
+    args += ["-p", f"model_name_or_path={tiny_encoder}", "-p", "epochs=1", "-p", "max_length=32"]
+    args += ["-p", "progress=false", "-o", str(tmp_path / "student")]
+    assert main(args) == 0
+    assert "dev accuracy" in capsys.readouterr().out
+    assert len(soft) == 32 and 0 <= min(soft) <= max(soft) <= 1
+    assert (
+        main(["identify", "train", str(labelled), "--soft-labels", "x", "-o", str(tmp_path / "w")])
+        == 2
+    )
+    assert "cannot learn soft labels" in capsys.readouterr().err

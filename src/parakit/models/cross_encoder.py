@@ -600,7 +600,8 @@ class CrossEncoderClassifier(TransformerPairClassifier):
             soft: P(paraphrase) of each pair in [0, 1], e.g. a teacher's
                 :meth:`~parakit.models.base.PairClassifier.paraphrase_proba`.
             eval_set: gold-labelled binary development pairs for model selection.
-            key: the metadata key holding the soft label.
+            key: the metadata key holding the soft label; dots go into nested dicts
+                (``prediction.p_paraphrase`` reads what ``parakit identify predict`` writes).
 
         Returns:
             self, a binary classifier with classes ``["0", "1"]``.
@@ -616,7 +617,9 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         if soft is None:
             soft = []
             for index, pair in enumerate(X):
-                value = getattr(pair, "metadata", {}).get(key)
+                value: Any = getattr(pair, "metadata", {})
+                for part in key.split("."):
+                    value = value.get(part) if isinstance(value, dict) else None
                 if value is None:
                     raise ModelError(
                         f"pair {data.ids[index]!r} (record {index + 1}) has no soft label "
