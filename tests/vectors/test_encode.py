@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parakit.vectors.encode import OnnxEncoder, SentenceEncoder, TfidfEncoder, load_encoder
 from parakit.errors import MineError
+from parakit.vectors.encode import OnnxEncoder, SentenceEncoder, TfidfEncoder, load_encoder
 
 TEXTS = [
     "the cat sat on the mat",
@@ -42,3 +42,15 @@ def test_tfidf_char_ngrams_and_errors():
         load_encoder("x", backend="tensorrt")
     with pytest.raises(MineError, match="E806"):
         SentenceEncoder("/nonexistent/model/folder").encode(["x"])
+
+
+def test_one_loader_mean_pools_plain_encoders_and_names_bad_models(tmp_path, tiny_model):
+    from parakit.errors import MineError
+    from parakit.vectors.loading import load_sentence_transformer
+
+    model = load_sentence_transformer(tiny_model, device="cpu", max_seq_length=16)
+    assert model.max_seq_length == 16
+    raw = load_sentence_transformer(tiny_model.parent / "raw", device="cpu")  # plain BERT
+    assert type(raw[1]).__name__ == "Pooling"
+    with pytest.raises(MineError, match=r"E806.*no-such-model"):
+        load_sentence_transformer(tmp_path / "no-such-model")

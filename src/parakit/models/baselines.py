@@ -495,18 +495,13 @@ class EmbeddingClassifier(_PairFeatureLR):
                 "EmbeddingClassifier needs encoder= (a sentence-transformers model id or path)",
                 code="E712",
             )
-        from sentence_transformers import SentenceTransformer
-
-        from parakit.offline import resolve_model
+        from parakit.errors import ParakitError
+        from parakit.vectors.loading import load_sentence_transformer
 
         try:
-            self._encoder_model = SentenceTransformer(
-                resolve_model(self.encoder), device=self.device
-            )
-        except (OSError, ValueError) as err:
-            raise ModelError(
-                f"cannot load sentence encoder {self.encoder!r}: {err}", code="E713"
-            ) from None
+            self._encoder_model = load_sentence_transformer(self.encoder, device=self.device)
+        except ParakitError as err:
+            raise ModelError(str(err).split("] ", 1)[-1], code="E713") from None
         return self._encoder_model
 
     def _pair_features(self, data: PairInput) -> np.ndarray:

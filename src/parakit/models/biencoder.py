@@ -58,12 +58,6 @@ def _st_module(name: str) -> Any:
         return importlib.import_module(f"sentence_transformers.{name}")
 
 
-def _resolve(model: str | Path) -> str:
-    from parakit.offline import resolve_model
-
-    return resolve_model(model)
-
-
 class BiEncoder:
     """Fine-tune and apply a paraphrase bi-encoder.
 
@@ -113,23 +107,12 @@ class BiEncoder:
 
     # -- model ------------------------------------------------------------------------------
     def _base(self) -> Any:
-        from sentence_transformers import SentenceTransformer
+        from parakit.vectors.loading import load_sentence_transformer
 
-        path = _resolve(self.base_model)
-        if (Path(path) / "modules.json").exists():
-            model = SentenceTransformer(path, device=self.device)
-        else:  # a plain encoder: mean pooling over the last layer (the paper's choice)
-            modules = _st_module("modules")
-            transformer = modules.Transformer(path, max_seq_length=self.max_seq_length)
-            dim = (
-                transformer.get_embedding_dimension()
-                if hasattr(transformer, "get_embedding_dimension")
-                else transformer.get_word_embedding_dimension()
-            )
-            pooling = modules.Pooling(dim, "mean")
-            model = SentenceTransformer(modules=[transformer, pooling], device=self.device)
-        model.max_seq_length = self.max_seq_length
-        return model
+        # a plain encoder gets mean pooling over the last layer (the paper's choice)
+        return load_sentence_transformer(
+            self.base_model, device=self.device, max_seq_length=self.max_seq_length
+        )
 
     def _binary(self, pairs: PairSet, what: str) -> tuple[list[str], list[str], list[int]]:
         labels = pairs.binary_labels(self.reading)
@@ -328,7 +311,7 @@ class BiEncoder:
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu") -> BiEncoder:
         """Load a folder written by :meth:`save` (or any sentence-transformers folder)."""
-        from sentence_transformers import SentenceTransformer
+        from parakit.vectors.loading import load_sentence_transformer
 
         folder = Path(path)
         if not (folder / "modules.json").exists():
@@ -340,6 +323,6 @@ class BiEncoder:
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"settings": {}}
         settings = {k: v for k, v in meta["settings"].items() if k != "device"}
         self = cls(**settings, device=device)
-        self.model_ = SentenceTransformer(str(folder), device=device)
+        self.model_ = load_sentence_transformer(folder, device=device)
         self.history_ = meta.get("history", [])
         return self

@@ -86,18 +86,11 @@ class SentenceEncoder:
     @property
     def model_(self) -> Any:
         if getattr(self, "_model", None) is None:
-            from sentence_transformers import SentenceTransformer
+            from parakit.vectors.loading import load_sentence_transformer
 
-            try:
-                self._model = SentenceTransformer(str(self.model), device=self.device)
-            except (OSError, ValueError) as err:
-                raise MineError(
-                    f"cannot load sentence encoder {self.model!r}: {err}; pass a "
-                    "local model folder or a Hugging Face id",
-                    code="E806",
-                ) from err
-            if self.max_seq_length is not None:
-                self._model.max_seq_length = self.max_seq_length
+            self._model = load_sentence_transformer(
+                self.model, device=self.device, max_seq_length=self.max_seq_length
+            )
         return self._model
 
     @property
