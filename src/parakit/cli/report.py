@@ -68,36 +68,42 @@ def profile_command(
     from parakit.analysis.profile import load_predictions, profile
     from parakit.analysis.report import profile_report
 
-    pairs = read_pairs(test, fmt, options=option)
-    if phenomena == "etpc" or (
-        phenomena == "auto" and any(p.metadata.get("phenomena_annotated") for p in pairs)
-    ):
-        pairs = pairs.filter(lambda p: bool(p.metadata.get("phenomena_annotated")))
-    binary = pairs.binary_labels(reading)
-    pairs = pairs._derive([p for p, b in zip(pairs, binary, strict=True) if b is not None])
-    y = np.array([b for b in binary if b is not None], dtype=int)
-    options = {} if phenomena in ("etpc", "turku", "auto") else {"lang": lang}
-    if phenomena in ("automatic", "patterns"):
-        options["synonyms"] = _synonyms(synonyms)
-    if (
-        phenomena == "auto"
-        and pairs.scheme.name != "turku"
-        and not any(p.metadata.get("phenomena_annotated") for p in pairs)
-    ):
-        options = {"lang": lang, "synonyms": _synonyms(synonyms)}
-    table = get_phenomena(pairs, phenomena, **options)
-    ids = [p.id for p in pairs]
-    preds: dict[str, np.ndarray] = {}
-    for path in predictions:
-        preds.update(load_predictions(path, ids=ids))
-    prof = profile(y, preds, table, min_support=min_support, alpha=alpha)
-    paths = profile_report(
-        prof,
-        output,
-        title=title,
-        save_png=png,
-        description=f"Test set <code>{Path(test).name}</code>.",
-    )
+    with progress_bar() as progress:
+        task = progress.add_task("reading the test set", total=4)
+        pairs = read_pairs(test, fmt, options=option, status=False)
+        if phenomena == "etpc" or (
+            phenomena == "auto" and any(p.metadata.get("phenomena_annotated") for p in pairs)
+        ):
+            pairs = pairs.filter(lambda p: bool(p.metadata.get("phenomena_annotated")))
+        binary = pairs.binary_labels(reading)
+        pairs = pairs._derive([p for p, b in zip(pairs, binary, strict=True) if b is not None])
+        y = np.array([b for b in binary if b is not None], dtype=int)
+        options = {} if phenomena in ("etpc", "turku", "auto") else {"lang": lang}
+        if phenomena in ("automatic", "patterns"):
+            options["synonyms"] = _synonyms(synonyms)
+        if (
+            phenomena == "auto"
+            and pairs.scheme.name != "turku"
+            and not any(p.metadata.get("phenomena_annotated") for p in pairs)
+        ):
+            options = {"lang": lang, "synonyms": _synonyms(synonyms)}
+        progress.update(task, advance=1, description=f"phenomena ({phenomena})")
+        table = get_phenomena(pairs, phenomena, **options)
+        progress.update(task, advance=1, description="predictions and profile")
+        ids = [p.id for p in pairs]
+        preds: dict[str, np.ndarray] = {}
+        for path in predictions:
+            preds.update(load_predictions(path, ids=ids))
+        prof = profile(y, preds, table, min_support=min_support, alpha=alpha)
+        progress.update(task, advance=1, description="report and figures")
+        paths = profile_report(
+            prof,
+            output,
+            title=title,
+            save_png=png,
+            description=f"Test set <code>{Path(test).name}</code>.",
+        )
+        progress.advance(task)
     for s in prof.systems:
         typer.echo(
             f"{s}: accuracy {prof.overall[s]['accuracy']:.3f}  F1 {prof.overall[s]['f1']:.3f}"
@@ -177,7 +183,15 @@ def patterns_command(
     if not all_pairs and any(b is not None for b in pairs.binary_labels()):
         pairs = pairs.to_binary().filter(lambda p: p.label == "1")
     detector = PatternDetector(lang or pairs.lang, synonyms=_synonyms(synonyms))
-    patterns = detector.detect_many(*pairs.texts())
+    texts1, texts2 = pairs.texts()
+    patterns: list[str] = []
+    with progress_bar() as progress:
+        task = progress.add_task("T13 patterns", total=len(pairs))
+        for start in range(0, len(pairs), 200):
+            patterns += detector.detect_many(
+                texts1[start : start + 200], texts2[start : start + 200]
+            )
+            progress.advance(task, len(texts1[start : start + 200]))
     shares = pattern_shares(patterns)
     typer.echo(f"{len(pairs)} pairs; {detector.signature}")
     for name, share in shares.items():
