@@ -10,6 +10,7 @@ from parakit.mine.distributed import (
     build_sharded,
     build_sharded_from_embeddings,
     merge_results,
+    search_sharded,
 )
 from parakit.vectors.encode import SentenceEncoder
 from parakit.vectors.index import VectorIndex
@@ -54,6 +55,56 @@ def test_shards_from_embedding_chunks_match_exact_search(tmp_path, client):
     np.testing.assert_allclose(scores, exact_scores, atol=1e-5)
     local = sharded.search(vectors[::50], 7)  # without a client: sequential, same answer
     np.testing.assert_array_equal(local[1], ids)
+
+
+def test_lost_worker_mid_run_gives_the_same_output(tmp_path):
+    """A 2-process LocalCluster loses a worker (SIGKILL) while searching every chunk of a
+    mining run against the shards; the scheduler re-runs the lost tasks and the neighbours are
+    exactly those of a run without a cluster."""
+    import os
+    import signal
+    import threading
+    import time
+
+    distributed = pytest.importorskip("distributed")
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((16 * 800, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    emb = tmp_path / "emb"
+    emb.mkdir()
+    for c in range(16):
+        np.save(emb / f"{c:05d}.npy", vectors[c * 800 : (c + 1) * 800])
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        build_sharded_from_embeddings(emb, tmp_path / "shards", 2, client)
+        expected = search_sharded(emb, tmp_path / "shards", tmp_path / "knn-ref", 6)
+        out = tmp_path / "knn"
+        result: dict = {}
+        job = threading.Thread(
+            target=lambda: result.update(
+                answer=search_sharded(emb, tmp_path / "shards", out, 6, client)
+            )
+        )
+        pids = client.run(os.getpid)
+        job.start()
+        deadline = time.monotonic() + 40
+        while len(list(out.glob("*.npz"))) < 1 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        done_at_kill = len(list(out.glob("*.npz")))
+        victim = sorted(pids)[0]
+        os.kill(pids[victim], signal.SIGKILL)
+        job.join(timeout=50)
+        assert not job.is_alive(), "the job did not finish after losing a worker"
+        assert 1 <= done_at_kill < 16, "the worker was not killed mid-run"
+        assert pids[victim] not in client.run(os.getpid).values()
+    np.testing.assert_array_equal(result["answer"][1], expected[1])
+    np.testing.assert_array_equal(result["answer"][0], expected[0])
+    exact = VectorIndex(kind="flat").build(lambda: iter([vectors])).search(vectors[::97], 6)
+    np.testing.assert_array_equal(expected[1][::97], exact[1])
 
 
 @pytest.mark.slow

@@ -19,6 +19,15 @@ Example:
     >>> # or, from the embeddings of a mining run:
     >>> build_sharded_from_embeddings("work/emb", "shards/", 4, client)  # doctest: +SKIP
     >>> ShardedIndex.load("shards/").search(queries, k=5, client=client)  # doctest: +SKIP
+    >>> # every sentence of a mining run against all shards, one task per embedding chunk:
+    >>> scores, ids = search_sharded("work/emb", "shards/", "knn/", 6, client)  # doctest: +SKIP
+
+Fault tolerance: every task reads its inputs from files and writes its one output file
+atomically (temp file + rename), and a task whose output exists returns at once. When a worker
+dies mid-run, the Dask scheduler re-runs its unfinished tasks on the other workers (or on the
+worker its nanny restarts), and the result is the same as an uninterrupted run
+(``tests/mine/test_distributed.py`` kills a worker with SIGKILL in the middle of a search). A
+job whose client or scheduler dies is resumed by calling the same function again.
 """
 
 from __future__ import annotations
@@ -225,6 +234,65 @@ def merge_results(
     ids = np.concatenate([r[1] for r in results], axis=1)
     order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
     return np.take_along_axis(scores, order, 1), np.take_along_axis(ids, order, 1)
+
+
+def search_chunk(emb_file: str, shard_paths: list[str], k: int, out_file: str) -> str:
+    """Search one embedding chunk against every shard; write the merged top ``k`` to
+    ``out_file`` (``.npz`` with ``ids`` and ``scores``) atomically. Runs on a worker; a chunk
+    whose output exists is skipped, so a re-run or a rescheduled task repeats no work."""
+    out = Path(out_file)
+    if out.exists():
+        return str(out)
+    queries = np.ascontiguousarray(np.load(emb_file), dtype=np.float32)
+    scores, ids = merge_results([_search_shard(p, queries, k) for p in shard_paths], k)
+    with atomic_write(out, "wb") as handle:
+        np.savez(handle, ids=ids, scores=scores)
+    return str(out)
+
+
+def search_sharded(
+    emb_dir: str | Path,
+    shards: str | Path,
+    out: str | Path,
+    k: int,
+    client: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``k`` neighbours of every embedded sentence over all shards, one task per chunk.
+
+    Args:
+        emb_dir: embedding chunks (a mining work folder's ``emb/``: ``00000.npy``...), on a file
+            system every worker can read.
+        shards: a folder from :func:`build_sharded` / :func:`build_sharded_from_embeddings`.
+        out: folder for the per-chunk results (``00000.npz``...), shared like ``emb_dir``.
+        k: neighbours per sentence (mining: its ``k`` + 1, the sentence itself included).
+        client: a ``dask.distributed.Client`` (None: run the tasks here, one after another).
+
+    Returns:
+        (scores, ids) for all sentences in chunk order, the same with or without a cluster and
+        after lost workers or a resumed run.
+    """
+    files = sorted(str(f) for f in Path(emb_dir).glob("[0-9]*.npy"))
+    if not files:
+        raise MineError(f"{emb_dir}: no embedding chunks (00000.npy...)", code="E801")
+    paths = ShardedIndex.load(shards).paths
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    targets = [str(folder / (Path(f).stem + ".npz")) for f in files]
+    if client is None:
+        for f, t in zip(files, targets, strict=True):
+            search_chunk(f, paths, k, t)
+    else:
+        client.gather(
+            [
+                client.submit(search_chunk, f, paths, k, t, pure=False)
+                for f, t in zip(files, targets, strict=True)
+            ]
+        )
+    parts = [np.load(t) for t in targets]
+    return (
+        np.concatenate([p["scores"] for p in parts]),
+        np.concatenate([p["ids"] for p in parts]),
+    )
 
 
 class ShardedIndex:
