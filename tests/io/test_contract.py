@@ -266,3 +266,23 @@ def test_mrpc_header_and_reader_options(tmp_path):
     with pytest.raises(ParakitError) as err:
         read(path, format="mrpc", no_such_option=1)
     assert err.value.code == "E114"
+
+
+def test_etpc_text_pairs_are_checked(tmp_path):
+    folder = tmp_path / "etpc"
+    folder.mkdir()
+    pair = (
+        "<text_pair><pair_id>{pid}</pair_id><sent1_raw>A b.</sent1_raw><sent2_raw>A c.</sent2_raw>"
+        "<mrpc_label>1</mrpc_label><etpc_label>{label}</etpc_label></text_pair>"
+    )
+    path = folder / "text_pairs.xml"
+    path.write_text(f"<xml>{pair.format(pid=1, label=1)}{pair.format(pid=2, label=0)}</xml>")
+    ps = read(folder, format="etpc")
+    assert [(p.id, p.label, p.metadata["mrpc_label"]) for p in ps] == [("1", "1", 1), ("2", "0", 1)]
+    path.write_text(f"<xml>{pair.format(pid=1, label=1)}{pair.format(pid=1, label=0)}</xml>")
+    assert (_error(folder, format="etpc").code, _error(folder, format="etpc").line) == ("E102", 2)
+    path.write_text(f"<xml>{pair.format(pid=1, label=2)}</xml>")
+    err = _error(folder, format="etpc")
+    assert (err.code, err.line, err.field) == ("E201", 1, "etpc_label")
+    path.write_text(f"<xml>{pair.format(pid='x', label=1)}</xml>")
+    assert _error(folder, format="etpc").field == "pair_id"
