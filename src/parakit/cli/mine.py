@@ -205,8 +205,8 @@ def eval_retrieval(
     top_n: Annotated[list[int], typer.Option(help="Top-N cut-offs.")] = (1, 5, 10),
 ) -> None:
     """Retrieval evaluation (T18): all unique statements as candidates, rank of s2 for s1."""
-    from parakit.io import read
     from parakit.evaluate.retrieval import RetrievalEvaluator, plot_retrieval
+    from parakit.io import read
     from parakit.vectors.encode import TfidfEncoder
 
     data = read(pairs)
@@ -252,8 +252,8 @@ def eval_large(
 
     from tqdm.auto import tqdm
 
-    from parakit.io import read
     from parakit.evaluate.largescale import LargeScaleEvaluator, plot_large_scale
+    from parakit.io import read
     from parakit.vectors.collection import iter_collection
 
     texts = (r["text"] for r in iter_collection(distractors))
