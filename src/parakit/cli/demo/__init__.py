@@ -1,6 +1,6 @@
 """The main job: run every available parakit stage on the bundled example corpus.
 
-``parakit demo --out DIR`` reads the example (news-like document pairs in English, Finnish and
+``parakit demo -o DIR`` reads the example (news-like document pairs in English, Finnish and
 Japanese with labelled statement pairs and their context spans, authored by the project),
 verifies the spans, adds lexical similarity, splits it, writes the corpus in every writable
 format and a Markdown report. Packages add their own steps by providing
