@@ -9,6 +9,7 @@ warnings and, for an unexpected internal error, the traceback.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import os
@@ -234,9 +235,16 @@ def error_line(message: str) -> None:
     typer.secho(f"error: {one_code(' '.join(message.split()))}", fg="red", err=True)
 
 
+@functools.cache
+def root_command() -> Any:
+    """The click command tree of :func:`build_app`, built once per process (it only depends on
+    which stage packages are installed)."""
+    return typer.main.get_command(build_app())
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI; every error becomes one ``error: ...`` line and exit code 2."""
-    command = typer.main.get_command(build_app())
+    command = root_command()
     args = sys.argv[1:] if argv is None else list(argv)
     group = missing_command(command, args)
     if group is not None:
