@@ -8,7 +8,14 @@ from typing import Annotated
 
 import typer
 
-from parakit.cli.options import FormatOpt, SeedOpt, output_option, read_pairs, resolve_model
+from parakit.cli.options import (
+    FormatOpt,
+    SeedOpt,
+    output_option,
+    read_pairs,
+    resolve_model,
+    status,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -84,7 +91,9 @@ def evaluate(
     """Cosine classification metrics and retrieval metrics (T18) on labelled pairs."""
     from parakit.models.biencoder import BiEncoder
 
-    metrics = BiEncoder.load(model).evaluate(read_pairs(pairs, fmt))
+    test = read_pairs(pairs, fmt)
+    with status(f"encoding and ranking {len(test)} pairs"):
+        metrics = BiEncoder.load(model).evaluate(test)
     if output:
         from parakit.io.atomic import atomic_write
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from parakit.cli.options import FormatOpt, SeedOpt, output_option, parse_key_values
+from parakit.cli.options import FormatOpt, SeedOpt, output_option, parse_key_values, status
 
 app = typer.Typer(
     add_completion=False,
@@ -153,8 +153,9 @@ def predict(
 
     classifier = load_model(model_dir)
     pairs = read(input_path, format=fmt)
-    labels = classifier.predict(pairs)
-    proba = classifier.predict_proba(pairs)
+    with status(f"predicting {len(pairs)} pairs with {classifier.model_type}"):
+        labels = classifier.predict(pairs)
+        proba = classifier.predict_proba(pairs)
     p_para = proba[:, classifier.positive_mask(reading)].sum(axis=1)
     out_pairs = []
     for pair, label, row, p in zip(pairs, labels, proba, p_para, strict=True):
@@ -195,9 +196,10 @@ def evaluate(
 
     classifier = load_model(model_dir)
     pairs = _load_pairs(input_path, fmt, binary, reading)
-    report = evaluate_classifier(
-        classifier, pairs, reading=reading, name=f"{classifier.model_type} on {input_path.name}"
-    )
+    with status(f"evaluating {classifier.model_type} on {len(pairs)} pairs"):
+        report = evaluate_classifier(
+            classifier, pairs, reading=reading, name=f"{classifier.model_type} on {input_path.name}"
+        )
     if output is not None:
         json_path, md_path = report.save(output)
         typer.echo(f"wrote {json_path} and {md_path}")

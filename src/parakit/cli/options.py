@@ -197,6 +197,15 @@ def progress_bar(transient: bool = True) -> Any:
     )
 
 
+def status(text: str) -> Any:
+    """A spinner with elapsed time on stderr around one long call that reports no progress of
+    its own (prediction, evaluation); hidden with ``parakit --quiet``."""
+    progress = progress_bar()
+    progress.columns = progress.columns[:2] + progress.columns[-1:]  # spinner, text, time
+    progress.add_task(text, total=None)
+    return progress
+
+
 def echo_json(data: Any) -> None:
     """Print ``data`` as indented JSON."""
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
@@ -218,4 +227,5 @@ __all__ = [
     "progress_bar",
     "read_pairs",
     "resolve_model",
+    "status",
 ]
