@@ -115,3 +115,14 @@ def test_slicing_filter_and_split_views():
     assert len(ps[:2]) == 2 and isinstance(ps[:2], PairSet)
     assert [p.id for p in ps.filter(lambda p: p.label is not None)] == ["a", "b"]
     assert set(ps.by_split()) == {None, "train"}
+
+
+def test_coded_errors_are_parakit_errors_showing_their_code_once():
+    from parakit.errors import DataFormatError, LabelError
+
+    with pytest.raises(LabelError) as bad_label:
+        PairSet([Pair("a", "x", "y", "7")], scheme="binary")
+    assert str(bad_label.value).count("E201") == 1
+    assert str(bad_label.value).startswith("[E201] pair 'a': invalid label '7'")
+    with pytest.raises(DataFormatError, match=r"^\[E102\] duplicate pair id 'a'"):
+        PairSet([Pair("a", "x", "y"), Pair("a", "x", "z")])

@@ -40,6 +40,8 @@ class ParakitError(Exception):
     def __init__(self, message: str, *, code: str | None = None) -> None:
         if code is not None:
             self.code = code
+        #: the message without its ``[Exxx]`` prefix (to wrap it without repeating the code)
+        self.message = message
         super().__init__(f"[{self.code}] {message}")
 
 
@@ -104,6 +106,12 @@ class SpanError(ParakitError, ValueError):
     """A span does not fit its document, or its text does not match."""
 
     code = "E101"
+
+
+class AnnotationDataError(ParakitError, ValueError):
+    """Judgments that agreement or crowd aggregation cannot use (codes ``E62x``-``E63x``)."""
+
+    code = "E620"
 
 
 class MineError(ParakitError, ValueError):

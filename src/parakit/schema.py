@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
-from parakit.errors import LabelError, SpanError
+from parakit.errors import DataFormatError, LabelError, SpanError
 from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -309,19 +309,21 @@ class PairSet(Sequence[Pair]):
 
         Raises:
             LabelError: a pair's label is not valid in the scheme (names the pair id).
-            ValueError: duplicate pair ids.
+            DataFormatError: duplicate pair ids (``E102``; also a ``ValueError``).
         """
         seen: set[str] = set()
         normalised = []
         for pair in self.pairs:
             if pair.id in seen:
-                raise ValueError(f"[E102] duplicate pair id {pair.id!r} in pair set {self.name!r}")
+                raise DataFormatError(
+                    f"duplicate pair id {pair.id!r} in pair set {self.name!r}", code="E102"
+                )
             seen.add(pair.id)
             if pair.label is not None:
                 try:
                     canonical = self.scheme.normalize(pair.label)
                 except LabelError as err:
-                    raise LabelError(f"pair {pair.id!r}: {err}", code=err.code) from None
+                    raise LabelError(f"pair {pair.id!r}: {err.message}", code=err.code) from None
                 if canonical != pair.label:
                     pair = pair.replace(label=canonical)
             normalised.append(pair)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from parakit.errors import AnnotationDataError
 from parakit.labels import LabelScheme, TurkuScheme, get_scheme
 
 #: the label reductions of T9: full labels, base + subsumption flags, base label, binary
@@ -39,9 +40,9 @@ def judgments_frame(
     if isinstance(judgments, pd.DataFrame):
         missing = [c for c in (item, annotator, label) if c not in judgments.columns]
         if missing:
-            raise ValueError(
-                f"[E620] judgments table lacks column(s) {missing}; it has "
-                f"{list(judgments.columns)}"
+            raise AnnotationDataError(
+                f"judgments table lacks column(s) {missing}; it has {list(judgments.columns)}",
+                code="E620",
             )
         frame = judgments[[item, annotator, label]].rename(
             columns={item: "item", annotator: "annotator", label: "label"}
@@ -71,7 +72,9 @@ def reducer(
         if not isinstance(scheme, TurkuScheme):
             return scheme.normalize  # no flags to drop
         return lambda value: str(scheme.reduce(value, level))
-    raise ValueError(f"[E621] unknown level {level!r}; choose one of {', '.join(LEVELS)}")
+    raise AnnotationDataError(
+        f"unknown level {level!r}; choose one of {', '.join(LEVELS)}", code="E621"
+    )
 
 
 def reduce_labels(
@@ -96,8 +99,8 @@ def cohen_kappa(
     from sklearn.metrics import cohen_kappa_score
 
     if len(labels1) != len(labels2):
-        raise ValueError(
-            f"[E622] label sequences differ in length: {len(labels1)} vs {len(labels2)}"
+        raise AnnotationDataError(
+            f"label sequences differ in length: {len(labels1)} vs {len(labels2)}", code="E622"
         )
     return float(
         cohen_kappa_score(
@@ -174,7 +177,9 @@ def krippendorff_alpha(
     code = {v: i + 1 for i, v in enumerate(values)}
     unknown = set(frame["label"]) - set(code)
     if unknown:
-        raise ValueError(f"[E623] labels {sorted(map(str, unknown))} are not in order {values}")
+        raise AnnotationDataError(
+            f"labels {sorted(map(str, unknown))} are not in order {values}", code="E623"
+        )
     if len(values) < 2:
         return float("nan")  # alpha is undefined when only one value occurs
     wide = frame.assign(code=frame["label"].map(code)).pivot_table(

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from parakit.errors import DataFormatError
+from parakit.errors import AnnotationDataError, DataFormatError
 from parakit.io.jsonl import iter_jsonl
 
 REQUIRED = ("worker", "pair", "label")
@@ -219,8 +219,8 @@ def aggregate(
             warnings.simplefilter("ignore", DeprecationWarning)
             result = DawidSkene(n_iter=n_iter).fit_predict(data)
         return result.rename("label").rename_axis("pair").sort_index()
-    raise ValueError(
-        f"[E633] unknown aggregation method {method!r}; choose one of {', '.join(METHODS)}"
+    raise AnnotationDataError(
+        f"unknown aggregation method {method!r}; choose one of {', '.join(METHODS)}", code="E633"
     )
 
 
@@ -249,7 +249,9 @@ def simulate_crowd(
         accuracies = rng.uniform(0.7, 0.95, size=honest).tolist()
     skill = list(accuracies) + [0.5] * n_spammers
     if len(skill) != n_workers or n_judgments > n_workers:
-        raise ValueError("[E634] need one accuracy per honest worker and n_judgments <= n_workers")
+        raise AnnotationDataError(
+            "need one accuracy per honest worker and n_judgments <= n_workers", code="E634"
+        )
     workers = [f"w{i:02d}" for i in range(honest)] + [f"spam{i}" for i in range(n_spammers)]
     truth = {f"p{i:04d}": str(int(rng.random() < positive_rate)) for i in range(n_items)}
     rows = []
