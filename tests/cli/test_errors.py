@@ -25,6 +25,7 @@ def files(tmp_path):
     (tmp_path / "afile").write_text("not a folder\n")
     (tmp_path / "adir").mkdir()
     (tmp_path / "s.txt").write_text("a b c\nd e f\n")
+    (tmp_path / "bad.json").write_text("{oops")
     (tmp_path / "bad.jsonl").write_text(
         '{"parakit": 1}\n{"id": "a", "text1": "x", "text2": "y", "label": "7"}\n'
     )
@@ -85,6 +86,11 @@ CASES = [
     ("output folder is a file", ["demo", "-o", "{t}/afile"], "afile: a file is in the way"),
     ("unwritable output", ["convert", EXAMPLE, "-o", "{u}/x.jsonl"], "{u}/x.jsonl"),
     ("no generator", ["generate", "run", "{t}/s.txt", "-o", "{t}/g.jsonl"], "--model"),
+    (
+        "bad JSON file",
+        ["build", "subtitles", "{t}/adir", "-o", "{t}/x.jsonl", "--yields", "{t}/bad.json"],
+        "bad.json",
+    ),
     ("tiles without scores", ["mine", "tiles", EXAMPLE, "-o", "{t}/t"], "lex_similarity"),
 ]
 

@@ -17,6 +17,7 @@ from parakit.cli.options import (
     read_pairs,
     resolve_model,
 )
+from parakit.io._open import load_json
 
 app = typer.Typer(
     add_completion=False,
@@ -178,10 +179,7 @@ def _title_yields(path: Path) -> dict[str, float]:
     from parakit.errors import DataFormatError
 
     if path.suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise DataFormatError(f"not JSON: {err}", path=path, code="E500") from None
+        data = load_json(path)
         if isinstance(data, dict):
             if not all(isinstance(v, int | float) for v in data.values()):
                 raise DataFormatError("yields must be numbers", path=path, code="E500")
@@ -563,7 +561,7 @@ def social_cmd(
     )
     groups = clean_groups(groups, cleaner, skips=skips)
     if topics is not None:
-        groups = assign_topics(groups, json.loads(topics.read_text(encoding="utf-8")))
+        groups = assign_topics(groups, load_json(topics))
     if balance:
         groups = balance_topics(groups, seed=seed)
     groups = rank_groups(groups, WordfreqModel(lang) if ranking == "wordfreq" else None)
@@ -574,8 +572,8 @@ def social_cmd(
                     handle.write(json.dumps(url_seed_task(group), ensure_ascii=False) + "\n")
         typer.echo(f"wrote URL seed tasks to {output}")
         return
-    counts = json.loads(pilot_counts.read_text()) if pilot_counts else None
-    seeds = json.loads(url_seeds.read_text()) if url_seeds else None
+    counts = load_json(pilot_counts) if pilot_counts else None
+    seeds = load_json(url_seeds) if url_seeds else None
     pairs = social_candidates(groups, stage, pilot_counts=counts, url_seeds=seeds, seed=seed)
     pairs.metadata["skipped"] = skips.as_dict()
     _write(pairs, output)

@@ -338,7 +338,10 @@ def tiles_cmd(
     if scores is not None:
         import pandas as pd
 
-        frame = pd.read_csv(scores)
+        try:
+            frame = pd.read_csv(scores)
+        except (ValueError, pd.errors.ParserError) as err:
+            raise MineError(f"{scores}: not a CSV file: {err}", code="E805") from None
         if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != len(data):
             raise MineError(
                 f"{scores}: need columns neg_conf, pos_conf and {len(data)} rows", code="E805"
@@ -439,9 +442,10 @@ def shard_cmd(
     """Build sharded FAISS indexes from a mining run's embeddings on a Dask cluster."""
     from distributed import Client, LocalCluster
 
+    from parakit.io._open import load_json
     from parakit.mine.distributed import build_sharded_from_embeddings
 
-    settings = json.loads((workdir / "job.json").read_text())
+    settings = load_json(workdir / "job.json")
     if scheduler:
         client = Client(scheduler)
         cluster = None
