@@ -87,10 +87,11 @@ def test_repeated_wrong_passwords_are_throttled(web):
         locked = c.post("/login", data={"name": "ann1", "password": "password-one"})
         assert locked.status_code == 429 and "Too many failed logins" in locked.text
         assert 0 < int(locked.headers["Retry-After"]) <= 300
-        # three failures from this address also lock the address for other names
-        assert (
-            c.post("/login", data={"name": "ann2", "password": "password-two"}).status_code == 429
+        # the address is not locked for other people behind it (NAT): ann2 logs in
+        ok = c.post(
+            "/login", data={"name": "ann2", "password": "password-two"}, follow_redirects=False
         )
+        assert ok.status_code == 303
     # another app (or an expired window) lets the right password in again
     fresh = TestClient(create_app(store, login_attempts=3))
     login(fresh, "ann1", "password-one")

@@ -135,9 +135,12 @@ class Database:
 
     # -- life cycle ----------------------------------------------------------------------------
     @classmethod
-    def open(cls, target: str | Path, migrate: bool = True, cheap_hashing: bool = False) -> Self:
-        """Open (and by default create or upgrade) the store at a path or database URL."""
-        store = cls(make_engine(store_url(target)), cheap_hashing=cheap_hashing)
+    def open(
+        cls, target: str | Path, migrate: bool = True, cheap_hashing: bool = False, **kwargs: Any
+    ) -> Self:
+        """Open (and by default create or upgrade) the store at a path or database URL;
+        ``kwargs`` go to the constructor."""
+        store = cls(make_engine(store_url(target)), cheap_hashing=cheap_hashing, **kwargs)
         if migrate:
             upgrade(store.engine)
         return store

@@ -66,11 +66,14 @@ class Store(Database):
         engine: a SQLAlchemy engine made by :func:`make_engine`; use :meth:`open`.
         cheap_hashing: hash new passwords with argon2's cheapest parameters (tests and
             benchmarks only; verification reads the parameters from each hash).
+        hash_concurrency: password hashes computed at once (about 64 MiB each).
     """
 
-    def __init__(self, engine: Engine, cheap_hashing: bool = False) -> None:
+    def __init__(
+        self, engine: Engine, cheap_hashing: bool = False, hash_concurrency: int = 2
+    ) -> None:
         super().__init__(engine, cheap_hashing=cheap_hashing)
-        self.accounts = Accounts(self)
+        self.accounts = Accounts(self, hash_concurrency=hash_concurrency)
         self.projects = Projects(self)
         self.queue = Queue(self)
         self.extraction = Extraction(self)

@@ -202,26 +202,42 @@ def serve(
     lease_minutes: float = typer.Option(30.0),
     secure_cookies: bool = typer.Option(False, help="HTTPS-only cookie (behind TLS)"),
     login_attempts: int = typer.Option(
-        5, help="wrong passwords per name and per address in --login-window-minutes (0 = off)"
+        5, help="wrong passwords per name+address in --login-window-minutes (0 = off)"
     ),
     login_window_minutes: float = typer.Option(5.0),
+    forwarded_allow_ips: str = typer.Option(
+        "",
+        help="proxies (comma-separated addresses/networks) whose X-Forwarded-For is trusted; "
+        "default none: the header is ignored",
+    ),
+    max_upload_mb: float = typer.Option(20.0, help="largest request/upload accepted (HTTP 413)"),
+    hash_concurrency: int = typer.Option(
+        2, help="password checks at once (argon2id, about 64 MiB each)"
+    ),
 ) -> None:
-    """Run the annotation web app."""
+    """Run the annotation web app (prints its URL)."""
     from datetime import timedelta
 
     import uvicorn
 
+    from parakit.annotate.store import Store
     from parakit.annotate.web import create_app
 
     web = create_app(
-        store,
+        Store.open(store, hash_concurrency=hash_concurrency),
         session_ttl=timedelta(hours=session_hours),
         lease=timedelta(minutes=lease_minutes),
         secure_cookies=secure_cookies,
         login_attempts=login_attempts,
         login_window=timedelta(minutes=login_window_minutes),
+        forwarded_allow_ips=forwarded_allow_ips,
+        max_body_mb=max_upload_mb,
+        hash_concurrency=hash_concurrency,
     )
-    uvicorn.run(web, host=host, port=port, log_level="warning")
+    shown = f"[{host}]" if ":" in host else host
+    typer.echo(f"parakit annotate: serving {store} at http://{shown}:{port}/ (Ctrl+C stops)")
+    # proxy headers are handled by the app (--forwarded-allow-ips), never by uvicorn's default
+    uvicorn.run(web, host=host, port=port, log_level="warning", proxy_headers=False)
 
 
 @app.command()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -14,6 +15,7 @@ from sqlalchemy.orm import Session
 from parakit.annotate.db import (
     AnnotateError,
     Conflict,
+    Database,
     NotFound,
     Service,
     utcnow,
@@ -67,8 +69,43 @@ class User:
         return self.role in ("admin", "adjudicator")
 
 
+#: longest name and password :meth:`Accounts.authenticate` hashes at all (cheap pre-check)
+MAX_NAME = 100
+MAX_PASSWORD = 1000
+
+
 class Accounts(Service):
-    """Annotators, their passwords and their login sessions."""
+    """Annotators, their passwords and their login sessions.
+
+    Argon2id costs 64 MiB and most of a CPU core per hash (RFC 9106 low-memory profile), so
+    at most ``hash_concurrency`` hashes run at once in this process and the rest queue: a
+    burst of logins costs bounded memory instead of 64 MiB each. Unknown names are verified
+    against a dummy hash made with the same parameters, so the answer takes as long as for a
+    real account.
+
+    Args:
+        db: the database.
+        hash_concurrency: argon2 computations allowed at once (memory: about 64 MiB each).
+    """
+
+    def __init__(self, db: Database, hash_concurrency: int = 2) -> None:
+        super().__init__(db)
+        self.hash_concurrency = hash_concurrency
+        self._hash_slots = threading.BoundedSemaphore(hash_concurrency)
+        self._dummy: str | None = None
+
+    def _hash(self, password: str) -> str:
+        with self._hash_slots:
+            return hash_password(password, cheap=self.db.cheap_hashing)
+
+    def _verify(self, password_hash: str, password: str) -> bool:
+        with self._hash_slots:
+            return check_password(password_hash, password)
+
+    def _dummy_hash(self) -> str:
+        if self._dummy is None:
+            self._dummy = self._hash(secrets.token_urlsafe(16))
+        return self._dummy
 
     def add_annotator(
         self,
@@ -86,7 +123,11 @@ class Accounts(Service):
             )
         if len(password) < 8:
             raise AnnotateError("passwords must have at least 8 characters", code="E605")
-        digest = hash_password(password, cheap=self.db.cheap_hashing)
+        if not name or len(name) > MAX_NAME:
+            raise AnnotateError(f"names have 1 to {MAX_NAME} characters", code="E605")
+        if len(password) > MAX_PASSWORD:
+            raise AnnotateError(f"passwords have at most {MAX_PASSWORD} characters", code="E605")
+        digest = self._hash(password)
 
         def work(session: Session) -> int:
             if session.scalar(select(Annotator.id).where(Annotator.name == name)) is not None:
@@ -105,15 +146,62 @@ class Accounts(Service):
         return self._write(work)
 
     def authenticate(self, name: str, password: str) -> User | None:
-        """The user if ``password`` is right, else None."""
+        """The user if ``password`` is right, else None. Names and passwords longer than any
+        account can have are refused before hashing; unknown and inactive names cost one
+        verification against the dummy hash, like a wrong password."""
+        if not name or not password or len(name) > MAX_NAME or len(password) > MAX_PASSWORD:
+            return None
         with self.transaction() as session:
             row = session.scalar(select(Annotator).where(Annotator.name == name))
         if row is None or not row.active:
-            check_password(hash_password("timing-equaliser", cheap=self.db.cheap_hashing), password)
+            self._verify(self._dummy_hash(), password)
             return None
-        if not check_password(row.password_hash, password):
+        if not self._verify(row.password_hash, password):
             return None
         return User(row.id, row.name, row.role)
+
+    def set_password(self, user_id: int, password: str) -> None:
+        """Replace an annotator's password (admin reset) and end their sessions."""
+        if not 8 <= len(password) <= MAX_PASSWORD:
+            raise AnnotateError(f"passwords must have 8 to {MAX_PASSWORD} characters", code="E605")
+        digest = self._hash(password)
+
+        def work(session: Session) -> None:
+            row = session.get(Annotator, user_id)
+            if row is None:
+                raise NotFound(f"no annotator with id {user_id}")
+            row.password_hash = digest
+            session.execute(delete(LoginSession).where(LoginSession.annotator_id == user_id))
+
+        self._write(work)
+
+    def set_active(self, user_id: int, active: bool) -> None:
+        """Deactivate (or reactivate) an annotator; deactivation ends their sessions, their
+        annotations stay."""
+
+        def work(session: Session) -> None:
+            row = session.get(Annotator, user_id)
+            if row is None:
+                raise NotFound(f"no annotator with id {user_id}")
+            row.active = active
+            if not active:
+                session.execute(delete(LoginSession).where(LoginSession.annotator_id == user_id))
+
+        self._write(work)
+
+    def users(self) -> list[dict[str, object]]:
+        """Every account: id, name, role, active, created_at."""
+        with self.transaction() as session:
+            return [
+                {
+                    "id": row.id,
+                    "name": row.name,
+                    "role": row.role,
+                    "active": row.active,
+                    "created_at": row.created_at,
+                }
+                for row in session.scalars(select(Annotator).order_by(Annotator.id))
+            ]
 
     def start_session(self, user_id: int, ttl: timedelta) -> str:
         """A new login session lasting ``ttl``; returns the token for the cookie."""

@@ -39,17 +39,28 @@ class Extraction(Service):
             raise Conflict(f"document pair {doc_pair_id} is not leased to you")
         return row
 
+    @staticmethod
+    def _require_open(dp: DocPair) -> None:
+        if dp.status != "open":
+            raise Conflict(
+                f"document pair {dp.key!r} is already marked {dp.status}; its pairs can no "
+                "longer change",
+                code="E618",
+            )
+
     def add_extracted_pair(
         self, doc_pair_id: int, user_id: int, begin1: int, end1: int, begin2: int, end2: int
     ) -> int:
         """Store a pair selected in the extraction view; queue it for classification with the
-        project's ``classify_mode``. Returns the new item id."""
+        project's ``classify_mode``. Only while the document pair is open (not finished or
+        empty). Returns the new item id."""
         now = utcnow()
 
         def work(session: Session) -> int:
             self._extract_assignment(session, doc_pair_id, user_id)
             dp = session.get(DocPair, doc_pair_id)
             assert dp is not None
+            self._require_open(dp)
             project = session.get(Project, dp.project_id)
             assert project is not None
             doc1 = session.get(DocumentRow, dp.doc1_id)
@@ -62,10 +73,16 @@ class Extraction(Service):
                         f"{doc.key!r} of length {len(doc.text)}",
                         code="E608",
                     )
-            count = session.scalar(select(func.count()).where(Item.doc_pair_id == dp.id)) or 0
+            # keys <doc pair>-<n>: the next number after the highest one ever used here
+            # (after a deletion the count would repeat an existing key)
+            prefix = f"{dp.key}-"
+            taken = session.scalars(
+                select(Item.key).where(Item.project_id == dp.project_id, Item.doc_pair_id == dp.id)
+            )
+            numbers = [int(k[len(prefix) :]) for k in taken if k[len(prefix) :].isdigit()]
             item = Item(
                 project_id=dp.project_id,
-                key=f"{dp.key}-{count + 1}",
+                key=f"{prefix}{max(numbers, default=0) + 1}",
                 text1=doc1.text[begin1:end1],
                 text2=doc2.text[begin2:end2],
                 doc1_id=doc1.id,
@@ -116,6 +133,10 @@ class Extraction(Service):
             item = session.get(Item, item_id)
             if item is None or item.author_id != user_id or item.origin != "extracted":
                 raise Forbidden(f"item {item_id} is not a pair you extracted")
+            if item.doc_pair_id is not None:
+                dp = session.get(DocPair, item.doc_pair_id)
+                assert dp is not None
+                self._require_open(dp)
             if session.scalar(select(func.count()).where(Annotation.item_id == item_id)):
                 raise Conflict(f"item {item_id} is already being classified")
             session.execute(delete(Assignment).where(Assignment.item_id == item_id))
@@ -139,6 +160,7 @@ class Extraction(Service):
             assignment = self._extract_assignment(session, doc_pair_id, user_id)
             dp = session.get(DocPair, doc_pair_id)
             assert dp is not None
+            self._require_open(dp)
             has_pairs = session.scalar(select(func.count()).where(Item.doc_pair_id == dp.id))
             if empty and has_pairs:
                 raise AnnotateError(

@@ -86,17 +86,21 @@ class Projects(Service):
         """One row per project: id, name, scheme name, items, submitted annotations, members."""
         with self.transaction() as session:
             items = dict(
-                session.execute(select(Item.project_id, func.count()).group_by(Item.project_id))
+                session.execute(
+                    select(Item.project_id, func.count()).group_by(Item.project_id)
+                ).all()
             )
             anns = dict(
                 session.execute(
                     select(Annotation.project_id, func.count())
                     .where(Annotation.status == "submitted")
                     .group_by(Annotation.project_id)
-                )
+                ).all()
             )
             members = dict(
-                session.execute(select(Member.project_id, func.count()).group_by(Member.project_id))
+                session.execute(
+                    select(Member.project_id, func.count()).group_by(Member.project_id)
+                ).all()
             )
             return [
                 {
@@ -338,18 +342,42 @@ def _loose(text: str) -> str:
     return " ".join(text.split())
 
 
+#: longest statement (text1/text2 of a candidate pair) an import accepts, in characters
+MAX_STATEMENT = 20_000
+#: longest document (context, or a side of a document pair) an import accepts
+MAX_DOCUMENT = 5_000_000
+
+
 def check_importable(pairs: PairSet, *, spans: bool) -> None:
     """Refuse what cannot be imported, before anything is written: an empty set, text with
-    NUL characters or lone surrogates, context spans outside their documents; statements
+    NUL characters or lone surrogates, statements over :data:`MAX_STATEMENT` or documents
+    over :data:`MAX_DOCUMENT` characters, context spans outside their documents; statements
     that differ from their span only in whitespace are accepted (as the Turku reader's own
-    span check does), other mismatches are refused."""
+    span check does), other mismatches are refused.
+
+    Args:
+        spans: candidate pairs (check statements and spans); False: document pairs, whose
+            texts are whole documents.
+    """
     if len(pairs) == 0:
         raise AnnotateError("the file holds no pairs; nothing to import", code="E614")
     for doc in pairs.documents.values():
         reason = _unsafe(doc.id) or _unsafe(doc.text) or _unsafe(dict(doc.metadata))
         if reason:
             raise AnnotateError(f"document {doc.id!r} contains {reason}", code="E615")
+        if len(doc.text) > MAX_DOCUMENT:
+            raise AnnotateError(
+                f"document {doc.id!r} has {len(doc.text)} characters (at most {MAX_DOCUMENT})",
+                code="E617",
+            )
+    limit = MAX_STATEMENT if spans else MAX_DOCUMENT
     for pair in pairs:
+        for side, text in ((1, pair.text1), (2, pair.text2)):
+            if len(text) > limit:
+                raise AnnotateError(
+                    f"pair {pair.id!r}: text{side} has {len(text)} characters (at most {limit})",
+                    code="E617",
+                )
         for field, value in (
             ("id", pair.id),
             ("text1", pair.text1),

@@ -33,6 +33,7 @@ from parakit.annotate.store import Conflict, Forbidden, NotFound, Store
 from parakit.annotate.throttle import LoginThrottle
 from parakit.annotate.web.deps import TEMPLATES, LoginRequired, WebSettings
 from parakit.annotate.web.routers import admin, api, auth, pages
+from parakit.annotate.web.routers.auth import LoginQueue
 from parakit.errors import ParakitError
 
 
@@ -45,6 +46,11 @@ def create_app(
     overlap_words: int = 6,
     login_attempts: int = 5,
     login_window: timedelta = timedelta(minutes=5),
+    login_delay: timedelta = timedelta(seconds=30),
+    forwarded_allow_ips: str | tuple[str, ...] = (),
+    max_body_mb: float = 20.0,
+    hash_concurrency: int = 2,
+    max_waiting_logins: int = 64,
 ) -> FastAPI:
     """Build the web app on a store.
 
@@ -55,22 +61,40 @@ def create_app(
         secure_cookies: send the session cookie only over HTTPS (set behind a TLS proxy).
         overlap_words: verbatim copies of at least this many words are highlighted in the
             extraction view.
-        login_attempts: wrong passwords allowed per account name and per client address
-            within ``login_window`` before logins are refused with HTTP 429 (0 = no limit).
+        login_attempts: wrong passwords allowed per account name and client address within
+            ``login_window`` before logins wait (HTTP 429); an address alone gets four times
+            as many (0 = no limit). See :class:`~parakit.annotate.throttle.LoginThrottle`.
         login_window: how long a wrong password counts.
+        login_delay: the first wait after the limit; it doubles with each further failure.
+        forwarded_allow_ips: proxies (addresses or networks, comma-separated or a tuple;
+            ``*`` = any) whose ``X-Forwarded-For`` names the client; by default the header is
+            ignored, so a client cannot pick the address the throttle counts.
+        max_body_mb: requests (uploads included) larger than this get HTTP 413.
+        hash_concurrency: password checks (argon2, about 64 MiB each) at once; more logins
+            queue without holding a worker thread.
+        max_waiting_logins: logins allowed to queue; more get HTTP 503 with ``Retry-After``.
     """
     if not isinstance(store, Store):
         store = Store.open(store)
     app = FastAPI(title="parakit annotate", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = store
     app.state.templates = Jinja2Templates(directory=str(TEMPLATES))
-    app.state.settings = WebSettings(
+    if isinstance(forwarded_allow_ips, str):
+        forwarded_allow_ips = tuple(x.strip() for x in forwarded_allow_ips.split(",") if x.strip())
+    settings = WebSettings(
         session_ttl=session_ttl,
         lease=lease,
         secure_cookies=secure_cookies,
         overlap_words=overlap_words,
+        forwarded_allow_ips=tuple(forwarded_allow_ips),
+        max_body_bytes=int(max_body_mb * 1024 * 1024),
+        max_waiting_logins=max_waiting_logins,
     )
-    app.state.login_throttle = LoginThrottle(max_failures=login_attempts, window=login_window)
+    app.state.settings = settings
+    app.state.login_throttle = LoginThrottle(
+        max_failures=login_attempts, window=login_window, base_delay=login_delay
+    )
+    app.state.login_queue = LoginQueue(hash_concurrency, max_waiting_logins)
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Any) -> Response:
@@ -103,9 +127,70 @@ def create_app(
 
     for module in (auth, pages, api, admin):
         app.include_router(module.router)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
 
     @app.get("/healthz")
     def health() -> dict[str, str]:
         return {"status": "ok"}
 
     return app
+
+
+class BodyLimit:
+    """ASGI middleware: HTTP 413 for a request body over ``max_bytes``, whether it declares
+    its length or streams it (the body is counted as it arrives, never held in full)."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope.get("headers", ()):
+            if key == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
+                await self._refuse(send)
+                return
+        seen = 0
+        too_large = False
+
+        async def counted() -> Any:
+            nonlocal seen, too_large
+            if too_large:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    # stop reading: to the app the client went away mid-body, so no
+                    # endpoint runs on a partial body; its answer is replaced by 413 below
+                    too_large = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        refused = False
+
+        async def replaced(message: Any) -> None:
+            nonlocal refused
+            if too_large:
+                if not refused:
+                    refused = True
+                    await self._refuse(send)
+                return
+            await send(message)
+
+        await self.app(scope, counted, replaced)
+        if too_large and not refused:
+            await self._refuse(send)
+
+    async def _refuse(self, send: Any) -> None:
+        body = f'{{"error": "request larger than {self.max_bytes} bytes", "code": "E617"}}'
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body.encode()})

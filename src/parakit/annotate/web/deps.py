@@ -4,10 +4,12 @@ reach the store only through :func:`get_store`."""
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse
@@ -29,6 +31,58 @@ class WebSettings:
     lease: timedelta = timedelta(minutes=30)
     secure_cookies: bool = False
     overlap_words: int = 6
+    #: proxies whose ``X-Forwarded-For`` is believed (addresses or networks); empty = none
+    forwarded_allow_ips: tuple[str, ...] = ()
+    max_body_bytes: int = 20 * 1024 * 1024
+    #: logins that may wait for a password-hashing slot; more get HTTP 503 at once
+    max_waiting_logins: int = 64
+
+    def trusts(self, address: str | None) -> bool:
+        """Whether ``address`` is one of the proxies named in ``forwarded_allow_ips``."""
+        if not address or not self.forwarded_allow_ips:
+            return False
+        if "*" in self.forwarded_allow_ips:
+            return True
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return address in self.forwarded_allow_ips
+        for entry in self.forwarded_allow_ips:
+            try:
+                if ip in ipaddress.ip_network(entry, strict=False):
+                    return True
+            except ValueError:
+                if address == entry:
+                    return True
+        return False
+
+
+def client_address(request: Request) -> str | None:
+    """The client's address: the socket peer, or, when the peer is a proxy the admin named
+    (``--forwarded-allow-ips``), the last address in ``X-Forwarded-For`` that is not itself a
+    trusted proxy. A client cannot choose its address by sending the header itself."""
+    peer = request.client.host if request.client else None
+    settings = get_settings(request)
+    if not settings.trusts(peer):
+        return peer
+    hops = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",") if h.strip()]
+    for hop in reversed(hops):
+        if not settings.trusts(hop):
+            return hop
+    return hops[0] if hops else peer
+
+
+def same_origin(request: Request) -> bool:
+    """False when the browser says the request comes from another site (``Origin``, else
+    ``Referer``, or ``Sec-Fetch-Site: cross-site``); requests without these headers (not
+    from a browser form) pass."""
+    if request.headers.get("sec-fetch-site") == "cross-site":
+        return False
+    source = request.headers.get("origin") or request.headers.get("referer")
+    if not source or source == "null":
+        return source != "null"
+    parts = urlsplit(source)
+    return (parts.scheme, parts.netloc) == (request.url.scheme, request.url.netloc)
 
 
 class LoginRequired(Exception):

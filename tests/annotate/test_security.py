@@ -1,0 +1,244 @@
+"""The login and upload paths under attack (issue 14, items 1-6), on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+pytest.importorskip("fastapi", reason="install parakit[annotate] for the web app")
+pytest.importorskip("httpx", reason="pip install httpx (FastAPI's TestClient needs it)")
+from fastapi.testclient import TestClient
+
+from parakit.annotate.services import accounts as accounts_mod
+from parakit.annotate.store import AnnotateError
+from parakit.annotate.web import create_app
+from parakit.annotate.web.routers.admin import attachment
+from parakit.schema import Pair, PairSet
+
+H = {"X-Parakit": "1"}
+
+
+def post_login(client, name, password, **headers):
+    return client.post(
+        "/login",
+        data={"name": name, "password": password},
+        headers=headers,
+        follow_redirects=False,
+    )
+
+
+def test_twenty_concurrent_wrong_passwords_get_429_after_the_limit(project):
+    store, _pid, _ids = project
+    app = create_app(store, login_attempts=5)
+    barrier = threading.Barrier(20)
+
+    def guess(n: int) -> int:
+        with TestClient(app) as c:
+            barrier.wait()
+            return post_login(c, "ann1", f"wrong-guess-{n}").status_code
+
+    with ThreadPoolExecutor(20) as pool:
+        codes = list(pool.map(guess, range(20)))
+    assert sorted(codes).count(401) == 5 and codes.count(429) == 15, codes
+
+
+def test_rotated_x_forwarded_for_does_not_bypass_the_throttle(project):
+    store, _pid, _ids = project
+    with TestClient(create_app(store, login_attempts=5)) as c:
+        codes = [
+            post_login(
+                c, "ann1", "spray-password", **{"X-Forwarded-For": f"10.1.{n}.{n}"}
+            ).status_code
+            for n in range(20)
+        ]
+    assert codes.count(401) == 5 and codes.count(429) == 15
+    # the header counts only when the admin names the proxy it comes through
+    trusted = create_app(store, login_attempts=5, forwarded_allow_ips="testclient")
+    with TestClient(trusted) as c:
+        codes = [
+            post_login(
+                c, "ann1", "spray-password", **{"X-Forwarded-For": f"10.1.{n}.{n}"}
+            ).status_code
+            for n in range(8)
+        ]
+    assert codes == [401] * 8
+
+
+def test_an_attacker_cannot_lock_the_user_out_from_elsewhere(project):
+    store, _pid, _ids = project
+    app = create_app(store, login_attempts=5, forwarded_allow_ips="testclient")
+    with TestClient(app) as c:
+        attacker = {"X-Forwarded-For": "203.0.113.66"}
+        codes = [post_login(c, "ann1", "guess-guess", **attacker).status_code for _ in range(8)]
+        assert codes[:5] == [401] * 5 and set(codes[5:]) == {429}
+        # the right password from the attacker's address waits too
+        assert post_login(c, "ann1", "password-one", **attacker).status_code == 429
+        victim = post_login(c, "ann1", "password-one", **{"X-Forwarded-For": "198.51.100.7"})
+        assert victim.status_code == 303
+
+
+def test_unknown_names_cost_one_verification_against_a_fixed_dummy_hash(store, monkeypatch):
+    store.accounts.add_annotator("real", "the-real-password")
+    hashed, verified = [], []
+    real_hash, real_check = accounts_mod.hash_password, accounts_mod.check_password
+    monkeypatch.setattr(
+        accounts_mod, "hash_password", lambda *a, **k: hashed.append(1) or real_hash(*a, **k)
+    )
+    monkeypatch.setattr(
+        accounts_mod, "check_password", lambda *a: verified.append(a[0]) or real_check(*a)
+    )
+    for _ in range(3):
+        assert store.accounts.authenticate("nobody", "some-password") is None
+        assert store.accounts.authenticate("real", "some-password") is None
+    # one dummy hash made once, then each unknown name is verified like a real one
+    assert len(hashed) == 1 and len(verified) == 6
+    assert len({h for h in verified[::2]}) == 1
+    # absurd input is refused before any argon2 work
+    assert store.accounts.authenticate("real", "x" * 5000) is None
+    assert store.accounts.authenticate("", "password") is None
+    assert len(verified) == 6
+
+
+def test_unknown_and_existing_names_take_the_same_time(tmp_path):
+    from parakit.annotate.store import Store
+
+    st = Store.open(tmp_path / "timing.sqlite")  # real argon2id parameters
+    st.accounts.add_annotator("real", "the-real-password")
+    st.accounts.authenticate("nobody", "warm-up")  # makes the dummy hash
+
+    def median(name: str) -> float:
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            st.accounts.authenticate(name, "a-wrong-password")
+            times.append(time.perf_counter() - start)
+        return sorted(times)[2]
+
+    known, unknown = median("real"), median("nobody")
+    st.close()
+    assert 0.6 < unknown / known < 1.6, (known, unknown)
+
+
+def test_password_hashing_is_bounded(store, monkeypatch):
+    running, peak = [0], [0]
+    lock = threading.Lock()
+    real_check = accounts_mod.check_password
+
+    def slow_check(*args):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.05)
+        try:
+            return real_check(*args)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    store.accounts.add_annotator("real", "the-real-password")
+    store.accounts.authenticate("nobody", "warm-up")
+    monkeypatch.setattr(accounts_mod, "check_password", slow_check)
+    with ThreadPoolExecutor(12) as pool:
+        list(pool.map(lambda n: store.accounts.authenticate(f"u{n}", "pw-pw-pw-pw"), range(12)))
+    assert peak[0] == store.accounts.hash_concurrency == 2
+
+
+def test_waiting_logins_do_not_block_other_users(project, monkeypatch):
+    store, _pid, _ids = project
+    app = create_app(store, login_attempts=0, max_waiting_logins=3, hash_concurrency=1)
+    real_check = accounts_mod.check_password
+    monkeypatch.setattr(
+        accounts_mod, "check_password", lambda *a: time.sleep(0.3) or real_check(*a)
+    )
+    with TestClient(app) as worker:
+        login_ok = post_login(worker, "ann1", "password-one")
+        assert login_ok.status_code == 303
+        with ThreadPoolExecutor(8) as pool:
+            futures = [
+                pool.submit(lambda n=n: post_login(TestClient(app), f"x{n}", "pw-pw-pw-pw"))
+                for n in range(8)
+            ]
+            time.sleep(0.1)
+            start = time.perf_counter()
+            page = worker.get("/", follow_redirects=False)
+            waited = time.perf_counter() - start
+            codes = sorted(f.result().status_code for f in futures)
+    assert page.status_code == 200 and waited < 2.0
+    assert 503 in codes and 401 in codes  # the queue is bounded; the rest were checked
+
+
+def test_cross_site_login_and_logout_are_refused(project):
+    store, _pid, _ids = project
+    with TestClient(create_app(store)) as c:
+        evil = post_login(c, "ann1", "password-one", Origin="https://evil.example")
+        assert evil.status_code == 403 and "parakit_session" not in c.cookies
+        referer = post_login(c, "ann1", "password-one", Referer="https://evil.example/x")
+        assert referer.status_code == 403
+        fetch = post_login(c, "ann1", "password-one", **{"Sec-Fetch-Site": "cross-site"})
+        assert fetch.status_code == 403
+        ok = post_login(c, "ann1", "password-one", Origin="http://testserver")
+        assert ok.status_code == 303
+        out = c.post("/logout", headers={"Origin": "https://evil.example"})
+        assert out.status_code == 403
+        assert c.get("/", follow_redirects=False).status_code == 200  # still logged in
+
+
+@pytest.mark.parametrize("name", ["../../x", "/abs/path", 'a"b', "x\r\nSet-Cookie: y=1", ".."])
+def test_project_names_are_validated(store, name):
+    pairs = PairSet([Pair("a", "one", "two")], scheme="binary")
+    with pytest.raises(AnnotateError, match="E613"):
+        store.projects.create_with_pairs(name, "binary", pairs)
+    with pytest.raises(AnnotateError, match="E613"):
+        store.projects.create_project(name, "binary")
+    assert store.projects.overview() == []
+
+
+def test_export_headers_encode_any_name(project, tmp_path):
+    header = attachment('Åström "test"\r\n.jsonl')
+    assert "\r" not in header and "\n" not in header and header.count('"') == 2
+    assert "filename*=UTF-8''%C3%85str%C3%B6m%20%22test%22%0D%0A.jsonl" in header
+    store, pid, _ids = project
+    store.queue.assign(pid)
+    app = create_app(store)
+    with TestClient(app) as c:
+        assert post_login(c, "admin", "admin-password").status_code == 303
+        out = c.get(f"/admin/p/{pid}/export?format=jsonl")
+        assert out.status_code == 200
+        assert out.headers["content-disposition"].startswith('attachment; filename="tiny.jsonl"')
+
+
+def test_request_size_is_limited(project, tmp_path):
+    store, _pid, _ids = project
+    app = create_app(store, max_body_mb=1)
+    with TestClient(app) as c:
+        assert post_login(c, "admin", "admin-password").status_code == 303
+        big = b'{"id": "a", "text1": "' + b"x" * (2 * 1024 * 1024) + b'", "text2": "y"}\n'
+        r = c.post(
+            "/api/admin/projects",
+            headers=H,
+            data={"name": "big", "scheme": "binary"},
+            files={"file": ("big.jsonl", big, "application/json")},
+        )
+        assert r.status_code == 413
+        # a streamed body without a length is counted as it arrives
+        r = c.post(
+            "/api/admin/users",
+            headers={**H, "Content-Type": "application/json"},
+            content=(b"x" * 65536 for _ in range(40)),
+        )
+        assert r.status_code == 413
+        assert "big" not in c.get("/admin").text
+        # within the size limit, a statement over the per-field limit is refused
+        field = b'{"id": "a", "text1": "' + b"x" * 30000 + b'", "text2": "y"}\n'
+        r = c.post(
+            "/api/admin/projects",
+            headers=H,
+            data={"name": "field", "scheme": "binary"},
+            files={"file": ("f.jsonl", field, "application/json")},
+        )
+        assert r.status_code == 400 and "E617" in r.json()["error"]
+        long = c.post("/api/items/1/save", headers=H, json={"label": "4", "comment": "c" * 20000})
+        assert long.status_code == 422
