@@ -15,19 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from parakit.cli.app import main
 from parakit.io import read, write
 from parakit.schema import PairSet
 
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("faiss")
 pytest.importorskip("torch")
-
-
-def run(*args: object) -> None:
-    """Run one CLI command; fail with its output when it does not exit 0."""
-    code = main([str(a) for a in args])
-    assert code == 0, f"parakit {' '.join(map(str, args))} exited {code}"
 
 
 def _sample(data_path, folder: Path) -> tuple[Path, dict[tuple[str, str], str]]:
@@ -43,7 +36,7 @@ def _sample(data_path, folder: Path) -> tuple[Path, dict[tuple[str, str], str]]:
     return path, gold
 
 
-def test_life_cycle_through_the_cli(tmp_path, data_path, tiny_model):
+def test_life_cycle_through_the_cli(tmp_path, data_path, tiny_model, run, mine_run):
     raw, gold = _sample(data_path, tmp_path)
 
     # build: candidates for annotation (the sample over char-similarity bins)
@@ -196,24 +189,7 @@ def test_life_cycle_through_the_cli(tmp_path, data_path, tiny_model):
             handle.write(json.dumps({"text": p.text1, "source": "a"}) + "\n")
             handle.write(json.dumps({"text": p.text2, "source": "a"}) + "\n")
     for model in ("mt-model", "ce-model"):
-        run(
-            "mine",
-            "run",
-            sentences,
-            "-o",
-            tmp_path / f"mined-{model}.jsonl",
-            "--workdir",
-            tmp_path / f"work-{model}",
-            "-m",
-            tiny_model,
-            "-k",
-            2,
-            "--index-kind",
-            "flat",
-            "--classifier",
-            tmp_path / model,
-        )
-        mined = read(tmp_path / f"mined-{model}.jsonl")
+        mined = read(mine_run(sentences, tmp_path / f"mined-{model}.jsonl", tmp_path / model))
         assert len(mined) > 0
         assert all(0.0 <= p.metadata["p_paraphrase"] <= 1.0 for p in mined)
     run("similarity", tmp_path / "annotated.jsonl", "-o", tmp_path / "annotated-sim.jsonl")

@@ -10,17 +10,11 @@ import random
 
 import pytest
 
-from parakit.cli.app import main
 from parakit.io import read, write
 from parakit.schema import PairSet
 
 pytest.importorskip("faiss")
 pytest.importorskip("torch")
-
-
-def run(*args: object) -> None:
-    code = main([str(a) for a in args])
-    assert code == 0, f"parakit {' '.join(map(str, args))} exited {code}"
 
 
 @pytest.fixture
@@ -34,30 +28,13 @@ def opus(data_path, tmp_path):
     return path
 
 
-def test_train_baseline_folder_feeds_mine_run_and_tiles(opus, tmp_path, tiny_model):
+def test_train_baseline_folder_feeds_mine_run_and_tiles(opus, tmp_path, tiny_model, run, mine_run):
     run("mine", "train-baseline", opus, "-o", tmp_path / "baseline", "-m", tiny_model)
     meta = json.loads((tmp_path / "baseline" / "baseline.json").read_text())
     assert meta["target"] == "turku3" and sorted(meta["classes"]) == ["3", "4", "neg"]
     sentences = tmp_path / "sentences.txt"
     sentences.write_text("\n".join(t for p in read(opus) for t in (p.text1, p.text2)))
-    run(
-        "mine",
-        "run",
-        sentences,
-        "-o",
-        tmp_path / "mined.jsonl",
-        "--workdir",
-        tmp_path / "w",
-        "-m",
-        tiny_model,
-        "-k",
-        2,
-        "--index-kind",
-        "flat",
-        "--classifier",
-        tmp_path / "baseline",
-    )
-    mined = read(tmp_path / "mined.jsonl")
+    mined = read(mine_run(sentences, tmp_path / "mined.jsonl", tmp_path / "baseline"))
     assert len(mined) > 0 and all("p_paraphrase" in p.metadata for p in mined)
     run("similarity", opus, "-o", tmp_path / "opus-sim.jsonl")
     run(
@@ -72,25 +49,10 @@ def test_train_baseline_folder_feeds_mine_run_and_tiles(opus, tmp_path, tiny_mod
     assert (tmp_path / "tiles" / "tiles.png").exists()
 
 
-def test_mined_pairs_feed_annotation_and_sampling(opus, tmp_path, tiny_model):
+def test_mined_pairs_feed_annotation_and_sampling(opus, tmp_path, run, mine_run):
     sentences = tmp_path / "sentences.txt"
     sentences.write_text("\n".join(t for p in read(opus) for t in (p.text1, p.text2)))
-    run(
-        "mine",
-        "run",
-        sentences,
-        "-o",
-        tmp_path / "mined.jsonl",
-        "--workdir",
-        tmp_path / "w",
-        "-m",
-        tiny_model,
-        "-k",
-        2,
-        "--index-kind",
-        "flat",
-    )
-    mined = read(tmp_path / "mined.jsonl")
+    mined = read(mine_run(sentences, tmp_path / "mined.jsonl"))
     run(
         "build",
         "sample",
@@ -120,7 +82,7 @@ def test_mined_pairs_feed_annotation_and_sampling(opus, tmp_path, tiny_model):
     assert texts == {(p.text1, p.text2) for p in sample}
 
 
-def test_nearest_negatives_feed_identify_train(opus, tmp_path):
+def test_nearest_negatives_feed_identify_train(opus, tmp_path, run):
     positives = PairSet(
         [p for p in read(opus) if p.label[0] in "34"], scheme="turku", name="positives"
     )

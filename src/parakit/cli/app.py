@@ -128,39 +128,18 @@ def build_app() -> typer.Typer:
     return app
 
 
-def _usage_error_types() -> tuple[type[BaseException], ...]:
-    """Usage-error classes of the click that typer uses (vendored since typer 0.2x) and of click."""
-    found: list[type[BaseException]] = []
-    for module_name in ("typer._click.exceptions", "click.exceptions"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        found.append(module.ClickException)
-    return tuple(found)
-
-
-def _abort_types() -> tuple[type[BaseException], ...]:
+@functools.cache
+def _exception_types(name: str) -> tuple[type[BaseException], ...]:
+    """The classes called ``name`` (``ClickException``, ``Abort``, ``Exit``) in typer, the click
+    typer vendors since 0.2x, and click itself — whichever are installed."""
     found: list[type[BaseException]] = []
     for module_name in ("typer.exceptions", "typer._click.exceptions", "click.exceptions"):
         try:
             module = importlib.import_module(module_name)
         except ImportError:
             continue
-        if hasattr(module, "Abort"):
-            found.append(module.Abort)
-    return tuple(found)
-
-
-def _exit_types() -> tuple[type[BaseException], ...]:
-    found: list[type[BaseException]] = []
-    for module_name in ("typer.exceptions", "typer._click.exceptions", "click.exceptions"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        if hasattr(module, "Exit"):
-            found.append(module.Exit)
+        if isinstance(getattr(module, name, None), type):
+            found.append(getattr(module, name))
     return tuple(found)
 
 
@@ -265,12 +244,12 @@ def main(argv: list[str] | None = None) -> int:
         code = err.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except Exception as err:
-        if isinstance(err, _usage_error_types()):
+        if isinstance(err, _exception_types("ClickException")):
             error_line(_usage_message(err))
             return USAGE_EXIT
-        if isinstance(err, _exit_types()):
+        if isinstance(err, _exception_types("Exit")):
             return int(getattr(err, "exit_code", 0) or 0)
-        if isinstance(err, _abort_types()):
+        if isinstance(err, _exception_types("Abort")):
             typer.secho("aborted", fg="yellow", err=True)
             return 1
         if os.environ.get("PARAKIT_VERBOSE") == "1":
