@@ -11,9 +11,9 @@ import typer
 from parakit.cli.options import (
     FormatOpt,
     SeedOpt,
+    check_model,
     output_option,
     read_pairs,
-    resolve_model,
     status,
 )
 
@@ -57,7 +57,7 @@ def train(
     from parakit.models.biencoder import BiEncoder
 
     model = BiEncoder(
-        resolve_model(base_model),
+        check_model(base_model, "--base-model"),
         loss=loss,
         batch_size=batch_size,
         learning_rate=lr,

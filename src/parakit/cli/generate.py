@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from parakit.cli.options import FormatOpt, SeedOpt, output_option
+from parakit.cli.options import FormatOpt, SeedOpt, check_model, output_option
 
 app = typer.Typer(add_completion=False, help="Paraphrase generation and its evaluation.")
 
@@ -146,7 +146,7 @@ def train(
     from parakit.models.generator import Seq2SeqGenerator
 
     gen = Seq2SeqGenerator(
-        model,
+        check_model(model),
         architecture=architecture,  # type: ignore[arg-type]
         learning_rate=learning_rate,
         epochs=epochs,
@@ -460,7 +460,7 @@ def matrix(
 
     def make() -> Seq2SeqGenerator:
         return Seq2SeqGenerator(
-            model,
+            check_model(model),
             learning_rate=learning_rate,
             epochs=epochs,
             batch_size=batch_size,

@@ -5,8 +5,9 @@
 - ``-O/--option KEY=VALUE`` passes reader options, parsed by :func:`parse_key_values` (one
   coercion rule for every ``KEY=VALUE`` option: :func:`coerce`);
 - ``--seed`` defaults to 0;
-- every model name goes through :func:`resolve_model`, so the offline aliases
-  (``offline-minilm``, ``offline-mpnet``) work wherever a model is named.
+- every model name goes through :func:`check_model` (a missing path is a usage error) and is
+  resolved by :func:`resolve_model` or the library (``parakit.offline.resolve_model``), so the
+  offline aliases (``offline-minilm``, ``offline-mpnet``) work wherever a model is named.
 
 A bad value is a :class:`typer.BadParameter` naming the option, so it ends as one
 ``error: ...`` line with exit code 2 like every other usage mistake.
@@ -130,18 +131,25 @@ def parse_range(text: str, option: str) -> tuple[int, int]:
     return pair
 
 
-def resolve_model(model: str | Path, option: str = "--model") -> str:
-    """A model path or id for an offline alias (``offline-minilm``, ``offline-mpnet``); any
-    other name is returned unchanged, except a path (``/...``, ``./...``, ``~/...``) that does not
-    exist, which is a usage error naming it (instead of a failed Hugging Face hub look-up)."""
+def check_model(model: str | Path, option: str = "--model") -> str:
+    """``model`` unchanged (an alias stays an alias, so a saved model keeps a portable name),
+    after checking that a path (``/...``, ``./...``, ``~/...``) exists: a missing one is a usage
+    error naming it, instead of a failed Hugging Face hub look-up."""
     text = str(model)
     if text.startswith(("/", "./", "../", "~")) and not Path(text).expanduser().exists():
         raise typer.BadParameter(f"{text}: no such model folder", param_hint=option)
+    return text
+
+
+def resolve_model(model: str | Path, option: str = "--model") -> str:
+    """:func:`check_model`, then the folder of an offline alias (``offline-minilm``,
+    ``offline-mpnet``); any other name is returned unchanged."""
+    text = check_model(model, option)
     try:
         from parakit.offline import resolve_model as resolve_offline
     except ImportError:  # pragma: no cover - parakit.offline is part of the package
         from parakit.vectors.encode import resolve_model as resolve_offline
-    return resolve_offline(model)
+    return resolve_offline(text)
 
 
 def read_pairs(
@@ -217,6 +225,7 @@ __all__ = [
     "ReaderOptionsOpt",
     "SchemeOpt",
     "SeedOpt",
+    "check_model",
     "coerce",
     "echo_json",
     "format_option",
