@@ -110,3 +110,25 @@ def test_clusters_command(tmp_path):
     assert json.loads((tmp_path / "refs.json").read_text()) == {
         "source": ["ref 0", "ref 1", "ref 2"]
     }
+
+
+def test_quick_start_projects_members_and_delete(tmp_path):
+    db = str(tmp_path / "q.sqlite")
+    cands = tmp_path / "c.jsonl"
+    io.write(PairSet([Pair("a", "One.", "Uno."), Pair("b", "Two.", "Dos.")], scheme="turku"), cands)
+    run("init", db, "--admin", "boss")
+    run("add-user", db, "ann1")
+    run("add-user", db, "ann2")
+    run("create-project", db, "demo", "--candidates", str(cands))
+    # double annotation from the pool needs two members: a clear error, no assignments
+    result = runner.invoke(app, ["assign", db, "demo", "--mode", "double"])
+    assert result.exit_code != 0 and "E616" in str(result.exception)
+    assert "members of demo: ann1, ann2" in run("members", db, "demo", "ann1", "ann2")
+    assert "4 assignments" in run("assign", db, "demo", "--mode", "double")
+    listing = run("projects", db)
+    assert listing.splitlines()[1].split("\t") == ["1", "demo", "turku", "2", "0", "2"]
+    bad = runner.invoke(app, ["create-project", db, "../x", "--candidates", str(cands)])
+    assert bad.exit_code != 0 and "E613" in str(bad.exception)
+    assert "deleted" in run("delete-project", db, "demo", "--yes")
+    assert run("projects", db).splitlines()[1:] == []
+    assert "2 pairs" in run("create-project", db, "demo", "--candidates", str(cands))

@@ -259,6 +259,15 @@ def _save_upload(upload: UploadFile, target: Path) -> None:
             handle.write(chunk)
 
 
+@router.post("/api/admin/projects/{project_id}/delete")
+def delete_project(
+    project_id: int, user: User = Depends(api_user), st: Store = Depends(get_store)
+) -> dict[str, Any]:
+    require_admin(user)
+    st.projects.delete_project(project_id)
+    return {"ok": True}
+
+
 @router.post("/api/admin/projects/{project_id}/members")
 def add_members(
     project_id: int,
