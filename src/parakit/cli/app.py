@@ -63,7 +63,11 @@ def configure_output(*, verbose: bool = False, quiet: bool = False) -> None:
     ``verbose``; ``quiet`` also turns progress bars off (tqdm reads ``TQDM_DISABLE``).
     """
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
-    logging.basicConfig(level=level, format="%(message)s", force=True)
+    # parakit's own info logs are shown; other libraries' (alembic, httpx, ...) only with -v
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING, format="%(message)s", force=True
+    )
+    logging.getLogger("parakit").setLevel(level)
     os.environ["PARAKIT_VERBOSE"] = "1" if verbose else "0"
     if quiet:
         os.environ["TQDM_DISABLE"] = "1"
