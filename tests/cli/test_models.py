@@ -45,3 +45,13 @@ def test_embed_train_shows_a_training_bar(tiny_model, tmp_path, capsys):
     assert "it/s" not in capsys.readouterr().err
     assert main(argv) == 0  # and the next run in the same process has its bars again
     assert "it/s" in capsys.readouterr().err
+
+
+def test_library_logs_only_with_verbose(tmp_path, capsys):
+    """Normal output holds parakit's own lines, not other libraries' info logs (alembic)."""
+    pytest.importorskip("alembic")
+    assert main(["annotate", "init", str(tmp_path / "a.db")]) == 0
+    captured = capsys.readouterr()
+    assert "Running upgrade" not in captured.err + captured.out
+    assert main(["-v", "annotate", "init", str(tmp_path / "b.db")]) == 0
+    assert "Running upgrade" in capsys.readouterr().err
