@@ -242,7 +242,9 @@ def distill_part(args: argparse.Namespace) -> list[dict]:
     auto = read(DATA / "multipit" / "auto-train.csv", format="multipit")
     rng = np.random.default_rng(args.seed)
     chosen = sorted(rng.choice(len(auto), args.distill_transfer, replace=False).tolist())
-    positives = PairSet([auto[i].replace(id=f"auto-{i}", label="1") for i in chosen], scheme="binary")
+    positives = PairSet(
+        [auto[i].replace(id=f"auto-{i}", label="1") for i in chosen], scheme="binary"
+    )
     transfer = PairSet([*positives, *nearest_negatives(positives)], scheme="binary")
     student = CrossEncoderClassifier(
         args.ce_model,
@@ -393,6 +395,12 @@ def main() -> None:
         "--only", nargs="+", default=None, help="baselines: run only these model types"
     )
     parser.add_argument(
+        "--encoders",
+        nargs="+",
+        default=["offline-minilm", "offline-mpnet"],
+        help="baselines: the sentence encoders of embedding-lr",
+    )
+    parser.add_argument(
         "--work-dir", default="benchmarks-out", help="folder for intermediate files"
     )
     parser.add_argument("--noisy-size", type=int, default=2000)
@@ -424,9 +432,8 @@ def main() -> None:
                     ("bow", seed, False),
                     ("word-vectors", seed, False),
                     ("mt-features", seed, False),
-                    ("embedding-lr", {"encoder": "offline-minilm"}, False),
-                    ("embedding-lr", {"encoder": "offline-mpnet"}, False),
                 ]
+                models += [("embedding-lr", {"encoder": e}, False) for e in args.encoders]
                 if data_name.startswith("multipit"):
                     corpus = auto_corpus(Path(args.work_dir))
                     models.insert(5, ("word-vectors", dict(seed, corpus=str(corpus)), False))
