@@ -11,7 +11,15 @@ from typing import Annotated, Any
 
 import typer
 
-from parakit.cli.options import SeedOpt, echo_json, output_option, progress_bar, resolve_model
+from parakit.cli.options import (
+    FormatOpt,
+    SeedOpt,
+    echo_json,
+    output_option,
+    progress_bar,
+    read_pairs,
+    resolve_model,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -203,13 +211,13 @@ def eval_retrieval(
     plot: Annotated[Path | None, typer.Option(help="Figure (PNG) like Figs. 8-10.")] = None,
     output: Annotated[Path | None, output_option("Metrics (JSON).")] = None,
     top_n: Annotated[list[int], typer.Option(help="Top-N cut-offs.")] = (1, 5, 10),
+    fmt: FormatOpt = None,
 ) -> None:
     """Retrieval evaluation (T18): all unique statements as candidates, rank of s2 for s1."""
     from parakit.evaluate.retrieval import RetrievalEvaluator, plot_retrieval
-    from parakit.io import read
     from parakit.vectors.encode import TfidfEncoder
 
-    data = read(pairs)
+    data = read_pairs(pairs, fmt)
     evaluator = RetrievalEvaluator(data, name="", top_n=top_n)
     results = {}
     with progress_bar() as progress:
@@ -246,6 +254,7 @@ def eval_large(
     limit: Annotated[int | None, typer.Option(help="Use the first N distractors.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Figure (PNG) like Fig. 11.")] = None,
     output: Annotated[Path | None, output_option("Metrics (JSON).")] = None,
+    fmt: FormatOpt = None,
 ) -> None:
     """Large-scale evaluation (T19): rank of s2 among a distractor collection, top-N per label."""
     import itertools
@@ -253,7 +262,6 @@ def eval_large(
     from tqdm.auto import tqdm
 
     from parakit.evaluate.largescale import LargeScaleEvaluator, plot_large_scale
-    from parakit.io import read
     from parakit.vectors.collection import iter_collection
 
     texts = (r["text"] for r in iter_collection(distractors))
@@ -261,7 +269,7 @@ def eval_large(
         texts = itertools.islice(texts, limit)
     texts = tqdm(texts, desc="distractors", unit=" sentences", total=limit or None)
     evaluator = LargeScaleEvaluator(
-        read(pairs),
+        read_pairs(pairs, fmt),
         max_rank=max_rank,
         top_n=tuple(n for n in (1, 10, 100, 1000, 2048) if n <= max_rank),
     )
@@ -280,12 +288,14 @@ def train_baseline(
     target: Annotated[
         str, typer.Option(help="auto (turku3 for Turku labels, else binary) | turku3 | binary")
     ] = "auto",
+    fmt: FormatOpt = None,
 ) -> None:
     """Train the LR-on-[|u-v|, u*v] pair classifier (seconds after embedding)."""
-    from parakit.io import read
     from parakit.mine.baseline import EmbeddingPairClassifier
 
-    clf = EmbeddingPairClassifier(_encoder(model, backend), target=target).fit(read(pairs))
+    clf = EmbeddingPairClassifier(_encoder(model, backend), target=target).fit(
+        read_pairs(pairs, fmt)
+    )
     clf.save(output)
     echo_json({"saved": str(output), "classes": [str(c) for c in clf.classes_]})
 
@@ -315,16 +325,16 @@ def tiles_cmd(
     pos_lex_min: float = 0.5,
     pos_conf_min: float = 0.998,
     seed: SeedOpt = 0,
+    fmt: FormatOpt = None,
 ) -> None:
     """Tile analysis (T16): 5x5 negative density table + heat map, rule precision estimate."""
     import numpy as np
 
     from parakit.errors import MineError
-    from parakit.io import read
     from parakit.io.atomic import atomic_write
     from parakit.mine.tiles import SelectionRules, TileAnalysis, estimate_precision
 
-    data = read(sample)
+    data = read_pairs(sample, fmt)
     missing = [i for i, p in enumerate(data) if "lex_similarity" not in p.metadata]
     if missing:
         raise MineError(
