@@ -27,6 +27,16 @@ def test_onnx_fp32_and_int8_agree_with_sentence_transformers(tmp_path, tiny_mode
     assert cosine.min() > 0.95
     assert np.allclose(np.linalg.norm(int8, axis=1), 1, atol=1e-5)
     assert len(list(tmp_path.rglob("model-int8-pc.onnx"))) == 1
+    # blockwise int8 (MatMulNBits, blocks of 32 weights and activations)
+    pytest.importorskip("onnx_ir")
+    block = load_encoder(tiny_model, "onnx-int8-block", cache_dir=tmp_path)
+    vectors = block.encode(TEXTS)
+    block_cosine = (vectors * reference).sum(axis=1)
+    assert block_cosine.min() > 0.99
+    assert block.signature()["quantization"] == "block"
+    assert len(list(tmp_path.rglob("model-int8-block32.onnx"))) == 1
+    with pytest.raises(MineError, match="onnx-int8-block"):
+        load_encoder(tiny_model, "onnx-int4")
 
 
 def test_tfidf_char_ngrams_and_errors():
