@@ -529,7 +529,8 @@ class PairSuggester:
         sim = self.lexical_weight * lex
         emb = None
         if use_embedding:
-            emb = np.einsum("ij,ij->i", vec1[ii], vec2[jj]).astype(np.float64)
+            # one window x window product (small) instead of gathering row pairs (memory)
+            emb = (vec1 @ vec2.T)[ii, jj].astype(np.float64)
             sim = sim + self.embedding_weight * emb
         sim = sim / total_weight
         # verbatim copies: equal normalised texts (compared as integer ids, one per text)
