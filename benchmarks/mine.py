@@ -3,7 +3,11 @@
 Run from the repository root (HF_HUB_OFFLINE=1, the offline MiniLM installed)::
 
     python benchmarks/mine.py embed  --n 2000            # ST vs ONNX fp32 vs ONNX int8
-    python benchmarks/mine.py e2e    --n 100000 --backend onnx-int8 --workdir out/bench-e2e
+    python benchmarks/mine.py vectors --n 159979 --out out/bench-vectors   # real MiniLM vectors
+    python benchmarks/mine.py compare --sizes 2000 4000 8000   # ST encode + paraphrase mining
+                                           # against `parakit mine run`, one process each
+    python benchmarks/mine.py compare-search --vectors out/bench-vectors  # search, real vectors
+    python benchmarks/mine.py e2e    --n 100000 --backend onnx --workdir out/bench-e2e
     python benchmarks/mine.py search --workdir out/bench-e2e --target 1000000
     python benchmarks/mine.py memory --workdir out/bench-e2e   # peak RSS vs N (subprocesses)
 
@@ -66,6 +70,10 @@ def bench_embed(args: argparse.Namespace) -> None:
         ("sentence-transformers fp32 (batch 64)", SentenceEncoder(model, batch_size=64)),
         ("ONNX Runtime fp32, length-sorted", OnnxEncoder(model, quantize=False, batch_size=64)),
         ("ONNX Runtime int8, length-sorted", OnnxEncoder(model, quantize=True, batch_size=64)),
+        (
+            "ONNX Runtime int8 blocks of 32 (MatMulNBits)",
+            OnnxEncoder(model, quantize="block", batch_size=64),
+        ),
     ):
         encoder.encode(texts[:64])  # load / export outside the timing
         start = time.perf_counter()
@@ -111,8 +119,8 @@ def bench_embed(args: argparse.Namespace) -> None:
 
 
 def bench_e2e(args: argparse.Namespace) -> None:
-    from parakit.vectors.encode import load_encoder
     from parakit.mine.mining import mine
+    from parakit.vectors.encode import load_encoder
 
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -131,6 +139,7 @@ def bench_e2e(args: argparse.Namespace) -> None:
         output=work / "pairs.jsonl",
         k=5,
         index_kind=args.index,
+        recall=args.recall or None,
         chunk_size=5000,
         progress=True,
     )
@@ -145,6 +154,262 @@ def bench_e2e(args: argparse.Namespace) -> None:
     print(
         f"| total | {total:.1f} |\n\npairs written: {result.n_written}; peak RSS {peak_mb():.0f} MB"
     )
+    info = result.index["all"]
+    print(
+        f"index: {info['kind']} nlist {info['nlist']} nprobe {info['nprobe']}, estimated "
+        f"recall@5 {info['recall_estimate']} ({(info['calibration'] or {}).get('chosen_by')})"
+    )
+
+
+def bench_vectors(args: argparse.Namespace) -> None:
+    """Embed the first ``--n`` unique MultiPIT auto sentences into ``--out/00000.npy`` ...
+    (chunks of 10 000, resumable: finished chunks are kept), for the search-stage benchmarks."""
+    from parakit.vectors.encode import load_encoder
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    texts = multipit_sentences(args.n)
+    encoder = load_encoder("offline-minilm", args.backend, batch_size=64)
+    load0 = os.getloadavg()[0]
+    start, cpu0, done = time.perf_counter(), time.process_time(), 0
+    for c, a in enumerate(range(0, len(texts), 10_000)):
+        path = out / f"{c:05d}.npy"
+        if path.exists():
+            continue
+        vectors = encoder.encode(texts[a : a + 10_000])
+        np.save(out / f".{c:05d}.tmp.npy", vectors)
+        os.replace(out / f".{c:05d}.tmp.npy", path)
+        done += len(vectors)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
+        print(
+            f"chunk {c}: {done} sentences in {wall:.0f} s wall / {cpu:.0f} s CPU "
+            f"({done / wall:.0f}/s wall, {done / cpu:.0f}/CPU-s), load {load0:.1f}->"
+            f"{os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+
+
+def load_chunks(folder: Path, n: int | None = None) -> np.ndarray:
+    """The first ``n`` rows of the chunk files in ``folder`` (all rows if None)."""
+    files = sorted(folder.glob("[0-9]*.npy"))
+    x = np.concatenate([np.load(f) for f in files]).astype(np.float32)
+    return x if n is None else x[:n]
+
+
+ST_SIDE = """
+import sys, time, numpy as np
+from sentence_transformers import SentenceTransformer, util
+texts = open(sys.argv[1], encoding="utf-8").read().split("\\n")[:-1]
+t0 = time.perf_counter()
+model = SentenceTransformer(sys.argv[2], device="cpu")
+t1 = time.perf_counter()
+emb = model.encode(texts, batch_size=64, convert_to_tensor=True, show_progress_bar=False)
+t2 = time.perf_counter()
+# util.paraphrase_mining(model, texts, top_k=5, max_pairs=...) is exactly encode + this call
+pairs = util.paraphrase_mining_embeddings(emb, top_k=5, max_pairs=5 * len(texts) + 1)
+t3 = time.perf_counter()
+np.save(sys.argv[3], emb.numpy())
+print("ST", t1 - t0, t2 - t1, t3 - t2, len(pairs))
+"""
+
+
+def _child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, str]:
+    """Run ``cmd``; (wall s, CPU s of the child and its threads, peak RSS MB, stdout)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=env
+    )
+    out = proc.stdout.read()  # type: ignore[union-attr]
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if status:
+        raise SystemExit(f"{cmd[:3]} failed with status {status}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
+
+
+def _exponent(sizes: list[int], seconds: list[float]) -> float:
+    return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0]) if len(sizes) > 1 else 2.0
+
+
+def bench_compare(args: argparse.Namespace) -> None:
+    """The same real sentences through sentence-transformers (encode + paraphrase mining,
+    max_pairs raised) and ``parakit mine run``: wall, CPU, peak memory, recall@5."""
+    from parakit.vectors.encode import resolve_model
+    from parakit.vectors.index import VectorIndex, recall_per_query
+
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    model = resolve_model("offline-minilm")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT / "src")}
+    rows = []
+    for n in args.sizes:
+        collection = work / f"sentences-{n}.txt"
+        texts = [t.replace("\n", " ") for t in multipit_sentences(n)]
+        collection.write_text("\n".join(texts) + "\n", encoding="utf-8")
+        load0 = os.getloadavg()[0]
+        st = _child(
+            [sys.executable, "-c", ST_SIDE, str(collection), model, str(work / f"st-{n}.npy")],
+            env,
+        )
+        _, st_load, st_encode, st_mine, _ = st[3].split()[-5:]
+        job = work / f"parakit-{n}"
+        if job.exists():
+            import shutil
+
+            shutil.rmtree(job)
+        pk = _child(
+            [
+                sys.executable,
+                "-m",
+                "parakit",
+                "--quiet",
+                "mine",
+                "run",
+                str(collection),
+                "-o",
+                str(work / f"pairs-{n}.jsonl"),
+                "--workdir",
+                str(job),
+                "--backend",
+                args.backend,
+                "--recall",
+                str(args.recall),
+                "-k",
+                "5",
+            ],
+            env,
+        )
+        run = json.loads((job / "run.json").read_text())
+        ours = load_chunks(job / "emb")
+        knn = np.load(job / "knn_ids.npy")
+        q = np.arange(n)
+        flat = VectorIndex(kind="flat").build(lambda x=ours: iter([x]))
+        rec_exact = recall_per_query(knn, flat.search(ours, 6)[1], q, 5).mean()
+        st_vectors = np.load(work / f"st-{n}.npy")
+        st_truth = VectorIndex(kind="flat").build(lambda x=st_vectors: iter([x]))
+        rec_st = recall_per_query(knn, st_truth.search(st_vectors, 6)[1], q, 5).mean()
+        rows.append(
+            dict(
+                n=n,
+                load=f"{load0:.1f}-{os.getloadavg()[0]:.1f}",
+                st_wall=st[0],
+                st_cpu=st[1],
+                st_rss=st[2],
+                st_encode=float(st_encode),
+                st_mine=float(st_mine),
+                st_load=float(st_load),
+                pk_wall=pk[0],
+                pk_cpu=pk[1],
+                pk_rss=pk[2],
+                pk_seconds=run["seconds"],
+                pk_index=run["index"]["all"],
+                rec_exact=rec_exact,
+                rec_st=rec_st,
+            )
+        )
+        print(json.dumps(rows[-1], default=str), flush=True)
+    print(
+        f"\n| N | load | (a) ST wall s | (a) CPU s | (a) peak MB | (a) encode s / mining s | "
+        f"(b) parakit wall s | (b) CPU s | (b) peak MB | (b) embed s / index+search s | "
+        f"(b) index | recall@5 (b) vs exact, same vectors | vs ST fp32 neighbours | "
+        f"wall speed-up |\n|{'---|' * 14}"
+    )
+    for r in rows:
+        sec = r["pk_seconds"]
+        ix = r["pk_index"]
+        kind = ix["kind"] + (f" nprobe {ix['nprobe']}" if ix.get("nprobe") else "")
+        print(
+            f"| {r['n']:,} | {r['load']} | {r['st_wall']:.1f} | {r['st_cpu']:.1f} | "
+            f"{r['st_rss']:.0f} | {r['st_encode']:.1f} / {r['st_mine']:.1f} | "
+            f"{r['pk_wall']:.1f} | {r['pk_cpu']:.1f} | {r['pk_rss']:.0f} | "
+            f"{sec['embed']:.1f} / {sec['index'] + sec['search']:.1f} | {kind} | "
+            f"{r['rec_exact']:.3f} | {r['rec_st']:.3f} | {r['st_wall'] / r['pk_wall']:.1f}x |"
+        )
+    big = rows[-1]
+    print(
+        f"\nat {big['n']:,}: (a) encodes {big['n'] / big['st_encode']:.0f} sentences/s wall; "
+        f"(b) embeds {big['n'] / big['pk_seconds']['embed']:.0f} sentences/s wall "
+        f"({big['st_encode'] / big['pk_seconds']['embed']:.1f}x); search-stage growth: "
+        "see `compare-search` (these sizes are too small for the quadratic part to show)"
+    )
+
+
+def bench_compare_search(args: argparse.Namespace) -> None:
+    """Search stage on real vectors: paraphrase_mining_embeddings (max_pairs raised) against
+    VectorIndex(kind="auto", recall=...) built and searched top-6 for every vector."""
+    import torch
+    from sentence_transformers.util import paraphrase_mining_embeddings
+
+    from parakit.vectors.index import VectorIndex, recall_per_query
+
+    base = load_chunks(Path(args.vectors))
+    print(f"{len(base)} real vectors in {args.vectors}; faiss/torch threads default", flush=True)
+    rows = []
+    for n in args.sizes:
+        if n > len(base):
+            print(f"skip {n}: only {len(base)} vectors", flush=True)
+            continue
+        x = np.ascontiguousarray(base[:n])
+        load0 = os.getloadavg()[0]
+        pm = None
+        if n <= args.pm_max:
+            t, c = time.perf_counter(), time.process_time()
+            paraphrase_mining_embeddings(torch.from_numpy(x), top_k=5, max_pairs=5 * n + 1)
+            pm, pm_cpu = time.perf_counter() - t, time.process_time() - c
+        t, c = time.perf_counter(), time.process_time()
+        index = VectorIndex(kind=args.kind, recall=args.recall).build(
+            lambda x=x: (x[i : i + 10_000] for i in range(0, len(x), 10_000)), n=n
+        )
+        built = time.perf_counter() - t
+        found = np.concatenate([index.search(x[i : i + 10_000], 6)[1] for i in range(0, n, 10_000)])
+        ours, ours_cpu = time.perf_counter() - t, time.process_time() - c
+        sample = np.random.default_rng(7).choice(n, size=min(n, args.sample), replace=False)
+        exact = VectorIndex(kind="flat").build(lambda x=x: iter([x])).search(x[sample], 6)[1]
+        rec = recall_per_query(found[sample], exact, sample, 5).mean()
+        cal = index.calibration_ or {}
+        rows.append(
+            dict(
+                n=n,
+                load=f"{load0:.1f}-{os.getloadavg()[0]:.1f}",
+                pm=pm,
+                pm_cpu=pm_cpu if pm else None,
+                ours=ours,
+                ours_cpu=ours_cpu,
+                build=built,
+                kind=index.kind_,
+                nlist=index.nlist_,
+                nprobe=index.nprobe_,
+                ef=getattr(index, "ef_search_", None),
+                est=cal.get("recall_estimate"),
+                rec=rec,
+            )
+        )
+        print(json.dumps(rows[-1]), flush=True)
+    print(
+        "\n| N | load | paraphrase_mining_embeddings s (CPU s) | parakit index+search s (CPU s) "
+        "| of which build+calibration s | index chosen | estimated recall@5 | measured "
+        f"recall@5 ({args.sample} queries) | speed-up |\n|{'---|' * 9}"
+    )
+    for r in rows:
+        ix = r["kind"] + (f" nlist {r['nlist']} nprobe {r['nprobe']}" if r["nprobe"] else "")
+        ix += f" efSearch {r['ef']}" if r["ef"] else ""
+        pm = f"{r['pm']:.1f} ({r['pm_cpu']:.1f})" if r["pm"] else "–"
+        speed = f"{r['pm'] / r['ours']:.1f}x" if r["pm"] else "–"
+        print(
+            f"| {r['n']:,} | {r['load']} | {pm} | {r['ours']:.1f} ({r['ours_cpu']:.1f}) | "
+            f"{r['build']:.1f} | {ix} | {r['est'] if r['est'] is not None else '–'} | "
+            f"{r['rec']:.3f} | {speed} |"
+        )
+    with_pm = [r for r in rows if r["pm"]]
+    if with_pm:
+        e_pm = _exponent([r["n"] for r in with_pm], [r["pm"] for r in with_pm])
+        pm_1m = with_pm[-1]["pm"] * (1e6 / with_pm[-1]["n"]) ** e_pm
+        e_us = _exponent([r["n"] for r in rows], [r["ours"] for r in rows])
+        us_1m = rows[-1]["ours"] * (1e6 / rows[-1]["n"]) ** e_us
+        print(
+            f"\nparaphrase_mining_embeddings exponent {e_pm:.2f} -> 1M: {pm_1m:.0f} s; "
+            f"parakit exponent {e_us:.2f} -> 1M: {us_1m:.0f} s; ratio {pm_1m / us_1m:.1f}x"
+        )
 
 
 def load_vectors(work: Path) -> np.ndarray:
@@ -278,10 +543,27 @@ def main() -> None:
     sub = parser.add_subparsers(dest="what", required=True)
     p = sub.add_parser("embed")
     p.add_argument("--n", type=int, default=2000)
+    p = sub.add_parser("vectors")
+    p.add_argument("--n", type=int, default=159_979)
+    p.add_argument("--backend", default="onnx")
+    p.add_argument("--out", default="out/bench-vectors")
+    p = sub.add_parser("compare")
+    p.add_argument("--sizes", type=int, nargs="+", default=[2000, 4000, 8000])
+    p.add_argument("--backend", default="onnx")
+    p.add_argument("--recall", type=float, default=0.95)
+    p.add_argument("--workdir", default="out/bench-compare")
+    p = sub.add_parser("compare-search")
+    p.add_argument("--vectors", default="out/bench-vectors")
+    p.add_argument("--sizes", type=int, nargs="+", default=[20_000, 40_000, 80_000, 159_979])
+    p.add_argument("--kind", default="auto")
+    p.add_argument("--recall", type=float, default=0.95)
+    p.add_argument("--pm-max", type=int, default=200_000, help="largest N for paraphrase_mining")
+    p.add_argument("--sample", type=int, default=2000)
     p = sub.add_parser("e2e")
     p.add_argument("--n", type=int, default=100_000)
-    p.add_argument("--backend", default="onnx-int8")
+    p.add_argument("--backend", default="onnx")
     p.add_argument("--index", default="auto")
+    p.add_argument("--recall", type=float, default=0.95, help="0: no calibration")
     p.add_argument("--workdir", default="out/bench-e2e")
     p = sub.add_parser("search")
     p.add_argument("--workdir", default="out/bench-e2e")
@@ -298,9 +580,15 @@ def main() -> None:
     p.add_argument("--noise", type=float, default=0.3)
     p.add_argument("--nprobe", type=int, default=32)
     args = parser.parse_args()
-    {"embed": bench_embed, "e2e": bench_e2e, "search": bench_search, "memory": bench_memory}[
-        args.what
-    ](args)
+    {
+        "embed": bench_embed,
+        "vectors": bench_vectors,
+        "compare": bench_compare,
+        "compare-search": bench_compare_search,
+        "e2e": bench_e2e,
+        "search": bench_search,
+        "memory": bench_memory,
+    }[args.what](args)
     print(
         f"\n({time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, "
         f"{json.dumps({'load_avg': round(os.getloadavg()[0], 1)})})"
