@@ -98,7 +98,8 @@ def main() -> None:
     print()
     print(
         f"acknowledged submissions: {check['acknowledged']}, stored: {check['stored']}, "
-        f"lost: {check['missing']}, duplicated: {check['duplicated']}"
+        f"lost: {check['missing']}, corrupted: {check['corrupted']}, "
+        f"duplicated: {check['duplicated']}"
     )
 
 

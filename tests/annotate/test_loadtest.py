@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import threading
-import time
+import uuid
 
 import pytest
 
 pytest.importorskip("httpx", reason="httpx drives the simulated annotators")
 
 from parakit.annotate.loadtest import (
-    LoadResult,
     check_store,
+    crash_run,
     prepare_store,
     run_load,
     serve_process,
@@ -39,39 +36,55 @@ def test_concurrent_annotators_lose_and_duplicate_nothing(tmp_path):
         "acknowledged": len(result.acknowledged),
         "stored": len(result.acknowledged),
         "missing": 0,
+        "corrupted": 0,
         "duplicated": 0,
     }
     rows = {row["request"]: row for row in result.table()}
     assert rows["submit"]["count"] == len(result.acknowledged)
 
 
-def test_sigkill_mid_burst_keeps_every_acknowledged_annotation(tmp_path):
-    db = tmp_path / "crash.sqlite"
-    pid = prepare_store(db, n_annotators=8, n_items=3000)
-    result = LoadResult()
-    with serve_process(db, free_port()) as url:
-        process = serve_process.last
-        worker = threading.Thread(
-            target=run_load,
-            args=(url, pid),
-            kwargs={"n_annotators": 8, "duration": 60.0, "exit_on_error": True, "result": result},
-        )
-        worker.start()
-        deadline = time.monotonic() + 60
-        while len(result.acknowledged) < 40 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        os.kill(process.pid, signal.SIGKILL)  # in the middle of the burst
-        process.wait()
-        worker.join(60)
-    assert process.returncode == -signal.SIGKILL
+def _crash_check(target, pid, port, kills, per_round):
+    result, marks = crash_run(target, pid, port, kills=kills, n_annotators=20, per_round=per_round)
+    assert len(marks) == kills and marks == sorted(marks)
+    assert result.errors.get("transport", 0) >= kills  # requests were in flight at each kill
     acknowledged = list(result.acknowledged)
-    assert len(acknowledged) >= 40
-    assert result.errors.get("transport", 0) >= 1  # requests were in flight when it died
-    # restart on the same store: every acknowledged annotation is there, nothing doubled
-    with serve_process(db, free_port()) as url:
-        check = check_store(db, pid, acknowledged)
-        assert check["missing"] == 0 and check["duplicated"] == 0
-        # at most the in-flight requests (committed, reply lost) exceed the acknowledged ones
-        assert 0 <= check["stored"] - check["acknowledged"] <= 8
-        again = run_load(url, pid, n_annotators=2, duration=60.0, max_items=3)
-        assert again.errors == {} and len(again.acknowledged) == 6
+    assert len(acknowledged) >= kills * per_round
+    check = check_store(target, pid, acknowledged)
+    assert check["missing"] == 0 and check["corrupted"] == 0 and check["duplicated"] == 0
+    # at most the requests in flight at each kill (committed, reply lost) are stored unacked
+    assert 0 <= check["stored"] - check["acknowledged"] <= 20 * kills
+    return check
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def crash_target(request, tmp_path):
+    if request.param == "sqlite":
+        yield tmp_path / "crash.sqlite"
+        return
+    from .conftest import _pg_store
+
+    base = request.getfixturevalue("pg_url")
+    st, schema = _pg_store(base, f"crash_{uuid.uuid4().hex[:6]}")
+    url = st.engine.url.render_as_string(hide_password=False)
+    st.close()
+    yield url
+    from sqlalchemy import create_engine, text
+
+    from .conftest import PG_URL
+
+    engine = create_engine(PG_URL)
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    engine.dispose()
+
+
+def test_repeated_sigkill_under_20_annotators_loses_nothing(crash_target):
+    pid = prepare_store(crash_target, n_annotators=20, n_items=600, scheme="turku")
+    check = _crash_check(crash_target, pid, free_port(), kills=3, per_round=50)
+    assert check["acknowledged"] >= 150
+
+
+@pytest.mark.slow
+def test_ten_sigkills_under_20_annotators_lose_nothing(crash_target):
+    pid = prepare_store(crash_target, n_annotators=20, n_items=4000, scheme="turku")
+    _crash_check(crash_target, pid, free_port(), kills=10, per_round=150)

@@ -1,9 +1,12 @@
 """Simulated annotators for load and crash-safety checks of the web app.
 
 Each simulated annotator logs in, then loops: lease the next item (``GET /api/projects/<id>/
-next``), autosave a draft, submit it. Every submission the server acknowledged (HTTP 200) is
-recorded, so after the run — or after killing the server — the store can be checked for lost
-or duplicated annotations.
+next``), autosave a draft, submit it. Its answers (label, comment, unsure flag) are drawn from
+its own seeded random generator, never from the item id, so a row stored for the wrong item
+or with another answer's fields shows up. Every submission the server acknowledged (HTTP
+200) is recorded with every field it sent and the revision and id the server returned, so
+after the run, or after killing the server (:func:`crash_run`), :func:`check_store` compares
+each one field by field with the stored row.
 
 Example:
     >>> from parakit.annotate.loadtest import prepare_store, serve_process, run_load
@@ -17,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -120,6 +124,19 @@ def serve_process(
                 process.wait()
 
 
+@dataclass(frozen=True)
+class Ack:
+    """One submission the server acknowledged: what was sent and what came back."""
+
+    annotator: str
+    item: int
+    label: str
+    comment: str
+    unsure: bool
+    revision: int
+    annotation_id: int
+
+
 @dataclass
 class LoadResult:
     """What the simulated annotators saw."""
@@ -127,8 +144,10 @@ class LoadResult:
     latencies: dict[str, list[float]] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
     statuses: dict[str, int] = field(default_factory=dict)
-    acknowledged: list[tuple[str, int, str]] = field(default_factory=list)
+    acknowledged: list[Ack] = field(default_factory=list)
     elapsed: float = 0.0
+    #: set to stop the annotators after their current request
+    stopped: bool = False
 
     def record(self, kind: str, seconds: float, ok: bool, status: int | str = "") -> None:
         self.latencies.setdefault(kind, []).append(seconds)
@@ -165,33 +184,42 @@ async def _annotator(
     labels: tuple[str, ...],
     max_items: int | None,
     exit_on_error: bool,
+    seed: int,
 ) -> None:
     import httpx
 
+    rng = random.Random(f"{seed}-{name}")
     timeout = httpx.Timeout(60.0)
     async with httpx.AsyncClient(base_url=base, timeout=timeout) as client:
         response = await client.post("/login", data={"name": name, "password": PASSWORD})
         if response.status_code not in (200, 303):
-            result.record("login", 0.0, False)
+            result.record("login", 0.0, False, response.status_code)
             return
         done = 0
-        while time.monotonic() < deadline and (max_items is None or done < max_items):
+        while (
+            time.monotonic() < deadline
+            and not result.stopped
+            and (max_items is None or done < max_items)
+        ):
             try:
                 t0 = time.perf_counter()
                 r = await client.get(f"/api/projects/{project_id}/next", headers=HEADERS)
                 result.record("next", time.perf_counter() - t0, r.status_code == 200, r.status_code)
                 if r.status_code != 200:
+                    await asyncio.sleep(0.05)
                     continue
                 data = r.json()
                 if data["item"] is None:
                     return
                 item = data["item"]
-                label = labels[item % len(labels)]
+                label = rng.choice(labels)
+                comment = f"{name} c{rng.randrange(10**6)}"
+                unsure = rng.random() < 0.3
                 t0 = time.perf_counter()
                 r = await client.post(
                     f"/api/items/{item}/save",
                     headers=HEADERS,
-                    json={"label": label, "revision": data["revision"]},
+                    json={"label": rng.choice(labels), "revision": data["revision"]},
                 )
                 result.record(
                     "draft", time.perf_counter() - t0, r.status_code == 200, r.status_code
@@ -202,13 +230,22 @@ async def _annotator(
                 r = await client.post(
                     f"/api/items/{item}/save",
                     headers=HEADERS,
-                    json={"label": label, "revision": r.json()["revision"], "submit": True},
+                    json={
+                        "label": label,
+                        "revision": r.json()["revision"],
+                        "submit": True,
+                        "comment": comment,
+                        "unsure": unsure,
+                    },
                 )
                 result.record(
                     "submit", time.perf_counter() - t0, r.status_code == 200, r.status_code
                 )
                 if r.status_code == 200:
-                    result.acknowledged.append((name, item, label))
+                    reply = r.json()
+                    result.acknowledged.append(
+                        Ack(name, item, label, comment, unsure, reply["revision"], reply["id"])
+                    )
                     done += 1
             except httpx.HTTPError as err:
                 result.record("transport", 0.0, False, type(err).__name__)
@@ -226,13 +263,16 @@ async def run_load_async(
     labels: tuple[str, ...] = ("0", "1"),
     exit_on_error: bool = False,
     result: LoadResult | None = None,
+    seed: int = 0,
 ) -> LoadResult:
     """Run ``n_annotators`` concurrent simulated annotators for ``duration`` seconds.
 
     Args:
         max_items: stop each annotator after this many submissions.
-        exit_on_error: an annotator stops at its first transport error (crash tests).
+        exit_on_error: an annotator stops at its first transport error (otherwise it waits
+            a moment and goes on: the server may be restarting).
         result: collect into this object (lets another thread watch progress).
+        seed: the annotators' answers are drawn from generators seeded with this.
     """
     result = result if result is not None else LoadResult()
     start = time.monotonic()
@@ -240,7 +280,15 @@ async def run_load_async(
     await asyncio.gather(
         *(
             _annotator(
-                base, project_id, f"ann{i:02d}", deadline, result, labels, max_items, exit_on_error
+                base,
+                project_id,
+                f"ann{i:02d}",
+                deadline,
+                result,
+                labels,
+                max_items,
+                exit_on_error,
+                seed,
             )
             for i in range(n_annotators)
         )
@@ -254,29 +302,106 @@ def run_load(base: str, project_id: int, **kwargs: Any) -> LoadResult:
     return asyncio.run(run_load_async(base, project_id, **kwargs))
 
 
-def check_store(
-    target: str | Path, project_id: int, acknowledged: list[tuple[str, int, str]]
-) -> dict[str, int]:
-    """Compare the store with the acknowledged submissions.
+def check_store(target: str | Path, project_id: int, acknowledged: list[Ack]) -> dict[str, int]:
+    """Compare every acknowledged submission, field by field, with the stored row.
 
     Returns:
-        ``acknowledged``, ``stored`` (submitted annotations), ``missing`` (acknowledged but
-        absent or different), ``duplicated`` (items answered more than once in a
-        single-annotation project).
+        ``acknowledged``; ``stored`` (submitted annotations); ``missing`` (acknowledged, no
+        submitted row of that annotator for that item); ``corrupted`` (a row whose label,
+        comment, unsure flag, revision, id or status differs from what was acknowledged);
+        ``duplicated`` (items answered more than once in a single-annotation project, or
+        one acknowledgement id on two rows).
     """
     from parakit.annotate.store import Store
 
-    store = Store.open(target)
+    store = Store.open(target, migrate=False)
     names = store.accounts.annotator_names()
-    stored = {
-        (names[a.annotator_id], a.item_id): a.label for a in store.queue.submitted(project_id)
-    }
-    items = [a.item_id for a in store.queue.submitted(project_id)]
+    rows = store.queue.submitted(project_id)
     store.close()
-    missing = sum(1 for name, item, label in acknowledged if stored.get((name, item)) != label)
+    stored = {(names[a.annotator_id], a.item_id): a for a in rows}
+    missing = corrupted = 0
+    for ack in acknowledged:
+        row = stored.get((ack.annotator, ack.item))
+        if row is None:
+            missing += 1
+        elif (
+            row.label != ack.label
+            or (row.comment or "") != ack.comment
+            or bool(row.unsure) != ack.unsure
+            or row.revision != ack.revision
+            or row.id != ack.annotation_id
+            or row.status != "submitted"
+        ):
+            corrupted += 1
+    items = [a.item_id for a in rows]
+    ids = [ack.annotation_id for ack in acknowledged]
     return {
         "acknowledged": len(acknowledged),
         "stored": len(stored),
         "missing": missing,
-        "duplicated": len(items) - len(set(items)),
+        "corrupted": corrupted,
+        "duplicated": (len(items) - len(set(items))) + (len(ids) - len(set(ids))),
     }
+
+
+def crash_run(
+    target: str | Path,
+    project_id: int,
+    port: int,
+    *,
+    kills: int = 3,
+    n_annotators: int = 20,
+    per_round: int = 60,
+    seed: int = 0,
+    round_timeout: float = 60.0,
+) -> tuple[LoadResult, list[int]]:
+    """Kill the server (SIGKILL) ``kills`` times under ``n_annotators`` concurrent annotators,
+    each time after about ``per_round`` more acknowledged submissions, restarting it on the
+    same port; the annotators retry through the outages. A last round runs on the restarted
+    server. Returns what the annotators saw and the acknowledged count at each kill.
+
+    The kill points are drawn from a generator seeded with ``seed`` (a random delay of up to
+    50 ms after the round's quota), so kills land at different moments of requests.
+    """
+    import threading
+
+    rng = random.Random(seed)
+    result = LoadResult()
+    marks: list[int] = []
+    done = threading.Event()
+
+    def drive(url: str) -> None:
+        run_load(
+            url,
+            project_id,
+            n_annotators=n_annotators,
+            duration=round_timeout * (kills + 2),
+            max_items=None,
+            result=result,
+            seed=seed,
+            labels=("4", "4<", "4>", "3", "2", "1", "x"),
+        )
+        done.set()
+
+    worker = None
+    for round_no in range(kills + 1):
+        with serve_process(target, port) as url:
+            if worker is None:
+                worker = threading.Thread(target=drive, args=(url,), daemon=True)
+                worker.start()
+            goal = len(result.acknowledged) + per_round
+            deadline = time.monotonic() + round_timeout
+            while len(result.acknowledged) < goal and time.monotonic() < deadline:
+                if done.is_set():
+                    break
+                time.sleep(0.01)
+            if round_no == kills:
+                result.stopped = True  # let the last requests finish on a live server
+                worker.join(round_timeout)
+                break
+            time.sleep(rng.random() * 0.05)
+            process = serve_process.last  # type: ignore[attr-defined]
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+            marks.append(len(result.acknowledged))
+    return result, marks
