@@ -137,3 +137,23 @@ def test_likert_ordinal_alpha_perfect_and_missing_columns():
     assert np.isnan(ag.versus_consensus(ag.judgments_frame(rows), {})["accuracy"])
     one_value = ag.judgments_frame([(1, "a", "4"), (1, "b", "4")])
     assert np.isnan(ag.krippendorff_alpha(one_value))
+
+
+def test_consensus_accuracy_counts_double_annotated_items_only():
+    """T9: single-annotated items (their one label *is* the consensus) must not inflate
+    accuracy against consensus; 100 of them leave the figures unchanged."""
+    rows = [
+        ("i1", "a", "4"), ("i1", "b", "4"),
+        ("i2", "a", "2"), ("i2", "b", "3"),
+        ("i3", "a", "1"), ("i3", "b", "1"),
+        ("i4", "a", "4<"), ("i4", "b", "4"),
+    ]  # fmt: skip
+    consensus = {"i1": "4", "i2": "3", "i3": "1", "i4": "4"}
+    double = ag.versus_consensus(ag.judgments_frame(rows), consensus)
+    assert double["accuracy"] == 6 / 8 and double["n"] == 8
+    singles = [(f"s{n}", "a", "4") for n in range(100)]
+    consensus.update({f"s{n}": "4" for n in range(100)})
+    mixed = ag.versus_consensus(ag.judgments_frame(rows + singles), consensus)
+    assert mixed == double
+    report = ag.agreement_report(ag.judgments_frame(rows + singles), "turku", consensus=consensus)
+    assert report["full_accuracy"] == 6 / 8

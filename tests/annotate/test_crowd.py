@@ -121,3 +121,29 @@ def test_attach_to_pairset():
     assert len(crowd.attach(pairs, frame, labels, drop_unlabelled=True)) == 1
     with pytest.raises(DataFormatError, match="E635"):
         crowd.attach(pairs, frame.assign(pair=["a", "zz", "b"]), labels)
+
+
+def test_multipit_recipe_labels_a_simulated_crowd_after_quality_control():
+    """M4: QC then the vote rule. The exact-6 rule after QC labels almost nothing (every
+    pair that lost a spammer's judgment is dropped); the recipe applies the rule to what
+    each pair keeps and recovers the known truth."""
+    import numpy as np
+
+    accuracies = np.random.default_rng(1).uniform(0.85, 0.97, size=16).tolist()
+    judgments, truth = crowd.simulate_crowd(n_items=240, accuracies=accuracies, seed=0)
+    kept, _ = crowd.filter_workers(judgments)
+    assert len(crowd.aggregate(kept, "threshold")) < 0.05 * 240
+    labels, quality = crowd.multipit_labels(judgments)
+    assert {"spam0", "spam1", "spam2", "spam3"} <= set(quality.index[~quality["kept"]])
+    result = crowd.recovery_accuracy(labels, truth)
+    assert result["accuracy"] >= 0.95 and result["coverage"] >= 0.55
+    # hand-computed scaled rule: 4 of 5 positive; 2 of 4 is a tie; 1 of 2 too few
+    frame = pd.DataFrame(
+        [("a", w, lab) for w, lab in zip("pqrst", "11110", strict=True)]
+        + [("b", w, lab) for w, lab in zip("pqrs", "1100", strict=True)]
+        + [("c", w, lab) for w, lab in zip("pq", "10", strict=True)]
+        + [("d", w, lab) for w, lab in zip("pqr", "000", strict=True)],
+        columns=["pair", "worker", "label"],
+    )
+    rule = crowd.aggregate(frame, "threshold", require_n=False, min_judgments=3)
+    assert rule.to_dict() == {"a": "1", "d": "0"}

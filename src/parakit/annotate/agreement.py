@@ -203,12 +203,18 @@ def _sorted_values(values: Iterable[Any]) -> list[Any]:
         return sorted(values, key=str)
 
 
-def versus_consensus(frame: pd.DataFrame, consensus: dict[Any, Any]) -> dict[str, float]:
+def versus_consensus(
+    frame: pd.DataFrame, consensus: dict[Any, Any], min_annotators: int = 2
+) -> dict[str, float]:
     """Accuracy and Cohen's kappa of individual judgments against the consensus labels (T9).
 
-    Every judgment of an item with a consensus label counts once.
+    Only items judged by at least ``min_annotators`` different annotators count (T9 measures
+    the double-annotated items: a single annotator's label *is* the consensus, and counting
+    it would inflate accuracy); every judgment of such an item counts once.
     """
-    rows = frame[frame["item"].isin(list(consensus))]
+    raters = frame.groupby("item")["annotator"].nunique()
+    multi = set(raters.index[raters >= min_annotators])
+    rows = frame[frame["item"].isin([i for i in consensus if i in multi])]
     if rows.empty:
         return {"accuracy": float("nan"), "kappa": float("nan"), "n": 0.0}
     truth = [consensus[i] for i in rows["item"]]
@@ -230,7 +236,8 @@ def agreement_report(
     Args:
         judgments: long table (``item``, ``annotator``, ``label``).
         scheme: the label scheme (reductions and the binary reading depend on it).
-        consensus: item -> resolved label; adds ``accuracy`` and ``kappa_vs_consensus``.
+        consensus: item -> resolved label; adds ``accuracy`` and ``kappa_vs_consensus``
+            (on the items with at least two annotators only, see :func:`versus_consensus`).
         levels: label reductions to report (binary is skipped for schemes without a reading).
         ordinal: also report ordinal Krippendorff's alpha (Likert ratings, M13).
     Returns:

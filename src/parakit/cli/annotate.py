@@ -304,8 +304,12 @@ def crowd(
     ),
     min_gold_accuracy: float = typer.Option(0.85),
     min_kappa: float = typer.Option(0.2),
+    min_judgments: int = typer.Option(
+        3, help="after QC, drop pairs left with fewer judgments than this (threshold rule)"
+    ),
 ) -> None:
-    """Aggregate crowd judgments (M4) after worker quality control."""
+    """Aggregate crowd judgments (M4) after worker quality control; with --qc the vote rule
+    is applied to the judgments each pair keeps (more than half positive = paraphrase)."""
     from parakit.annotate import crowd as crowd_mod
     from parakit.io.atomic import atomic_write
 
@@ -313,6 +317,7 @@ def crowd(
     if qc:
         frame, quality = crowd_mod.filter_workers(frame, min_gold_accuracy, min_kappa)
         typer.echo(f"workers kept: {int(quality['kept'].sum())} of {len(quality)}")
+    # after QC pairs may keep fewer judgments: the vote rule then scales (MultiPIT recipe)
     labels = crowd_mod.aggregate(
         frame,
         method,
@@ -320,6 +325,8 @@ def crowd(
         threshold=threshold,
         positive=positive,
         negative=negative,
+        require_n=not qc,
+        min_judgments=min_judgments,
     )
     typer.echo(f"pairs labelled: {len(labels)}; {labels.value_counts().to_dict()}")
     if pairs is not None and corpus_out is not None:
