@@ -201,7 +201,7 @@ def test_qa_queue_oldest_first_and_rewrite_check(project):
     store, pid, ids = project
     store.queue.assign(pid, mode="single", annotators=[ids["ann1"]])
     order = []
-    for label in ("4i", "4s", "3"):
+    for label in ("4s", "4i", "3"):
         a = store.queue.lease_next(pid, ids["ann1"])
         order.append(a.item_id)
         store.queue.save(
@@ -213,14 +213,29 @@ def test_qa_queue_oldest_first_and_rewrite_check(project):
             rewrite=("rw a", "rw b") if label == "3" else None,
         )
     qa = store.review.qa_queue(pid)
+    # T8: grouped by label, oldest first within a label (4s was submitted before 4i)
     assert [ann.label for _, ann in qa] == ["4i", "4s"]
-    assert [item.id for item, _ in qa] == order[:2]
+    assert [item.id for item, _ in qa] == [order[1], order[0]]
     made = store.review.make_rewrite_check(pid, seed=1)
-    assert made == 2  # one rewrite + one ordinary pair (50/50)
+    assert made == 4  # (one rewrite + one ordinary pair, 50/50) x two annotations each
     # never to the rewrite's author (nor the labeller of the ordinary pair)
     assert store.queue.lease_next(pid, ids["ann1"], task="rewrite-check") is None
-    got = store.queue.lease_next(pid, ids["ann2"], task="rewrite-check")
-    assert got is not None
+    judged = {}
+    for who, answer in (("ann2", "4"), ("ann3", "2")):
+        for _ in range(2):
+            got = store.queue.lease_next(pid, ids[who], task="rewrite-check")
+            item = store.item(got.item_id)
+            label = answer if item.origin == "rewrite" else item.label
+            store.queue.save(
+                got.item_id, ids[who], label=label, revision=0, submit=True, task="rewrite-check"
+            )
+            judged.setdefault(got.item_id, []).append(who)
+        assert store.queue.lease_next(pid, ids[who], task="rewrite-check") is None
+    assert all(len(v) == 2 for v in judged.values())  # each item twice, by two people
+    report = store.review.rewrite_check_report(pid)
+    assert report["rewrites"] == 1 and report["judged_twice"] == 1
+    assert report["share_4"] == 0.5 and report["share_4_both"] == 0.0
+    assert report["control_agreement"] == 1.0
     assert store.review.make_rewrite_check(pid, seed=1) == 0  # idempotent
 
 

@@ -335,7 +335,7 @@ def test_rewrite_check_hides_context_and_provenance(web):
     )
     admin = client("admin")
     assert admin.post(f"/api/admin/projects/{pid}/rewrite-check", headers=H).json() == {
-        "assigned": 2
+        "assigned": 4
     }
     # the author never gets the batch's rewrite; someone else sees it without context
     seen = []
@@ -356,7 +356,9 @@ def test_rewrite_check_hides_context_and_provenance(web):
     html = a.get(f"/p/{pid}/classify?task=rewrite-check").text
     assert "RW-ONE" not in html
     stats = admin.get(f"/admin/p/{pid}/stats").text
-    assert "full_pairwise_kappa" in stats
+    assert "full_pairwise_kappa" in stats and "share_4" in stats
+    # both judges said 3: kappa is undefined, and the page says why instead of "nan"
+    assert "nan" not in stats and "chance correction divides by zero" in stats
 
 
 def test_extraction_view_follows_alignment(store):

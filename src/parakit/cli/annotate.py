@@ -265,8 +265,8 @@ def export(
 
 @app.command()
 def stats(store: str = STORE, project: str = typer.Argument(...)) -> None:
-    """Extraction statistics (Table 1) and agreement on double-annotated items."""
-    from parakit.annotate.agreement import agreement_report, judgments_frame
+    """Extraction statistics (Table 1), agreement on double-annotated items (T9) and the
+    rewrite check (T10)."""
     from parakit.annotate.extraction import extraction_stats
     from parakit.annotate.store import Store
 
@@ -274,14 +274,10 @@ def stats(store: str = STORE, project: str = typer.Argument(...)) -> None:
     pid = st.projects.project_id(project)
     for row in extraction_stats(st.extraction.extraction_rows(pid)):
         typer.echo(json.dumps(row))
-    anns = st.queue.submitted(pid)
-    frame = judgments_frame([(a.item_id, a.annotator_id, a.label) for a in anns])
-    if len(frame) and frame.groupby("item")["annotator"].nunique().max() >= 2:
-        consensus = {a.item_id: st.item(a.item_id).label for a in anns}
-        consensus = {k: v for k, v in consensus.items() if v is not None}
-        report = agreement_report(frame, st.scheme(pid), consensus=consensus)
-        for key, value in report.items():
-            typer.echo(f"{key}\t{value:.4f}")
+    for key, value in st.review.agreement(pid).items():
+        typer.echo(f"{key}\t{value:.4f}")
+    for key, value in st.review.rewrite_check_report(pid).items():
+        typer.echo(f"rewrite_check_{key}\t{value:.4f}")
 
 
 @app.command()

@@ -63,7 +63,8 @@ class Review(Service):
         self._write(work)
 
     def qa_queue(self, project_id: int) -> list[tuple[Item, Annotation]]:
-        """T8: submitted classifications carrying the flags ``s`` or ``i``, oldest first."""
+        """T8: submitted classifications carrying the flags ``s`` or ``i``, grouped by label
+        (as the paper re-checked them, one label at a time), oldest first in each group."""
         with self.transaction() as session:
             rows = session.execute(
                 select(Item, Annotation)
@@ -75,18 +76,23 @@ class Review(Service):
                     or_(Annotation.flags.contains("s"), Annotation.flags.contains("i")),
                     Item.resolved_by.is_(None),
                 )
-                .order_by(Annotation.submitted_at, Annotation.id)
+                .order_by(Annotation.label, Annotation.submitted_at, Annotation.id)
             ).all()
         return list(rows)
 
     def make_rewrite_check(
-        self, project_id: int, seed: int = 0, batch: str = "rewrite-check"
+        self,
+        project_id: int,
+        seed: int = 0,
+        batch: str = "rewrite-check",
+        annotations: int = 2,
     ) -> int:
         """T10: a batch mixing every rewrite 50/50 with ordinary labelled pairs, shuffled.
 
-        Each rewrite becomes an item (``origin='rewrite'``); the batch is shown without
-        context or provenance and never to the rewrite's author (nor an ordinary pair to the
-        person who labelled it). Returns the number of assignments made.
+        Each rewrite becomes an item (``origin='rewrite'``); every item of the batch is
+        annotated ``annotations`` times (two different people), shown without context or
+        provenance and never to the rewrite's author (nor an ordinary pair to the person who
+        labelled it). Returns the number of assignments made.
         """
         now = utcnow()
 
@@ -166,18 +172,92 @@ class Review(Service):
                 or 0
             ) + 1
             for n, (item_id, exclude) in enumerate(entries):
-                session.add(
-                    Assignment(
-                        project_id=project_id,
-                        task="rewrite-check",
-                        item_id=item_id,
-                        slot=1,
-                        batch=batch,
-                        position=start + n,
-                        exclude_id=exclude,
-                        status="open",
+                for slot in range(1, annotations + 1):
+                    session.add(
+                        Assignment(
+                            project_id=project_id,
+                            task="rewrite-check",
+                            item_id=item_id,
+                            slot=slot,
+                            batch=batch,
+                            position=start + n,
+                            exclude_id=exclude,
+                            status="open",
+                        )
                     )
-                )
-            return len(entries)
+            return len(entries) * annotations
 
         return self._write(work)
+
+    def agreement(self, project_id: int) -> dict[str, float]:
+        """T9: the agreement report of the project's classifications (every level), with
+        accuracy and kappa against the consensus on the double-annotated items; ``{}`` while
+        no item has two annotators. One use case for ``parakit annotate stats`` and the stats
+        page."""
+        from parakit.annotate.agreement import agreement_report, judgments_frame
+
+        with self.transaction() as session:
+            rows = session.execute(
+                select(Annotation.item_id, Annotation.annotator_id, Annotation.label, Item.label)
+                .join(Item, Item.id == Annotation.item_id)
+                .where(
+                    Annotation.project_id == project_id,
+                    Annotation.task == "classify",
+                    Annotation.status == "submitted",
+                )
+                .order_by(Annotation.id)
+            ).all()
+        frame = judgments_frame([(item, who, label) for item, who, label, _ in rows])
+        if not len(frame) or frame.groupby("item")["annotator"].nunique().max() < 2:
+            return {}
+        consensus = {item: final for item, _, _, final in rows if final is not None}
+        return agreement_report(frame, self.db.scheme(project_id), consensus=consensus)
+
+    def rewrite_check_report(self, project_id: int) -> dict[str, float]:
+        """T10 in numbers: how the rewrites were judged in the blind check.
+
+        Returns:
+            ``rewrites`` (rewrite items), ``judged_twice`` (rewrites with two or more
+            judgments), ``judgments`` (on rewrites), ``share_4`` (share of those judgments
+            whose base label is 4: the rewrite is a paraphrase), ``share_4_both`` (share of
+            twice-judged rewrites that every judge labelled 4), ``control_agreement`` (share
+            of judgments of the mixed-in ordinary pairs equal to their label); ``nan`` where
+            nothing was judged yet.
+        """
+        scheme = self.db.scheme(project_id)
+        with self.transaction() as session:
+            rows = session.execute(
+                select(Item.id, Item.origin, Item.label, Annotation.label)
+                .join(Annotation, Annotation.item_id == Item.id)
+                .where(
+                    Annotation.project_id == project_id,
+                    Annotation.task == "rewrite-check",
+                    Annotation.status == "submitted",
+                )
+            ).all()
+            rewrites = session.scalar(
+                select(func.count()).where(Item.project_id == project_id, Item.origin == "rewrite")
+            )
+        by_item: dict[int, list[str]] = {}
+        control = []
+        for item_id, origin, item_label, label in rows:
+            if origin == "rewrite":
+                by_item.setdefault(item_id, []).append(scheme.parse(label).base)
+            else:
+                control.append(label == item_label)
+        judged = [labels for labels in by_item.values()]
+        twice = [labels for labels in judged if len(labels) >= 2]
+        flat = [label for labels in judged for label in labels]
+        nan = float("nan")
+        return {
+            "rewrites": float(rewrites or 0),
+            "judged_twice": float(len(twice)),
+            "judgments": float(len(flat)),
+            "share_4": sum(x == "4" for x in flat) / len(flat) if flat else nan,
+            "share_4_both": (
+                sum(all(x == "4" for x in labels) for labels in twice) / len(twice)
+                if twice
+                else nan
+            ),
+            "control_agreement": sum(control) / len(control) if control else nan,
+        }

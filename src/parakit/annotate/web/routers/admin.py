@@ -129,27 +129,36 @@ def stats(
 ) -> HTMLResponse:
     require_adjudicator(user)
     require_member(st, user, project_id)
-    from parakit.annotate.agreement import agreement_report, judgments_frame
-
-    scheme = st.scheme(project_id)
-    anns = st.queue.submitted(project_id)
-    frame = judgments_frame([(a.item_id, a.annotator_id, a.label) for a in anns])
-    consensus_labels = {}
-    for a in anns:
-        label = st.item(a.item_id).label
-        if label is not None:
-            consensus_labels[a.item_id] = label
-    report = {}
-    if len(frame) and frame.groupby("item")["annotator"].nunique().max() >= 2:
-        report = agreement_report(frame, scheme, consensus=consensus_labels)
+    report = st.review.agreement(project_id)
     return render(
         request,
         "stats.html",
         user,
         project=st.project(project_id),
         extraction=extraction_stats(st.extraction.extraction_rows(project_id)),
-        agreement=report,
+        agreement=[(key, value, why_nan(key, value)) for key, value in report.items()],
+        rewrite_check=[
+            (key, value, why_nan(key, value))
+            for key, value in st.review.rewrite_check_report(project_id).items()
+        ],
     )
+
+
+def why_nan(metric: str, value: float) -> str:
+    """Why a figure is ``nan`` (empty when it is a number)."""
+    if value == value:  # not nan
+        return ""
+    if "kappa" in metric or "alpha" in metric:
+        return (
+            "undefined: at this label level all judgments (or all items) share one label, so "
+            "agreement by chance is 1 and the chance correction divides by zero; it becomes "
+            "defined once the annotators use at least two labels"
+        )
+    if "accuracy" in metric:
+        return "no double-annotated item has a consensus label yet"
+    if metric.startswith("share") or metric.startswith("control"):
+        return "nothing of this kind has been judged yet"
+    return "not enough annotations yet"
 
 
 @router.get("/admin/p/{project_id}/export")
