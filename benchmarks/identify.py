@@ -221,6 +221,51 @@ def load_teacher(path: Path, base: str) -> Any:
     return teacher
 
 
+def speed_part(args: argparse.Namespace) -> list[dict]:
+    """Inference pairs/second of cross-encoders on the first ``--speed-pairs`` MultiPIT expert
+    val pairs (max length ``--ce-max-length``), the encoders measured in turns, ``--speed-rounds``
+    times each: the teacher/student speed ratio of distillation, without training either (an
+    untrained head costs what a trained one does)."""
+    from transformers import AutoTokenizer
+
+    from parakit.labels import get_scheme
+    from parakit.models.cross_encoder import CrossEncoderClassifier
+    from parakit.offline import resolve_model
+
+    val = read(DATA / "multipit" / "expert-val.csv", format="multipit")[: args.speed_pairs]
+    models = {}
+    for name in args.encoders:
+        model = CrossEncoderClassifier(
+            name, max_length=args.ce_max_length, num_threads=args.threads
+        )
+        model.classes_ = np.array(["0", "1"], dtype=object)
+        model.label_type_, model.scheme_ = "str", get_scheme("binary").spec()
+        model.tokenizer_ = AutoTokenizer.from_pretrained(resolve_model(name))
+        model.network_ = model._build_network(model._source()).eval()
+        model.predict_proba(val[:8])  # warm-up
+        models[name] = model
+    seconds: dict[str, list[float]] = {name: [] for name in models}
+    with LoadSampler() as load:
+        for _ in range(args.speed_rounds):
+            for name, model in models.items():
+                start = time.perf_counter()
+                model.predict_proba(val)
+                seconds[name].append(time.perf_counter() - start)
+    rows = [
+        {
+            "model": f"cross-encoder {name} (inference only)",
+            "pairs_per_s": len(val) / float(np.median(times)),
+            "rounds_s": [round(t, 2) for t in times],
+            "n_val": len(val),
+            "load": load.mean,
+        }
+        for name, times in seconds.items()
+    ]
+    for row in rows:
+        print(json.dumps(row), flush=True)
+    return rows
+
+
 def distill_part(args: argparse.Namespace) -> list[dict]:
     """Teacher vs a distilled student on MultiPIT expert val: the teacher labels N auto
     positives + their nearest negatives (+ expert train with its gold labels), the student
@@ -348,7 +393,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--part",
-        choices=["baselines", "cross-encoder", "noisy", "distill", "all"],
+        choices=["baselines", "cross-encoder", "noisy", "distill", "speed", "all"],
         default="all",
     )
     parser.add_argument(
@@ -366,6 +411,8 @@ def main() -> None:
     parser.add_argument(
         "--distill-gold", action="store_true", help="distill: add expert train (gold labels)"
     )
+    parser.add_argument("--speed-pairs", type=int, default=192, help="speed: val pairs")
+    parser.add_argument("--speed-rounds", type=int, default=3, help="speed: rounds per model")
     parser.add_argument("--ce-save", type=Path, default=None, help="save the cross-encoder here")
     parser.add_argument("--data", nargs="+", default=["multipit", "mrpc"])
     parser.add_argument(
@@ -487,6 +534,8 @@ def main() -> None:
         print_table(rows)
     if args.part in ("noisy", "all"):
         rows += [dict(r, data="noisy") for r in noisy_part(args)]
+    if args.part == "speed":
+        rows += speed_part(args)
     if args.part == "distill":
         rows += [dict(r, data="multipit-expert") for r in distill_part(args)]
     if args.json:
