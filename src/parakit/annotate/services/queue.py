@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import and_, exists, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
@@ -529,3 +531,65 @@ class Queue(Service):
             if project_id is not None:
                 query = query.where(Annotation.project_id == project_id)
             return int(session.scalar(query) or 0)
+
+    def skip(self, item_id: int, user_id: int, task: str = "classify") -> None:
+        """Give back a hard item: the caller's lease on it ends and the assignment moves to
+        the end of its queue, so the next lease brings another item (the caller's draft, if
+        any, stays theirs)."""
+
+        def work(session: Session) -> None:
+            row = session.scalar(
+                select(Assignment).where(
+                    Assignment.item_id == item_id,
+                    Assignment.task == task,
+                    Assignment.status == "open",
+                    Assignment.lease_owner == user_id,
+                )
+            )
+            if row is None:
+                raise Conflict(f"item {item_id} is not leased to you")
+            last = session.scalar(
+                select(func.max(Assignment.position)).where(Assignment.project_id == row.project_id)
+            )
+            row.position = (last or 0) + 1
+            row.lease_owner = None
+            row.lease_expires = None
+
+        self._write(work)
+
+    def annotator_progress(self, project_id: int, task: str = "classify") -> list[dict[str, Any]]:
+        """Per annotator who submitted anything: ``done``, ``last_hour``, ``per_hour`` (over
+        their active span: first to last submission), ``median_s`` (median seconds between
+        consecutive submissions), ``first``/``last`` timestamps."""
+        with self.transaction() as session:
+            rows = session.execute(
+                select(Annotation.annotator_id, Annotation.submitted_at)
+                .where(
+                    Annotation.project_id == project_id,
+                    Annotation.task == task,
+                    Annotation.status == "submitted",
+                )
+                .order_by(Annotation.annotator_id, Annotation.submitted_at)
+            ).all()
+        names = self.db.accounts.annotator_names()
+        times: dict[int, list[Any]] = {}
+        for who, at in rows:
+            if at is not None:
+                times.setdefault(who, []).append(at)
+        now = utcnow()
+        out = []
+        for who, stamps in sorted(times.items(), key=lambda kv: names.get(kv[0], "")):
+            gaps = sorted((b - a).total_seconds() for a, b in itertools.pairwise(stamps))
+            span_h = (stamps[-1] - stamps[0]).total_seconds() / 3600
+            out.append(
+                {
+                    "annotator": names.get(who, str(who)),
+                    "done": len(stamps),
+                    "last_hour": sum(1 for s in stamps if (now - s).total_seconds() <= 3600),
+                    "per_hour": len(stamps) / span_h if span_h > 0 else float("nan"),
+                    "median_s": gaps[len(gaps) // 2] if gaps else float("nan"),
+                    "first": stamps[0],
+                    "last": stamps[-1],
+                }
+            )
+        return out

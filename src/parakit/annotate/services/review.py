@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
@@ -261,3 +262,79 @@ class Review(Service):
             ),
             "control_agreement": sum(control) / len(control) if control else nan,
         }
+
+    def browse(
+        self,
+        project_id: int,
+        *,
+        label: str | None = None,
+        annotator: int | None = None,
+        state: str | None = None,
+        text: str | None = None,
+        page: int = 1,
+        per_page: int = 50,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The item browser: the project's items with their submitted classifications,
+        filtered, ``per_page`` at a time.
+
+        Args:
+            label: items whose final label, or one of whose judgments, is this.
+            annotator: items this annotator judged.
+            state: ``unlabelled`` (no final label), ``labelled``, ``resolved`` (by an
+                adjudicator) or ``disputed`` (judgments differ).
+            text: a substring of either statement (case-insensitive).
+        Returns:
+            (rows ``{"item", "annotations": [(name, Annotation)]}``, total matching).
+        """
+        names = self.db.accounts.annotator_names()
+        with self.transaction() as session:
+            query = select(Item).where(Item.project_id == project_id, Item.origin != "rewrite")
+            judged = select(Annotation.item_id).where(
+                Annotation.project_id == project_id,
+                Annotation.task == "classify",
+                Annotation.status == "submitted",
+            )
+            if label:
+                query = query.where(
+                    or_(Item.label == label, Item.id.in_(judged.where(Annotation.label == label)))
+                )
+            if annotator is not None:
+                query = query.where(Item.id.in_(judged.where(Annotation.annotator_id == annotator)))
+            if state == "unlabelled":
+                query = query.where(Item.label.is_(None))
+            elif state == "labelled":
+                query = query.where(Item.label.is_not(None))
+            elif state == "resolved":
+                query = query.where(Item.resolved_by.is_not(None))
+            if text:
+                pattern = f"%{text.lower()}%"
+                query = query.where(
+                    or_(func.lower(Item.text1).like(pattern), func.lower(Item.text2).like(pattern))
+                )
+            items = list(session.scalars(query.order_by(Item.id)))
+            anns: dict[int, list[Annotation]] = {}
+            for ann in session.scalars(
+                select(Annotation)
+                .where(
+                    Annotation.project_id == project_id,
+                    Annotation.task == "classify",
+                    Annotation.status == "submitted",
+                )
+                .order_by(Annotation.id)
+            ):
+                anns.setdefault(ann.item_id, []).append(ann)
+        if state == "disputed":
+            items = [i for i in items if len({a.label for a in anns.get(i.id, [])}) > 1]
+        total = len(items)
+        start = (max(page, 1) - 1) * per_page
+        rows = [
+            {
+                "item": item,
+                "annotations": [
+                    (names.get(a.annotator_id, str(a.annotator_id)), a)
+                    for a in anns.get(item.id, [])
+                ],
+            }
+            for item in items[start : start + per_page]
+        ]
+        return rows, total

@@ -28,6 +28,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from parakit.annotate.store import Conflict, Forbidden, NotFound, Store
 from parakit.annotate.throttle import LoginThrottle
@@ -123,7 +124,15 @@ def create_app(
             status = 403
         elif isinstance(exc, Conflict):
             status = 409
+        if wants_html(request):
+            return error_page(request, status, str(exc))
         return JSONResponse({"error": str(exc), "code": exc.code}, status_code=status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if wants_html(request):
+            return error_page(request, exc.status_code, str(exc.detail))
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
 
     for module in (auth, pages, api, admin):
         app.include_router(module.router)
@@ -134,6 +143,38 @@ def create_app(
         return {"status": "ok"}
 
     return app
+
+
+def wants_html(request: Request) -> bool:
+    """Pages (not ``/api/``) asked for by a browser get HTML error pages, scripts get JSON."""
+    return not request.url.path.startswith("/api/") and "text/html" in request.headers.get(
+        "accept", ""
+    )
+
+
+TITLES = {400: "Bad request", 403: "Forbidden", 404: "Not found", 409: "Conflict"}
+
+
+def error_page(request: Request, status: int, message: str) -> Response:
+    """The error as an HTML page in the app's layout."""
+    from parakit.annotate.web.deps import COOKIE, render
+
+    try:
+        user = request.app.state.store.accounts.session_user(request.cookies.get(COOKIE))
+    except Exception:  # the error page must not fail on a broken store
+        user = None
+    if not hasattr(request.state, "nonce"):
+        request.state.nonce = secrets.token_urlsafe(16)
+    response = render(
+        request,
+        "error.html",
+        user,
+        status=status,
+        title=TITLES.get(status, "Error"),
+        message=message,
+    )
+    response.status_code = status
+    return response
 
 
 class BodyLimit:

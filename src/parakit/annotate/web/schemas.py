@@ -48,3 +48,16 @@ class ResolveBody(BaseModel):
 
 class MembersBody(BaseModel):
     annotators: list[str]
+    remove: bool = False
+
+
+class SkipBody(BaseModel):
+    task: str = "classify"
+
+
+class ActiveBody(BaseModel):
+    active: bool
+
+
+class PasswordBody(BaseModel):
+    password: str = Field(min_length=8, max_length=1000)

@@ -26,11 +26,14 @@ from parakit.annotate.web.deps import (
     require_member,
 )
 from parakit.annotate.web.schemas import (
+    ActiveBody,
     AssignBody,
     MembersBody,
+    PasswordBody,
     ResolveBody,
     UserBody,
 )
+from parakit.annotate.web.text import segments
 
 router = APIRouter()
 
@@ -59,6 +62,24 @@ def admin_page(
     )
 
 
+PER_PAGE = 20
+
+
+def context_of(st: Store, item: Any) -> list[dict[str, Any]]:
+    """The documents around an item's statements, the statement marked (for adjudicators)."""
+    out = []
+    for doc_id, begin, end in (
+        (item.doc1_id, item.begin1, item.end1),
+        (item.doc2_id, item.begin2, item.end2),
+    ):
+        if doc_id is None or begin is None or end is None:
+            continue
+        doc = st.document(doc_id)
+        lo, hi = max(0, begin - 600), min(len(doc.text), end + 600)
+        out.append({"key": doc.key, "segments": segments(doc.text, lo, hi, [(begin, end, "span")])})
+    return out
+
+
 def review_page(
     request: Request,
     st: Store,
@@ -67,13 +88,22 @@ def review_page(
     groups: list[tuple[Any, list[Any]]],
     title: str,
     empty: str,
+    page: int = 1,
 ) -> HTMLResponse:
-    """An adjudicator's list of items with their annotations (consensus and QA pages);
-    the caller checks the user's rights before it queries ``groups``."""
+    """An adjudicator's list of items with their annotations and document context
+    (consensus and QA pages), ``PER_PAGE`` at a time; the caller checks the user's rights
+    before it queries ``groups``."""
     names = st.accounts.annotator_names()
+    pages = max(1, -(-len(groups) // PER_PAGE))
+    page = min(max(page, 1), pages)
+    shown = groups[(page - 1) * PER_PAGE : page * PER_PAGE]
     rows = [
-        {"item": item, "annotations": [(names[a.annotator_id], a) for a in anns]}
-        for item, anns in groups
+        {
+            "item": item,
+            "annotations": [(names[a.annotator_id], a) for a in anns],
+            "context": context_of(st, item),
+        }
+        for item, anns in shown
     ]
     return render(
         request,
@@ -83,6 +113,10 @@ def review_page(
         rows=rows,
         title=title,
         empty=empty,
+        page=page,
+        pages=pages,
+        total=len(groups),
+        path=request.url.path,
     )
 
 
@@ -90,19 +124,23 @@ def review_page(
 def consensus(
     request: Request,
     project_id: int,
+    page: int = 1,
     user: User = Depends(page_user),
     st: Store = Depends(get_store),
 ) -> HTMLResponse:
     require_adjudicator(user)
     require_member(st, user, project_id)
     groups = list(st.review.disagreements(project_id))
-    return review_page(request, st, project_id, user, groups, "Consensus", "No open disagreements.")
+    return review_page(
+        request, st, project_id, user, groups, "Consensus", "No open disagreements.", page
+    )
 
 
 @router.get("/admin/p/{project_id}/qa", response_class=HTMLResponse)
 def qa(
     request: Request,
     project_id: int,
+    page: int = 1,
     user: User = Depends(page_user),
     st: Store = Depends(get_store),
 ) -> HTMLResponse:
@@ -115,8 +153,9 @@ def qa(
         project_id,
         user,
         groups,
-        "QA queue (flags s/i, oldest first)",
+        "QA queue (flags s/i, grouped by label, oldest first)",
         "Nothing to re-check.",
+        page,
     )
 
 
@@ -218,6 +257,77 @@ def attachment(filename: str) -> str:
     )
 
 
+@router.get("/admin/users", response_class=HTMLResponse)
+def users_page(
+    request: Request, user: User = Depends(page_user), st: Store = Depends(get_store)
+) -> HTMLResponse:
+    require_admin(user)
+    projects = st.projects.overview()
+    members = {p["id"]: set(st.projects.members(p["id"])) for p in projects}
+    rows = [
+        {**u, "projects": [p["name"] for p in projects if u["id"] in members[p["id"]]]}
+        for u in st.accounts.users()
+    ]
+    return render(request, "users.html", user, users=rows, projects=projects)
+
+
+@router.get("/admin/p/{project_id}/progress", response_class=HTMLResponse)
+def progress_page(
+    request: Request,
+    project_id: int,
+    user: User = Depends(page_user),
+    st: Store = Depends(get_store),
+) -> HTMLResponse:
+    require_adjudicator(user)
+    require_member(st, user, project_id)
+    return render(
+        request,
+        "progress.html",
+        user,
+        project=st.project(project_id),
+        rows=st.queue.annotator_progress(project_id),
+        extract=st.queue.annotator_progress(project_id, task="extract"),
+    )
+
+
+@router.get("/admin/p/{project_id}/items", response_class=HTMLResponse)
+def items_page(
+    request: Request,
+    project_id: int,
+    label: str = "",
+    annotator: str = "",
+    state: str = "",
+    text: str = "",
+    page: int = 1,
+    user: User = Depends(page_user),
+    st: Store = Depends(get_store),
+) -> HTMLResponse:
+    require_adjudicator(user)
+    require_member(st, user, project_id)
+    who = st.accounts.annotator_id(annotator) if annotator else None
+    rows, total = st.review.browse(
+        project_id,
+        label=label or None,
+        annotator=who,
+        state=state or None,
+        text=text or None,
+        page=page,
+        per_page=PER_PAGE,
+    )
+    return render(
+        request,
+        "items.html",
+        user,
+        project=st.project(project_id),
+        rows=rows,
+        total=total,
+        page=max(page, 1),
+        pages=max(1, -(-total // PER_PAGE)),
+        filters={"label": label, "annotator": annotator, "state": state, "text": text},
+        annotators=sorted(st.accounts.annotator_names().values()),
+    )
+
+
 # -- admin API -------------------------------------------------------------------------------
 @router.post("/api/admin/users")
 def create_user(
@@ -287,7 +397,34 @@ def add_members(
     require_admin(user)
     st.project(project_id)
     for name in body.annotators:
-        st.projects.add_member(project_id, st.accounts.annotator_id(name))
+        uid = st.accounts.annotator_id(name)
+        if body.remove:
+            st.projects.remove_member(project_id, uid)
+        else:
+            st.projects.add_member(project_id, uid)
+    return {"ok": True}
+
+
+@router.post("/api/admin/users/{user_id}/active")
+def set_active(
+    user_id: int, body: ActiveBody, user: User = Depends(api_user), st: Store = Depends(get_store)
+) -> dict[str, Any]:
+    require_admin(user)
+    if user_id == user.id and not body.active:
+        raise AnnotateError("you cannot deactivate yourself", code="E604")
+    st.accounts.set_active(user_id, body.active)
+    return {"ok": True}
+
+
+@router.post("/api/admin/users/{user_id}/password")
+def reset_password(
+    user_id: int,
+    body: PasswordBody,
+    user: User = Depends(api_user),
+    st: Store = Depends(get_store),
+) -> dict[str, Any]:
+    require_admin(user)
+    st.accounts.set_password(user_id, body.password)
     return {"ok": True}
 
 

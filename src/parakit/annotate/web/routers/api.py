@@ -17,6 +17,7 @@ from parakit.annotate.web.deps import (
 from parakit.annotate.web.schemas import (
     FinishBody,
     SaveBody,
+    SkipBody,
     SpanBody,
 )
 
@@ -104,3 +105,18 @@ def finish(
     require_member(st, user, st.doc_pair(doc_pair_id).project_id)
     st.extraction.finish_doc_pair(doc_pair_id, user.id, empty=body.empty)
     return {"ok": True, "status": st.doc_pair(doc_pair_id).status}
+
+
+@router.post("/api/items/{item_id}/skip")
+def skip(
+    item_id: int,
+    body: SkipBody,
+    user: User = Depends(api_user),
+    st: Store = Depends(get_store),
+) -> dict[str, Any]:
+    """Give back a hard item: it goes to the end of the queue, the next lease is another."""
+    require_member(st, user, st.item(item_id).project_id)
+    if body.task not in ("classify", "rewrite-check"):
+        raise NotFound(f"unknown task {body.task!r}")
+    st.queue.skip(item_id, user.id, body.task)
+    return {"ok": True}

@@ -1,0 +1,126 @@
+"""The admin and annotator features: skip, users (members, deactivate, password reset),
+progress, the item browser, paginated consensus with context, HTML error pages."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest.importorskip("fastapi", reason="install parakit[annotate] for the web app")
+pytest.importorskip("httpx", reason="pip install httpx (FastAPI's TestClient needs it)")
+from fastapi.testclient import TestClient
+
+from parakit.annotate.web import create_app
+
+H = {"X-Parakit": "1"}
+HTML = {"Accept": "text/html"}
+PASSWORDS = {
+    "admin": "admin-password",
+    "ann1": "password-one",
+    "ann2": "password-two",
+    "ann3": "password-three",
+}
+
+
+def client_for(app, name):
+    c = TestClient(app)
+    r = c.post("/login", data={"name": name, "password": PASSWORDS[name]}, follow_redirects=False)
+    assert r.status_code == 303
+    return c
+
+
+def item_of(html: str) -> int:
+    return int(re.search(r'"item": (\d+)', html).group(1))
+
+
+def test_skip_gives_the_next_item_and_keeps_the_skipped_one_in_the_queue(project):
+    store, pid, ids = project
+    store.queue.assign(pid, mode="single")
+    app = create_app(store)
+    with client_for(app, "ann1") as c:
+        first = item_of(c.get(f"/p/{pid}/classify").text)
+        assert c.post(f"/api/items/{first}/skip", headers=H, json={}).json() == {"ok": True}
+        second = item_of(c.get(f"/p/{pid}/classify").text)
+        assert second != first
+        # someone else can take the skipped item; it was not lost
+        others = {store.queue.lease_next(pid, ids[n]).item_id for n in ("ann2", "ann3")}
+        assert first in others
+        assert c.post(f"/api/items/{first}/skip", headers=H, json={}).status_code == 409
+
+
+def test_users_page_members_deactivate_and_reset(project):
+    store, pid, ids = project
+    app = create_app(store)
+    admin = client_for(app, "admin")
+    page = admin.get("/admin/users")
+    assert page.status_code == 200 and "ann1" in page.text and "deactivate" in page.text
+    r = admin.post(f"/api/admin/users/{ids['ann1']}/active", headers=H, json={"active": False})
+    assert r.json() == {"ok": True}
+    login = TestClient(app).post("/login", data={"name": "ann1", "password": "password-one"})
+    assert login.status_code == 401
+    admin.post(f"/api/admin/users/{ids['ann1']}/active", headers=H, json={"active": True})
+    r = admin.post(
+        f"/api/admin/users/{ids['ann1']}/password", headers=H, json={"password": "a-new-password"}
+    )
+    assert r.json() == {"ok": True}
+    fresh = TestClient(app)
+    assert (
+        fresh.post("/login", data={"name": "ann1", "password": "password-one"}).status_code == 401
+    )
+    ok = fresh.post(
+        "/login", data={"name": "ann1", "password": "a-new-password"}, follow_redirects=False
+    )
+    assert ok.status_code == 303
+    r = admin.post(
+        f"/api/admin/projects/{pid}/members",
+        headers=H,
+        json={"annotators": ["ann2"], "remove": True},
+    )
+    assert r.json() == {"ok": True} and ids["ann2"] not in store.projects.members(pid)
+    assert (
+        admin.post(
+            f"/api/admin/users/{ids['admin']}/active", headers=H, json={"active": False}
+        ).status_code
+        == 400
+    )
+
+
+def test_progress_browser_and_paginated_consensus(project):
+    store, pid, ids = project
+    store.queue.assign(pid, mode="double")
+    for who, label in (("ann1", "4"), ("ann2", "3")):
+        while (work := store.queue.lease_next(pid, ids[who])) is not None:
+            store.queue.save(work.item_id, ids[who], label=label, revision=0, submit=True)
+    app = create_app(store)
+    admin = client_for(app, "admin")
+    progress = admin.get(f"/admin/p/{pid}/progress").text
+    assert re.search(r"<td>ann1</td><td class=\"done\">3</td>", progress)
+    items = admin.get(f"/admin/p/{pid}/items?annotator=ann2&state=disputed").text
+    assert "3 items" in items and "ann1: 4; ann2: 3" in items
+    assert "0 items" in admin.get(f"/admin/p/{pid}/items?text=nothing-like-this").text
+    assert "1 items" in admin.get(f"/admin/p/{pid}/items?text=HELLO").text
+    consensus = admin.get(f"/admin/p/{pid}/consensus").text
+    assert consensus.count('class="conflict"') == 3 and "Document context" in consensus
+    assert (
+        "The cat sat on the mat. It was warm."
+        in consensus.replace("</span>", "").replace(
+            '<span class="seg span" data-side="1" data-b="0">', ""
+        )
+        or "It was warm." in consensus
+    )
+
+
+def test_pages_get_html_error_pages_and_the_api_json(project):
+    store, _pid, _ids = project
+    app = create_app(store)
+    ann = client_for(app, "ann1")
+    page = ann.get("/admin/users", headers=HTML)
+    assert page.status_code == 403 and page.headers["content-type"].startswith("text/html")
+    assert "admin only" in page.text and "Back to your projects" in page.text
+    missing = ann.get("/no/such/page", headers=HTML)
+    assert missing.status_code == 404 and "Not found" in missing.text
+    api = ann.post("/api/admin/projects/1/delete", headers=H)
+    assert api.status_code == 403 and api.json()["code"] == "E602"
+    other = store.projects.create_project("other", "turku")
+    assert ann.get(f"/p/{other}/classify", headers=HTML).status_code == 403
