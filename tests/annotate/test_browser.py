@@ -311,3 +311,69 @@ def test_annotators_extract_classify_adjudicate_export(browser, server, tmp_path
     assert (
         store.queue.count_annotations(pid) == 4 and store.queue.count_annotations(pid, "draft") == 0
     )
+
+
+def test_extraction_delete_add_and_the_admin_pages(browser, server):
+    """Issue 14: delete a pair that is not the last (on a row added since the page loaded),
+    add another (no key collision), finish with the keyboard; then the admin's new pages:
+    users (deactivate), progress, the item browser; an HTML error page for an annotator."""
+    base, store, pid = server
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.on("dialog", lambda dialog: dialog.accept())
+    login(page, base, "ann1", "password-one")
+    page.goto(f"{base}/p/{pid}/extract")
+    page.wait_for_selector(".seg.copy")
+    sentences = [
+        ("The city council met on Monday evening.", "On Monday night, the municipal council"),
+        ("It decided to build a new library", "A new public library will be built"),
+        ("the mayor said", "the mayor said"),
+    ]
+    for n, (left, right) in enumerate(sentences, start=1):
+        drag_select(page, 1, DOC1, left)
+        drag_select(page, 2, DOC2, right)
+        page.click("#add")
+        expect(page.locator("#count")).to_have_text(str(n))
+    # the first row was added after the page loaded: its delete button works
+    page.click("#pairs tr[data-item] >> nth=0 >> button.delete")
+    page.wait_for_selector("#pairs tr[data-item]")
+    expect(page.locator("#pairs tr[data-item]")).to_have_count(2)
+    drag_select(page, 1, DOC1, "Construction is expected")
+    drag_select(page, 2, DOC2, "Construction is expected")
+    page.click("#add")
+    expect(page.locator("#msg")).to_contain_text("Added pair dp1-4")
+    keys = [p.key for p in store.extraction.extracted_pairs(1)]
+    assert keys == ["dp1-2", "dp1-3", "dp1-4"]
+    page.click("body", position={"x": 5, "y": 5})
+    page.keyboard.press("f")  # finished, from the keyboard
+    page.wait_for_selector("#done")
+    assert store.doc_pair(1).status == "finished"
+    # an annotator asking for an admin page gets an HTML error page, not JSON
+    page.goto(f"{base}/admin/users")
+    expect(page.locator("#error-message")).to_contain_text("admin only")
+    logout(page)
+
+    login(page, base, "admin", "admin-password")
+    page.goto(f"{base}/admin")
+    page.click("#users-link")
+    page.wait_for_selector("#users")
+    ann2 = store.accounts.annotator_id("ann2")
+    page.click(f"#deactivate-{ann2}")
+    page.wait_for_selector(f"#activate-{ann2}")
+    assert store.accounts.authenticate("ann2", "password-two") is None
+    page.fill(f"#password-{ann2}", "a-brand-new-password")
+    page.click(f"#reset-{ann2}")
+    expect(page.locator("#msg")).to_contain_text("Password of ann2 set")
+    page.click(f"#activate-{ann2}")
+    page.wait_for_selector(f"#deactivate-{ann2}")
+    assert store.accounts.authenticate("ann2", "a-brand-new-password") is not None
+    page.goto(f"{base}/admin")
+    page.click(f"#progress-{pid}")
+    expect(page.locator("h1")).to_contain_text("progress per annotator")
+    page.goto(f"{base}/admin")
+    page.click(f"#items-{pid}")
+    expect(page.locator("#total")).to_contain_text("3 items")
+    page.fill("input[name=text]", "mayor")
+    page.click("#filter")
+    expect(page.locator("#total")).to_contain_text("1 items")
+    page.screenshot(path=str(IMG / "annotate-items.png"), full_page=True)
+    page.close()
