@@ -124,3 +124,21 @@ def test_pages_get_html_error_pages_and_the_api_json(project):
     assert api.status_code == 403 and api.json()["code"] == "E602"
     other = store.projects.create_project("other", "turku")
     assert ann.get(f"/p/{other}/classify", headers=HTML).status_code == 403
+
+
+def test_screen_page_accepts_and_rejects(store):
+    from parakit.schema import Pair, PairSet
+
+    store.accounts.add_annotator("ann1", "password-one")
+    pid, _ = store.projects.create_with_pairs(
+        "forum", "turku", PairSet([Pair("t1", "Thread one.", "Reply one.")]), kind="documents"
+    )
+    store.projects.add_member(pid, store.accounts.annotator_id("ann1"))
+    store.queue.assign_task(pid, task="screen")
+    with client_for(create_app(store), "ann1") as c:
+        assert f'id="screen-{pid}"' in c.get("/").text
+        page = c.get(f"/p/{pid}/screen").text
+        assert "Thread one." in page and "Reject" in page
+        r = c.post("/api/docpairs/1/screen", headers=H, json={"accept": False})
+        assert r.json() == {"status": "rejected"}
+        assert 'id="done"' in c.get(f"/p/{pid}/screen").text

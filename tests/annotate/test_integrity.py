@@ -251,3 +251,27 @@ def test_web_import_failures_change_nothing(project, tmp_path, shared_data):
             assert c.post(f"/api/admin/projects/{sv}/delete", headers=h).json() == {"ok": True}
             assert snapshot(store) == before
     assert json.dumps(before)
+
+
+def test_quick_pass_before_extraction(store):
+    """T4: document pairs are accepted or rejected quickly; rejected ones never reach the
+    extraction queue, pairs waiting for the pass are not queued for extraction yet."""
+    ann = store.accounts.add_annotator("ann", "ann-password")
+    docs = PairSet([Pair(f"dp{n}", f"Left {n}.", f"Right {n}.", source="forum") for n in range(3)])
+    pid, _ = store.projects.create_with_pairs("forum", "turku", docs, kind="documents")
+    store.projects.add_member(pid, ann)
+    assert store.queue.assign_task(pid, task="screen") == 3
+    assert store.queue.assign_task(pid, task="extract") == 0  # all wait for the pass
+    decisions = {}
+    while (work := store.queue.lease_next(pid, ann, task="screen")) is not None:
+        accept = store.doc_pair(work.doc_pair_id).key != "dp1"
+        decisions[work.doc_pair_id] = store.extraction.screen(work.doc_pair_id, ann, accept)
+    assert sorted(decisions.values()) == ["open", "open", "rejected"]
+    assert store.queue.assign_task(pid, task="extract") == 2
+    seen = []
+    while (work := store.queue.lease_next(pid, ann, task="extract")) is not None:
+        seen.append(store.doc_pair(work.doc_pair_id).key)
+        store.extraction.finish_doc_pair(work.doc_pair_id, ann, empty=True)
+    assert sorted(seen) == ["dp0", "dp2"]
+    with pytest.raises(Conflict):
+        store.extraction.screen(1, ann, True)  # nothing leased any more

@@ -170,7 +170,9 @@ def members(
 def assign(
     store: str = STORE,
     project: str = typer.Argument(...),
-    task: str = typer.Option("classify", help="classify or extract"),
+    task: str = typer.Option(
+        "classify", help="classify, extract, or screen (T4: quick accept/reject before extract)"
+    ),
     mode: str = typer.Option("single", help="single or double (classify)"),
     annotators: str | None = typer.Option(
         None, help="comma-separated; default: the shared pool of the project's members"

@@ -144,6 +144,51 @@ class Extraction(Service):
 
         self._write(work)
 
+    def screen(self, doc_pair_id: int, user_id: int, accept: bool) -> str:
+        """T4, the quick pass before extraction: accept the document pair (it stays open for
+        extraction) or reject it (status ``rejected``: its open extraction assignments are
+        withdrawn and it never reaches the extraction queue). The caller must hold the pair's
+        ``screen`` lease. Returns the document pair's status."""
+        now = utcnow()
+
+        def work(session: Session) -> str:
+            assignment = session.scalar(
+                select(Assignment).where(
+                    Assignment.doc_pair_id == doc_pair_id,
+                    Assignment.task == "screen",
+                    Assignment.status == "open",
+                    Assignment.lease_owner == user_id,
+                )
+            )
+            if assignment is None:
+                raise Conflict(f"document pair {doc_pair_id} is not leased to you for screening")
+            dp = session.get(DocPair, doc_pair_id)
+            assert dp is not None
+            self._require_open(dp)
+            meta = dict(dp.meta or {})
+            meta["screened"] = {"accepted": accept, "by": user_id, "at": now.isoformat()}
+            dp.meta = meta
+            if not accept:
+                dp.status = "rejected"
+                dp.finished_by = user_id
+                dp.finished_at = now
+                session.execute(
+                    delete(Assignment).where(
+                        Assignment.doc_pair_id == doc_pair_id,
+                        Assignment.task == "extract",
+                        Assignment.status == "open",
+                        Assignment.done_by.is_(None),
+                    )
+                )
+            assignment.status = "done"
+            assignment.done_by = user_id
+            assignment.done_at = now
+            assignment.lease_owner = None
+            assignment.lease_expires = None
+            return dp.status
+
+        return self._write(work)
+
     def extracted_pairs(self, doc_pair_id: int) -> list[Item]:
         with self.transaction() as session:
             return list(

@@ -58,8 +58,10 @@ class Queue(Service):
         Returns:
             the number of assignments made.
         """
-        if task not in ("classify", "extract"):
-            raise AnnotateError(f"unknown task {task!r}; use 'classify' or 'extract'", code="E606")
+        if task not in ("classify", "extract", "screen"):
+            raise AnnotateError(
+                f"unknown task {task!r}; use 'classify', 'extract' or 'screen'", code="E606"
+            )
         self.db.project(project_id)
         ids = [self.db.accounts.annotator_id(n) for n in annotators] if annotators else None
         for uid in ids or ():
@@ -75,8 +77,8 @@ class Queue(Service):
                     "admin page), or name the annotators ('--annotators a,b')",
                     code="E616",
                 )
-        if task == "extract":
-            return self.assign_document_pairs(project_id, ids, batch=batch)
+        if task in ("extract", "screen"):
+            return self.assign_document_pairs(project_id, ids, batch=batch, task=task)
         return self.assign(project_id, mode=mode, annotators=ids, batch=batch, seed=seed)
 
     def assign(
@@ -149,9 +151,16 @@ class Queue(Service):
         return self._write(work)
 
     def assign_document_pairs(
-        self, project_id: int, annotators: list[int] | None = None, batch: str = "default"
+        self,
+        project_id: int,
+        annotators: list[int] | None = None,
+        batch: str = "default",
+        task: str = "extract",
     ) -> int:
-        """Queue unassigned document pairs for extraction (shared pool or round-robin)."""
+        """Queue open document pairs not yet queued for ``task`` (``extract``, or ``screen``:
+        the T4 quick accept/reject pass) to a shared pool or round-robin; rejected pairs are
+        never queued, and pairs still waiting for their quick pass are not queued for
+        extraction (assign extraction again after the pass)."""
 
         def work(session: Session) -> int:
             ids = list(
@@ -159,7 +168,15 @@ class Queue(Service):
                     select(DocPair.id)
                     .where(
                         DocPair.project_id == project_id,
-                        ~exists().where(Assignment.doc_pair_id == DocPair.id),
+                        DocPair.status == "open",
+                        ~exists().where(
+                            Assignment.doc_pair_id == DocPair.id, Assignment.task == task
+                        ),
+                        ~exists().where(
+                            Assignment.doc_pair_id == DocPair.id,
+                            Assignment.task == "screen",
+                            Assignment.status == "open",
+                        ),
                     )
                     .order_by(DocPair.id)
                 )
@@ -169,7 +186,7 @@ class Queue(Service):
                 session.add(
                     Assignment(
                         project_id=project_id,
-                        task="extract",
+                        task=task,
                         doc_pair_id=dp,
                         slot=1,
                         batch=batch,

@@ -61,3 +61,7 @@ class ActiveBody(BaseModel):
 
 class PasswordBody(BaseModel):
     password: str = Field(min_length=8, max_length=1000)
+
+
+class ScreenBody(BaseModel):
+    accept: bool

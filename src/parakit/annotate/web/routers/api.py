@@ -17,6 +17,7 @@ from parakit.annotate.web.deps import (
 from parakit.annotate.web.schemas import (
     FinishBody,
     SaveBody,
+    ScreenBody,
     SkipBody,
     SpanBody,
 )
@@ -120,3 +121,15 @@ def skip(
         raise NotFound(f"unknown task {body.task!r}")
     st.queue.skip(item_id, user.id, body.task)
     return {"ok": True}
+
+
+@router.post("/api/docpairs/{doc_pair_id}/screen")
+def screen_doc_pair(
+    doc_pair_id: int,
+    body: ScreenBody,
+    user: User = Depends(api_user),
+    st: Store = Depends(get_store),
+) -> dict[str, Any]:
+    """T4: accept (on to extraction) or reject a document pair."""
+    require_member(st, user, st.doc_pair(doc_pair_id).project_id)
+    return {"status": st.extraction.screen(doc_pair_id, user.id, body.accept)}

@@ -37,6 +37,7 @@ def index(
                 "classify": st.queue.progress(project.id, user.id, "classify"),
                 "extract": st.queue.progress(project.id, user.id, "extract"),
                 "check": st.queue.progress(project.id, user.id, "rewrite-check"),
+                "screen": st.queue.progress(project.id, user.id, "screen"),
             }
         )
     return render(request, "index.html", user, rows=rows)
@@ -182,3 +183,40 @@ def _bases(scheme: Any) -> list[str]:
     if isinstance(scheme, TurkuScheme):
         return list(TurkuScheme.BASES)
     return list(scheme.values)
+
+
+@router.get("/p/{project_id}/screen", response_class=HTMLResponse)
+def screen(
+    request: Request,
+    project_id: int,
+    user: User = Depends(page_user),
+    st: Store = Depends(get_store),
+    cfg: WebSettings = Depends(get_settings),
+) -> HTMLResponse:
+    """T4: the quick accept/reject pass over document pairs (forum threads) before
+    extraction."""
+    require_member(st, user, project_id)
+    project = st.project(project_id)
+    assignment = st.queue.lease_next(project_id, user.id, "screen", cfg.lease)
+    if assignment is None:
+        return render(
+            request,
+            "done.html",
+            user,
+            project=project,
+            task="screen",
+            progress=st.queue.progress(project_id, user.id, "screen"),
+        )
+    assert assignment.doc_pair_id is not None
+    dp = st.doc_pair(assignment.doc_pair_id)
+    return render(
+        request,
+        "screen.html",
+        user,
+        project=project,
+        dp=dp,
+        doc1=st.document(dp.doc1_id),
+        doc2=st.document(dp.doc2_id),
+        data={"doc_pair": dp.id},
+        progress=st.queue.progress(project_id, user.id, "screen"),
+    )
