@@ -104,7 +104,8 @@ class VectorIndex:
         pq_bits: bits per sub-quantiser code (8: 256 centroids each, best recall; 4: faster
             training and scanning, lower recall).
         hnsw_m: HNSW neighbours per node.
-        ef_search: HNSW search breadth; more = higher recall, slower.
+        ef_search: HNSW search breadth; more = higher recall, slower (None: 128, or tuned
+            from 16 upward with a ``recall`` target).
         train_size: vectors sampled (evenly over chunks) to train IVF/PQ (None: 64 per cell).
         memory_budget: bytes the raw vectors may take in RAM; used by ``kind="auto"``.
         on_disk: keep IVF lists in a memory-mapped file under ``workdir`` (requires ``workdir``).
@@ -131,7 +132,7 @@ class VectorIndex:
         pq_m: int | None = None,
         pq_bits: int = 8,
         hnsw_m: int = 32,
-        ef_search: int = 128,
+        ef_search: int | None = None,
         train_size: int | None = None,
         memory_budget: int | None = None,
         on_disk: bool = False,
@@ -186,7 +187,7 @@ class VectorIndex:
             return faiss.IndexIDMap2(faiss.IndexFlat(dim, metric))
         if kind == "hnsw":
             inner = faiss.IndexHNSWFlat(dim, self.hnsw_m, metric)
-            inner.hnsw.efSearch = self.ef_search_ = self.ef_search
+            inner.hnsw.efSearch = self.ef_search_ = self.ef_search or 128
             return faiss.IndexIDMap2(inner)
         nlist = self.nlist_
         if kind == "ivf":
@@ -391,8 +392,8 @@ class VectorIndex:
         cal = self.calibration_
         assert cal is not None and self.recall is not None
         if self.kind_ == "hnsw":
-            first = self.ef_search
-            steps = [v for v in EF_STEPS if v >= max(first, self.recall_k + 1)]
+            first = max(self.ef_search or EF_STEPS[0], self.recall_k + 1)
+            steps = [v for v in EF_STEPS if v >= first]
             name = "ef_search"
         else:
             first = self.nprobe or 1
