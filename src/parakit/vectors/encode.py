@@ -131,7 +131,7 @@ class OnnxEncoder:
     Args:
         model: a sentence-transformers model folder or id with mean pooling.
         quantize: ``False`` runs the fp32 graph (the same vectors as sentence-transformers,
-            2.3x cheaper: the default of ``parakit mine run``). ``True`` / ``"dynamic"``:
+            2.3x cheaper: recommended for mining). ``True`` / ``"dynamic"``:
             int8 weights per channel and int8 activations per tensor (ONNX Runtime dynamic
             quantisation): about 2x cheaper than fp32 again, but keeps only ~93 % of the fp32
             nearest neighbours (recall@5 0.93 on MultiPIT sentences). ``"block"``: int8 weights
