@@ -63,7 +63,7 @@ CALIBRATE_MIN = 20_000
 KINDS = ("auto", "flat", "ivf", "hnsw", "ivfpq")
 #: search breadths tried in turn by the calibration (IVF ``nprobe``, HNSW ``efSearch``)
 NPROBE_STEPS = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
-EF_STEPS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
+EF_STEPS = (8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
 #: one-sided 95 % normal quantile: the calibrated recall must hold at this confidence
 Z_95 = 1.645
 
@@ -105,7 +105,7 @@ class VectorIndex:
             training and scanning, lower recall).
         hnsw_m: HNSW neighbours per node.
         ef_search: HNSW search breadth; more = higher recall, slower (None: 128, or tuned
-            from 16 upward with a ``recall`` target).
+            from 8 upward with a ``recall`` target).
         train_size: vectors sampled (evenly over chunks) to train IVF/PQ (None: 64 per cell).
         memory_budget: bytes the raw vectors may take in RAM; used by ``kind="auto"``.
         on_disk: keep IVF lists in a memory-mapped file under ``workdir`` (requires ``workdir``).
