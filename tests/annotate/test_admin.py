@@ -142,3 +142,24 @@ def test_screen_page_accepts_and_rejects(store):
         r = c.post("/api/docpairs/1/screen", headers=H, json={"accept": False})
         assert r.json() == {"status": "rejected"}
         assert 'id="done"' in c.get(f"/p/{pid}/screen").text
+
+
+def test_guidelines_page_and_label_descriptions(project):
+    store, pid, _ids = project
+    store.queue.assign(pid)
+    app = create_app(store)
+    admin = client_for(app, "admin")
+    r = admin.post(
+        f"/api/admin/projects/{pid}/settings",
+        headers=H,
+        json={"guidelines": "Read both sides <b>first</b>.", "descriptions": {"3": "ours"}},
+    )
+    assert r.json()["settings"]["guidelines"].startswith("Read both")
+    with client_for(app, "ann1") as c:
+        page = c.get(f"/p/{pid}/guidelines").text
+        assert "Read both sides &lt;b&gt;first&lt;/b&gt;." in page  # escaped
+        assert "<td>ours</td>" in page and "unrelated" in page  # override + Turku defaults
+        classify = c.get(f"/p/{pid}/classify").text
+        assert 'title="ours"' in classify and 'id="guidelines-link"' in classify
+    bad = admin.post(f"/api/admin/projects/{pid}/settings", headers=H, json={"question": "x\x00"})
+    assert bad.status_code == 400

@@ -87,6 +87,12 @@ def create_project(
     question: str | None = typer.Option(
         None, help="instruction shown above the labels (e.g. a Likert aspect)"
     ),
+    guidelines: Path | None = typer.Option(
+        None, help="a text file: the guidelines page of the project"
+    ),
+    descriptions: Path | None = typer.Option(
+        None, help='a JSON file {"label": "what it means"} shown with the label buttons'
+    ),
 ) -> None:
     """Create a project from candidate pairs or document pairs (one transaction: a failed
     import leaves nothing behind)."""
@@ -98,9 +104,13 @@ def create_project(
     source = candidates or documents
     assert source is not None
     pairs = read_pairs(source, format=format, texts=texts)
-    settings: dict[str, str] = {"classify_mode": classify_mode}
+    settings: dict[str, object] = {"classify_mode": classify_mode}
     if question:
         settings["question"] = question
+    if guidelines is not None:
+        settings["guidelines"] = guidelines.read_text(encoding="utf-8")
+    if descriptions is not None:
+        settings["descriptions"] = json.loads(descriptions.read_text(encoding="utf-8"))
     st = Store.open(store)
     pid, count = st.projects.create_with_pairs(
         name,

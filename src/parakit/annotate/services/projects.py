@@ -82,6 +82,36 @@ class Projects(Service):
 
         self._write(work)
 
+    def update_settings(self, project_id: int, **changes: Any) -> dict[str, Any]:
+        """Change project settings (``guidelines``: text shown on the guidelines page;
+        ``descriptions``: ``{label: text}`` shown with the label buttons; ``question``;
+        ``classify_mode``); a value of None removes the setting. Returns the settings."""
+        allowed = {"guidelines", "descriptions", "question", "classify_mode"}
+        unknown = set(changes) - allowed
+        if unknown:
+            raise AnnotateError(
+                f"unknown project settings {sorted(unknown)}; use {sorted(allowed)}", code="E612"
+            )
+        for key, value in changes.items():
+            reason = _unsafe(value)
+            if reason or (isinstance(value, str) and len(value) > 100_000):
+                raise AnnotateError(f"setting {key!r}: {reason or 'too long'}", code="E617")
+
+        def work(session: Session) -> dict[str, Any]:
+            row = session.get(Project, project_id)
+            if row is None:
+                raise NotFound(f"no project with id {project_id}")
+            settings = dict(row.settings or {})
+            for key, value in changes.items():
+                if value is None:
+                    settings.pop(key, None)
+                else:
+                    settings[key] = value
+            row.settings = settings
+            return settings
+
+        return self._write(work)
+
     def overview(self) -> list[dict[str, Any]]:
         """One row per project: id, name, scheme name, items, submitted annotations, members."""
         with self.transaction() as session:

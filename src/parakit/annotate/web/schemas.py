@@ -65,3 +65,9 @@ class PasswordBody(BaseModel):
 
 class ScreenBody(BaseModel):
     accept: bool
+
+
+class SettingsBody(BaseModel):
+    guidelines: str | None = Field(default=None, max_length=100_000)
+    descriptions: dict[str, str] | None = None
+    question: str | None = Field(default=None, max_length=1000)

@@ -31,6 +31,7 @@ from parakit.annotate.web.schemas import (
     MembersBody,
     PasswordBody,
     ResolveBody,
+    SettingsBody,
     UserBody,
 )
 from parakit.annotate.web.text import segments
@@ -376,6 +377,19 @@ def _save_upload(upload: UploadFile, target: Path) -> None:
     with target.open("wb") as handle:
         while chunk := upload.file.read(1 << 20):
             handle.write(chunk)
+
+
+@router.post("/api/admin/projects/{project_id}/settings")
+def project_settings(
+    project_id: int,
+    body: SettingsBody,
+    user: User = Depends(api_user),
+    st: Store = Depends(get_store),
+) -> dict[str, Any]:
+    """Set the guidelines, label descriptions or question of a project."""
+    require_admin(user)
+    changes = body.model_dump(exclude_unset=True)
+    return {"settings": st.projects.update_settings(project_id, **changes)}
 
 
 @router.post("/api/admin/projects/{project_id}/delete")

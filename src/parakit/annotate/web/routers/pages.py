@@ -122,6 +122,7 @@ def classify(
         data=data,
         previous=previous,
         base_values=_bases(scheme),
+        descriptions=label_descriptions(project, scheme),
         progress=st.queue.progress(project_id, user.id, task),
     )
 
@@ -219,4 +220,45 @@ def screen(
         doc2=st.document(dp.doc2_id),
         data={"doc_pair": dp.id},
         progress=st.queue.progress(project_id, user.id, "screen"),
+    )
+
+
+#: what the Turku labels mean (Kanerva et al.), shown when a project gives no descriptions
+TURKU_DESCRIPTIONS = {
+    "4": "paraphrase: the same meaning in any context",
+    "3": "paraphrase in this context only (context-dependent)",
+    "2": "related, but not a paraphrase",
+    "1": "unrelated",
+    "x": "skip: not a usable pair (broken text, other language)",
+    "<": "statement 1 is more specific: it includes statement 2's meaning and more",
+    ">": "statement 2 is more specific: it includes statement 1's meaning and more",
+    "i": "minor deviation: a small difference in meaning",
+    "s": "style or register differs",
+}
+
+
+def label_descriptions(project: Any, scheme: Any) -> dict[str, str]:
+    """The project's label descriptions, over the Turku defaults for a Turku scheme."""
+    base = dict(TURKU_DESCRIPTIONS) if isinstance(scheme, TurkuScheme) else {}
+    base.update((project.settings or {}).get("descriptions") or {})
+    return base
+
+
+@router.get("/p/{project_id}/guidelines", response_class=HTMLResponse)
+def guidelines(
+    request: Request,
+    project_id: int,
+    user: User = Depends(page_user),
+    st: Store = Depends(get_store),
+) -> HTMLResponse:
+    """The project's guidelines and what each label means."""
+    require_member(st, user, project_id)
+    project = st.project(project_id)
+    return render(
+        request,
+        "guidelines.html",
+        user,
+        project=project,
+        guidelines=(project.settings or {}).get("guidelines") or "",
+        descriptions=label_descriptions(project, st.scheme(project_id)),
     )
