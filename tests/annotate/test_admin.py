@@ -163,3 +163,18 @@ def test_guidelines_page_and_label_descriptions(project):
         assert 'title="ours"' in classify and 'id="guidelines-link"' in classify
     bad = admin.post(f"/api/admin/projects/{pid}/settings", headers=H, json={"question": "x\x00"})
     assert bad.status_code == 400
+
+
+def test_archived_projects_disappear_for_annotators(project):
+    store, pid, _ids = project
+    app = create_app(store)
+    admin = client_for(app, "admin")
+    r = admin.post(f"/api/admin/projects/{pid}/settings", headers=H, json={"archived": True})
+    assert r.json()["settings"]["archived"] is True
+    assert "(archived)" in admin.get("/admin").text
+    with client_for(app, "ann1") as c:
+        assert "tiny" not in c.get("/").text
+        assert c.get(f"/p/{pid}/classify", headers=HTML).status_code == 403
+    admin.post(f"/api/admin/projects/{pid}/settings", headers=H, json={"archived": False})
+    with client_for(app, "ann1") as c:
+        assert "tiny" in c.get("/").text

@@ -132,3 +132,15 @@ def test_quick_start_projects_members_and_delete(tmp_path):
     assert "deleted" in run("delete-project", db, "demo", "--yes")
     assert run("projects", db).splitlines()[1:] == []
     assert "2 pairs" in run("create-project", db, "demo", "--candidates", str(cands))
+
+
+def test_serve_prints_its_url_and_leaves_proxy_headers_to_the_app(tmp_path, monkeypatch):
+    import uvicorn
+
+    seen = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw))
+    db = str(tmp_path / "s.sqlite")
+    run("init", db)
+    out = run("serve", db, "--port", "8123", "--forwarded-allow-ips", "10.0.0.1")
+    assert "http://127.0.0.1:8123/" in out
+    assert seen["proxy_headers"] is False and seen["port"] == 8123

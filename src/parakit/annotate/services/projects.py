@@ -67,13 +67,16 @@ class Projects(Service):
         return value
 
     def projects_for(self, user: User) -> list[Project]:
+        """The projects a user sees: all for admins, else their memberships that are not
+        archived."""
         with self.transaction() as session:
             query = select(Project).order_by(Project.id)
             if not user.is_admin:
                 query = query.join(Member, Member.project_id == Project.id).where(
                     Member.annotator_id == user.id
                 )
-            return list(session.scalars(query))
+            rows = list(session.scalars(query))
+        return rows if user.is_admin else [p for p in rows if not _archived(p)]
 
     def add_member(self, project_id: int, annotator_id: int) -> None:
         def work(session: Session) -> None:
@@ -85,8 +88,9 @@ class Projects(Service):
     def update_settings(self, project_id: int, **changes: Any) -> dict[str, Any]:
         """Change project settings (``guidelines``: text shown on the guidelines page;
         ``descriptions``: ``{label: text}`` shown with the label buttons; ``question``;
-        ``classify_mode``); a value of None removes the setting. Returns the settings."""
-        allowed = {"guidelines", "descriptions", "question", "classify_mode"}
+        ``classify_mode``; ``archived``: True hides the project from everyone but admins, its
+        data stays); a value of None removes the setting. Returns the settings."""
+        allowed = {"guidelines", "descriptions", "question", "classify_mode", "archived"}
         unknown = set(changes) - allowed
         if unknown:
             raise AnnotateError(
@@ -165,10 +169,14 @@ class Projects(Service):
             )
 
     def can_access(self, user: User, project_id: int) -> bool:
+        """Admins: every project; others: their memberships, unless the project is archived."""
         if user.is_admin:
             return True
         with self.transaction() as session:
-            return session.get(Member, (project_id, user.id)) is not None
+            if session.get(Member, (project_id, user.id)) is None:
+                return False
+            project = session.get(Project, project_id)
+            return project is not None and not _archived(project)
 
     def _documents(
         self, session: Session, project_id: int, documents: Iterable[Document]
@@ -323,6 +331,10 @@ class Projects(Service):
 
         self._write(work)
         self.db.forget_scheme(project_id)
+
+
+def _archived(project: Project) -> bool:
+    return bool((project.settings or {}).get("archived"))
 
 
 #: project names: letters, digits, space, ``_ . -``; starting with a letter or digit

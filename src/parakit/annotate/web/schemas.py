@@ -71,3 +71,4 @@ class SettingsBody(BaseModel):
     guidelines: str | None = Field(default=None, max_length=100_000)
     descriptions: dict[str, str] | None = None
     question: str | None = Field(default=None, max_length=1000)
+    archived: bool | None = None
