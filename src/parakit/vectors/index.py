@@ -534,7 +534,7 @@ class VectorIndex:
             "ntotal": self.ntotal_,
             "nlist": self.nlist_,
             "nprobe": self.nprobe_,
-            "on_disk": self.on_disk,
+            "on_disk": self.on_disk and self.kind_ != "flat",
             "ef_search": getattr(self, "ef_search_", None),
             "hnsw_m": self.hnsw_m if self.kind_ == "hnsw" else None,
             "recall_target": self.recall,
@@ -553,7 +553,7 @@ class VectorIndex:
 
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
-        if self.on_disk and Path(self.workdir).resolve() != folder.resolve():  # type: ignore[arg-type]
+        if self.meta()["on_disk"] and Path(self.workdir).resolve() != folder.resolve():  # type: ignore[arg-type]
             shutil.copy2(Path(self.workdir) / "lists.ivfdata", folder / "lists.ivfdata")  # type: ignore[arg-type]
         tmp = folder / ".index.faiss.tmp"
         faiss.write_index(self.index_, str(tmp))
