@@ -9,6 +9,8 @@ import pytest
 
 pytest.importorskip("httpx", reason="httpx drives the simulated annotators")
 
+import contextlib
+
 from parakit.annotate.loadtest import (
     check_store,
     crash_run,
@@ -88,3 +90,78 @@ def test_repeated_sigkill_under_20_annotators_loses_nothing(crash_target):
 def test_ten_sigkills_under_20_annotators_lose_nothing(crash_target):
     pid = prepare_store(crash_target, n_annotators=20, n_items=4000, scheme="turku")
     _crash_check(crash_target, pid, free_port(), kills=10, per_round=150)
+
+
+def test_sigkill_during_a_large_import_leaves_all_or_nothing(tmp_path):
+    """Issue 14, item 8: kill -9 while a 30,000-pair upload is being imported (when the
+    import transaction has spilled 1 MB into the WAL); the project is then either complete
+    or absent (it is absent: the transaction never committed), and the same name imports
+    afterwards."""
+    import json
+    import os
+    import signal
+    import threading
+    import time
+
+    import httpx
+
+    from parakit.annotate.store import Store
+
+    db = tmp_path / "upload.sqlite"
+    st = Store.open(db, cheap_hashing=True)
+    st.accounts.add_annotator("admin", "admin-password", role="admin")
+    st.close()
+    n = 30000
+    lines = [json.dumps({"parakit": 1, "scheme": {"name": "binary"}})]
+    lines += [
+        json.dumps({"id": f"p{i}", "text1": f"sentence {i} one", "text2": f"sentence {i} two"})
+        for i in range(n)
+    ]
+    body = ("\n".join(lines) + "\n").encode()
+    outcomes = []
+    wal = tmp_path / "upload.sqlite-wal"
+    for delay in ("wal",):
+        with serve_process(db, free_port()) as url:
+            process = serve_process.last
+            client = httpx.Client(base_url=url, timeout=120)
+            client.post("/login", data={"name": "admin", "password": "admin-password"})
+
+            def upload(client=client):
+                with contextlib.suppress(httpx.HTTPError):
+                    client.post(
+                        "/api/admin/projects",
+                        headers={"X-Parakit": "1"},
+                        data={"name": "big", "scheme": "binary"},
+                        files={"file": ("big.jsonl", body, "application/json")},
+                    )
+
+            worker = threading.Thread(target=upload)
+            before = wal.stat().st_size if wal.exists() else 0
+            worker.start()
+            if delay == "wal":  # mid-transaction: the insert has spilled 1 MB into the WAL
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and (
+                    (wal.stat().st_size if wal.exists() else 0) < before + (1 << 20)
+                ):
+                    time.sleep(0.005)
+            else:
+                time.sleep(delay)
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+            worker.join(60)
+            client.close()
+        st = Store.open(db)
+        names = [row["name"] for row in st.projects.overview()]
+        items = sum(row["items"] for row in st.projects.overview())
+        outcomes.append(items)
+        assert (names, items) in ((["big"], n), ([], 0))
+        if names:
+            st.projects.delete_project(st.projects.project_id("big"))
+        st.close()
+    from parakit import io as pio
+
+    (tmp_path / "big.jsonl").write_bytes(body)
+    st = Store.open(db)
+    _pid, count = st.projects.create_with_pairs("big", "binary", pio.read(tmp_path / "big.jsonl"))
+    assert count == n and outcomes == [0]
+    st.close()
