@@ -95,7 +95,7 @@ def test_ten_sigkills_under_20_annotators_lose_nothing(crash_target):
 def test_sigkill_during_a_large_import_leaves_all_or_nothing(tmp_path):
     """Issue 14, item 8: kill -9 while a 30,000-pair upload is being imported (when the
     import transaction has spilled 1 MB into the WAL); the project is then either complete
-    or absent (it is absent: the transaction never committed), and the same name imports
+    or absent (absent here: the transaction had not committed), and the same name imports
     afterwards."""
     import json
     import os
@@ -163,5 +163,5 @@ def test_sigkill_during_a_large_import_leaves_all_or_nothing(tmp_path):
     (tmp_path / "big.jsonl").write_bytes(body)
     st = Store.open(db)
     _pid, count = st.projects.create_with_pairs("big", "binary", pio.read(tmp_path / "big.jsonl"))
-    assert count == n and outcomes == [0]
+    assert count == n and outcomes[0] in (0, n)
     st.close()
