@@ -74,15 +74,22 @@ def client_address(request: Request) -> str | None:
 
 def same_origin(request: Request) -> bool:
     """False when the browser says the request comes from another site (``Origin``, else
-    ``Referer``, or ``Sec-Fetch-Site: cross-site``); requests without these headers (not
-    from a browser form) pass."""
+    ``Referer``, naming another host, or ``Sec-Fetch-Site: cross-site``); requests without
+    these headers (not from a browser form) pass. Hosts are compared without the scheme, so
+    a TLS proxy in front (https outside, http inside) is fine; behind a proxy named in
+    ``forwarded_allow_ips`` its ``X-Forwarded-Host`` counts too."""
     if request.headers.get("sec-fetch-site") == "cross-site":
         return False
     source = request.headers.get("origin") or request.headers.get("referer")
-    if not source or source == "null":
-        return source != "null"
-    parts = urlsplit(source)
-    return (parts.scheme, parts.netloc) == (request.url.scheme, request.url.netloc)
+    if not source:
+        return True
+    if source == "null":
+        return False
+    hosts = {request.headers.get("host", request.url.netloc).lower()}
+    peer = request.client.host if request.client else None
+    if get_settings(request).trusts(peer) and request.headers.get("x-forwarded-host"):
+        hosts.add(request.headers["x-forwarded-host"].split(",")[0].strip().lower())
+    return urlsplit(source).netloc.lower() in hosts
 
 
 class LoginRequired(Exception):
