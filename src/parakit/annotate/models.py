@@ -139,6 +139,11 @@ class Item(Base):
     resolved_by: Mapped[int | None] = mapped_column(ForeignKey("annotators.id"), nullable=True)
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    #: extraction provenance: True when the pair was accepted from a suggestion of the
+    #: extraction view (``meta["suggestion"]`` holds its rank and whether the spans were
+    #: adjusted), False when selected by hand in a project with suggestions on; None for
+    #: pairs extracted without suggestions, imported pairs and rewrites
+    suggested: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class Assignment(Base):

@@ -99,7 +99,8 @@ class Exports(Service):
                     source=item.source,
                     rewrites=rewrites,
                     judgments=judged,
-                    metadata=dict(item.meta or {}),
+                    metadata=dict(item.meta or {})
+                    | ({} if item.suggested is None else {"suggested": item.suggested}),
                 )
             )
         return PairSet(

@@ -24,8 +24,83 @@ from parakit.annotate.models import (
 )
 
 
+def _provenance(suggestion: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return {"rank": int(suggestion["rank"]), "adjusted": bool(suggestion.get("adjusted"))}
+    except (KeyError, TypeError, ValueError):
+        raise AnnotateError(
+            "suggestion must look like {'rank': 3, 'adjusted': false}", code="E640"
+        ) from None
+
+
 class Extraction(Service):
-    """Add, delete and list extracted pairs; finish document pairs."""
+    """Add, delete and list extracted pairs; finish document pairs; suggest passage pairs."""
+
+    def suggestions(self, doc_pair_id: int, user_id: int) -> list[dict[str, Any]]:
+        """Suggested passage pairs for the extraction view, best first.
+
+        Only in projects whose ``settings["suggestions"]`` is true (the defaults of
+        :class:`parakit.build.suggest.PairSuggester`, lexical) or a dict of its options (e.g.
+        ``{"max_window": 2}``); off by default. The non-overlapping suggestions are returned,
+        without those overlapping a pair this annotator already extracted here. They are
+        computed from the two documents alone, so double extraction stays blind.
+
+        Returns:
+            ``{"rank", "begin1", "end1", "begin2", "end2", "score"}`` dicts.
+        """
+        from parakit.build.suggest import PairSuggester
+        from parakit.errors import ParakitError
+        from parakit.schema import Document
+
+        with self.transaction() as session:
+            self._extract_assignment(session, doc_pair_id, user_id)
+            dp = session.get(DocPair, doc_pair_id)
+            assert dp is not None
+            project = session.get(Project, dp.project_id)
+            assert project is not None
+            setting = (project.settings or {}).get("suggestions")
+            if not setting:
+                raise Forbidden(
+                    "suggestions are off in this project (project setting 'suggestions')"
+                )
+            doc1 = session.get(DocumentRow, dp.doc1_id)
+            doc2 = session.get(DocumentRow, dp.doc2_id)
+            assert doc1 is not None and doc2 is not None
+            first = Document(doc1.key, doc1.text)
+            second = Document(doc2.key, doc2.text)
+            own = [
+                (i.begin1 or 0, i.end1 or 0, i.begin2 or 0, i.end2 or 0)
+                for i in session.scalars(
+                    select(Item).where(Item.doc_pair_id == dp.id, Item.author_id == user_id)
+                )
+            ]
+        options = setting if isinstance(setting, dict) else {}
+        try:
+            ranked = PairSuggester(**options).suggest(first, second)
+        except (TypeError, ParakitError) as err:
+            raise AnnotateError(f"bad project setting 'suggestions': {err}", code="E640") from None
+        out = []
+        for rank, s in enumerate(ranked, 1):
+            if s.suppressed:
+                break
+            spans = (s.span1.begin, s.span1.end, s.span2.begin, s.span2.end)
+            if any(
+                (b1 < spans[1] and spans[0] < e1) or (b2 < spans[3] and spans[2] < e2)
+                for b1, e1, b2, e2 in own
+            ):
+                continue
+            begin1, end1, begin2, end2 = spans
+            out.append(
+                {
+                    "rank": rank,
+                    "begin1": begin1,
+                    "end1": end1,
+                    "begin2": begin2,
+                    "end2": end2,
+                    "score": round(s.score, 4),
+                }
+            )
+        return out
 
     def _extract_assignment(self, session: Session, doc_pair_id: int, user_id: int) -> Assignment:
         row = session.scalar(
@@ -49,11 +124,24 @@ class Extraction(Service):
             )
 
     def add_extracted_pair(
-        self, doc_pair_id: int, user_id: int, begin1: int, end1: int, begin2: int, end2: int
+        self,
+        doc_pair_id: int,
+        user_id: int,
+        begin1: int,
+        end1: int,
+        begin2: int,
+        end2: int,
+        suggestion: dict[str, Any] | None = None,
     ) -> int:
         """Store a pair selected in the extraction view; queue it for classification with the
         project's ``classify_mode``. Only while the document pair is open (not finished or
-        empty). Returns the new item id."""
+        empty). Returns the new item id.
+
+        ``suggestion`` (``{"rank": int, "adjusted": bool}``) says the pair was accepted from a
+        suggestion of :meth:`suggestions` (and whether the annotator changed its spans): the
+        item records ``suggested=True`` and ``meta["suggestion"]``; otherwise
+        ``suggested=False`` (selected by hand) in a project with suggestions on and ``None``
+        (not applicable) in one without."""
         now = utcnow()
 
         def work(session: Session) -> int:
@@ -63,6 +151,7 @@ class Extraction(Service):
             self._require_open(dp)
             project = session.get(Project, dp.project_id)
             assert project is not None
+            suggesting = bool((project.settings or {}).get("suggestions"))
             doc1 = session.get(DocumentRow, dp.doc1_id)
             doc2 = session.get(DocumentRow, dp.doc2_id)
             assert doc1 is not None and doc2 is not None
@@ -97,7 +186,8 @@ class Extraction(Service):
                 origin="extracted",
                 author_id=user_id,
                 created_at=now,
-                meta={},
+                meta={} if suggestion is None else {"suggestion": _provenance(suggestion)},
+                suggested=True if suggestion is not None else (False if suggesting else None),
             )
             session.add(item)
             session.flush()

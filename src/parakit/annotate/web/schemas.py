@@ -16,11 +16,19 @@ class SaveBody(BaseModel):
     task: str = "classify"
 
 
+class SuggestionRef(BaseModel):
+    """The suggestion an extracted pair was accepted from (provenance)."""
+
+    rank: int
+    adjusted: bool = False
+
+
 class SpanBody(BaseModel):
     begin1: int
     end1: int
     begin2: int
     end2: int
+    suggestion: SuggestionRef | None = None
 
 
 class FinishBody(BaseModel):

@@ -81,10 +81,26 @@ def add_pair(
 ) -> dict[str, Any]:
     require_member(st, user, st.doc_pair(doc_pair_id).project_id)
     item_id = st.extraction.add_extracted_pair(
-        doc_pair_id, user.id, body.begin1, body.end1, body.begin2, body.end2
+        doc_pair_id,
+        user.id,
+        body.begin1,
+        body.end1,
+        body.begin2,
+        body.end2,
+        suggestion=None if body.suggestion is None else body.suggestion.model_dump(),
     )
     row = st.item(item_id)
     return {"item": item_id, "key": row.key, "text1": row.text1, "text2": row.text2}
+
+
+@router.get("/api/docpairs/{doc_pair_id}/suggestions")
+def suggestions(
+    doc_pair_id: int, user: User = Depends(api_user), st: Store = Depends(get_store)
+) -> dict[str, Any]:
+    """Suggested passage pairs of a document pair leased to the caller (projects with the
+    ``suggestions`` setting), best first."""
+    require_member(st, user, st.doc_pair(doc_pair_id).project_id)
+    return {"suggestions": st.extraction.suggestions(doc_pair_id, user.id)}
 
 
 @router.post("/api/items/{item_id}/delete-extracted")

@@ -175,7 +175,10 @@ def extract(
         rows=rows,
         pairs=pairs,
         n_overlaps=len(overlaps),
-        data={"doc_pair": dp.id},
+        data={
+            "doc_pair": dp.id,
+            "suggestions": bool((project.settings or {}).get("suggestions")),
+        },
         progress=st.queue.progress(project_id, user.id, "extract"),
     )
 

@@ -1,0 +1,74 @@
+"""Extraction assist in the store (issue 16): suggestions per project, provenance, export."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from parakit.annotate.db import AnnotateError, Forbidden
+from parakit.schema import Pair, PairSet
+
+DOC1 = "Ge mig nåt fint.\nDet regnar\nute i kväll.\n- Vi går hem.\n- Nu?"
+DOC2 = "Ge mig nåt fint.\nDet regnar utomhus i kväll.\nNu går vi hem.\nOkej."
+
+
+def _project(store, settings):
+    uid = store.accounts.add_annotator("ann1", "password-one")
+    pid = store.projects.create_project("assist", "turku", settings=settings)
+    store.projects.import_document_pairs(pid, PairSet([Pair("dp1", DOC1, DOC2)]))
+    store.projects.add_member(pid, uid)
+    store.queue.assign_document_pairs(pid, [uid])
+    assignment = store.queue.lease_next(pid, uid, "extract", timedelta(minutes=10))
+    return pid, uid, assignment.doc_pair_id
+
+
+def test_suggestions_are_off_by_default(store):
+    _pid, uid, dp = _project(store, {"classify_mode": "single"})
+    with pytest.raises(Forbidden, match="suggestions are off"):
+        store.extraction.suggestions(dp, uid)
+    # without suggestions provenance does not apply (and exports stay as they were)
+    item = store.extraction.add_extracted_pair(dp, uid, 17, 40, 17, 44)
+    assert store.item(item).suggested is None
+
+
+def test_suggestions_provenance_and_export(store):
+    from parakit.build.suggest import PairSuggester
+    from parakit.schema import Document
+
+    pid, uid, dp = _project(store, {"suggestions": {"max_window": 1}})
+    got = store.extraction.suggestions(dp, uid)
+    expected = [
+        s
+        for s in PairSuggester(max_window=1).suggest(Document("a", DOC1), Document("b", DOC2))
+        if not s.suppressed
+    ]
+    assert [(g["begin1"], g["end1"], g["begin2"], g["end2"]) for g in got] == [
+        (s.span1.begin, s.span1.end, s.span2.begin, s.span2.end) for s in expected
+    ]
+    assert [g["rank"] for g in got] == list(range(1, len(got) + 1))
+    first = got[0]
+    spans = (first["begin1"], first["end1"], first["begin2"], first["end2"])
+    a = store.extraction.add_extracted_pair(dp, uid, *spans, suggestion={"rank": 1})
+    b = store.extraction.add_extracted_pair(
+        dp, uid, 0, 16, 0, 10, suggestion={"rank": 4, "adjusted": True}
+    )
+    assert store.item(a).suggested is True
+    assert store.item(a).meta == {"suggestion": {"rank": 1, "adjusted": False}}
+    assert store.item(b).meta["suggestion"]["adjusted"] is True
+    # the annotator's own pairs are no longer suggested (neither is what overlaps them)
+    left = store.extraction.suggestions(dp, uid)
+    assert first not in left and len(left) < len(got)
+    with pytest.raises(AnnotateError, match="E640"):
+        store.extraction.add_extracted_pair(dp, uid, 0, 3, 0, 3, suggestion={"rank": "x"})
+    c = store.extraction.add_extracted_pair(dp, uid, 0, 3, 0, 3)  # by hand
+    assert store.item(c).suggested is False and store.item(c).meta == {}
+    exported = store.exports.to_pairset(pid, labelled_only=False)
+    assert [p.metadata.get("suggested") for p in exported] == [True, True, False]
+    assert exported.pairs[0].metadata["suggestion"] == {"rank": 1, "adjusted": False}
+
+
+def test_bad_suggestion_setting(store):
+    _pid, uid, dp = _project(store, {"suggestions": {"no_such_option": 1}})
+    with pytest.raises(AnnotateError, match="E640"):
+        store.extraction.suggestions(dp, uid)
