@@ -72,3 +72,28 @@ def test_bad_suggestion_setting(store):
     _pid, uid, dp = _project(store, {"suggestions": {"no_such_option": 1}})
     with pytest.raises(AnnotateError, match="E640"):
         store.extraction.suggestions(dp, uid)
+
+
+def test_create_project_with_suggestions(tmp_path):
+    from typer.testing import CliRunner
+
+    from parakit import io
+    from parakit.annotate.store import Store
+    from parakit.cli.annotate import app
+
+    docs = tmp_path / "d.jsonl"
+    io.write(PairSet([Pair("dp1", DOC1, DOC2)], scheme="binary"), docs)
+    db = str(tmp_path / "p.sqlite")
+    env = {"PARAKIT_PASSWORD": "cli-password"}
+    runner = CliRunner()
+    for args in (
+        ["init", db, "--admin", "boss"],
+        ["create-project", db, "a", "--documents", str(docs), "--suggestions"],
+        ["create-project", db, "b", "--documents", str(docs)],
+    ):
+        result = runner.invoke(app, args, env=env)
+        assert result.exit_code == 0, result.output
+    st = Store.open(db)
+    assert st.project(st.projects.project_id("a")).settings["suggestions"] is True
+    assert "suggestions" not in st.project(st.projects.project_id("b")).settings
+    st.close()

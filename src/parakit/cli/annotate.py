@@ -93,6 +93,9 @@ def create_project(
     descriptions: Path | None = typer.Option(
         None, help='a JSON file {"label": "what it means"} shown with the label buttons'
     ),
+    suggestions: bool = typer.Option(
+        False, help="suggest passage pairs in the extraction view (s accepts, n skips)"
+    ),
 ) -> None:
     """Create a project from candidate pairs or document pairs (one transaction: a failed
     import leaves nothing behind)."""
@@ -111,6 +114,8 @@ def create_project(
         settings["guidelines"] = guidelines.read_text(encoding="utf-8")
     if descriptions is not None:
         settings["descriptions"] = json.loads(descriptions.read_text(encoding="utf-8"))
+    if suggestions:
+        settings["suggestions"] = True
     st = Store.open(store)
     pid, count = st.projects.create_with_pairs(
         name,
