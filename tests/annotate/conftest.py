@@ -124,3 +124,108 @@ def project(store):
         store.projects.add_member(pid, ids[name])
     store.projects.import_pairs(pid, tiny_pairs())
     return store, pid, ids
+
+
+# -- browser tests (headless Chromium via playwright) ------------------------------------------
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium (Debian's ``/usr/bin/chromium``); skips when it or playwright is
+    missing."""
+    import shutil
+    from pathlib import Path
+
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        pytest.skip(f"headless Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="pip install playwright for the browser test"
+    )
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+            ],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def serve():
+    """``serve(store) -> base URL``: the web app of ``store`` on a free local port, stopped
+    after the test."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from parakit.annotate.web import create_app
+
+    running = []
+
+    def start(store) -> str:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        config = uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning")
+        srv = uvicorn.Server(config)
+        thread = threading.Thread(target=srv.run, daemon=True)
+        thread.start()
+        running.append((srv, thread))
+        for _ in range(100):
+            if srv.started:
+                break
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{port}"
+
+    yield start
+    for srv, thread in running:
+        srv.should_exit = True
+        thread.join(5)
+
+
+# where the characters text[begin] and text[end-1] are drawn, to drag the mouse between them
+_RECTS = """([side, begin, end]) => {
+  const segs = Array.from(document.querySelectorAll(`.seg[data-side="${side}"]`));
+  function rect(offset) {
+    for (const s of segs) {
+      const b = Number(s.dataset.b), node = s.firstChild;
+      if (node && offset >= b && offset < b + node.textContent.length) {
+        const r = document.createRange();
+        r.setStart(node, offset - b); r.setEnd(node, offset - b + 1);
+        const box = r.getBoundingClientRect();
+        return [box.left, box.right, box.top + box.height / 2];
+      }
+    }
+    return null;
+  }
+  return [rect(begin), rect(end - 1)];
+}"""
+
+
+def _drag_select(page, side: int, text: str, phrase: str) -> tuple[int, int]:
+    """Select ``phrase`` of document ``side`` with a mouse drag; returns its offsets."""
+    begin = text.index(phrase)
+    end = begin + len(phrase)
+    page.locator(f'.seg[data-side="{side}"]').first.scroll_into_view_if_needed()
+    start, stop = page.evaluate(_RECTS, [side, begin, end])
+    page.mouse.move(start[0] + 1, start[2])
+    page.mouse.down()
+    page.mouse.move(stop[1] - 1, stop[2], steps=5)
+    page.mouse.up()
+    return begin, end
+
+
+@pytest.fixture
+def drag_select():
+    """``drag_select(page, side, text, phrase) -> (begin, end)``: a mouse selection in the
+    extraction view."""
+    return _drag_select

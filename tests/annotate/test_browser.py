@@ -10,16 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
 # the docs' screenshots are refreshed only on request, so a test run never edits tracked files
 IMG = (
     Path(__file__).resolve().parents[2] / "docs" / "img"
@@ -39,34 +34,9 @@ DOC2 = (
 )
 
 
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
-        pytest.skip(f"headless Chromium not found at {CHROMIUM} (apt-get install chromium)")
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="pip install playwright for the browser test"
-    )
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-            ],
-        )
-        yield b
-        b.close()
-
-
 @pytest.fixture
-def server(tmp_path):
-    import uvicorn
-
+def server(tmp_path, serve):
     from parakit.annotate.store import Store
-    from parakit.annotate.web import create_app
     from parakit.schema import Pair, PairSet
 
     store = Store.open(tmp_path / "e2e.sqlite", cheap_hashing=True)
@@ -78,20 +48,7 @@ def server(tmp_path):
     store.projects.add_member(pid, ann1)
     store.projects.add_member(pid, ann2)
     store.queue.assign_document_pairs(pid, [ann1])
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(100):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", store, pid
-    srv.should_exit = True
-    thread.join(5)
+    yield serve(store), store, pid
     store.close()
 
 
@@ -112,38 +69,6 @@ def login(page, base: str, name: str, password: str) -> None:
 def logout(page) -> None:
     page.click("header form button")
     page.wait_for_selector("#login")
-
-
-# where the characters text[begin] and text[end-1] are drawn, to drag the mouse between them
-_RECTS = """([side, begin, end]) => {
-  const segs = Array.from(document.querySelectorAll(`.seg[data-side="${side}"]`));
-  function rect(offset) {
-    for (const s of segs) {
-      const b = Number(s.dataset.b), node = s.firstChild;
-      if (node && offset >= b && offset < b + node.textContent.length) {
-        const r = document.createRange();
-        r.setStart(node, offset - b); r.setEnd(node, offset - b + 1);
-        const box = r.getBoundingClientRect();
-        return [box.left, box.right, box.top + box.height / 2];
-      }
-    }
-    return null;
-  }
-  return [rect(begin), rect(end - 1)];
-}"""
-
-
-def drag_select(page, side: int, text: str, phrase: str) -> tuple[int, int]:
-    """Select ``phrase`` of document ``side`` with a mouse drag; returns its offsets."""
-    begin = text.index(phrase)
-    end = begin + len(phrase)
-    page.locator(f'.seg[data-side="{side}"]').first.scroll_into_view_if_needed()
-    start, stop = page.evaluate(_RECTS, [side, begin, end])
-    page.mouse.move(start[0] + 1, start[2])
-    page.mouse.down()
-    page.mouse.move(stop[1] - 1, stop[2], steps=5)
-    page.mouse.up()
-    return begin, end
 
 
 def classify(
@@ -172,7 +97,7 @@ def classify(
     return text1
 
 
-def test_annotators_extract_classify_adjudicate_export(browser, server, tmp_path):
+def test_annotators_extract_classify_adjudicate_export(browser, server, drag_select, tmp_path):
     base, store, pid = server
     IMG.mkdir(parents=True, exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -313,7 +238,7 @@ def test_annotators_extract_classify_adjudicate_export(browser, server, tmp_path
     )
 
 
-def test_extraction_delete_add_and_the_admin_pages(browser, server):
+def test_extraction_delete_add_and_the_admin_pages(browser, server, drag_select):
     """Issue 14: delete a pair that is not the last (on a row added since the page loaded),
     add another (no key collision), finish with the keyboard; then the admin's new pages:
     users (deactivate), progress, the item browser; an HTML error page for an annotator."""

@@ -9,15 +9,9 @@ printed (``pytest -s``) for docs/benchmarks.md.
 
 from __future__ import annotations
 
-import shutil
-import socket
-import threading
 import time
-from pathlib import Path
 
 import pytest
-
-CHROMIUM = "/usr/bin/chromium"
 
 DOC1 = (
     "The city council met on Monday evening.\n"
@@ -33,28 +27,9 @@ DOC2 = (
 )
 
 
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
-        pytest.skip(f"headless Chromium not found at {CHROMIUM} (apt-get install chromium)")
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="pip install playwright for the browser test"
-    )
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
-            args=["--no-sandbox", "--disable-gpu", "--no-first-run"],
-        )
-        yield b
-        b.close()
-
-
 @pytest.fixture
-def server(tmp_path):
-    import uvicorn
-
+def server(tmp_path, serve):
     from parakit.annotate.store import Store
-    from parakit.annotate.web import create_app
     from parakit.schema import Pair, PairSet
 
     store = Store.open(tmp_path / "suggest.sqlite", cheap_hashing=True)
@@ -64,20 +39,7 @@ def server(tmp_path):
     store.projects.import_document_pairs(pid, PairSet([Pair("dp1", DOC1, DOC2, source="news")]))
     store.projects.add_member(pid, ann1)
     store.queue.assign_document_pairs(pid, [ann1])
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(100):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", store, pid, ann1
-    srv.should_exit = True
-    thread.join(5)
+    yield serve(store), store, pid, ann1
     store.close()
 
 
@@ -87,39 +49,12 @@ def expect(locator):
     return _expect(locator)
 
 
-_RECTS = """([side, begin, end]) => {
-  const segs = Array.from(document.querySelectorAll(`.seg[data-side="${side}"]`));
-  function rect(offset) {
-    for (const s of segs) {
-      const b = Number(s.dataset.b), node = s.firstChild;
-      if (node && offset >= b && offset < b + node.textContent.length) {
-        const r = document.createRange();
-        r.setStart(node, offset - b); r.setEnd(node, offset - b + 1);
-        const box = r.getBoundingClientRect();
-        return [box.left, box.right, box.top + box.height / 2];
-      }
-    }
-    return null;
-  }
-  return [rect(begin), rect(end - 1)];
-}"""
-
-
-def drag_select(page, side: int, text: str, phrase: str) -> None:
-    begin = text.index(phrase)
-    start, stop = page.evaluate(_RECTS, [side, begin, begin + len(phrase)])
-    page.mouse.move(start[0] + 1, start[2])
-    page.mouse.down()
-    page.mouse.move(stop[1] - 1, stop[2], steps=5)
-    page.mouse.up()
-
-
 def span_text(text: str, phrase: str) -> str:
     begin = text.index(phrase)
     return f"[{begin}, {begin + len(phrase)})"
 
 
-def test_accept_suggestions_with_the_keyboard(browser, server, tmp_path):
+def test_accept_suggestions_with_the_keyboard(browser, server, drag_select, tmp_path):
     base, store, pid, ann1 = server
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.goto(f"{base}/login")
