@@ -475,8 +475,8 @@ class PairSuggester:
             doc1 = Document("doc1", doc1)
         if isinstance(doc2, str):
             doc2 = Document("doc2", doc2)
-        sent1 = [s for s in sentence_spans(doc1.text, self.lang)]
-        sent2 = [s for s in sentence_spans(doc2.text, self.lang)]
+        sent1 = sentence_spans(doc1.text, self.lang)
+        sent2 = sentence_spans(doc2.text, self.lang)
         if not sent1 or not sent2:
             return []
         text1 = [doc1.text[b:e] for b, e in sent1]
@@ -497,10 +497,13 @@ class PairSuggester:
 
         # sentence-level similarity matrix and the alignment path
         if self.alignment:
-            rows, cols = np.divmod(np.arange(n * m), m)
-            sent_sim = self.lexical_weight * lexical.score(
-                [text1[i] for i in rows], [text2[j] for j in cols]
-            ).reshape(n, m)
+            # every sentence pair: n * m lexical scorings (the bulk of the run time)
+            sent_sim = np.zeros((n, m))
+            if self.lexical_weight > 0:
+                rows, cols = np.divmod(np.arange(n * m), m)
+                sent_sim += self.lexical_weight * lexical.score(
+                    [text1[i] for i in rows], [text2[j] for j in cols]
+                ).reshape(n, m)
             if use_embedding:
                 single1 = [k for k, w in enumerate(win1) if w[3] - w[2] == 1]
                 single2 = [k for k, w in enumerate(win2) if w[3] - w[2] == 1]
