@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from more_itertools import chunked
 
 from parakit.evaluate.base import EvaluationError, Evaluator
 from parakit.evaluate.retrieval import CLASS_ORDER, label_class
@@ -27,17 +28,6 @@ from parakit.schema import PairSet
 from parakit.vectors.index import VectorIndex
 
 TOP_N = (1, 10, 100, 1000, 2048)
-
-
-def _chunked(texts: Iterable[str], size: int) -> Iterable[list[str]]:
-    batch: list[str] = []
-    for text in texts:
-        batch.append(text)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 class LargeScaleEvaluator(Evaluator):
@@ -100,7 +90,7 @@ class LargeScaleEvaluator(Evaluator):
             # the collection is a set of unique sentences (as in the paper): a distractor equal
             # to a test statement is that statement, not a rival of it
             unique = (t for t in distractors if t not in statements)
-            for batch in _chunked(unique, self.chunk_size):
+            for batch in chunked(unique, self.chunk_size):
                 chunks.append(np.asarray(model.encode(batch), dtype=np.float32))
             chunks.append(test_vectors)
             n = sum(len(c) for c in chunks)

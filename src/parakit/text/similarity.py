@@ -23,10 +23,11 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+from more_itertools import chunked
 
 from parakit.errors import ParakitError
 from parakit.text.tokenize import get_tokenizer
@@ -241,7 +242,7 @@ class CharNgramSimilarity:
         vocabulary = np.empty(0, dtype=np.uint64)
         df = np.empty(0, dtype=np.float64)
         n_docs = 0
-        for chunk in _chunks(texts, self.chunk_size * 2):
+        for chunk in chunked(texts, self.chunk_size * 2):
             n_docs += len(chunk)
             unique, _ = self._count(self._keys(chunk))
             grams = np.sort(unique & ~_DOC_MASK)
@@ -323,17 +324,6 @@ class CharNgramSimilarity:
             f"{kind}:{self.analyzer}:{self.ngram_range[0]}-{self.ngram_range[1]}"
             f"|sublinear:{self.sublinear_tf}|lc:{self.lowercase}"
         )
-
-
-def _chunks(items: Iterable[str], size: int) -> Iterator[list[str]]:
-    chunk: list[str] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def char_ngram_cosine(
