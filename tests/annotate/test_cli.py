@@ -56,7 +56,7 @@ def test_store_commands(tmp_path):
     uid = st.accounts.annotator_id("ann")
     item = st.queue.lease_next(pid, uid).item_id
     st.queue.save(item, uid, label="4s", revision=0, submit=True)
-    run("export", db, "demo", str(tmp_path / "out.json"), "--drop", "1,x")
+    run("export", db, "demo", "-o", str(tmp_path / "out.json"), "--drop", "1,x")
     data = json.loads((tmp_path / "out.json").read_text())
     assert [(d["txt1"], d["label"], d["context"]["doc2"]) for d in data] == [
         ("One two.", "4s", "b")
@@ -106,7 +106,7 @@ def test_clusters_command(tmp_path):
         [Pair(f"p{i}", "source", f"ref {i}", label="1") for i in range(3)], scheme="binary"
     )
     io.write(pairs, tmp_path / "c.jsonl")
-    run("clusters", str(tmp_path / "c.jsonl"), str(tmp_path / "refs.json"), "--min-references", "3")
+    run("clusters", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "refs.json"), "--min-references", "3")
     assert json.loads((tmp_path / "refs.json").read_text()) == {
         "source": ["ref 0", "ref 1", "ref 2"]
     }

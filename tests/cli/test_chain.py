@@ -88,7 +88,7 @@ def test_life_cycle_through_the_cli(tmp_path, data_path, tiny_model, run, mine_r
         )
         labelled += 1
     assert labelled == len(candidates)
-    run("annotate", "export", store_path, "opus", tmp_path / "annotated.jsonl")
+    run("annotate", "export", store_path, "opus", "-o", tmp_path / "annotated.jsonl")
     annotated = read(tmp_path / "annotated.jsonl")
     assert len(annotated) == labelled
     assert all(p.label == gold[(p.text1, p.text2)] for p in annotated)

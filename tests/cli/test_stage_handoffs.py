@@ -71,7 +71,7 @@ def test_mined_pairs_feed_annotation_and_sampling(opus, tmp_path, run, mine_run)
     store = tmp_path / "store.db"
     run("annotate", "init", store)
     run("annotate", "create-project", store, "mined", "--candidates", tmp_path / "sample.jsonl")
-    run("annotate", "export", store, "mined", tmp_path / "back.jsonl")
+    run("annotate", "export", store, "mined", "-o", tmp_path / "back.jsonl")
     # nothing labelled yet: the export holds no pair, but the project holds every sample pair
     from parakit.annotate.models import Item
     from parakit.annotate.store import Store

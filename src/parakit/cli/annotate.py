@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Annotated
 
 import typer
+
+from parakit.cli.options import FormatOpt, SeedOpt, output_option
 
 app = typer.Typer(
     add_completion=False,
@@ -17,7 +20,7 @@ app = typer.Typer(
 )
 
 STORE = typer.Argument(
-    ..., help="SQLite file (one per project) or a database URL (postgresql://user@host/db)."
+    help="SQLite file (one per project) or a database URL (postgresql://user@host/db)."
 )
 
 
@@ -36,11 +39,11 @@ def _names(text: str | None) -> list[str] | None:
 
 @app.command()
 def init(
-    store: str = STORE,
-    admin: str | None = typer.Option(None, help="create this admin"),
-    password: str | None = typer.Option(
-        None, help="admin password (or $PARAKIT_PASSWORD, or prompt)"
-    ),
+    store: Annotated[str, STORE],
+    admin: Annotated[str | None, typer.Option(help="create this admin")] = None,
+    password: Annotated[
+        str | None, typer.Option(help="admin password (or $PARAKIT_PASSWORD, or prompt)")
+    ] = None,
 ) -> None:
     """Create the store or upgrade its schema to the current version (Alembic)."""
     from parakit.annotate.store import Store
@@ -53,49 +56,54 @@ def init(
 
 @app.command("add-user")
 def add_user(
-    store: str = STORE,
-    name: str = typer.Argument(...),
-    role: str = typer.Option("annotator", help="annotator, adjudicator or admin"),
-    password: str | None = typer.Option(None, help="or $PARAKIT_PASSWORD, or prompt"),
-    project: list[str] = typer.Option([], help="add to these projects"),
+    store: Annotated[str, STORE],
+    name: Annotated[str, typer.Argument()],
+    role: Annotated[str, typer.Option(help="annotator, adjudicator or admin")] = "annotator",
+    password: Annotated[str | None, typer.Option(help="or $PARAKIT_PASSWORD, or prompt")] = None,
+    project: Annotated[list[str] | None, typer.Option(help="add to these projects")] = None,
 ) -> None:
     """Create an annotator (the password is stored as an argon2 hash)."""
     from parakit.annotate.store import Store
 
     st = Store.open(store)
-    pids = [st.projects.project_id(name_) for name_ in project]
+    pids = [st.projects.project_id(name_) for name_ in project or ()]
     st.accounts.add_annotator(name, _password(password, name), role=role, projects=pids)
     typer.echo(f"user {name} ({role}) created")
 
 
 @app.command("create-project")
 def create_project(
-    store: str = STORE,
-    name: str = typer.Argument(...),
-    candidates: Path | None = typer.Option(None, help="candidate pairs (any parakit format)"),
-    documents: Path | None = typer.Option(
-        None, help="document pairs for extraction (text1/text2 = whole documents)"
-    ),
-    texts: Path | None = typer.Option(
-        None, help="the texts file of a Turku data file (default: found beside it)"
-    ),
-    scheme: str = typer.Option("turku", help="turku, binary, japanese, likert, graded"),
-    classify_mode: str = typer.Option(
-        "single", help="single or double annotation of extracted pairs"
-    ),
-    format: str | None = typer.Option(None, help="input format (guessed by default)"),
-    question: str | None = typer.Option(
-        None, help="instruction shown above the labels (e.g. a Likert aspect)"
-    ),
-    guidelines: Path | None = typer.Option(
-        None, help="a text file: the guidelines page of the project"
-    ),
-    descriptions: Path | None = typer.Option(
-        None, help='a JSON file {"label": "what it means"} shown with the label buttons'
-    ),
-    suggestions: bool = typer.Option(
-        False, help="suggest passage pairs in the extraction view (s accepts, n skips)"
-    ),
+    store: Annotated[str, STORE],
+    name: Annotated[str, typer.Argument()],
+    candidates: Annotated[
+        Path | None, typer.Option(help="candidate pairs (any parakit format)")
+    ] = None,
+    documents: Annotated[
+        Path | None,
+        typer.Option(help="document pairs for extraction (text1/text2 = whole documents)"),
+    ] = None,
+    texts: Annotated[
+        Path | None,
+        typer.Option(help="the texts file of a Turku data file (default: found beside it)"),
+    ] = None,
+    scheme: Annotated[str, typer.Option(help="turku, binary, japanese, likert, graded")] = "turku",
+    classify_mode: Annotated[
+        str, typer.Option(help="single or double annotation of extracted pairs")
+    ] = "single",
+    format: FormatOpt = None,
+    question: Annotated[
+        str | None, typer.Option(help="instruction shown above the labels (e.g. a Likert aspect)")
+    ] = None,
+    guidelines: Annotated[
+        Path | None, typer.Option(help="a text file: the guidelines page of the project")
+    ] = None,
+    descriptions: Annotated[
+        Path | None,
+        typer.Option(help='a JSON file {"label": "what it means"} shown with the label buttons'),
+    ] = None,
+    suggestions: Annotated[
+        bool, typer.Option(help="suggest passage pairs in the extraction view (s accepts, n skips)")
+    ] = False,
 ) -> None:
     """Create a project from candidate pairs or document pairs (one transaction: a failed
     import leaves nothing behind)."""
@@ -129,9 +137,9 @@ def create_project(
 
 @app.command("delete-project")
 def delete_project(
-    store: str = STORE,
-    project: str = typer.Argument(...),
-    yes: bool = typer.Option(False, "--yes", help="do not ask for confirmation"),
+    store: Annotated[str, STORE],
+    project: Annotated[str, typer.Argument()],
+    yes: Annotated[bool, typer.Option("--yes", help="do not ask for confirmation")] = False,
 ) -> None:
     """Delete a project with its items, documents, annotations and queue (users stay)."""
     from parakit.annotate.store import Store
@@ -145,7 +153,7 @@ def delete_project(
 
 
 @app.command()
-def projects(store: str = STORE) -> None:
+def projects(store: Annotated[str, STORE]) -> None:
     """List the projects: id, name, scheme, items, submitted annotations, members."""
     from parakit.annotate.store import Store
 
@@ -160,10 +168,10 @@ def projects(store: str = STORE) -> None:
 
 @app.command()
 def members(
-    store: str = STORE,
-    project: str = typer.Argument(...),
-    names: list[str] = typer.Argument(None, help="annotators to add (or remove)"),
-    remove: bool = typer.Option(False, "--remove", help="remove the named members"),
+    store: Annotated[str, STORE],
+    project: Annotated[str, typer.Argument()],
+    names: Annotated[list[str] | None, typer.Argument(help="annotators to add (or remove)")] = None,
+    remove: Annotated[bool, typer.Option("--remove", help="remove the named members")] = False,
 ) -> None:
     """Add (or remove) project members; with no names, list them."""
     from parakit.annotate.store import Store
@@ -183,17 +191,19 @@ def members(
 
 @app.command()
 def assign(
-    store: str = STORE,
-    project: str = typer.Argument(...),
-    task: str = typer.Option(
-        "classify", help="classify, extract, or screen (T4: quick accept/reject before extract)"
-    ),
-    mode: str = typer.Option("single", help="single or double (classify)"),
-    annotators: str | None = typer.Option(
-        None, help="comma-separated; default: the shared pool of the project's members"
-    ),
-    batch: str = typer.Option("default"),
-    seed: int = typer.Option(0),
+    store: Annotated[str, STORE],
+    project: Annotated[str, typer.Argument()],
+    task: Annotated[
+        str,
+        typer.Option(help="classify, extract, or screen (T4: quick accept/reject before extract)"),
+    ] = "classify",
+    mode: Annotated[str, typer.Option(help="single or double (classify)")] = "single",
+    annotators: Annotated[
+        str | None,
+        typer.Option(help="comma-separated; default: the shared pool of the project's members"),
+    ] = None,
+    batch: Annotated[str, typer.Option()] = "default",
+    seed: SeedOpt = 0,
 ) -> None:
     """Queue a project's unassigned items (or document pairs) for annotation."""
     from parakit.annotate.store import Store
@@ -212,25 +222,30 @@ def assign(
 
 @app.command()
 def serve(
-    store: str = STORE,
-    host: str = typer.Option("127.0.0.1"),
-    port: int = typer.Option(8000),
-    session_hours: float = typer.Option(8.0),
-    lease_minutes: float = typer.Option(30.0),
-    secure_cookies: bool = typer.Option(False, help="HTTPS-only cookie (behind TLS)"),
-    login_attempts: int = typer.Option(
-        5, help="wrong passwords per name+address in --login-window-minutes (0 = off)"
-    ),
-    login_window_minutes: float = typer.Option(5.0),
-    forwarded_allow_ips: str = typer.Option(
-        "",
-        help="proxies (comma-separated addresses/networks) whose X-Forwarded-For is trusted; "
-        "default none: the header is ignored",
-    ),
-    max_upload_mb: float = typer.Option(20.0, help="largest request/upload accepted (HTTP 413)"),
-    hash_concurrency: int = typer.Option(
-        2, help="password checks at once (argon2id, about 64 MiB each)"
-    ),
+    store: Annotated[str, STORE],
+    host: Annotated[str, typer.Option()] = "127.0.0.1",
+    port: Annotated[int, typer.Option()] = 8000,
+    session_hours: Annotated[float, typer.Option()] = 8.0,
+    lease_minutes: Annotated[float, typer.Option()] = 30.0,
+    secure_cookies: Annotated[bool, typer.Option(help="HTTPS-only cookie (behind TLS)")] = False,
+    login_attempts: Annotated[
+        int,
+        typer.Option(help="wrong passwords per name+address in --login-window-minutes (0 = off)"),
+    ] = 5,
+    login_window_minutes: Annotated[float, typer.Option()] = 5.0,
+    forwarded_allow_ips: Annotated[
+        str,
+        typer.Option(
+            help="proxies (comma-separated addresses/networks) whose X-Forwarded-For is "
+            "trusted; default none: the header is ignored"
+        ),
+    ] = "",
+    max_upload_mb: Annotated[
+        float, typer.Option(help="largest request/upload accepted (HTTP 413)")
+    ] = 20.0,
+    hash_concurrency: Annotated[
+        int, typer.Option(help="password checks at once (argon2id, about 64 MiB each)")
+    ] = 2,
 ) -> None:
     """Run the annotation web app (prints its URL)."""
     from datetime import timedelta
@@ -259,13 +274,13 @@ def serve(
 
 @app.command()
 def export(
-    store: str = STORE,
-    project: str = typer.Argument(...),
-    output: Path = typer.Argument(
-        ..., help=".json = Turku layout (+ texts file), .jsonl = canonical JSONL"
-    ),
-    drop: str = typer.Option("", help="base labels to leave out, e.g. 1,x"),
-    judgments: bool = typer.Option(False, help="include individual judgments"),
+    store: Annotated[str, STORE],
+    project: Annotated[str, typer.Argument()],
+    output: Annotated[
+        Path, output_option(".json = Turku layout (+ texts file), .jsonl = canonical JSONL.")
+    ],
+    drop: Annotated[str, typer.Option(help="base labels to leave out, e.g. 1,x")] = "",
+    judgments: Annotated[bool, typer.Option(help="include individual judgments")] = False,
 ) -> None:
     """Export the project's labelled pairs with their contexts."""
     from parakit.annotate.store import Store
@@ -281,7 +296,7 @@ def export(
 
 
 @app.command()
-def stats(store: str = STORE, project: str = typer.Argument(...)) -> None:
+def stats(store: Annotated[str, STORE], project: Annotated[str, typer.Argument()]) -> None:
     """Extraction statistics (Table 1), agreement on double-annotated items (T9) and the
     rewrite check (T10)."""
     from parakit.annotate.extraction import extraction_stats
@@ -299,27 +314,33 @@ def stats(store: str = STORE, project: str = typer.Argument(...)) -> None:
 
 @app.command()
 def crowd(
-    judgments: Path = typer.Argument(
-        ..., help="CSV/TSV/JSONL: worker, pair, label[, time, gold, gold_label]"
-    ),
-    output: Path | None = typer.Option(None, help="write pair,label CSV here"),
-    method: str = typer.Option("threshold", help="threshold, majority or dawid-skene"),
-    n_judgments: int = typer.Option(6),
-    threshold: int = typer.Option(3),
-    positive: str = typer.Option("1"),
-    negative: str = typer.Option("0"),
-    qc: bool = typer.Option(True, help="drop workers failing the gold/kappa checks"),
-    pairs: Path | None = typer.Option(
-        None, help="the candidate pairs (any parakit format): write them labelled, with judgments"
-    ),
-    corpus_out: Path | None = typer.Option(
-        None, "--corpus-out", help="where to write the labelled pairs (.jsonl)"
-    ),
-    min_gold_accuracy: float = typer.Option(0.85),
-    min_kappa: float = typer.Option(0.2),
-    min_judgments: int = typer.Option(
-        3, help="after QC, drop pairs left with fewer judgments than this (threshold rule)"
-    ),
+    judgments: Annotated[
+        Path, typer.Argument(help="CSV/TSV/JSONL: worker, pair, label[, time, gold, gold_label]")
+    ],
+    output: Annotated[Path | None, output_option("Write a pair,label CSV here.")] = None,
+    method: Annotated[str, typer.Option(help="threshold, majority or dawid-skene")] = "threshold",
+    n_judgments: Annotated[int, typer.Option()] = 6,
+    threshold: Annotated[int, typer.Option()] = 3,
+    positive: Annotated[str, typer.Option()] = "1",
+    negative: Annotated[str, typer.Option()] = "0",
+    qc: Annotated[bool, typer.Option(help="drop workers failing the gold/kappa checks")] = True,
+    pairs: Annotated[
+        Path | None,
+        typer.Option(
+            help="the candidate pairs (any parakit format): write them labelled, with judgments"
+        ),
+    ] = None,
+    corpus_out: Annotated[
+        Path | None, typer.Option("--corpus-out", help="where to write the labelled pairs (.jsonl)")
+    ] = None,
+    min_gold_accuracy: Annotated[float, typer.Option()] = 0.85,
+    min_kappa: Annotated[float, typer.Option()] = 0.2,
+    min_judgments: Annotated[
+        int,
+        typer.Option(
+            help="after QC, drop pairs left with fewer judgments than this (threshold rule)"
+        ),
+    ] = 3,
 ) -> None:
     """Aggregate crowd judgments (M4) after worker quality control; with --qc the vote rule
     is applied to the judgments each pair keeps (more than half positive = paraphrase)."""
@@ -356,11 +377,14 @@ def crowd(
 
 @app.command()
 def agreement(
-    corpus: Path = typer.Argument(
-        ..., help="a corpus with judgments (JSONL), or a CSV/TSV table item, annotator, label"
-    ),
-    scheme: str = typer.Option("turku"),
-    ordinal: bool = typer.Option(False, help="also ordinal Krippendorff's alpha"),
+    corpus: Annotated[
+        Path,
+        typer.Argument(
+            help="a corpus with judgments (JSONL), or a CSV/TSV table item, annotator, label"
+        ),
+    ],
+    scheme: Annotated[str, typer.Option()] = "turku",
+    ordinal: Annotated[bool, typer.Option(help="also ordinal Krippendorff's alpha")] = False,
 ) -> None:
     """Agreement on full and reduced labels (pairwise and Fleiss' kappa, alpha, accuracy and
     kappa vs the corpus label)."""
@@ -385,11 +409,11 @@ def agreement(
 
 @app.command()
 def clusters(
-    corpus: Path = typer.Argument(...),
-    output: Path = typer.Argument(...),
-    min_references: int = typer.Option(8),
-    transitive: bool = typer.Option(True),
-    reading: str | None = typer.Option(None),
+    corpus: Annotated[Path, typer.Argument(help="Labelled corpus (any readable format).")],
+    output: Annotated[Path, output_option("JSON of the multi-reference sets.")],
+    min_references: Annotated[int, typer.Option()] = 8,
+    transitive: Annotated[bool, typer.Option()] = True,
+    reading: Annotated[str | None, typer.Option()] = None,
 ) -> None:
     """Multi-reference sets (sources with >= k paraphrases) from a labelled corpus (M5)."""
     from parakit import io
