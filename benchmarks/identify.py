@@ -23,6 +23,17 @@ Usage::
     HF_HUB_OFFLINE=1 python benchmarks/identify.py --part cross-encoder --data multipit \
         --ce-epochs 4 --ce-lr 5e-5 --ce-batch 32 --ce-intermediate 16000
     HF_HUB_OFFLINE=1 python benchmarks/identify.py --part noisy
+    HF_HUB_OFFLINE=1 python benchmarks/identify.py --part cross-encoder --data multipit \
+        --ce-model offline-mpnet --ce-epochs 2 --ce-lr 2e-5 --ce-save models/mpnet
+    HF_HUB_OFFLINE=1 python benchmarks/identify.py --part distill \
+        --teacher models/mpnet/multipit-expert --distill-transfer 16000 --distill-gold
+    HF_HUB_OFFLINE=1 python benchmarks/identify.py --part speed --threads 1
+
+``--part baselines`` runs every Q7 reference system (``bow-cosine``, ``bow``, ``word-vectors``
+with and without the MultiPIT auto sentences, ``mt-features``, ``embedding-lr`` on
+``--encoders``); ``--part distill`` compares a teacher with a MiniLM student trained on its soft
+labels (F1 share and speed-up); ``--part speed`` times cross-encoder inference of
+``--encoders``. Every row carries the machine's mean load average while it was measured.
 
 The data folder is ``$PARAKIT_DATA``, else ``shared/data`` next to the checkout (or one
 level higher, for git worktrees).
