@@ -194,3 +194,15 @@ def test_auto_with_target_measures_above_the_exact_limit():
 def test_bad_recall_target():
     with pytest.raises(MineError, match="recall target"):
         VectorIndex(recall=1.5).build(_chunks(np.eye(3, dtype=np.float32)))
+
+
+def test_auto_with_target_uses_hnsw_for_large_collections():
+    from parakit.vectors.index import HNSW_MIN
+
+    x = _clustered(HNSW_MIN, dim=8)
+    index = VectorIndex(kind="auto", recall=0.9, calibration_queries=300).build(
+        _chunks(x, 10_000), n=len(x)
+    )
+    cal = index.calibration_
+    assert cal["approx_kind"] == "hnsw" and "ef_search" in cal["trials"][0]
+    assert index.kind_ in ("hnsw", "flat")
