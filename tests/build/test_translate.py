@@ -197,3 +197,27 @@ def test_tiny_marian_and_openai_systems_make_mt_candidates(tiny_marian, openai_s
 def test_missing_model_is_a_clear_error(tmp_path):
     with pytest.raises(ParakitError, match=r"E505.*cannot load MT model"):
         HFTranslator(tmp_path / "nope").translate_batch(["x"])
+
+
+@pytest.mark.parametrize("score", ["sentence", "token"])
+def test_translate_command_orders_sources_by_the_chosen_lm_score(openai_server, tmp_path, score):
+    """`build translate --lm-score` (J2): the kept sources are the LM's top ones under it."""
+    from parakit.cli.app import main
+    from parakit.io import read
+
+    sources = tmp_path / "sources.txt"
+    sources.write_text("\n".join(SOURCES))
+    lm_text = tmp_path / "lm.txt"
+    lm_text.write_text("\n".join(["the cat sat on the mat", "the dog sat on the mat"] * 3))
+    system = f"openai:{openai_server}#test-mt"
+    code = main(
+        ["build", "translate", str(sources), "-o", str(tmp_path / "mt.jsonl"),
+         "--system", f"a={system},{system}", "--system", f"b={system},{system}",
+         "--lm-train", str(lm_text), "--lm-score", score, "--max-sources", "2",
+         "--cache-dir", str(tmp_path / "cache")]
+    )  # fmt: skip
+    assert code == 0
+    lm = NgramLM(order=5).fit(lm_text.read_text().splitlines())
+    order, _ = lm_order(SOURCES, lm, score=score)
+    kept = {p.metadata["source_en"] for p in read(tmp_path / "mt.jsonl")}
+    assert kept == {SOURCES[i] for i in order[:2]}

@@ -314,6 +314,13 @@ def translate_cmd(
         Path | None,
         typer.Option(help="Train a 5-gram Kneser-Ney NgramLM on this text file instead."),
     ] = None,
+    lm_score: Annotated[
+        str,
+        typer.Option(
+            help="How the LM orders sources (J2): sentence (total log probability, the "
+            "paper's) or token (per-token mean)."
+        ),
+    ] = "sentence",
     max_sources: Annotated[
         int | None, typer.Option(help="Translate only the most probable n.")
     ] = None,
@@ -340,6 +347,8 @@ def translate_cmd(
                 _translator(backward, tgt_lang, src_lang, batch_size) if backward else None,
             )
         )
+    if lm_score not in ("sentence", "token"):
+        raise typer.BadParameter(f"{lm_score!r}: use sentence or token", param_hint="--lm-score")
     texts = [line.strip() for line in read_text_file(sources).splitlines() if line.strip()]
     model = None
     if lm is not None:
@@ -353,6 +362,7 @@ def translate_cmd(
         systems,
         cache_dir=cache_dir,
         lm=model,
+        lm_score=lm_score,
         max_sources=max_sources,
         bleu_tokenize=bleu_tokenize,
         lang=tgt_lang,
