@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from parakit.vectors.collection import iter_collection
 from parakit.errors import MineError
+from parakit.vectors.collection import iter_collection
 from parakit.vectors.store import SentenceStore
 
 
