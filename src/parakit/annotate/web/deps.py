@@ -8,10 +8,10 @@ import ipaddress
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
@@ -146,3 +146,11 @@ def require_admin(user: User) -> None:
 def require_adjudicator(user: User) -> None:
     if not user.can_adjudicate:
         raise Forbidden("admins and adjudicators only")
+
+
+#: the store of the app, as a dependency (``st: StoreDep``)
+StoreDep = Annotated[Store, Depends(get_store)]
+#: the logged-in user of an API request (401 otherwise)
+ApiUser = Annotated[User, Depends(api_user)]
+#: the logged-in user of a page request (redirect to the login page otherwise)
+PageUser = Annotated[User, Depends(page_user)]

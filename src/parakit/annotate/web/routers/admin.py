@@ -10,16 +10,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, Response
 
 from parakit.annotate.extraction import extraction_stats
 from parakit.annotate.services.projects import check_project_name, read_pairs
 from parakit.annotate.store import AnnotateError, Store, User
 from parakit.annotate.web.deps import (
-    api_user,
-    get_store,
-    page_user,
+    ApiUser,
+    PageUser,
+    StoreDep,
     render,
     require_adjudicator,
     require_admin,
@@ -40,9 +40,7 @@ router = APIRouter()
 
 
 @router.get("/admin", response_class=HTMLResponse)
-def admin_page(
-    request: Request, user: User = Depends(page_user), st: Store = Depends(get_store)
-) -> HTMLResponse:
+def admin_page(request: Request, user: PageUser, st: StoreDep) -> HTMLResponse:
     require_adjudicator(user)
     projects = []
     for project in st.projects.projects_for(user):
@@ -125,9 +123,9 @@ def review_page(
 def consensus(
     request: Request,
     project_id: int,
+    user: PageUser,
+    st: StoreDep,
     page: int = 1,
-    user: User = Depends(page_user),
-    st: Store = Depends(get_store),
 ) -> HTMLResponse:
     require_adjudicator(user)
     require_member(st, user, project_id)
@@ -141,9 +139,9 @@ def consensus(
 def qa(
     request: Request,
     project_id: int,
+    user: PageUser,
+    st: StoreDep,
     page: int = 1,
-    user: User = Depends(page_user),
-    st: Store = Depends(get_store),
 ) -> HTMLResponse:
     require_adjudicator(user)
     require_member(st, user, project_id)
@@ -164,8 +162,8 @@ def qa(
 def stats(
     request: Request,
     project_id: int,
-    user: User = Depends(page_user),
-    st: Store = Depends(get_store),
+    user: PageUser,
+    st: StoreDep,
 ) -> HTMLResponse:
     require_adjudicator(user)
     require_member(st, user, project_id)
@@ -204,11 +202,11 @@ def why_nan(metric: str, value: float) -> str:
 @router.get("/admin/p/{project_id}/export")
 def export(
     project_id: int,
+    user: PageUser,
+    st: StoreDep,
     format: str = "jsonl",
     drop: str = "",
     judgments: bool = False,
-    user: User = Depends(page_user),
-    st: Store = Depends(get_store),
 ) -> Response:
     require_admin(user)
     project = st.project(project_id)
@@ -259,9 +257,7 @@ def attachment(filename: str) -> str:
 
 
 @router.get("/admin/users", response_class=HTMLResponse)
-def users_page(
-    request: Request, user: User = Depends(page_user), st: Store = Depends(get_store)
-) -> HTMLResponse:
+def users_page(request: Request, user: PageUser, st: StoreDep) -> HTMLResponse:
     require_admin(user)
     projects = st.projects.overview()
     members = {p["id"]: set(st.projects.members(p["id"])) for p in projects}
@@ -276,8 +272,8 @@ def users_page(
 def progress_page(
     request: Request,
     project_id: int,
-    user: User = Depends(page_user),
-    st: Store = Depends(get_store),
+    user: PageUser,
+    st: StoreDep,
 ) -> HTMLResponse:
     require_adjudicator(user)
     require_member(st, user, project_id)
@@ -295,13 +291,13 @@ def progress_page(
 def items_page(
     request: Request,
     project_id: int,
+    user: PageUser,
+    st: StoreDep,
     label: str = "",
     annotator: str = "",
     state: str = "",
     text: str = "",
     page: int = 1,
-    user: User = Depends(page_user),
-    st: Store = Depends(get_store),
 ) -> HTMLResponse:
     require_adjudicator(user)
     require_member(st, user, project_id)
@@ -331,9 +327,7 @@ def items_page(
 
 # -- admin API -------------------------------------------------------------------------------
 @router.post("/api/admin/users")
-def create_user(
-    body: UserBody, user: User = Depends(api_user), st: Store = Depends(get_store)
-) -> dict[str, Any]:
+def create_user(body: UserBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
     require_admin(user)
     uid = st.accounts.add_annotator(
         body.name, body.password, role=body.role, projects=body.projects
@@ -343,14 +337,14 @@ def create_user(
 
 @router.post("/api/admin/projects")
 def create_project(
+    user: ApiUser,
+    st: StoreDep,
     name: str = Form(...),
     scheme: str = Form("turku"),
     kind: str = Form("candidates"),
     classify_mode: str = Form("single"),
     file: UploadFile = File(...),
     texts: UploadFile | None = File(None),
-    user: User = Depends(api_user),
-    st: Store = Depends(get_store),
 ) -> dict[str, Any]:
     require_admin(user)
     check_project_name(name)
@@ -383,8 +377,8 @@ def _save_upload(upload: UploadFile, target: Path) -> None:
 def project_settings(
     project_id: int,
     body: SettingsBody,
-    user: User = Depends(api_user),
-    st: Store = Depends(get_store),
+    user: ApiUser,
+    st: StoreDep,
 ) -> dict[str, Any]:
     """Set the guidelines, label descriptions or question of a project."""
     require_admin(user)
@@ -393,9 +387,7 @@ def project_settings(
 
 
 @router.post("/api/admin/projects/{project_id}/delete")
-def delete_project(
-    project_id: int, user: User = Depends(api_user), st: Store = Depends(get_store)
-) -> dict[str, Any]:
+def delete_project(project_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
     require_admin(user)
     st.projects.delete_project(project_id)
     return {"ok": True}
@@ -405,8 +397,8 @@ def delete_project(
 def add_members(
     project_id: int,
     body: MembersBody,
-    user: User = Depends(api_user),
-    st: Store = Depends(get_store),
+    user: ApiUser,
+    st: StoreDep,
 ) -> dict[str, Any]:
     require_admin(user)
     st.project(project_id)
@@ -420,9 +412,7 @@ def add_members(
 
 
 @router.post("/api/admin/users/{user_id}/active")
-def set_active(
-    user_id: int, body: ActiveBody, user: User = Depends(api_user), st: Store = Depends(get_store)
-) -> dict[str, Any]:
+def set_active(user_id: int, body: ActiveBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
     require_admin(user)
     if user_id == user.id and not body.active:
         raise AnnotateError("you cannot deactivate yourself", code="E604")
@@ -434,8 +424,8 @@ def set_active(
 def reset_password(
     user_id: int,
     body: PasswordBody,
-    user: User = Depends(api_user),
-    st: Store = Depends(get_store),
+    user: ApiUser,
+    st: StoreDep,
 ) -> dict[str, Any]:
     require_admin(user)
     st.accounts.set_password(user_id, body.password)
@@ -446,8 +436,8 @@ def reset_password(
 def assign(
     project_id: int,
     body: AssignBody,
-    user: User = Depends(api_user),
-    st: Store = Depends(get_store),
+    user: ApiUser,
+    st: StoreDep,
 ) -> dict[str, Any]:
     require_admin(user)
     made = st.queue.assign_task(
@@ -462,9 +452,7 @@ def assign(
 
 
 @router.post("/api/admin/items/{item_id}/resolve")
-def resolve(
-    item_id: int, body: ResolveBody, user: User = Depends(api_user), st: Store = Depends(get_store)
-) -> dict[str, Any]:
+def resolve(item_id: int, body: ResolveBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
     require_adjudicator(user)
     require_member(st, user, st.item(item_id).project_id)
     st.review.resolve(item_id, body.label, user.id)
@@ -473,7 +461,10 @@ def resolve(
 
 @router.post("/api/admin/projects/{project_id}/rewrite-check")
 def rewrite_check(
-    project_id: int, seed: int = 0, user: User = Depends(api_user), st: Store = Depends(get_store)
+    project_id: int,
+    user: ApiUser,
+    st: StoreDep,
+    seed: int = 0,
 ) -> dict[str, Any]:
     require_admin(user)
     return {"assigned": st.review.make_rewrite_check(project_id, seed=seed)}

@@ -6,12 +6,12 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from parakit.annotate.store import NotFound, Store, User
+from parakit.annotate.store import NotFound
 from parakit.annotate.web.deps import (
+    ApiUser,
+    StoreDep,
     WebSettings,
-    api_user,
     get_settings,
-    get_store,
     require_member,
 )
 from parakit.annotate.web.schemas import (
@@ -28,10 +28,10 @@ router = APIRouter()
 @router.get("/api/projects/{project_id}/next")
 def next_item(
     project_id: int,
+    user: ApiUser,
+    st: StoreDep,
     cfg: WebSettings = Depends(get_settings),
     task: str = "classify",
-    user: User = Depends(api_user),
-    st: Store = Depends(get_store),
 ) -> dict[str, Any]:
     """The item leased to the caller next (JSON clients, load tests); null when done."""
     require_member(st, user, project_id)
@@ -52,9 +52,7 @@ def next_item(
 
 
 @router.post("/api/items/{item_id}/save")
-def save(
-    item_id: int, body: SaveBody, user: User = Depends(api_user), st: Store = Depends(get_store)
-) -> dict[str, Any]:
+def save(item_id: int, body: SaveBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
     require_member(st, user, st.item(item_id).project_id)
     if body.task not in ("classify", "rewrite-check"):
         raise NotFound(f"unknown task {body.task!r}")
@@ -76,9 +74,7 @@ def save(
 
 
 @router.post("/api/docpairs/{doc_pair_id}/pairs")
-def add_pair(
-    doc_pair_id: int, body: SpanBody, user: User = Depends(api_user), st: Store = Depends(get_store)
-) -> dict[str, Any]:
+def add_pair(doc_pair_id: int, body: SpanBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
     require_member(st, user, st.doc_pair(doc_pair_id).project_id)
     item_id = st.extraction.add_extracted_pair(
         doc_pair_id,
@@ -94,9 +90,7 @@ def add_pair(
 
 
 @router.get("/api/docpairs/{doc_pair_id}/suggestions")
-def suggestions(
-    doc_pair_id: int, user: User = Depends(api_user), st: Store = Depends(get_store)
-) -> dict[str, Any]:
+def suggestions(doc_pair_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
     """Suggested passage pairs of a document pair leased to the caller (projects with the
     ``suggestions`` setting), best first."""
     require_member(st, user, st.doc_pair(doc_pair_id).project_id)
@@ -104,9 +98,7 @@ def suggestions(
 
 
 @router.post("/api/items/{item_id}/delete-extracted")
-def delete_pair(
-    item_id: int, user: User = Depends(api_user), st: Store = Depends(get_store)
-) -> dict[str, Any]:
+def delete_pair(item_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
     require_member(st, user, st.item(item_id).project_id)
     st.extraction.delete_extracted_pair(item_id, user.id)
     return {"ok": True}
@@ -116,8 +108,8 @@ def delete_pair(
 def finish(
     doc_pair_id: int,
     body: FinishBody,
-    user: User = Depends(api_user),
-    st: Store = Depends(get_store),
+    user: ApiUser,
+    st: StoreDep,
 ) -> dict[str, Any]:
     require_member(st, user, st.doc_pair(doc_pair_id).project_id)
     st.extraction.finish_doc_pair(doc_pair_id, user.id, empty=body.empty)
@@ -128,8 +120,8 @@ def finish(
 def skip(
     item_id: int,
     body: SkipBody,
-    user: User = Depends(api_user),
-    st: Store = Depends(get_store),
+    user: ApiUser,
+    st: StoreDep,
 ) -> dict[str, Any]:
     """Give back a hard item: it goes to the end of the queue, the next lease is another."""
     require_member(st, user, st.item(item_id).project_id)
@@ -143,8 +135,8 @@ def skip(
 def screen_doc_pair(
     doc_pair_id: int,
     body: ScreenBody,
-    user: User = Depends(api_user),
-    st: Store = Depends(get_store),
+    user: ApiUser,
+    st: StoreDep,
 ) -> dict[str, Any]:
     """T4: accept (on to extraction) or reject a document pair."""
     require_member(st, user, st.doc_pair(doc_pair_id).project_id)

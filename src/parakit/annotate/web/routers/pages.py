@@ -8,12 +8,12 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
 from parakit.annotate.extraction import verbatim_overlaps
-from parakit.annotate.store import Forbidden, NotFound, Store, User
+from parakit.annotate.store import Forbidden, NotFound, Store
 from parakit.annotate.web.deps import (
+    PageUser,
+    StoreDep,
     WebSettings,
     get_settings,
-    get_store,
-    page_user,
     render,
     require_member,
 )
@@ -26,8 +26,8 @@ router = APIRouter()
 @router.get("/", response_class=HTMLResponse)
 def index(
     request: Request,
-    user: User = Depends(page_user),
-    st: Store = Depends(get_store),
+    user: PageUser,
+    st: StoreDep,
 ) -> HTMLResponse:
     rows = []
     for project in st.projects.projects_for(user):
@@ -57,10 +57,10 @@ def _context(st: Store, doc_id: int | None, begin: int | None, end: int | None) 
 def classify(
     request: Request,
     project_id: int,
+    user: PageUser,
+    st: StoreDep,
     item: int | None = None,
     task: str = "classify",
-    user: User = Depends(page_user),
-    st: Store = Depends(get_store),
     cfg: WebSettings = Depends(get_settings),
 ) -> HTMLResponse:
     require_member(st, user, project_id)
@@ -131,8 +131,8 @@ def classify(
 def extract(
     request: Request,
     project_id: int,
-    user: User = Depends(page_user),
-    st: Store = Depends(get_store),
+    user: PageUser,
+    st: StoreDep,
     cfg: WebSettings = Depends(get_settings),
 ) -> HTMLResponse:
     require_member(st, user, project_id)
@@ -193,8 +193,8 @@ def _bases(scheme: Any) -> list[str]:
 def screen(
     request: Request,
     project_id: int,
-    user: User = Depends(page_user),
-    st: Store = Depends(get_store),
+    user: PageUser,
+    st: StoreDep,
     cfg: WebSettings = Depends(get_settings),
 ) -> HTMLResponse:
     """T4: the quick accept/reject pass over document pairs (forum threads) before
@@ -251,8 +251,8 @@ def label_descriptions(project: Any, scheme: Any) -> dict[str, str]:
 def guidelines(
     request: Request,
     project_id: int,
-    user: User = Depends(page_user),
-    st: Store = Depends(get_store),
+    user: PageUser,
+    st: StoreDep,
 ) -> HTMLResponse:
     """The project's guidelines and what each label means."""
     require_member(st, user, project_id)
