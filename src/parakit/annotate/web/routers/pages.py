@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
 from parakit.annotate.extraction import verbatim_overlaps
-from parakit.annotate.store import Forbidden, NotFound, Store
+from parakit.annotate.store import Forbidden, NotFound, Store, User
 from parakit.annotate.web.deps import (
     PageUser,
     StoreDep,
@@ -21,6 +21,18 @@ from parakit.annotate.web.text import segments
 from parakit.labels import TurkuScheme
 
 router = APIRouter()
+
+
+def _done_page(request: Request, st: Store, user: User, project: Any, task: str) -> HTMLResponse:
+    """The "nothing left" page of a task, with the annotator's progress."""
+    return render(
+        request,
+        "done.html",
+        user,
+        project=project,
+        task=task,
+        progress=st.queue.progress(project.id, user.id, task),
+    )
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -76,14 +88,7 @@ def classify(
     else:
         assignment = st.queue.lease_next(project_id, user.id, task, cfg.lease)
         if assignment is None:
-            return render(
-                request,
-                "done.html",
-                user,
-                project=project,
-                task=task,
-                progress=st.queue.progress(project_id, user.id, task),
-            )
+            return _done_page(request, st, user, project, task)
         assert assignment.item_id is not None
         item_id = assignment.item_id
     row = st.item(item_id)
@@ -139,14 +144,7 @@ def extract(
     project = st.project(project_id)
     assignment = st.queue.lease_next(project_id, user.id, "extract", cfg.lease)
     if assignment is None:
-        return render(
-            request,
-            "done.html",
-            user,
-            project=project,
-            task="extract",
-            progress=st.queue.progress(project_id, user.id, "extract"),
-        )
+        return _done_page(request, st, user, project, "extract")
     assert assignment.doc_pair_id is not None
     dp = st.doc_pair(assignment.doc_pair_id)
     doc1, doc2 = st.document(dp.doc1_id), st.document(dp.doc2_id)
@@ -203,14 +201,7 @@ def screen(
     project = st.project(project_id)
     assignment = st.queue.lease_next(project_id, user.id, "screen", cfg.lease)
     if assignment is None:
-        return render(
-            request,
-            "done.html",
-            user,
-            project=project,
-            task="screen",
-            progress=st.queue.progress(project_id, user.id, "screen"),
-        )
+        return _done_page(request, st, user, project, "screen")
     assert assignment.doc_pair_id is not None
     dp = st.doc_pair(assignment.doc_pair_id)
     return render(
