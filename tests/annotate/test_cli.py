@@ -106,7 +106,14 @@ def test_clusters_command(tmp_path):
         [Pair(f"p{i}", "source", f"ref {i}", label="1") for i in range(3)], scheme="binary"
     )
     io.write(pairs, tmp_path / "c.jsonl")
-    run("clusters", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "refs.json"), "--min-references", "3")
+    run(
+        "clusters",
+        str(tmp_path / "c.jsonl"),
+        "-o",
+        str(tmp_path / "refs.json"),
+        "--min-references",
+        "3",
+    )
     assert json.loads((tmp_path / "refs.json").read_text()) == {
         "source": ["ref 0", "ref 1", "ref 2"]
     }
