@@ -24,7 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "describe": {"io", "text"},
     "vectors": {"io", "text", "offline"},
     "build": {"io", "text", "vectors", "offline"},
-    "annotate": {"io", "text", "split"},
+    "annotate": {"io", "text", "split", "build"},
     "evaluate": {"io", "text", "vectors", "offline"},
     "models": {"io", "text", "vectors", "build", "evaluate", "offline", "split"},
     "mine": {"io", "text", "vectors", "models", "evaluate", "offline"},
