@@ -66,3 +66,24 @@ def test_turku_paraphrase_proba_is_the_loose_reading():
     proba = clf.predict_proba(pairs)  # columns 3, 4, neg
     np.testing.assert_allclose(clf.paraphrase_proba(pairs), proba[:, 0] + proba[:, 1])
     np.testing.assert_allclose(clf.paraphrase_proba(pairs, reading="strict"), proba[:, 1])
+
+
+def test_saved_baseline_reloads_its_onnx_quantisation(tmp_path, monkeypatch):
+    """A baseline saved with a blockwise-int8 encoder comes back with the same backend."""
+    import json
+
+    from parakit.mine import baseline as module
+
+    pairs = _pairs()
+    enc = Dense().fit([t for p in pairs for t in (p.text1, p.text2)])
+    folder = EmbeddingPairClassifier(enc, C=10).fit(pairs).save(tmp_path / "clf")
+    meta = json.loads((folder / "baseline.json").read_text())
+    asked = []
+    for quantization, backend in (("block", "onnx-int8-block"), ("dynamic", "onnx-int8")):
+        meta["encoder"] = {"encoder": "onnxruntime", "model": "m", "quantization": quantization}
+        (folder / "baseline.json").write_text(json.dumps(meta))
+        monkeypatch.setattr(
+            "parakit.vectors.encode.load_encoder", lambda m, b: asked.append(b) or enc
+        )
+        module.EmbeddingPairClassifier.load(folder)
+        assert asked[-1] == backend

@@ -177,10 +177,12 @@ class EmbeddingPairClassifier:
             from parakit.vectors.encode import load_encoder
 
             sig = meta["encoder"]
-            backend = {
-                "sentence-transformers": "torch",
-                "onnxruntime": "onnx-int8" if sig.get("quantize") else "onnx",
-            }.get(sig.get("encoder"))
+            onnx = {"dynamic": "onnx-int8", "block": "onnx-int8-block"}.get(
+                sig.get("quantization") or ("dynamic" if sig.get("quantize") else ""), "onnx"
+            )
+            backend = {"sentence-transformers": "torch", "onnxruntime": onnx}.get(
+                sig.get("encoder")
+            )
             if backend is None:
                 raise MineError(f"{folder}: pass the encoder explicitly ({sig})", code="E804")
             encoder = load_encoder(sig["model"], backend)
