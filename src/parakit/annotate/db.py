@@ -17,11 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from parakit.annotate.models import (
+    Annotation,
     Assignment,
     DocPair,
     DocumentRow,
@@ -113,6 +114,24 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
+
+
+def submitted_by_item(
+    session: Session, project_id: int, task: str = "classify"
+) -> dict[int, list[Annotation]]:
+    """The submitted annotations of a project's ``task``, per item, oldest first."""
+    out: dict[int, list[Annotation]] = {}
+    for ann in session.scalars(
+        select(Annotation)
+        .where(
+            Annotation.project_id == project_id,
+            Annotation.task == task,
+            Annotation.status == "submitted",
+        )
+        .order_by(Annotation.id)
+    ):
+        out.setdefault(ann.item_id, []).append(ann)
+    return out
 
 
 class Database:

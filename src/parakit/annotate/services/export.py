@@ -8,9 +8,9 @@ from sqlalchemy import select
 
 from parakit.annotate.db import (
     Service,
+    submitted_by_item,
 )
 from parakit.annotate.models import (
-    Annotation,
     DocumentRow,
     Item,
 )
@@ -37,17 +37,7 @@ class Exports(Service):
                     .order_by(Item.id)
                 )
             )
-            anns: dict[int, list[Annotation]] = {}
-            for ann in session.scalars(
-                select(Annotation)
-                .where(
-                    Annotation.project_id == project_id,
-                    Annotation.task == "classify",
-                    Annotation.status == "submitted",
-                )
-                .order_by(Annotation.id)
-            ):
-                anns.setdefault(ann.item_id, []).append(ann)
+            anns = submitted_by_item(session, project_id)
             docs = {
                 d.id: d
                 for d in session.scalars(

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from parakit.annotate.db import (
     Service,
+    submitted_by_item,
     utcnow,
 )
 from parakit.annotate.models import (
@@ -312,17 +313,7 @@ class Review(Service):
                     or_(func.lower(Item.text1).like(pattern), func.lower(Item.text2).like(pattern))
                 )
             items = list(session.scalars(query.order_by(Item.id)))
-            anns: dict[int, list[Annotation]] = {}
-            for ann in session.scalars(
-                select(Annotation)
-                .where(
-                    Annotation.project_id == project_id,
-                    Annotation.task == "classify",
-                    Annotation.status == "submitted",
-                )
-                .order_by(Annotation.id)
-            ):
-                anns.setdefault(ann.item_id, []).append(ann)
+            anns = submitted_by_item(session, project_id)
         if state == "disputed":
             items = [i for i in items if len({a.label for a in anns.get(i.id, [])}) > 1]
         total = len(items)
