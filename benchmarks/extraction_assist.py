@@ -94,7 +94,7 @@ def main() -> None:
         try:
             from parakit.vectors.encode import load_encoder
         except ImportError:  # before the vectors layer
-            from parakit.mine.encode import load_encoder
+            from parakit.vectors.encode import load_encoder
         encoder = load_encoder("offline-minilm", backend="torch")
     results = {}
     header = "| configuration | " + " | ".join(f"R@{b:g}x" for b in BUDGETS) + " | P@2x | s |"
