@@ -35,6 +35,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import random
 import shutil
 from collections.abc import Iterator
@@ -147,7 +148,6 @@ def mine_knn(
     vector_path = work / "embeddings.f32"
     source_ids: dict[str, int] = {}
     codes_list: list[int] = []
-    shape = {"n": 0, "dim": None}
     bar: Any = None
     if progress:
         from tqdm.auto import tqdm
@@ -158,7 +158,8 @@ def mine_knn(
         """Yield the records to the store while their vectors go to ``vec_handle``."""
         chunk: list[dict[str, Any]] = []
         records = iter_collection(input_path, text_field=text_field, source_field=source_field)
-        for record in (*records, None):
+        # stream: the None sentinel flushes the last chunk without holding the input in memory
+        for record in itertools.chain(records, [None]):
             if record is not None:
                 record["source"] = "-" if record.get("source") is None else str(record["source"])
                 chunk.append(record)
@@ -166,12 +167,10 @@ def mine_knn(
                 vectors = np.ascontiguousarray(
                     encoder.encode([r["text"] for r in chunk]), dtype=np.float32
                 )
-                shape["dim"] = vectors.shape[1]
                 vec_handle.write(vectors.tobytes())
                 codes_list.extend(
                     source_ids.setdefault(r["source"], len(source_ids)) for r in chunk
                 )
-                shape["n"] += len(chunk)
                 if bar is not None:
                     bar.update(len(chunk))
                 yield from chunk
@@ -183,9 +182,10 @@ def mine_knn(
     finally:
         if bar is not None:
             bar.close()
-    n, dim = shape["n"], shape["dim"]
-    if n == 0 or dim is None:
+    n = len(codes_list)
+    if n == 0:
         raise ParakitError(f"no sentence found in {input_path}", code="E501")
+    dim = vector_path.stat().st_size // (4 * n)  # float32 rows written in order
     vectors = np.memmap(vector_path, dtype=np.float32, mode="r", shape=(n, dim))
     codes = np.asarray(codes_list, dtype=np.int32)
     all_pairs = []
