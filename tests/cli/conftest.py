@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from parakit.cli.app import main
+from parakit.io import read
+from parakit.schema import PairSet
 
 
 def _run(*args: object) -> None:
@@ -34,3 +37,16 @@ def mine_run(tiny_model) -> Callable[..., Path]:
         return out
 
     return mine
+
+
+@pytest.fixture(scope="session")
+def opus_sample(data_path) -> Callable[[int, int], PairSet]:
+    """``opus_sample(n, seed)``: n labelled (1-4) opus-parsebank pairs, seeded, in file order."""
+    pairs = read(data_path("turku/opus-pb-dev.json"))
+    labelled = [p for p in pairs if p.label and p.label[0] in "1234"]
+
+    def sample(n: int, seed: int) -> PairSet:
+        chosen = sorted(random.Random(seed).sample(range(len(labelled)), n))
+        return PairSet([labelled[i] for i in chosen], scheme="turku", name=f"opus-{n}")
+
+    return sample

@@ -10,7 +10,6 @@ Every arrow of docs/architecture.md "output of X is input of Y" is one step here
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
@@ -23,12 +22,9 @@ pytest.importorskip("faiss")
 pytest.importorskip("torch")
 
 
-def _sample(data_path, folder: Path) -> tuple[Path, dict[tuple[str, str], str]]:
+def _sample(opus_sample, folder: Path) -> tuple[Path, dict[tuple[str, str], str]]:
     """160 labelled opus-pb pairs (seeded), unlabelled on disk, and their gold labels."""
-    pairs = read(data_path("turku/opus-pb-dev.json"))
-    rng = random.Random(0)
-    labelled = [p for p in pairs if p.label and p.label[0] in "1234"]
-    chosen = [labelled[i] for i in sorted(rng.sample(range(len(labelled)), 160))]
+    chosen = opus_sample(160, 0)
     gold = {(p.text1, p.text2): p.label for p in chosen}
     unlabelled = PairSet([p.replace(label=None) for p in chosen], scheme="turku", name="candidates")
     path = folder / "raw.jsonl"
@@ -36,8 +32,8 @@ def _sample(data_path, folder: Path) -> tuple[Path, dict[tuple[str, str], str]]:
     return path, gold
 
 
-def test_life_cycle_through_the_cli(tmp_path, data_path, tiny_model, run, mine_run):
-    raw, gold = _sample(data_path, tmp_path)
+def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine_run):
+    raw, gold = _sample(opus_sample, tmp_path)
 
     # build: candidates for annotation (the sample over char-similarity bins)
     run(

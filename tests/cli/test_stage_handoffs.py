@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
@@ -18,13 +17,10 @@ pytest.importorskip("torch")
 
 
 @pytest.fixture
-def opus(data_path, tmp_path):
+def opus(opus_sample, tmp_path):
     """120 labelled opus-pb pairs (seeded), written as canonical JSONL."""
-    pairs = read(data_path("turku/opus-pb-dev.json"))
-    labelled = [p for p in pairs if p.label and p.label[0] in "1234"]
-    chosen = random.Random(1).sample(labelled, 120)
     path = tmp_path / "opus.jsonl"
-    write(PairSet(chosen, scheme="turku", name="opus-120"), path)
+    write(opus_sample(120, 1), path)
     return path
 
 
