@@ -90,7 +90,6 @@ def configure_output(*, verbose: bool = False, quiet: bool = False) -> None:
         os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        os.environ.setdefault("ORT_LOGGING_LEVEL", "3")
 
 
 def _silence_tqdm(quiet: bool) -> None:
