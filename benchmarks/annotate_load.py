@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--pg-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
     args = parser.parse_args()
 
-    from parakit.annotate.loadtest import check_store, prepare_store, run_load, serve_process
+    from loadtest import check_store, prepare_store, run_load, serve_process
 
     with tempfile.TemporaryDirectory() as tmp:
         if args.backend == "sqlite":

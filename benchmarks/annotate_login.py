@@ -41,8 +41,7 @@ def rss_mb(pid: int) -> float:
 
 async def storm(url: str, project: int, logins: int) -> tuple[dict[int, int], list[float], float]:
     import httpx
-
-    from parakit.annotate.loadtest import HEADERS, PASSWORD
+    from loadtest import HEADERS, PASSWORD
 
     async with httpx.AsyncClient(base_url=url, timeout=120) as worker:
         r = await worker.post("/login", data={"name": "ann00", "password": PASSWORD})
@@ -83,7 +82,7 @@ def main() -> None:
     parser.add_argument("--hash-concurrency", type=int, default=2)
     args = parser.parse_args()
 
-    from parakit.annotate.loadtest import prepare_store, serve_process
+    from loadtest import prepare_store, serve_process
 
     with tempfile.TemporaryDirectory() as tmp:
         target = str(Path(tmp) / "login.sqlite")

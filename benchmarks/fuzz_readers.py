@@ -1,6 +1,6 @@
 """Fuzz every reader with N mutations of the shared corpora and print the contract table.
 
-Each input is a sample of a real file (see :mod:`parakit.io.fuzzing`) damaged one way; the
+Each input is a sample of a real file (see ``tests/fuzz/harness.py``) damaged one way; the
 contract is: a ParakitError, or data identical to the reference parse of the unmutated records
 (for a random byte change: well-formed data). Counts per reader: inputs, clean ParakitErrors,
 correct parses, other exceptions, silently accepted bad data.
@@ -21,7 +21,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from parakit.io.fuzzing import TARGETS, TITLES, fuzz, make_target
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fuzz"))
+from harness import TARGETS, TITLES, fuzz, make_target
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import socket
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +13,9 @@ pytest.importorskip("httpx", reason="httpx drives the simulated annotators")
 
 import contextlib
 
-from parakit.annotate.loadtest import (
+# the simulated annotators live with the benchmarks that drive them
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from loadtest import (
     check_store,
     crash_run,
     prepare_store,

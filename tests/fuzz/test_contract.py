@@ -1,7 +1,7 @@
 """The reader contract under fuzzing: a damaged input gives a ParakitError or the reference data.
 
 Samples of the real corpora (shared data; skipped when absent) are damaged by
-:mod:`parakit.io.fuzzing` with choices drawn by hypothesis, so a failure shrinks to a small
+``tests/fuzz/harness.py`` with choices drawn by hypothesis, so a failure shrinks to a small
 reproducer. CI runs the ``ci`` profile (100 inputs per reader, a few seconds each);
 ``PARAKIT_FUZZ=long`` (or the ``slow`` test below) runs many more.
 """
@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from parakit.io.fuzzing import TARGETS, fuzz, make_target, mutate, run_case
+sys.path.insert(0, str(Path(__file__).parent))  # importlib import mode: make the harness findable
+from harness import TARGETS, fuzz, make_target, mutate, run_case
 
 settings.register_profile(
     "ci",

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from parakit.cli import main
-from parakit.io.fuzzing import TARGETS, make_target, mutate, run_case
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))  # the fuzz harness (tests/fuzz)
+from harness import TARGETS, make_target, mutate, run_case
 
 #: Reader format and extra CLI arguments for each fuzz target's variants (by file name).
 FORMATS = {

@@ -8,8 +8,11 @@ or with another answer's fields shows up. Every submission the server acknowledg
 after the run, or after killing the server (:func:`crash_run`), :func:`check_store` compares
 each one field by field with the stored row.
 
+Used by ``benchmarks/annotate_load.py``, ``benchmarks/annotate_login.py`` and
+``tests/annotate/test_loadtest.py``; a test harness, so it lives here, not in the package.
+
 Example:
-    >>> from parakit.annotate.loadtest import prepare_store, serve_process, run_load
+    >>> from loadtest import prepare_store, serve_process, run_load
     >>> prepare_store("load.sqlite", n_annotators=5, n_items=500)        # doctest: +SKIP
     >>> with serve_process("load.sqlite", port=8765) as url:              # doctest: +SKIP
     ...     result = run_load(url, 1, n_annotators=5, duration=10)

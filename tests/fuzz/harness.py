@@ -18,7 +18,8 @@ cut short, a random byte...), and :func:`run_case` reads the result and classifi
 ``bad``
     data accepted that is not the reference (a contract violation: silently accepted bad data).
 
-Used by ``tests/fuzz`` (through hypothesis) and ``benchmarks/fuzz_readers.py``.
+Used by ``tests/fuzz`` (through hypothesis), ``tests/io/test_cli_bad_input.py`` and
+``benchmarks/fuzz_readers.py``; a test harness, so it lives beside the tests, not in the package.
 
 Example:
     >>> import random
