@@ -68,3 +68,89 @@ def test_order_save_load_and_errors(tmp_path):
         NgramLM(discount=1.5).fit(["a"])
     with pytest.raises(ParakitError, match="kenlm"):
         load_lm(tmp_path / "model.arpa")
+
+
+# Interpolated Kneser–Ney by hand on two sentences, D = 0.75, order 4:
+#   <s> a b </s>        <s> b a b </s>
+# unigram continuation counts: a 2 ({<s>, b}), b 2 ({a, <s>}), </s> 1 ({b}); total 5, 3 types;
+# vocabulary {</s>, a, b} + <unk> -> uniform 1/4, so P1(w) = max(c - .75, 0)/5 + .75*3/5 * 1/4
+P1 = {"a": 0.3625, "b": 0.3625, "</s>": 0.1625, "<unk>": 0.1125}
+# bigram counts (continuation; raw for <s> a, <s> b): <s> a 1, <s> b 1, a b 2, b </s> 1, b a 1
+P2_B_A = 1.25 / 2 + 0.75 * 1 / 2 * P1["b"]  # P(b | a) = 0.7609375
+P2_A_B = 0.25 / 2 + 0.75 * 2 / 2 * P1["a"]  # P(a | b) = 0.396875
+P2_A_BOS = 0.25 / 2 + 0.75 * 2 / 2 * P1["a"]  # P(a | <s>) = 0.396875
+P2_END_B = 0.25 / 2 + 0.75 * 2 / 2 * P1["</s>"]  # P(</s> | b) = 0.246875
+P2_UNK_A = 0.75 * 1 / 2 * P1["<unk>"]  # P(<unk> | a) = 0.0421875
+# trigram counts (continuation; raw for <s>-initial): <s> a b 1, <s> b a 1, a b </s> 2, b a b 1
+P3_B_BOS_A = 0.25 + 0.75 * P2_B_A  # 0.820703125
+P3_A_BOS_B = 0.25 + 0.75 * P2_A_B  # 0.54765625
+P3_END_A_B = 1.25 / 2 + 0.75 * 1 / 2 * P2_END_B  # 0.717578125
+P3_B_B_A = 0.25 + 0.75 * P2_B_A  # 0.820703125
+P3_UNK_BOS_A = 0.75 * P2_UNK_A  # 0.031640625
+# 4-gram raw counts: <s> a b </s> 1, <s> b a b 1, b a b </s> 1
+P4_END_BOS_A_B = 0.25 + 0.75 * P3_END_A_B  # 0.78818359375
+P4_B_BOS_B_A = 0.25 + 0.75 * P3_B_B_A  # 0.86552734375
+P4_END_B_A_B = 0.25 + 0.75 * P3_END_A_B  # 0.78818359375
+
+
+@pytest.fixture
+def hand_lm():
+    return NgramLM(order=4, method="whitespace").fit(["a b", "b a b"])
+
+
+def test_kneser_ney_by_hand_at_every_history_length(hand_lm):
+    lm = hand_lm
+    for word, p in P1.items():
+        assert lm.prob(word) == pytest.approx(p, abs=1e-12)
+    assert lm.prob("zebra") == pytest.approx(P1["<unk>"], abs=1e-12)  # unknown -> <unk>
+    assert lm.prob("a", ["<s>"]) == pytest.approx(P2_A_BOS, abs=1e-12)
+    assert lm.prob("a", ["b"]) == pytest.approx(P2_A_B, abs=1e-12)
+    assert lm.prob("</s>", ["b"]) == pytest.approx(P2_END_B, abs=1e-12)
+    assert lm.prob("b", ["<s>", "a"]) == pytest.approx(P3_B_BOS_A, abs=1e-12)
+    # the 2nd word after <s> keeps both history words (the old negative slice kept one)
+    assert lm.prob("a", ["<s>", "b"]) == pytest.approx(P3_A_BOS_B, abs=1e-12)
+    assert lm.prob("b", ["<s>", "b", "a"]) == pytest.approx(P4_B_BOS_B_A, abs=1e-12)
+    assert lm.prob("</s>", ["b", "a", "b"]) == pytest.approx(P4_END_B_A_B, abs=1e-12)
+    # only the last order - 1 = 3 words count
+    assert lm.prob("</s>", ["x", "<s>", "a", "b"]) == pytest.approx(P4_END_BOS_A_B, abs=1e-12)
+
+
+def test_sentence_log_probability_by_hand(hand_lm):
+    lm = hand_lm
+    cases = {
+        "a b": P2_A_BOS * P3_B_BOS_A * P4_END_BOS_A_B,
+        "b a b": P2_A_BOS * P3_A_BOS_B * P4_B_BOS_B_A * P4_END_B_A_B,  # P(b|<s>) = P(a|<s>)
+        # unknown word, then a history never seen at any order: </s> falls back to P1
+        "a x": P2_A_BOS * P3_UNK_BOS_A * P1["</s>"],
+    }
+    for sentence, p in cases.items():
+        assert lm.log_prob(sentence) == pytest.approx(math.log10(p), abs=1e-12)
+    assert lm.n_tokens("b a b") == 4
+
+
+def test_arpa_export_holds_the_same_model(hand_lm, tmp_path):
+    path = tmp_path / "hand.arpa"
+    hand_lm.to_arpa(path)
+    text = path.read_text()
+    assert "ngram 1=5\nngram 2=5\nngram 3=4\nngram 4=3\n" in text
+    # seen n-grams carry their interpolated probability, histories the back-off weight
+    assert f"{math.log10(P4_B_BOS_B_A):.9f}\t<s> b a b\n" in text
+    assert f"{math.log10(P3_A_BOS_B):.9f}\t<s> b a\t{math.log10(0.75):.9f}\n" in text
+    assert f"{math.log10(P1['<unk>']):.9f}\t<unk>\n" in text
+    assert "-99\t<s>\t" in text
+    with pytest.raises(ParakitError, match="E507.*kneser-ney"):
+        NgramLM(order=2, smoothing="add-k").fit(["a"]).to_arpa(tmp_path / "x.arpa")
+
+
+def test_kenlm_reads_the_arpa_export_and_scores_the_same(tmp_path, data_path):
+    pytest.importorskip("kenlm", reason="the kenlm package is not installed (pip install kenlm)")
+    from parakit.io import read
+
+    sentences = [p.text1 for p in read(data_path("mrpc/msr_paraphrase_train.txt"))][:600]
+    tokenised = [" ".join(s.split()) for s in sentences]
+    ours = NgramLM(order=5, method="whitespace").fit(tokenised[:500])
+    ours.to_arpa(tmp_path / "mrpc.arpa")
+    kenlm_model = load_lm(tmp_path / "mrpc.arpa")
+    # training sentences and 100 unseen ones (unknown words, unseen histories)
+    diffs = [abs(kenlm_model.log_prob(s) - ours.log_prob(s)) for s in tokenised]
+    assert max(diffs) < 1e-3  # KenLM stores float32

@@ -157,7 +157,9 @@ class NgramLM:
         """``P(word | history)`` (the last ``order - 1`` history words count)."""
         if not hasattr(self, "counts_"):
             raise ParakitError("NgramLM is not fitted", code="E507")
-        h = tuple(history)[len(history) - (self.order - 1) :] if self.order > 1 else ()
+        # the last order-1 words; a plain negative start, never len(history) - (order - 1),
+        # which goes negative on short histories and keeps too few words
+        h = tuple(history)[-(self.order - 1) :] if self.order > 1 else ()
         if word not in self.vocabulary_set:
             word = UNK
         return self._prob(word, h)
@@ -207,6 +209,54 @@ class NgramLM:
         }
         with atomic_write(path) as handle:
             json.dump(data, handle, ensure_ascii=False)
+
+    def to_arpa(self, path: str | Path) -> None:
+        """Write the Kneser–Ney model as an ARPA file (atomic) that KenLM and SRILM read.
+
+        Interpolated Kneser–Ney is a back-off model in disguise: every seen n-gram gets its
+        interpolated probability, every history ``h`` the back-off weight
+        ``D * N1+(h .) / total(h)``, so a KenLM query of the file gives :meth:`log_prob`
+        (up to KenLM's float32 storage).
+        """
+        from parakit.io.atomic import atomic_write
+
+        if not hasattr(self, "counts_"):
+            raise ParakitError("NgramLM is not fitted", code="E507")
+        if self.smoothing != "kneser-ney":
+            raise ParakitError(
+                "only a kneser-ney NgramLM is a back-off model ARPA can hold", code="E507"
+            )
+        d = self.discount
+
+        def backoff(gram: tuple[str, ...]) -> float | None:
+            n = len(gram) + 1
+            if n > self.order or self.totals_[n].get(gram, 0.0) == 0:
+                return None
+            return math.log10(d * self.types_[n][gram] / self.totals_[n][gram])
+
+        levels: list[list[str]] = []
+        unigrams = [(w,) for w in (*self.vocabulary_, UNK)]
+        for n in range(1, self.order + 1):
+            grams = unigrams if n == 1 else [g for g, c in self.counts_[n].items() if c > 0]
+            lines = []
+            if n == 1:  # <s> is never predicted: the ARPA convention is log10 p = -99
+                bo = backoff((BOS,))
+                lines.append(f"-99\t{BOS}" + (f"\t{bo:.9f}" if bo is not None else ""))
+            for gram in sorted(grams):
+                logp = math.log10(self._prob(gram[-1], gram[:-1]))
+                bo = backoff(gram)
+                lines.append(
+                    f"{logp:.9f}\t{' '.join(gram)}" + (f"\t{bo:.9f}" if bo is not None else "")
+                )
+            levels.append(lines)
+        with atomic_write(path) as handle:
+            handle.write("\\data\\\n")
+            for n, lines in enumerate(levels, 1):
+                handle.write(f"ngram {n}={len(lines)}\n")
+            for n, lines in enumerate(levels, 1):
+                handle.write(f"\n\\{n}-grams:\n")
+                handle.write("\n".join(lines) + "\n")
+            handle.write("\n\\end\\\n")
 
     @classmethod
     def load(cls, path: str | Path) -> NgramLM:
