@@ -34,6 +34,24 @@ def _load_pairs(path: Path, fmt: str | None, binary: bool, reading: str | None) 
     return pairs
 
 
+def _load_training_sets(
+    paths: list[Path], fmt: str | None, binary: bool, reading: str | None
+) -> Any:
+    """One training set of one or several files (M8: clean + relabelled pairs).
+
+    Files are read one by one (a JSONL file's header must be its first line, so a
+    concatenated file is not valid input) and joined with ids prefixed by the file name.
+    """
+    if len(paths) == 1:
+        return _load_pairs(paths[0], fmt, binary, reading)
+    from parakit.models.noisy import concatenate
+
+    stems = [p.stem for p in paths]
+    prefixes = [s if stems.count(s) == 1 else f"{i}-{s}" for i, s in enumerate(stems)]
+    sets = [_load_pairs(p, fmt, binary, reading) for p in paths]
+    return concatenate(sets, prefixes)
+
+
 BinaryOpt = Annotated[
     bool, typer.Option("--binary", help="train/evaluate on the binary reading of the labels")
 ]
@@ -44,7 +62,13 @@ ReadingOpt = Annotated[
 
 @app.command()
 def train(
-    train_path: Annotated[Path, typer.Argument(help="labelled training pairs")],
+    train_paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="labelled training pairs; several files are concatenated (ids prefixed with "
+            "the file name), e.g. clean pairs + the output of `identify clean-labels` (M8)"
+        ),
+    ],
     output: Annotated[Path, output_option("Folder for the trained model.")],
     model: Annotated[
         str,
@@ -96,7 +120,7 @@ def train(
 
     from parakit.models.base import make_model
 
-    pairs = _load_pairs(train_path, fmt, binary, reading)
+    pairs = _load_training_sets(train_paths, fmt, binary, reading)
     if negatives is not None:
         from parakit.io import read
         from parakit.models.bootstrap import bootstrap_training_set
@@ -243,6 +267,18 @@ def clean_labels(
             "(default: MultiPIT's best, 0.35 for filter and 0.25 for flip)",
         ),
     ] = None,
+    grid: Annotated[
+        str | None,
+        typer.Option(
+            "--grid",
+            help="λ grid, e.g. 0.05,0.15,0.25,0.35,0.45 (MultiPIT's): for each λ and method a "
+            "student (--model) is trained on --clean + relabelled pairs and scored on --dev; "
+            "prints the table and writes the pairs relabelled at the best λ of --method",
+        ),
+    ] = None,
+    dev: Annotated[
+        Path | None, typer.Option("--dev", help="development pairs that score the --grid")
+    ] = None,
     fmt: FormatOpt = None,
     binary: BinaryOpt = False,
     reading: ReadingOpt = None,
@@ -252,10 +288,16 @@ def clean_labels(
     from parakit.models.base import load_model, make_model
     from parakit.models.noisy import NoisyLabelCleaner
 
-    if (teacher is None) == (clean is None):
+    if grid is None and (teacher is None) == (clean is None):
         raise typer.BadParameter("give exactly one of --teacher or --clean", param_hint="--teacher")
     if method not in ("filter", "flip"):
         raise typer.BadParameter("must be filter or flip", param_hint="--method")
+    if grid is not None:
+        _clean_labels_grid(
+            noisy_path, output, grid, dev, teacher, clean, model, param, method, threshold,
+            fmt, binary, reading,
+        )  # fmt: skip
+        return
     if threshold is None:
         threshold = 0.35 if method == "filter" else 0.25
     noisy = _load_pairs(noisy_path, fmt, binary, reading)
@@ -273,4 +315,65 @@ def clean_labels(
     typer.echo(
         f"{method} at λ={threshold}: {report['n_noisy']} pairs, {report['dropped']} dropped, "
         f"{report['flipped']} flipped, {report['kept']} written to {output}"
+    )
+
+
+def _clean_labels_grid(
+    noisy_path: Path,
+    output: Path,
+    grid: str,
+    dev: Path | None,
+    teacher: Path | None,
+    clean: Path | None,
+    model: str,
+    param: list[str] | None,
+    method: str,
+    threshold: float | None,
+    fmt: str | None,
+    binary: bool,
+    reading: str | None,
+) -> None:
+    """``clean-labels --grid``: MultiPIT's λ search (Table 3), selected on dev F1."""
+    from parakit.cli.options import parse_numbers
+    from parakit.io import write
+    from parakit.models.base import load_model, make_model
+    from parakit.models.noisy import METHODS, given_label_proba, noisy_label_grid, relabel
+
+    if clean is None or dev is None:
+        raise typer.BadParameter(
+            "--grid trains students on --clean + relabelled pairs and scores them on --dev: "
+            "give both",
+            param_hint="--grid",
+        )
+    if threshold is not None:
+        raise typer.BadParameter("--grid chooses λ; drop --threshold", param_hint="--threshold")
+    lambdas = parse_numbers(grid, "--grid", sep=",")
+    if any(x > 1 for x in lambdas):
+        raise typer.BadParameter(f"{grid!r}: every λ must lie in [0, 1]", param_hint="--grid")
+    noisy = _load_pairs(noisy_path, fmt, binary, reading)
+    student = make_model(model, **parse_key_values(param, "--param"))
+    with status(f"λ grid: {2 * len(lambdas) + 2} students of {model}"):
+        result = noisy_label_grid(
+            student,
+            _load_pairs(clean, None, binary, reading),
+            noisy,
+            _load_pairs(dev, None, binary, reading),
+            teacher=load_model(teacher) if teacher is not None else None,
+            methods=METHODS,
+            thresholds=lambdas,
+            refit_teacher=teacher is None,
+        )
+    typer.echo(result.to_markdown())
+    best = result.best(method)
+    assert result.teacher is not None
+    p_given, proba = given_label_proba(result.teacher, noisy)
+    cleaned, report = relabel(
+        noisy, p_given, result.teacher.classes_, method, best["threshold"], proba
+    )
+    cleaned.metadata["noisy_labels"] = {**report, "grid": result.rows, "selected_on": str(dev)}
+    write(cleaned, output)
+    typer.echo(
+        f"best {method} on dev: λ={best['threshold']} (F1 {100 * best['dev_f1']:.1f}); "
+        f"{report['dropped']} dropped, {report['flipped']} flipped, {report['kept']} written "
+        f"to {output}"
     )

@@ -118,9 +118,34 @@ def combine(
     clean: PairSet, extra: PairSet, prefixes: tuple[str, str] = ("clean", "noisy")
 ) -> PairSet:
     """One training set of two pair sets; ids are prefixed so they never collide."""
-    pairs = [p.replace(id=f"{prefixes[0]}:{p.id}") for p in clean]
-    pairs += [p.replace(id=f"{prefixes[1]}:{p.id}") for p in extra]
-    return PairSet(pairs, scheme=clean.scheme, name=clean.name, lang=clean.lang)
+    return concatenate([clean, extra], prefixes)
+
+
+def concatenate(sets: Sequence[PairSet], prefixes: Sequence[str]) -> PairSet:
+    """One training set of several pair sets (clean + relabelled, M8), ids prefixed
+    ``prefix:id`` so they never collide; the first set gives scheme, name and language.
+
+    Raises:
+        ModelError: the sets use different label schemes (E704): read them with the same
+            reading (e.g. all binary) first.
+    """
+    if not sets or len(sets) != len(prefixes):
+        raise ModelError("give one prefix per pair set, and at least one set", code="E712")
+    first = sets[0]
+    for part, prefix in zip(sets[1:], prefixes[1:], strict=True):
+        if part.scheme != first.scheme:
+            raise ModelError(
+                f"training set {prefix!r} uses label scheme {part.scheme!r} but "
+                f"{prefixes[0]!r} uses {first.scheme!r}; read both binary (--binary) or "
+                "convert one",
+                code="E704",
+            )
+    pairs = [
+        p.replace(id=f"{prefix}:{p.id}")
+        for part, prefix in zip(sets, prefixes, strict=True)
+        for p in part
+    ]
+    return PairSet(pairs, scheme=first.scheme, name=first.name, lang=first.lang)
 
 
 class NoisyLabelCleaner(BaseEstimator):
@@ -176,6 +201,8 @@ class NoisyLabelResult:
     """Rows of a noisy-label grid: one per training setting, with counts and dev scores."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: the fitted teacher (to relabel the noisy set again at the chosen λ)
+    teacher: PairClassifier | None = field(default=None, repr=False)
 
     def best(self, method: str | None = None) -> dict[str, Any]:
         """The row with the highest development F1 (of one method, if given)."""
@@ -183,32 +210,41 @@ class NoisyLabelResult:
         return max(rows, key=lambda r: r["dev_f1"])
 
     def to_markdown(self) -> str:
+        """The grid as MultiPIT's Table 3 (P, R, F1, accuracy on dev) with the λ and counts."""
         lines = [
-            "| training data | λ | dropped | flipped | train pairs | dev accuracy | dev F1 |",
-            "|---|---:|---:|---:|---:|---:|---:|",
+            "| training data | λ | dropped | flipped | train pairs | P | R | F1 | accuracy |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for r in self.rows:
             lam = "" if r["threshold"] is None else f"{r['threshold']:.2f}"
             lines.append(
                 f"| {r['setting']} | {lam} | {r['dropped']} | {r['flipped']} | "
-                f"{r['n_train']} | {100 * r['dev_accuracy']:.1f} | "
-                f"{100 * r['dev_f1']:.1f} |"
+                f"{r['n_train']} | {100 * r['dev_precision']:.1f} | "
+                f"{100 * r['dev_recall']:.1f} | {100 * r['dev_f1']:.1f} | "
+                f"{100 * r['dev_accuracy']:.1f} |"
             )
         return "\n".join(lines)
 
 
-def _dev_scores(model: PairClassifier, dev: PairSet) -> tuple[float, float]:
-    from sklearn.metrics import accuracy_score, f1_score
+def _dev_scores(model: PairClassifier, dev: PairSet) -> dict[str, float]:
+    """Accuracy and P/R/F1 of the positive class (macro averages beyond two classes)."""
+    from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
     truth = [p.label for p in dev]
     predicted = [str(v) for v in model.predict(dev)]
     mask = model.positive_mask()
     if len(model.classes_) == 2:
         positive = str(model.classes_[mask][0] if mask.sum() == 1 else model.classes_[-1])
-        f1 = f1_score(truth, predicted, pos_label=positive, average="binary", zero_division=0)
+        kwargs: dict[str, Any] = {"pos_label": positive, "average": "binary"}
     else:
-        f1 = f1_score(truth, predicted, average="macro", zero_division=0)
-    return float(accuracy_score(truth, predicted)), float(f1)
+        kwargs = {"average": "macro"}
+    p, r, f1, _ = precision_recall_fscore_support(truth, predicted, zero_division=0, **kwargs)
+    return {
+        "dev_accuracy": float(accuracy_score(truth, predicted)),
+        "dev_precision": float(p),
+        "dev_recall": float(r),
+        "dev_f1": float(f1),
+    }
 
 
 def noisy_label_grid(
@@ -221,6 +257,7 @@ def noisy_label_grid(
     methods: Sequence[str] = METHODS,
     thresholds: Sequence[float] = LAMBDA_GRID,
     use_dev_for_selection: bool = True,
+    refit_teacher: bool = True,
 ) -> NoisyLabelResult:
     """Run the M8 recipe: teacher on clean, then for each method and λ a student on
     clean + relabelled noisy pairs; also the clean-only and clean + raw-noisy references.
@@ -233,14 +270,19 @@ def noisy_label_grid(
         thresholds: the λ grid.
         use_dev_for_selection: pass ``dev`` as ``eval_set`` to the fits (neural models select
             their checkpoint on it).
+        refit_teacher: False to use ``teacher`` as given (already fitted, e.g. a saved model).
 
     Returns:
         a :class:`NoisyLabelResult`; ``.best("flip")`` gives the best flipping λ.
     """
     eval_set = dev if use_dev_for_selection else None
-    teacher_model = clone(teacher if teacher is not None else student).fit(clean, eval_set=eval_set)
-    result = NoisyLabelResult()
-    acc, f1 = _dev_scores(teacher_model, dev)
+    if teacher is not None and not refit_teacher:
+        teacher_model = teacher
+    else:
+        teacher_model = clone(teacher if teacher is not None else student).fit(
+            clean, eval_set=eval_set
+        )
+    result = NoisyLabelResult(teacher=teacher_model)
     result.rows.append(
         {
             "setting": "clean only (teacher)",
@@ -249,12 +291,10 @@ def noisy_label_grid(
             "dropped": 0,
             "flipped": 0,
             "n_train": len(clean),
-            "dev_accuracy": acc,
-            "dev_f1": f1,
+            **_dev_scores(teacher_model, dev),
         }
     )
     raw = clone(student).fit(combine(clean, noisy), eval_set=eval_set)
-    acc, f1 = _dev_scores(raw, dev)
     result.rows.append(
         {
             "setting": "clean + noisy as is",
@@ -263,8 +303,7 @@ def noisy_label_grid(
             "dropped": 0,
             "flipped": 0,
             "n_train": len(clean) + len(noisy),
-            "dev_accuracy": acc,
-            "dev_f1": f1,
+            **_dev_scores(raw, dev),
         }
     )
     p_given, proba = given_label_proba(teacher_model, noisy)
@@ -275,7 +314,6 @@ def noisy_label_grid(
             )
             train = combine(clean, relabelled)
             model = clone(student).fit(train, eval_set=eval_set)
-            acc, f1 = _dev_scores(model, dev)
             result.rows.append(
                 {
                     "setting": f"clean + {_PAST[method]} noisy",
@@ -284,8 +322,7 @@ def noisy_label_grid(
                     "dropped": report["dropped"],
                     "flipped": report["flipped"],
                     "n_train": len(train),
-                    "dev_accuracy": acc,
-                    "dev_f1": f1,
+                    **_dev_scores(model, dev),
                 }
             )
     return result
