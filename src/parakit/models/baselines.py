@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from parakit.models.base import ModelError, PairClassifier, PairInput
+from parakit.errors import ModelError
+from parakit.models.base import PairClassifier, PairInput
 from parakit.models.features import (
     BinaryBow,
     BowCosine,
@@ -388,10 +389,14 @@ class BowClassifier(_PairFeatureLR):
 class WordVectorClassifier(_PairFeatureLR):
     """Averaged word vectors in the Q7 setup: ``[|u − v|, u·v]`` + logistic regression.
 
-    The word vectors are word2vec (gensim) trained on the training texts plus, optionally,
-    unlabelled sentences of the same domain (``corpus``): no pretrained vectors are needed.
+    The word vectors are pretrained ones read from a file (``vectors``: word2vec or GloVe,
+    text or binary, as in the paper), or else word2vec (gensim) trained on the training texts
+    plus, optionally, unlabelled sentences of the same domain (``corpus``).
 
     Args:
+        vectors: pretrained word vectors file (:func:`~parakit.models.features.load_word_vectors`
+            formats); the saved model keeps its own copy of them.
+        vectors_limit: read only the first n vectors of ``vectors``.
         corpus: a text file with one sentence per line added to the word2vec training data
             (e.g. the unlabelled sentences of the corpus); None: the training pairs only.
         vector_size: dimensions of the word vectors.
@@ -409,6 +414,8 @@ class WordVectorClassifier(_PairFeatureLR):
 
     def __init__(
         self,
+        vectors: str | None = None,
+        vectors_limit: int | None = None,
         corpus: str | None = None,
         vector_size: int = 100,
         window: int = 5,
@@ -420,6 +427,8 @@ class WordVectorClassifier(_PairFeatureLR):
         lang: str | None = None,
         random_state: int = 0,
     ) -> None:
+        self.vectors = vectors
+        self.vectors_limit = vectors_limit
         self.corpus = corpus
         self.vector_size = vector_size
         self.window = window
@@ -432,6 +441,15 @@ class WordVectorClassifier(_PairFeatureLR):
         self.random_state = random_state
 
     def _fit_vectors(self, data: PairInput) -> None:
+        if self.vectors is not None:
+            if self.corpus:
+                raise ModelError(
+                    "give pretrained vectors or a corpus to train them on, not both", code="E712"
+                )
+            self.vectors_ = WordVectors(
+                pretrained=self.vectors, limit=self.vectors_limit, lang=self.lang
+            ).fit([])
+            return
         texts = data.texts1 + data.texts2
         if self.corpus:
             from parakit.build.documents import read_text_file

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -168,14 +169,20 @@ def _stable_hash(text: str) -> int:
 
 
 class WordVectors:
-    """Sentence vectors as the average of word2vec vectors trained on the corpus (gensim; Q7).
+    """Sentence vectors as the average of word vectors (gensim; Q7).
 
-    No pretrained GloVe / word2vec is reachable offline, so the vectors are trained on the
-    texts given to :meth:`fit` (the training pairs, plus any unlabelled sentences of the same
-    domain). Training is deterministic for a seed (one worker thread, a stable hash).
+    With ``pretrained`` (the paper's setup), the vectors are read from a word2vec or GloVe
+    file: word2vec text (a ``count dim`` header line), GloVe text (no header), word2vec
+    binary (``.bin``) or a gensim ``KeyedVectors`` file (``.kv``), each optionally gzipped.
+    Without it, word2vec is trained on the texts given to :meth:`fit` (the training pairs,
+    plus any unlabelled sentences of the same domain), deterministically for a seed (one
+    worker thread, a stable hash).
 
     Args:
-        vector_size: dimensions of the word vectors.
+        pretrained: path of a pretrained vectors file; None trains word2vec on the texts.
+        limit: read only the first ``limit`` vectors of ``pretrained`` (the most frequent
+            words in the usual files), to bound memory.
+        vector_size: dimensions of the word vectors (ignored with ``pretrained``).
         window: context window (words on each side).
         min_count: words rarer than this are dropped.
         epochs: passes over the texts.
@@ -198,7 +205,11 @@ class WordVectors:
         sg: int = 1,
         seed: int = 0,
         lang: str | None = None,
+        pretrained: str | None = None,
+        limit: int | None = None,
     ) -> None:
+        self.pretrained = pretrained
+        self.limit = limit
         self.vector_size = vector_size
         self.window = window
         self.min_count = min_count
@@ -208,15 +219,20 @@ class WordVectors:
         self.lang = lang
 
     def fit(self, texts: Sequence[str]) -> WordVectors:
+        """Read the pretrained vectors, or train word2vec on ``texts``; returns ``self``."""
         try:
             from gensim.models import Word2Vec
         except ImportError:
-            from parakit.models.base import ModelError
+            from parakit.errors import ModelError
 
             raise ModelError(
                 "averaged word vectors need gensim: pip install 'parakit[models]' (or gensim)",
                 code="E713",
             ) from None
+        if self.pretrained is not None:
+            self.vectors_ = load_word_vectors(self.pretrained, limit=self.limit)
+            self.vector_size = int(self.vectors_.vector_size)
+            return self
         tokens = [tokenize(t, self.lang) for t in dict.fromkeys(texts)]
         model = Word2Vec(
             sentences=[t for t in tokens if t],
@@ -242,6 +258,49 @@ class WordVectors:
             if known:
                 out[row] = self.vectors_.vectors[known].mean(axis=0)
         return out
+
+
+def load_word_vectors(path: str | Path, limit: int | None = None) -> Any:
+    """Pretrained word vectors as gensim ``KeyedVectors`` (see :class:`WordVectors` for the
+    formats; the format is told by the name and the first line, not assumed).
+
+    Raises:
+        DataFormatError: E103 when the file is missing, E104 when it is not a vectors file
+            of a known format (the message names the file and what was found).
+    """
+    import gzip
+
+    from gensim.models import KeyedVectors
+
+    from parakit.errors import DataFormatError
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataFormatError(f"{path}: word vectors file not found", code="E103")
+    name = path.name.removesuffix(".gz")
+    try:
+        if name.endswith(".kv"):
+            return KeyedVectors.load(str(path))
+        if name.endswith(".bin"):
+            return KeyedVectors.load_word2vec_format(str(path), binary=True, limit=limit)
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            first = handle.readline().split()
+        # word2vec text starts with "count dim"; GloVe starts with a word and its vector
+        has_header = len(first) == 2 and all(f.isdigit() for f in first)
+        if not has_header and len(first) < 2:
+            raise ValueError(f"line 1 holds {len(first)} field(s), not a word and its vector")
+        return KeyedVectors.load_word2vec_format(
+            str(path), binary=False, no_header=not has_header, limit=limit
+        )
+    except DataFormatError:
+        raise
+    except (ValueError, UnicodeDecodeError, EOFError, OSError) as exc:
+        raise DataFormatError(
+            f"{path}: not a word2vec/GloVe text, word2vec .bin or gensim .kv vectors file "
+            f"({type(exc).__name__}: {exc})",
+            code="E104",
+        ) from None
 
 
 # -- machine-translation metrics --------------------------------------------------------------
