@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from parakit import offline
+from parakit.errors import OfflineModelError
 from parakit.offline import (
     MARKER,
-    OfflineModelError,
     SplitZipModel,
     install_offline_model,
     list_offline_models,

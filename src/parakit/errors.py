@@ -2,7 +2,7 @@
 
 Every error carries a stable code so messages are searchable, and data errors name the file, the
 line or record, and the field so the user can go straight to the problem. Catch
-:class:`ParakitError` for all of them; each stage package raises its own subclass:
+:class:`ParakitError` for all of them; each stage raises its own subclass, all defined here:
 
 ========  ==========================================================================
 codes     class
@@ -12,18 +12,20 @@ E1xx      :class:`DataFormatError`, :class:`SpanError` (data formats, documents)
 E2xx      :class:`LabelError` (label schemes)
 E3xx      :class:`ParakitError` (text and similarity)
 E4xx      :class:`SplitError` (splits)
-E5xx      :class:`ParakitError` (corpus construction, ``parakit.build``)
-E6xx      ``parakit.annotate.store.AnnotateError`` (annotation store and web app)
-E70x-E71x ``parakit.models.base.ModelError`` (classifiers, model folders)
-E72x      ``parakit.offline.OfflineModelError`` (offline model registry, installs)
-E75x      ``parakit.models.biencoder.BiEncoderError``
+E5xx      :class:`ParakitError` (corpus construction), :class:`SuggestError` (E51x)
+E6xx      :class:`AnnotateError` and its :class:`NotFound`, :class:`Forbidden`,
+          :class:`Conflict` (annotation store and web app); :class:`AnnotationDataError`
+E70x-E71x :class:`ModelError` (classifiers, model folders)
+E72x      :class:`OfflineModelError` (offline model registry, installs)
+E75x      :class:`BiEncoderError`
 E8xx      :class:`MineError` (vectors: encoders, stores, indexes; mining, tiles, retrieval)
-E90x      ``parakit.models.generation_data.GenerationDataError``
-E91x      ``parakit.evaluate.generation.GenerationMetricError``
-E92x      ``parakit.models.generator.GeneratorError``
-E93x      ``parakit.models.llm.LLMError``
-E94x      ``parakit.evaluate.human.HumanEvalError``
-E10xx     ``parakit.analysis.stats.AnalysisError`` (analysis and reports)
+E90x      :class:`GenerationDataError`
+E91x      :class:`GenerationMetricError`
+E92x      :class:`GeneratorError`
+E93x      :class:`LLMError`
+E94x      :class:`HumanEvalError`
+E96x      :class:`EvaluationError`
+E10xx     :class:`AnalysisError` (analysis and reports)
 ========  ==========================================================================
 """
 
@@ -120,7 +122,7 @@ class MineError(ParakitError, ValueError):
     Codes: ``E801`` bad index settings, ``E802`` workdir belongs to another job, ``E803`` bad
     collection input, ``E804`` classifier without a usable ``predict_proba``, ``E805`` bad
     scores/labels for tiles or evaluation, ``E806`` model folder cannot be loaded, ``E807``
-    dataset manifest problems.
+    dataset manifest problems, ``E808`` unknown or unusable numeric precision.
     """
 
     code = "E800"
@@ -130,6 +132,105 @@ class SplitError(ParakitError, ValueError):
     """Split settings that cannot be satisfied (bad ratios, missing times...)."""
 
     code = "E400"
+
+
+class SuggestError(ParakitError, ValueError):
+    """Settings or inputs the suggester cannot work with (``E510``-``E512``)."""
+
+    code = "E510"
+
+
+class AnnotateError(ParakitError):
+    """An annotation-store error (codes ``E6xx``)."""
+
+    code = "E600"
+
+
+class NotFound(AnnotateError):
+    code = "E601"
+
+
+class Forbidden(AnnotateError):
+    code = "E602"
+
+
+class Conflict(AnnotateError):
+    """A stale revision, a lost lease or a duplicate name (HTTP 409)."""
+
+    code = "E603"
+
+
+class ModelError(ParakitError, ValueError):
+    """Bad input to a paraphrase model, or a model folder that cannot be used (codes E7xx).
+
+    Codes: E701 empty text, E702 missing label, E703 wrong number of classes, E704 unknown
+    label, E705 model not fitted, E706 mismatched input lengths, E710 not a model folder,
+    E711 unknown model type, E712 bad hyperparameter, E713 encoder not available.
+    """
+
+    code = "E700"
+
+
+class OfflineModelError(ParakitError, ValueError):
+    """An offline model that is unknown, not installed, or cannot be installed (codes E72x).
+
+    Codes: E720 unknown offline model, E721 not installed, E722 a part cannot be downloaded,
+    E723 a part or the assembled zip is corrupt or incomplete, E724 the package of a packaged
+    model is missing.
+    """
+
+    code = "E720"
+
+
+class BiEncoderError(ParakitError, ValueError):
+    """Bad bi-encoder settings or training data (codes E75x)."""
+
+    code = "E750"
+
+
+class GenerationDataError(ParakitError):
+    """Generation data cannot be prepared as asked (codes ``E90x``)."""
+
+    code = "E900"
+
+
+class GenerationMetricError(ParakitError):
+    """Generation metrics cannot be computed (codes ``E91x``)."""
+
+    code = "E910"
+
+
+class GeneratorError(ParakitError):
+    """A generator cannot be built, trained or loaded (codes ``E92x``)."""
+
+    code = "E920"
+
+
+class LLMError(ParakitError):
+    """Prompted generation failed (codes ``E93x``)."""
+
+    code = "E930"
+
+
+class HumanEvalError(ParakitError):
+    """Human-evaluation input is unusable (codes ``E94x``)."""
+
+    code = "E940"
+
+
+class EvaluationError(ParakitError, ValueError):
+    """Evaluation cannot run on the data given (missing gold labels, empty sets, bad scores)."""
+
+    code = "E960"
+
+
+class AnalysisError(ParakitError, ValueError):
+    """Bad input to an analysis function (shapes, too few systems or phenomena...)."""
+
+    code = "E1000"
+
+    def __init__(self, message: str, code: str = "E1001") -> None:
+        super().__init__(message, code=code)
 
 
 def with_location(

@@ -50,23 +50,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from parakit.errors import ParakitError
+from parakit.errors import OfflineModelError
 
 #: the file that marks a complete install in a model folder
 MARKER = ".parakit-offline.json"
 #: members a sentence-transformers folder needs
 ST_MEMBERS: tuple[str, ...] = ("modules.json", "config.json", "model.safetensors")
-
-
-class OfflineModelError(ParakitError, ValueError):
-    """An offline model that is unknown, not installed, or cannot be installed (codes E72x).
-
-    Codes: E720 unknown offline model, E721 not installed, E722 a part cannot be downloaded,
-    E723 a part or the assembled zip is corrupt or incomplete, E724 the package of a packaged
-    model is missing.
-    """
-
-    code = "E720"
 
 
 @dataclass(frozen=True)

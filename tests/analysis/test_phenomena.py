@@ -13,7 +13,7 @@ from parakit.analysis.phenomena import (
     surface_phenomena,
     turku_phenomena,
 )
-from parakit.analysis.stats import AnalysisError
+from parakit.errors import AnalysisError
 from parakit.schema import Pair, PairSet
 
 

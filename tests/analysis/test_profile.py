@@ -9,8 +9,8 @@ import pytest
 
 from parakit.analysis.phenomena import Phenomena
 from parakit.analysis.profile import load_predictions, phenomena_checks, profile
-from parakit.analysis.stats import AnalysisError, mann_whitney, mcnemar
-from parakit.errors import DataFormatError
+from parakit.analysis.stats import mann_whitney, mcnemar
+from parakit.errors import AnalysisError, DataFormatError
 
 
 @pytest.fixture

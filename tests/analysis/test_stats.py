@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from parakit.analysis.stats import (
-    AnalysisError,
     friedman_nemenyi,
     mann_whitney,
     mcnemar,
@@ -16,6 +15,7 @@ from parakit.analysis.stats import (
     nemenyi_q,
     pearson_matrix,
 )
+from parakit.errors import AnalysisError
 
 
 def test_cd_matches_the_paper_for_27_phenomena_and_11_systems():

@@ -11,8 +11,7 @@ from sqlalchemy import func, select
 
 from parakit.annotate.models import Base
 from parakit.annotate.services.projects import read_pairs
-from parakit.annotate.store import AnnotateError, Conflict, NotFound
-from parakit.errors import ParakitError
+from parakit.errors import AnnotateError, Conflict, NotFound, ParakitError
 from parakit.schema import Document, Pair, PairSet, Span
 
 from .conftest import tiny_pairs

@@ -13,9 +13,9 @@ pytest.importorskip("httpx", reason="pip install httpx (FastAPI's TestClient nee
 from fastapi.testclient import TestClient
 
 from parakit.annotate.services import accounts as accounts_mod
-from parakit.annotate.store import AnnotateError
 from parakit.annotate.web import create_app
 from parakit.annotate.web.routers.admin import attachment
+from parakit.errors import AnnotateError
 from parakit.schema import Pair, PairSet
 
 H = {"X-Parakit": "1"}

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import inspect, text
 
-from parakit.annotate.store import Conflict, Store, utcnow
-from parakit.errors import LabelError
+from parakit.annotate.store import Store, utcnow
+from parakit.errors import Conflict, LabelError
 
 
 def test_migration_matches_models(store):

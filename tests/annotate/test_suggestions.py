@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from parakit.annotate.db import AnnotateError, Forbidden
+from parakit.errors import AnnotateError, Forbidden
 from parakit.schema import Pair, PairSet
 
 DOC1 = "Ge mig nåt fint.\nDet regnar\nute i kväll.\n- Vi går hem.\n- Nu?"

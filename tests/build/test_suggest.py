@@ -7,7 +7,6 @@ import pytest
 
 from parakit.build.suggest import (
     PairSuggester,
-    SuggestError,
     Suggestion,
     _path_distance,
     document_pairs_of,
@@ -18,6 +17,7 @@ from parakit.build.suggest import (
     suggest_pairs,
     window_spans,
 )
+from parakit.errors import SuggestError
 from parakit.schema import Document, Pair, PairSet, Span
 from parakit.text.similarity import CharNgramSimilarity
 

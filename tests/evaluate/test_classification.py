@@ -94,7 +94,7 @@ def test_evaluator_protocol(multipit, tmp_path):
 
 
 def test_evaluation_needs_gold_labels():
-    from parakit.evaluate.base import EvaluationError
+    from parakit.errors import EvaluationError
 
     model = make_model("wor").fit(["a b", "c d"], ["a b", "e f"], ["1", "0"])
     with pytest.raises(EvaluationError, match=r"E961.*'u'"):

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from parakit.errors import GenerationMetricError
 from parakit.evaluate.generation import (
     BertScore,
     GenerationDataset,
     GenerationEvaluator,
-    GenerationMetricError,
     align_references,
     bert_ibleu,
     bleu,

@@ -8,15 +8,8 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from parakit.errors import DataFormatError
-from parakit.models.base import (
-    MODEL_FILE,
-    ModelError,
-    PairClassifier,
-    available_models,
-    load_model,
-    make_model,
-)
+from parakit.errors import DataFormatError, ModelError
+from parakit.models.base import MODEL_FILE, PairClassifier, available_models, load_model, make_model
 from parakit.models.baselines import WORClassifier, best_threshold
 from parakit.schema import Pair, PairSet
 

@@ -8,7 +8,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
 
-from parakit.models.biencoder import BiEncoder, BiEncoderError  # noqa: E402
+from parakit.errors import BiEncoderError
+from parakit.models.biencoder import BiEncoder
 from parakit.schema import Pair, PairSet  # noqa: E402
 
 WORDS = ["cat", "dog", "car", "tree", "bird", "fish", "house", "river", "stone", "cloud"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parakit.models.base import ModelError, make_model
+from parakit.errors import ModelError
+from parakit.models.base import make_model
 from parakit.models.bootstrap import bootstrap_training_set, retrain_with_negatives
 from parakit.schema import Pair, PairSet
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from parakit.errors import ModelError
 from parakit.models import cross_encoder
-from parakit.models.base import ModelError, load_model
+from parakit.models.base import load_model
 from parakit.models.cross_encoder import CrossEncoderClassifier, selection_score
 
 

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from parakit.models.base import ModelError, load_model, make_model
+from parakit.errors import ModelError
+from parakit.models.base import load_model, make_model
 from parakit.models.cross_encoder import CrossEncoderClassifier, soft_label_loss
 from parakit.models.distill import distill, label_with_teacher, teacher_probabilities
 

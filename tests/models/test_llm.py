@@ -12,12 +12,13 @@ from parakit.models.llm import (
     FEW_SHOT_EXAMPLES,
     FEW_SHOT_INSTRUCTION,
     ZERO_SHOT_INSTRUCTION,
-    LLMError,
     LLMGenerator,
 )
 
 sys.path.insert(0, str(Path(__file__).parent))  # importlib import mode: make the helper findable
 from fake_openai_server import FakeOpenAI
+
+from parakit.errors import LLMError
 
 
 @pytest.fixture()

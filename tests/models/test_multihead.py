@@ -7,8 +7,9 @@ import collections
 import numpy as np
 import pytest
 
+from parakit.errors import ModelError
 from parakit.labels import get_scheme
-from parakit.models.base import ModelError, load_model
+from parakit.models.base import load_model
 from parakit.models.multihead import (
     MultiClassClassifier,
     MultiHeadClassifier,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parakit.models.base import ModelError, make_model
+from parakit.errors import ModelError
+from parakit.models.base import make_model
 from parakit.models.noisy import NoisyLabelCleaner, noisy_label_grid, relabel
 from parakit.schema import Pair, PairSet
 

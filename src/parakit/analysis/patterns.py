@@ -154,7 +154,7 @@ class PatternDetector:
     def detect_many(self, texts1: Sequence[str], texts2: Sequence[str]) -> list[str]:
         """Patterns of many pairs."""
         if len(texts1) != len(texts2):
-            from parakit.analysis.stats import AnalysisError
+            from parakit.errors import AnalysisError
 
             raise AnalysisError(f"{len(texts1)} first texts but {len(texts2)} second texts")
         return [self.detect(a, b) for a, b in zip(texts1, texts2, strict=True)]

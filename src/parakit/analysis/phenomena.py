@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from parakit.analysis import _text
-from parakit.analysis.stats import E_SHAPE, AnalysisError
+from parakit.analysis.stats import E_SHAPE
+from parakit.errors import AnalysisError
 from parakit.schema import PairSet
 
 E_NO_PHENOMENA = "E1003"

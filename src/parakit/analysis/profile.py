@@ -39,14 +39,13 @@ from parakit.analysis.phenomena import Phenomena
 from parakit.analysis.stats import (
     E_SHAPE,
     E_TOO_FEW,
-    AnalysisError,
     FriedmanNemenyi,
     friedman_nemenyi,
     mann_whitney,
     mcnemar,
     pearson_matrix,
 )
-from parakit.errors import DataFormatError
+from parakit.errors import AnalysisError, DataFormatError
 from parakit.io.jsonl import iter_jsonl
 
 _TRUE = {"1", "true", "yes", "paraphrase", "positive"}

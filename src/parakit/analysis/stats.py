@@ -23,20 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import ParakitError
+from parakit.errors import AnalysisError
 
 #: Error codes of the analysis package (E10xx).
 E_SHAPE = "E1001"
 E_TOO_FEW = "E1002"
-
-
-class AnalysisError(ParakitError, ValueError):
-    """Bad input to an analysis function (shapes, too few systems or phenomena...)."""
-
-    code = "E1000"
-
-    def __init__(self, message: str, code: str = E_SHAPE) -> None:
-        super().__init__(message, code=code)
 
 
 @dataclass(frozen=True)

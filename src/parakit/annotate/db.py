@@ -29,33 +29,13 @@ from parakit.annotate.models import (
     Item,
     Project,
 )
-from parakit.errors import ParakitError
+from parakit.errors import NotFound
 from parakit.labels import LabelScheme, scheme_from_spec
 
 T = TypeVar("T")
 #: set while a write transaction opens, so SQLite takes the write lock up front
 _WRITING: contextvars.ContextVar[bool] = contextvars.ContextVar("parakit_writing", default=False)
 MIGRATIONS = Path(__file__).with_name("migrations")
-
-
-class AnnotateError(ParakitError):
-    """An annotation-store error (codes ``E6xx``)."""
-
-    code = "E600"
-
-
-class NotFound(AnnotateError):
-    code = "E601"
-
-
-class Forbidden(AnnotateError):
-    code = "E602"
-
-
-class Conflict(AnnotateError):
-    """A stale revision, a lost lease or a duplicate name (HTTP 409)."""
-
-    code = "E603"
 
 
 def utcnow() -> datetime:

@@ -22,24 +22,14 @@ from __future__ import annotations
 
 from sqlalchemy import Engine
 
-from parakit.annotate.db import (
-    MIGRATIONS,
-    AnnotateError,
-    Conflict,
-    Database,
-    Forbidden,
-    NotFound,
-    make_engine,
-    store_url,
-    upgrade,
-    utcnow,
-)
+from parakit.annotate.db import MIGRATIONS, Database, make_engine, store_url, upgrade, utcnow
 from parakit.annotate.services.accounts import Accounts, User, check_password, hash_password
 from parakit.annotate.services.export import Exports
 from parakit.annotate.services.extract import Extraction
 from parakit.annotate.services.projects import Projects
 from parakit.annotate.services.queue import Queue, Saved
 from parakit.annotate.services.review import Review
+from parakit.errors import AnnotateError, Conflict, Forbidden, NotFound
 
 __all__ = [
     "MIGRATIONS",

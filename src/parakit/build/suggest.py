@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import ParakitError
+from parakit.errors import SuggestError
 from parakit.schema import Document, Pair, PairSet, Span
 from parakit.text.sentences import split_sentences
 from parakit.text.similarity import CharNgramSimilarity
@@ -70,12 +70,6 @@ __all__ = [
 
 _DIALOGUE_TURN = re.compile(r"(?<=[.!?…\"'»”’)\]])[ \t]*\n(?=[ \t]*[-–—])")
 _NOT_WORD = re.compile(r"[\W_]+", re.UNICODE)
-
-
-class SuggestError(ParakitError, ValueError):
-    """Settings or inputs the suggester cannot work with (``E510``-``E512``)."""
-
-    code = "E510"
 
 
 @dataclass(frozen=True)

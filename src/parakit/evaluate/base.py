@@ -18,13 +18,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import ParakitError
-
-
-class EvaluationError(ParakitError, ValueError):
-    """Evaluation cannot run on the data given (missing gold labels, empty sets, bad scores)."""
-
-    code = "E960"
+from parakit.errors import EvaluationError
 
 
 class Evaluator(ABC):

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from parakit.evaluate.base import EvaluationError, Evaluator
+from parakit.errors import EvaluationError
+from parakit.evaluate.base import Evaluator
 from parakit.labels import LabelScheme, get_scheme
 
 

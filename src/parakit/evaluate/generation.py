@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from parakit.errors import DataFormatError, ParakitError
+from parakit.errors import DataFormatError, GenerationMetricError
 from parakit.evaluate.base import Evaluator
 from parakit.io.jsonl import iter_jsonl
 from parakit.text import corpus_bleu, sentence_bleu
@@ -43,12 +43,6 @@ PAPER_BERTSCORE_MODEL = "microsoft/deberta-xlarge-mnli"
 PAPER_BERTSCORE_LAYER = 40
 #: Niu et al. (2021) weight BERTScore four times as much as diversity.
 DEFAULT_BETA = 4.0
-
-
-class GenerationMetricError(ParakitError):
-    """Generation metrics cannot be computed (codes ``E91x``)."""
-
-    code = "E910"
 
 
 # -- BLEU family ------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from parakit.errors import DataFormatError, ParakitError
+from parakit.errors import DataFormatError, HumanEvalError
 from parakit.io.atomic import atomic_write
 
 ASPECTS: tuple[str, ...] = ("fluency", "semantic_similarity", "diversity")
@@ -91,12 +91,6 @@ ERROR_TYPES: dict[str, tuple[str, str]] = {
 
 SHEET_COLUMNS = ("item_id", "rater", "source", "generation", *ASPECTS, "error_types", "comment")
 KEY_COLUMNS = ("item_id", "system", "source", "generation")
-
-
-class HumanEvalError(ParakitError):
-    """Human-evaluation input is unusable (codes ``E94x``)."""
-
-    code = "E940"
 
 
 def instructions_markdown(error_types: bool = True) -> str:

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 from more_itertools import chunked
 
-from parakit.evaluate.base import EvaluationError, Evaluator
+from parakit.errors import EvaluationError
+from parakit.evaluate.base import Evaluator
 from parakit.evaluate.retrieval import CLASS_ORDER, label_class
 from parakit.io.atomic import save_figure
 from parakit.schema import PairSet

@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from parakit.evaluate.base import EvaluationError, Evaluator
+from parakit.errors import EvaluationError
+from parakit.evaluate.base import Evaluator
 from parakit.io.atomic import save_figure
 from parakit.schema import PairSet
 

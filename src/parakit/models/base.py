@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from parakit.errors import ParakitError
+from parakit.errors import ModelError, ParakitError
 from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
 from parakit.schema import Pair, PairSet
 
@@ -48,17 +48,6 @@ if TYPE_CHECKING:  # pragma: no cover
 #: the file that marks a folder as a saved parakit model
 MODEL_FILE = "parakit_model.json"
 FORMAT_VERSION = 1
-
-
-class ModelError(ParakitError, ValueError):
-    """Bad input to a paraphrase model, or a model folder that cannot be used (codes E7xx).
-
-    Codes: E701 empty text, E702 missing label, E703 wrong number of classes, E704 unknown
-    label, E705 model not fitted, E706 mismatched input lengths, E710 not a model folder,
-    E711 unknown model type, E712 bad hyperparameter, E713 encoder not available.
-    """
-
-    code = "E700"
 
 
 # -- inputs -----------------------------------------------------------------------------------

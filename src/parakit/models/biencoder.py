@@ -36,16 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import ParakitError
+from parakit.errors import BiEncoderError
 from parakit.schema import PairSet
 
 LOSSES = ("contrastive", "online_contrastive", "mnrl")
-
-
-class BiEncoderError(ParakitError, ValueError):
-    """Bad bi-encoder settings or training data (codes E75x)."""
-
-    code = "E750"
 
 
 def _st_module(name: str) -> Any:

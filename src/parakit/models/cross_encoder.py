@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from parakit.models.base import MODEL_FILE, ModelError, PairClassifier, PairInput
+from parakit.errors import ModelError
+from parakit.models.base import MODEL_FILE, PairClassifier, PairInput
 
 
 def selection_score(

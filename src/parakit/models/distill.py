@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from parakit.models.base import ModelError, PairClassifier
+from parakit.errors import ModelError
+from parakit.models.base import PairClassifier
 from parakit.schema import Pair, PairSet
 
 #: the metadata key of a teacher's P(paraphrase)

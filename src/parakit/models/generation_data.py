@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from parakit.errors import ParakitError
+from parakit.errors import GenerationDataError
 from parakit.labels import TurkuScheme
 from parakit.schema import Pair, PairSet
 from parakit.text import dedup_key, sentence_bleu
@@ -43,12 +43,6 @@ def _like(template: PairSet, pairs: Iterable[Pair]) -> PairSet:
         metadata=template.metadata,
         validate=False,
     )
-
-
-class GenerationDataError(ParakitError):
-    """Generation data cannot be prepared as asked (codes ``E90x``)."""
-
-    code = "E900"
 
 
 def directed_pairs(

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from parakit.errors import ParakitError
+from parakit.errors import GeneratorError
 from parakit.schema import PairSet
 
 Architecture = Literal["auto", "encoder-decoder", "decoder-only", "bert2bert"]
@@ -45,12 +45,6 @@ ENCODER_ONLY = frozenset(
 )
 
 CONFIG_NAME = "parakit_generator.json"
-
-
-class GeneratorError(ParakitError):
-    """A generator cannot be built, trained or loaded (codes ``E92x``)."""
-
-    code = "E920"
 
 
 def _as_pairs(data: PairSet | Iterable[tuple[str, str]] | None) -> list[tuple[str, str]]:

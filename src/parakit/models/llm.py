@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from parakit.errors import ParakitError
+from parakit.errors import LLMError
 
 #: MultiPIT App. D.2, zero-shot.
 ZERO_SHOT_INSTRUCTION = "Your task is to generate a diverse paraphrase for a given sentence."
@@ -62,12 +62,6 @@ FEW_SHOT_EXAMPLES: tuple[tuple[str, str], ...] = (
 )
 EXAMPLE_TEMPLATE = "Sentence: {sentence}\n\nParaphrase: {paraphrase}"
 QUERY_TEMPLATE = "Sentence: {sentence}\n\nParaphrase:"
-
-
-class LLMError(ParakitError):
-    """Prompted generation failed (codes ``E93x``)."""
-
-    code = "E930"
 
 
 class _RateLimiter:

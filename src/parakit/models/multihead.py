@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from parakit.errors import ModelError
 from parakit.labels import get_scheme
-from parakit.models.base import ModelError, PairInput
+from parakit.models.base import PairInput
 from parakit.models.cross_encoder import CrossEncoderClassifier
 
 SUBSUMPTION = ("", "<", ">")

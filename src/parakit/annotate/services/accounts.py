@@ -12,14 +12,7 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from parakit.annotate.db import (
-    AnnotateError,
-    Conflict,
-    Database,
-    NotFound,
-    Service,
-    utcnow,
-)
+from parakit.annotate.db import Database, Service, utcnow
 from parakit.annotate.models import (
     ROLES,
     Annotator,
@@ -27,6 +20,7 @@ from parakit.annotate.models import (
     Member,
     Project,
 )
+from parakit.errors import AnnotateError, Conflict, NotFound
 
 
 def hash_password(password: str, cheap: bool = False) -> str:

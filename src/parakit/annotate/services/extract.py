@@ -7,13 +7,7 @@ from typing import Any
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
-from parakit.annotate.db import (
-    AnnotateError,
-    Conflict,
-    Forbidden,
-    Service,
-    utcnow,
-)
+from parakit.annotate.db import Service, utcnow
 from parakit.annotate.models import (
     Annotation,
     Assignment,
@@ -22,6 +16,7 @@ from parakit.annotate.models import (
     Item,
     Project,
 )
+from parakit.errors import AnnotateError, Conflict, Forbidden
 
 
 def _provenance(suggestion: dict[str, Any]) -> dict[str, Any]:
@@ -182,7 +177,9 @@ class Extraction(Service):
                 end2=end2,
                 doc_pair_id=dp.id,
                 source=dp.source,
-                group=dp.key,
+                # the document pair's group (a subtitle segment's title) keeps every pair of
+                # a movie in one split section; else the document pair itself
+                group=(dp.meta or {}).get("group") or dp.key,
                 origin="extracted",
                 author_id=user_id,
                 created_at=now,

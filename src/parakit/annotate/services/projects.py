@@ -11,13 +11,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from parakit.annotate.db import (
-    AnnotateError,
-    Conflict,
-    NotFound,
-    Service,
-    utcnow,
-)
+from parakit.annotate.db import Service, utcnow
 from parakit.annotate.models import (
     Annotation,
     Assignment,
@@ -28,7 +22,7 @@ from parakit.annotate.models import (
     Project,
 )
 from parakit.annotate.services.accounts import User
-from parakit.errors import ParakitError, SpanError
+from parakit.errors import AnnotateError, Conflict, NotFound, ParakitError, SpanError
 from parakit.labels import LabelScheme, scheme_from_spec
 from parakit.schema import Document, PairSet
 
@@ -249,8 +243,14 @@ class Projects(Service):
 
     def import_document_pairs(self, project_id: int, pairs: PairSet) -> int:
         """Add document pairs for extraction: each pair's ``text1``/``text2`` are whole
-        documents (``<id>-1``/``<id>-2``); ``metadata['alignment']`` may hold aligned
-        ``[[begin1, end1, begin2, end2], ...]`` segments (timestamps, paragraphs)."""
+        documents; ``metadata['alignment']`` may hold aligned ``[[begin1, end1, begin2, end2],
+        ...]`` segments (timestamps, paragraphs), shown as rows side by side.
+
+        A side whose span names a document of the file with the same text keeps that
+        document's id and metadata (the `parakit build` outputs: a subtitle segment keeps its
+        title), so the export of the extracted pairs names them; other sides become documents
+        ``<pair id>-1``/``<pair id>-2`` with the pair's metadata. The pair's ``group`` (the
+        title of a subtitle pair) becomes the group of the pairs extracted from it."""
         check_importable(pairs, spans=False)
         try:
             return self._write(lambda session: self._add_document_pairs(session, project_id, pairs))
@@ -287,14 +287,18 @@ class Projects(Service):
     def _add_document_pairs(self, session: Session, project_id: int, pairs: PairSet) -> int:
         for pair in pairs:
             meta = dict(pair.metadata)
-            docs = [
-                Document(
-                    f"{pair.id}-{side}",
-                    text,
-                    {k: v for k, v in meta.items() if k != "alignment"},
-                )
-                for side, text in ((1, pair.text1), (2, pair.text2))
-            ]
+            if pair.group is not None:
+                meta.setdefault("group", pair.group)
+            docs = []
+            for side, span, text in ((1, pair.span1, pair.text1), (2, pair.span2, pair.text2)):
+                own = pairs.documents.get(span.doc_id) if span is not None else None
+                if own is None or own.text != text:
+                    own = Document(
+                        f"{pair.id}-{side}",
+                        text,
+                        {k: v for k, v in meta.items() if k != "alignment"},
+                    )
+                docs.append(own)
             ids = self._documents(session, project_id, docs)
             session.add(
                 DocPair(

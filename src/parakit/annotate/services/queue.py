@@ -12,18 +12,14 @@ from sqlalchemy import and_, exists, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
-from parakit.annotate.db import (
-    AnnotateError,
-    Conflict,
-    Service,
-    utcnow,
-)
+from parakit.annotate.db import Service, utcnow
 from parakit.annotate.models import (
     Annotation,
     Assignment,
     DocPair,
     Item,
 )
+from parakit.errors import AnnotateError, Conflict
 
 
 @dataclass(frozen=True)

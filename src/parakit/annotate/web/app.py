@@ -30,12 +30,12 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from parakit.annotate.store import Conflict, Forbidden, NotFound, Store
+from parakit.annotate.store import Store
 from parakit.annotate.throttle import LoginThrottle
 from parakit.annotate.web.deps import TEMPLATES, LoginRequired, WebSettings
 from parakit.annotate.web.routers import admin, api, auth, pages
 from parakit.annotate.web.routers.auth import LoginQueue
-from parakit.errors import ParakitError
+from parakit.errors import Conflict, Forbidden, NotFound, ParakitError
 
 
 def create_app(

@@ -15,8 +15,9 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from parakit.annotate.store import Forbidden, Store, User
+from parakit.annotate.store import Store, User
 from parakit.annotate.throttle import LoginThrottle
+from parakit.errors import Forbidden
 
 COOKIE = "parakit_session"
 HEADER = "x-parakit"

@@ -15,7 +15,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from parakit.annotate.extraction import extraction_stats
 from parakit.annotate.services.projects import check_project_name, read_pairs
-from parakit.annotate.store import AnnotateError, Store, User
+from parakit.annotate.store import Store, User
 from parakit.annotate.web.deps import (
     ApiUser,
     PageUser,
@@ -35,6 +35,7 @@ from parakit.annotate.web.schemas import (
     UserBody,
 )
 from parakit.annotate.web.text import segments
+from parakit.errors import AnnotateError
 
 router = APIRouter()
 

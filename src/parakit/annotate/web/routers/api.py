@@ -6,7 +6,6 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from parakit.annotate.store import NotFound
 from parakit.annotate.web.deps import (
     ApiUser,
     StoreDep,
@@ -21,6 +20,7 @@ from parakit.annotate.web.schemas import (
     SkipBody,
     SpanBody,
 )
+from parakit.errors import NotFound
 
 router = APIRouter()
 

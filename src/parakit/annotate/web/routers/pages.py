@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
 from parakit.annotate.extraction import verbatim_overlaps
-from parakit.annotate.store import Forbidden, NotFound, Store, User
+from parakit.annotate.store import Store, User
 from parakit.annotate.web.deps import (
     PageUser,
     StoreDep,
@@ -18,6 +18,7 @@ from parakit.annotate.web.deps import (
     require_member,
 )
 from parakit.annotate.web.text import segments
+from parakit.errors import Forbidden, NotFound
 from parakit.labels import TurkuScheme
 
 router = APIRouter()
