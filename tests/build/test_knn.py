@@ -1,11 +1,17 @@
+"""T15 hard-negative candidates: ``mine(same_source=True)`` (the one kNN pipeline) and the
+streamed sample over char n-gram bins, and ``build knn`` that chains the two."""
+
 import json
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
-from parakit.build.knn import mine_knn
+from parakit.build.sample import balanced_sample, sample_file
+from parakit.cli.build import app
 from parakit.errors import ParakitError
 from parakit.io import read
+from parakit.mine.mining import mine
 from parakit.vectors.encode import SentenceEncoder
 
 
@@ -22,20 +28,27 @@ def _write(path, rows):
     path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
 
 
+def _mine(tmp_path, k, chunk_size):
+    return mine(
+        tmp_path / "in.jsonl",
+        tmp_path / "work",
+        PositionEncoder(),
+        output=tmp_path / "candidates.jsonl",
+        k=k,
+        same_source=True,
+        index_kind="flat",
+        metric="l2",
+        chunk_size=chunk_size,
+        progress=False,
+    )
+
+
 def test_knn_within_source_dedupes_directions_exactly(tmp_path):
     positions = {"a": [0, 1, 3, 7, 15], "b": [2, 4, 100]}
     rows = [{"text": f"item {x}", "source": s} for s in positions for x in positions[s]]
     _write(tmp_path / "in.jsonl", rows)
-    result = mine_knn(
-        tmp_path / "in.jsonl",
-        PositionEncoder(),
-        tmp_path / "out",
-        k=1,
-        chunk_size=2,
-        n_per_bin=None,
-        progress=False,
-    )
-    ps = read(result.candidates_path)
+    result = _mine(tmp_path, k=1, chunk_size=2)
+    ps = read(result.output)
     got = {frozenset((p.text1, p.text2)) for p in ps}
     # nearest neighbour of each point, within its source, as unordered pairs
     expected = {
@@ -50,30 +63,27 @@ def test_knn_within_source_dedupes_directions_exactly(tmp_path):
     assert got == expected and len(ps) == len(expected) == result.n_candidates
     assert all(p.source == ("a" if int(p.text1.split()[1]) in positions["a"] else "b") for p in ps)
     assert result.n_sentences == 8
-    assert not (tmp_path / "out" / "work").exists()
+    with pytest.raises(ParakitError, match="E801"):
+        mine(tmp_path / "in.jsonl", tmp_path / "w0", PositionEncoder(), k=0, progress=False)
 
 
 def test_stratified_sample_over_char_bins(tmp_path):
     rows = [{"text": f"item {i} " + "x" * (i % 7), "source": "s"} for i in range(60)]
     _write(tmp_path / "in.jsonl", rows)
-    result = mine_knn(
-        tmp_path / "in.jsonl",
-        PositionEncoder(),
-        tmp_path / "out",
-        k=3,
-        chunk_size=16,
-        n_per_bin=2,
-        seed=1,
-        progress=False,
-    )
-    sample = read(result.sample_path)
-    assert sum(result.bin_counts) == result.n_candidates
-    assert result.sampled_counts == [min(2, c) for c in result.bin_counts]
-    assert len(sample) == sum(result.sampled_counts)
+    result = _mine(tmp_path, k=3, chunk_size=16)
+    sample, report = sample_file(result.output, 2, "char", seed=1, chunk_size=7)
+    assert sum(report.available) == result.n_candidates
+    assert report.sampled == [min(2, c) for c in report.available]
+    assert len(sample) == sum(report.sampled)
     for pair in sample:
-        assert pair.metadata["bin"] == min(int(pair.metadata["char_tf_cosine"] * 20), 19)
-    report = sample.metadata["sampling"]
-    assert report["short_bins"] == [i for i, c in enumerate(result.bin_counts) if c < 2]
+        assert pair.metadata["bin"] == min(int(pair.metadata["char"] * 20), 19)
+    assert sample.metadata["sampling"]["short_bins"] == [
+        i for i, c in enumerate(report.available) if c < 2
+    ]
+    # streamed in chunks, the same draw as the in-memory sampler on the whole file
+    whole, whole_report = balanced_sample(read(result.output), 2, measure="char", seed=1)
+    assert [p.to_dict() for p in sample] == [p.to_dict() for p in whole]
+    assert whole_report.available == report.available
 
 
 def test_mean_pooled_tiny_bert_end_to_end(tmp_path):
@@ -113,18 +123,15 @@ def test_mean_pooled_tiny_bert_end_to_end(tmp_path):
     mask = batch["attention_mask"].unsqueeze(-1).float()
     expected = ((hidden * mask).sum(1) / mask.sum(1)).numpy()
     np.testing.assert_allclose(vectors, expected, atol=1e-5)
-    result = mine_knn(
-        tmp_path / "sents.txt",
-        encoder,
-        tmp_path / "out",
-        k=2,
-        chunk_size=16,
-        n_per_bin=3,
-        progress=False,
-    )
-    assert result.n_sentences == 40 and 40 <= result.n_candidates <= 80
-    with pytest.raises(ParakitError, match="E509"):
-        mine_knn(tmp_path / "sents.txt", encoder, tmp_path / "out", k=0)
+    out = tmp_path / "out"
+    args = ["knn", str(tmp_path / "sents.txt"), "-o", str(out), "-m", str(model_dir)]
+    result = CliRunner().invoke(app, [*args, "--k", "2", "--n", "3", "--chunk-size", "16"])
+    assert result.exit_code == 0, result.output
+    candidates, sample = read(out / "candidates.jsonl"), read(out / "sample.jsonl")
+    # 40 sentences, 2 neighbours each; a pair found from both ends is kept once
+    assert 40 <= len(candidates) <= 80
+    assert len(sample) == sum(min(3, b["available"]) for b in sample.metadata["sampling"]["bins"])
+    assert not (out / "work").exists()
 
 
 def test_minilm_sentence_transformers(minilm_path, tmp_path):

@@ -9,10 +9,10 @@ One module per method of the corpus papers (ids from ``docs/METHODS.md``):
 * :mod:`~parakit.build.assignments` — answers to the same assignment (T5)
 * :mod:`~parakit.build.translate`, :mod:`~parakit.build.quality`, :mod:`~parakit.build.lm` —
   MT round-trip candidates, back-translation QE, n-gram LM ordering (J1–J3)
-* :mod:`~parakit.build.sample` — balanced sampling over similarity bins (J4, T15)
+* :mod:`~parakit.build.sample` — balanced sampling over similarity bins (J4, T15; the T15 kNN
+  candidates come from :func:`parakit.mine.mining.mine` with ``same_source=True``)
 * :mod:`~parakit.build.negatives` — random negatives from a monolingual corpus (J5)
 * :mod:`~parakit.build.social` — cleaning, ranking and grouped pairing of posts (M1–M3)
-* :mod:`~parakit.build.knn` — FAISS kNN hard-negative candidates (T15)
 
 Heavy libraries (torch, transformers, faiss, sklearn) are imported inside the functions that
 need them, so importing this package is cheap. Error codes of this package are ``E5xx``.

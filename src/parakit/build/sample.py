@@ -28,15 +28,17 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from parakit.errors import ParakitError
-from parakit.schema import PairSet
+from parakit.schema import Pair, PairSet
 from parakit.text import CharNgramSimilarity, similarity_bins, word_overlap_rates
 
 #: measure name -> (number of bins, description)
@@ -170,30 +172,19 @@ def balanced_sample(
     )
     if sim.shape != (len(pairs),):
         raise ParakitError("values must have one entry per pair", code="E508")
-    if measure == "wor" and n_bins in (None, 11):
-        bins = wor_bin_index(sim)
-        edges = wor_edges()
-    else:
-        n_bins = n_bins or PRESETS.get(measure, (20, ""))[0]
-        bins = similarity_bins(sim, n_bins)
-        edges = [(i / n_bins, (i + 1) / n_bins) for i in range(n_bins)]
+    bins, edges = _bins(sim, measure, n_bins)
     exact = (
         np.array([p.text1 == p.text2 for p in pairs], dtype=bool)
         if exclude_exact
         else np.zeros(len(pairs), dtype=bool)
     )
-    rng = random.Random(seed)
-    available, sampled, chosen = [], [], []
-    for b in range(len(edges)):
-        members = [int(i) for i in np.flatnonzero((bins == b) & ~exact)]
-        available.append(len(members))
-        if order_by is not None:
-            members.sort(key=lambda i: -float(pairs[i].metadata.get(order_by, float("-inf"))))
-            take = members[:n_per_bin]
-        else:
-            take = sorted(rng.sample(members, min(n_per_bin, len(members))))
-        sampled.append(len(take))
-        chosen.extend((i, b) for i in take)
+
+    def highest_first(i: int) -> float:
+        return -float(pairs[i].metadata.get(order_by, float("-inf")))
+
+    available, sampled, chosen = _choose(
+        bins, len(edges), exact, n_per_bin, seed, highest_first if order_by else None
+    )
     out = [
         pairs[i].replace(
             metadata={
@@ -214,6 +205,89 @@ def balanced_sample(
         metadata={**pairs.metadata, "sampling": report.to_dict()},
     )
     return result, report
+
+
+def _bins(
+    sim: np.ndarray, measure: str, n_bins: int | None
+) -> tuple[np.ndarray, list[tuple[float, float]]]:
+    """The bin of every value and the bins' edges, for a measure's preset or ``n_bins``."""
+    if measure == "wor" and n_bins in (None, 11):
+        return wor_bin_index(sim), wor_edges()
+    n_bins = n_bins or PRESETS.get(measure, (20, ""))[0]
+    return similarity_bins(sim, n_bins), [(i / n_bins, (i + 1) / n_bins) for i in range(n_bins)]
+
+
+def _choose(
+    bins: np.ndarray,
+    n_edges: int,
+    exact: np.ndarray,
+    n_per_bin: int,
+    seed: int,
+    order: Callable[[int], Any] | None = None,
+) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    """Per bin: pairs available and taken, and the ``(index, bin)`` of every pair taken (a seeded
+    draw, or the first ``n_per_bin`` by ``order``)."""
+    rng = random.Random(seed)
+    available, sampled, chosen = [], [], []
+    for b in range(n_edges):
+        members = [int(i) for i in np.flatnonzero((bins == b) & ~exact)]
+        available.append(len(members))
+        if order is not None:
+            take = sorted(members, key=order)[:n_per_bin]
+        else:
+            take = sorted(rng.sample(members, min(n_per_bin, len(members))))
+        sampled.append(len(take))
+        chosen.extend((i, b) for i in take)
+    return available, sampled, chosen
+
+
+def sample_file(
+    path: str | Path,
+    n_per_bin: int,
+    measure: str = "char",
+    n_bins: int | None = None,
+    seed: int = 0,
+    chunk_size: int = 10_000,
+) -> tuple[PairSet, BinReport]:
+    """:func:`balanced_sample` of a canonical JSONL file of candidates too large to hold in
+    memory (``mine`` output): the first pass scores the pairs chunk by chunk and keeps 9 bytes
+    a pair; the second keeps the sampled pairs only. The same seed draws the same sample as
+    :func:`balanced_sample` of the whole file (identical texts are kept, as for ``char``)."""
+    from parakit.io.jsonl import iter_jsonl, pair_from_record
+    from parakit.io.validate import Where
+
+    if n_per_bin < 0:
+        raise ParakitError("n_per_bin must be >= 0", code="E508")
+    header: dict[str, Any] = {}
+
+    def pairs() -> Iterator[tuple[int, Pair]]:
+        where = Where(path)
+        number = 0
+        for line, record in iter_jsonl(path, strict=True):
+            if isinstance(record, dict) and "parakit" in record:
+                header.update(record)
+                continue
+            yield number, pair_from_record(record, where.at(line), default_id=str(number))
+            number += 1
+
+    values: list[np.ndarray] = []
+    stream = (pair for _, pair in pairs())
+    while batch := list(itertools.islice(stream, chunk_size)):
+        values.append(compute_measure([(p.text1, p.text2) for p in batch], measure))
+    sim = np.concatenate(values) if values else np.empty(0)
+    bins, edges = _bins(sim, measure, n_bins)
+    available, sampled, chosen = _choose(
+        bins, len(edges), np.zeros(len(sim), dtype=bool), n_per_bin, seed
+    )
+    taken = dict(chosen)
+    kept = {i: pair for i, pair in pairs() if i in taken}
+    out = [
+        kept[i].replace(metadata={**kept[i].metadata, "bin": b, measure: round(float(sim[i]), 6)})
+        for i, b in chosen
+    ]
+    report = BinReport(edges, available, sampled, n_per_bin, 0, measure)
+    metadata = {**header.get("metadata", {}), "sampling": report.to_dict()}
+    return PairSet(out, name=header.get("name"), metadata=metadata), report
 
 
 def histogram(

@@ -612,38 +612,47 @@ def knn_cmd(
     n_bins: Annotated[int, typer.Option()] = 20,
     chunk_size: Annotated[int, typer.Option(help="Sentences per chunk (bounds memory).")] = 10_000,
     index_kind: Annotated[
-        str, typer.Option(help="Vector index: flat (exact) | ivf | hnsw | ivfpq.")
-    ] = "flat",
-    metric: Annotated[str, typer.Option(help="l2 | ip | cosine.")] = "l2",
+        str, typer.Option(help="Vector index: auto (exact up to 100K) | flat | ivf | hnsw | ivfpq.")
+    ] = "auto",
+    metric: Annotated[
+        str, typer.Option(help="ip (cosine) | l2 (the paper's Euclidean, unnormalised vectors).")
+    ] = "ip",
     batch_size: Annotated[int, typer.Option()] = 64,
     seed: SeedOpt = 0,
 ) -> None:
-    """kNN candidates within each source + stratified sample (T15)."""
-    from parakit.build.knn import mine_knn
+    """kNN candidates within each source + stratified sample (T15): ``mine run
+    --same-source``, then a sample over char n-gram similarity bins."""
+    import shutil
+
+    from parakit.build.sample import sample_file
+    from parakit.io import write
+    from parakit.mine.mining import mine
     from parakit.vectors.encode import load_encoder
 
-    result = mine_knn(
+    encoder = load_encoder(
+        resolve_model(model), backend, batch_size=batch_size, normalize=metric != "l2"
+    )
+    candidates = output / "candidates.jsonl"
+    result = mine(
         sentences,
-        load_encoder(
-            resolve_model(model), backend, batch_size=batch_size, normalize=metric == "cosine"
-        ),
-        output,
+        output / "work",
+        encoder,
+        output=candidates,
         k=k,
-        chunk_size=chunk_size,
+        same_source=True,
         index_kind=index_kind,
         metric=metric,
-        n_per_bin=n_per_bin,
-        n_bins=n_bins,
-        seed=seed,
+        chunk_size=chunk_size,
+        overwrite=True,
     )
+    sample, report = sample_file(candidates, n_per_bin, "char", n_bins, seed, chunk_size)
+    write(sample, output / "sample.jsonl", format="jsonl")
+    shutil.rmtree(output / "work")
     typer.echo(
         f"{result.n_sentences} sentences -> {result.n_candidates} candidate pairs "
-        f"({result.candidates_path}); sample {sum(result.sampled_counts)} pairs "
-        f"({result.sample_path})"
+        f"({candidates}); sample {len(sample)} pairs ({output / 'sample.jsonl'})"
     )
-    typer.echo("bin  available  sampled")
-    for i, (a, s) in enumerate(zip(result.bin_counts, result.sampled_counts, strict=True)):
-        typer.echo(f"{i:>3}  {a:>9}  {s:>7}")
+    typer.echo(report.table())
 
 
 @app.command("suggest")

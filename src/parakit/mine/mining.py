@@ -233,6 +233,8 @@ def mine(
         ``rank`` (1 = nearest) and, with a classifier, ``p_paraphrase``; pairs are ordered by
         query row then rank.
     """
+    if k < 1:
+        raise MineError(f"k must be at least 1, got {k}", code="E801")
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
     signature = (
