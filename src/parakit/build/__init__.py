@@ -1,6 +1,6 @@
 """Corpus construction: from raw text to annotation-ready candidate pairs.
 
-One module per method of the corpus papers (ids from ``docs/METHODS.md``):
+One module per method of the corpus papers (ids as in ``docs/methods.md``):
 
 * :mod:`~parakit.build.align` — TF-IDF char 4-gram document alignment in a similarity band (T1)
 * :mod:`~parakit.build.subtitles` — alternative subtitle versions in 15-minute segments (T2)
