@@ -157,3 +157,43 @@ def test_consensus_accuracy_counts_double_annotated_items_only():
     assert mixed == double
     report = ag.agreement_report(ag.judgments_frame(rows + singles), "turku", consensus=consensus)
     assert report["full_accuracy"] == 6 / 8
+
+
+def test_fleiss_kappa_with_mostly_single_annotated_items_and_why_nan(tmp_path):
+    # 4 double-annotated items by hand: p_4 = 5/8, p_2 = 3/8 -> Pe = 34/64; agreeing items
+    # i1, i2, i3 have P_i = 1, i4 has P_i = 0 -> Pbar = 3/4 -> kappa = (3/4 - 34/64) / (30/64)
+    # = 14/30 = 7/15
+    rows = [
+        ("i1", "a", "4"), ("i1", "b", "4"),
+        ("i2", "a", "2"), ("i2", "b", "2"),
+        ("i3", "a", "4"), ("i3", "b", "4"),
+        ("i4", "a", "2"), ("i4", "b", "4"),
+    ]  # fmt: skip
+    assert ag.fleiss_kappa(ag.judgments_frame(rows)) == pytest.approx(7 / 15)
+    singles = [(f"s{n}", "a", "4") for n in range(100)]  # the mode of the counts is now 1
+    frame = ag.judgments_frame(rows + singles)
+    assert ag.fleiss_kappa(frame) == pytest.approx(7 / 15)  # was nan: 1-rater items only
+    assert ag.undefined_reason(frame) == ""
+    only_singles = ag.judgments_frame(singles)
+    assert np.isnan(ag.fleiss_kappa(only_singles))
+    assert "none of the 100 items has two judgments" in ag.undefined_reason(only_singles)
+    same = ag.judgments_frame([("i1", "a", "4"), ("i1", "b", "4"), *singles])
+    assert "all judgments of the 1 double-annotated items share one label" in (
+        ag.undefined_reason(same)
+    )
+    # the CLI prints the reason beside nan
+    from parakit.cli.app import main
+
+    table = tmp_path / "judgments.csv"
+    table.write_text(
+        "item,annotator,label\n" + "".join(f"{i},{a},{x}\n" for i, a, x in singles),
+        encoding="utf-8",
+    )
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["annotate", "agreement", str(table)]) == 0
+    lines = dict(line.split("\t", 1) for line in out.getvalue().splitlines() if "\t" in line)
+    assert lines["full_fleiss_kappa"].startswith("nan\tundefined: none of the 100 items")

@@ -44,3 +44,23 @@ def test_expert_batches_two_seeds_up_to_30():
     seeds = {p.text1 for p in first}
     assert len(seeds) == 2 and not seeds & {p.text2 for p in first}
     assert batch == expert_batches([big, ["a", "b", "c"], ["lonely"]], seed=3)  # seeded
+
+
+def test_a_self_pair_is_no_reference(data_path):
+    from parakit.io import read
+
+    ps = PairSet(
+        [Pair("1", "s", "s", label=1), Pair("2", "s", "r", label=1), Pair("3", "s", "q", label=0)],
+        scheme="binary",
+    )
+    assert multi_reference_sets(ps, min_references=1) == {"s": ["r"]}
+    assert multi_reference_sets(ps, min_references=2) == {}
+    assert multi_reference_sets(ps, min_references=1, transitive=True) == {"s": ["r"]}
+    # MultiPIT expert train holds 20 pairs of a tweet with itself; none is a reference
+    expert = read(data_path("multipit/expert-train.csv"))
+    for transitive in (False, True):
+        refs = multi_reference_sets(expert, min_references=1, transitive=transitive)
+        assert refs and not [s for s, r in refs.items() if s in r]
+    direct = multi_reference_sets(expert, min_references=1)
+    positive = [p for p, v in zip(expert, expert.binary_labels(), strict=True) if v == 1]
+    assert len(direct) == len({p.text1 for p in positive if p.text1 != p.text2}) == 155

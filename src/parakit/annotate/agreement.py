@@ -140,18 +140,63 @@ def pairwise_cohen_kappa(frame: pd.DataFrame) -> dict[str, float]:
 
 def fleiss_kappa(frame: pd.DataFrame, raters: int | None = None) -> float:
     """Fleiss' kappa (``statsmodels.stats.inter_rater.fleiss_kappa``) over items that have
-    exactly ``raters`` judgments (default: the most common count)."""
+    exactly ``raters`` judgments (default: the most common count among the items judged at
+    least twice; single judgments carry no agreement). ``nan`` when undefined:
+    :func:`undefined_reason` says why."""
     from statsmodels.stats.inter_rater import fleiss_kappa as _fleiss
 
     counts = frame.groupby("item")["label"].count()
-    if counts.empty:
+    multiple = counts[counts >= 2]
+    if raters is None and multiple.empty:
         return float("nan")
-    n = int(raters or counts.mode().iloc[0])
+    n = int(raters or multiple.mode().iloc[0])
     keep = counts[counts == n].index
     table = pd.crosstab(
         frame[frame["item"].isin(keep)]["item"], frame[frame["item"].isin(keep)]["label"]
     )
     return float(_fleiss(table.to_numpy(), method="fleiss"))
+
+
+def undefined_reason(frame: pd.DataFrame) -> str:
+    """Why chance-corrected agreement (kappa, alpha) of ``frame`` is ``nan``; ``""`` when
+    nothing makes it undefined.
+
+    Example:
+        >>> undefined_reason(judgments_frame([("i1", "a", "4"), ("i2", "a", "2")]))
+        'undefined: none of the 2 items has two judgments yet (agreement needs double annotation)'
+    """
+    counts = frame.groupby("item")["label"].count()
+    multiple = counts[counts >= 2]
+    if multiple.empty:
+        return (
+            f"undefined: none of the {len(counts)} items has two judgments yet "
+            "(agreement needs double annotation)"
+        )
+    if frame[frame["item"].isin(multiple.index)]["label"].nunique() < 2:
+        return (
+            f"undefined: all judgments of the {len(multiple)} double-annotated items share one "
+            "label, so chance agreement is 1 and the chance correction divides by zero"
+        )
+    return ""
+
+
+def undefined_reasons(
+    judgments: pd.DataFrame,
+    scheme: str | LabelScheme,
+    levels: Sequence[str] = LEVELS,
+    reading: str | None = None,
+) -> dict[str, str]:
+    """:func:`undefined_reason` at each label level of :func:`agreement_report`:
+    ``{level: reason}``, levels where agreement is defined left out."""
+    scheme = get_scheme(scheme) if isinstance(scheme, str) else scheme
+    out = {}
+    for level in levels:
+        if level == "binary" and not scheme.readings():
+            continue
+        reason = undefined_reason(reduce_labels(judgments, scheme, level, reading))
+        if reason:
+            out[level] = reason
+    return out
 
 
 def fleiss_kappa_table(table: Sequence[Sequence[int]]) -> float:

@@ -75,7 +75,12 @@ def multi_reference_sets(
         transitive: count every other member of the source's cluster as a reference, not
             only the sentences directly judged against it.
     """
-    positive = [p for p, v in zip(pairs, pairs.binary_labels(reading), strict=True) if v == 1]
+    # a sentence judged against itself (MultiPIT has 26 such pairs) is no reference of itself
+    positive = [
+        p
+        for p, v in zip(pairs, pairs.binary_labels(reading), strict=True)
+        if v == 1 and p.text1 != p.text2
+    ]
     direct: dict[str, set[str]] = {}
     for pair in positive:
         direct.setdefault(pair.text1, set()).add(pair.text2)

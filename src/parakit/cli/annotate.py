@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from parakit.annotate.tasks import CLASSIFY, TASKS
 from parakit.cli.options import FormatOpt, SeedOpt, output_option
 
 app = typer.Typer(
@@ -194,9 +195,8 @@ def assign(
     store: Annotated[str, STORE],
     project: Annotated[str, typer.Argument()],
     task: Annotated[
-        str,
-        typer.Option(help="classify, extract, or screen (T4: quick accept/reject before extract)"),
-    ] = "classify",
+        str, typer.Option(help=", ".join(t.name for t in TASKS.values() if t.assign))
+    ] = CLASSIFY,
     mode: Annotated[str, typer.Option(help="single or double (classify)")] = "single",
     annotators: Annotated[
         str | None,
@@ -390,7 +390,7 @@ def agreement(
     kappa vs the corpus label)."""
     import pandas as pd
 
-    from parakit.annotate.agreement import agreement_report, judgments_frame
+    from parakit.annotate.agreement import agreement_report, judgments_frame, undefined_reasons
 
     consensus = None
     if corpus.suffix in (".csv", ".tsv"):
@@ -403,8 +403,10 @@ def agreement(
         pairs = io.read(corpus)
         frame = judgments_frame([(p.id, j.annotator, j.label) for p in pairs for j in p.judgments])
         consensus = {p.id: p.label for p in pairs if p.label is not None}
+    reasons = undefined_reasons(frame, scheme)
     for key, value in agreement_report(frame, scheme, consensus=consensus, ordinal=ordinal).items():
-        typer.echo(f"{key}\t{value:.4f}")
+        reason = reasons.get(key.split("_", 1)[0], "") if value != value else ""  # nan
+        typer.echo(f"{key}\t{value:.4f}" + (f"\t{reason}" if reason else ""))
 
 
 @app.command()
