@@ -29,6 +29,7 @@ from parakit.annotate.models import (
     Item,
     Project,
 )
+from parakit.annotate.tasks import CLASSIFY
 from parakit.errors import NotFound
 from parakit.labels import LabelScheme, scheme_from_spec
 
@@ -97,7 +98,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
 
 def submitted_by_item(
-    session: Session, project_id: int, task: str = "classify"
+    session: Session, project_id: int, task: str = CLASSIFY
 ) -> dict[int, list[Annotation]]:
     """The submitted annotations of a project's ``task``, per item, oldest first."""
     out: dict[int, list[Annotation]] = {}

@@ -23,6 +23,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from parakit.annotate.tasks import CLASSIFY
+
 ROLES = ("admin", "adjudicator", "annotator")
 
 
@@ -153,7 +155,7 @@ class Assignment(Base):
     assignments (``slot`` 1 and 2) for one item; one annotator never holds both. A lease
     (``lease_owner`` until ``lease_expires``) reserves it; an expired lease returns it to the
     queue. ``exclude_id`` keeps a rewrite check away from the rewrite's author (T10).
-    ``task`` is ``classify``, ``rewrite-check`` or ``extract``.
+    ``task`` names a row of :data:`parakit.annotate.tasks.TASKS`.
     """
 
     __tablename__ = "assignments"
@@ -176,7 +178,7 @@ class Assignment(Base):
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
-    task: Mapped[str] = mapped_column(String(20), default="classify")
+    task: Mapped[str] = mapped_column(String(20), default=CLASSIFY)
     item_id: Mapped[int | None] = mapped_column(ForeignKey("items.id"), nullable=True)
     doc_pair_id: Mapped[int | None] = mapped_column(ForeignKey("doc_pairs.id"), nullable=True)
     slot: Mapped[int] = mapped_column(Integer, default=1)
@@ -205,7 +207,7 @@ class Annotation(Base):
     item_id: Mapped[int] = mapped_column(ForeignKey("items.id"), index=True)
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
     assignment_id: Mapped[int | None] = mapped_column(ForeignKey("assignments.id"), nullable=True)
-    task: Mapped[str] = mapped_column(String(20), default="classify")
+    task: Mapped[str] = mapped_column(String(20), default=CLASSIFY)
     status: Mapped[str] = mapped_column(String(20), default="draft")
     label: Mapped[str | None] = mapped_column(String(50), nullable=True)
     flags: Mapped[str] = mapped_column(String(10), default="")

@@ -16,6 +16,7 @@ from parakit.annotate.models import (
     Item,
     Project,
 )
+from parakit.annotate.tasks import CLASSIFY, EXTRACT, SCREEN
 from parakit.errors import AnnotateError, Conflict, Forbidden
 
 
@@ -101,7 +102,7 @@ class Extraction(Service):
         row = session.scalar(
             select(Assignment).where(
                 Assignment.doc_pair_id == doc_pair_id,
-                Assignment.task == "extract",
+                Assignment.task == EXTRACT,
                 or_(Assignment.done_by == user_id, Assignment.lease_owner == user_id),
             )
         )
@@ -201,7 +202,7 @@ class Extraction(Service):
                 session.add(
                     Assignment(
                         project_id=dp.project_id,
-                        task="classify",
+                        task=CLASSIFY,
                         item_id=item.id,
                         slot=slot,
                         batch="extracted",
@@ -242,7 +243,7 @@ class Extraction(Service):
             assignment = session.scalar(
                 select(Assignment).where(
                     Assignment.doc_pair_id == doc_pair_id,
-                    Assignment.task == "screen",
+                    Assignment.task == SCREEN,
                     Assignment.status == "open",
                     Assignment.lease_owner == user_id,
                 )
@@ -262,7 +263,7 @@ class Extraction(Service):
                 session.execute(
                     delete(Assignment).where(
                         Assignment.doc_pair_id == doc_pair_id,
-                        Assignment.task == "extract",
+                        Assignment.task == EXTRACT,
                         Assignment.status == "open",
                         Assignment.done_by.is_(None),
                     )

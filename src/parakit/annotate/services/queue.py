@@ -19,6 +19,7 @@ from parakit.annotate.models import (
     DocPair,
     Item,
 )
+from parakit.annotate.tasks import CLASSIFY, EXTRACT, SCREEN, task_spec
 from parakit.errors import AnnotateError, Conflict
 
 
@@ -38,32 +39,30 @@ class Queue(Service):
         self,
         project_id: int,
         *,
-        task: str = "classify",
+        task: str = CLASSIFY,
         mode: str = "single",
         annotators: list[str] | None = None,
         batch: str = "default",
         seed: int = 0,
     ) -> int:
-        """Queue a project's unassigned items (``task='classify'``) or document pairs
-        (``'extract'``): the one use case behind ``parakit annotate assign`` and the admin
-        page. Named annotators become members and get the work round-robin; without names the
-        work goes to the shared pool, which only members see, so the project must have
-        members (two for double annotation) or :class:`AnnotateError` (E616) says how to add
+        """Queue a project's unassigned items or document pairs for an assignable task of
+        :data:`~parakit.annotate.tasks.TASKS`: the one use case behind ``parakit annotate
+        assign`` and the admin page. Named annotators become members and get the work
+        round-robin; without names the work goes to the shared pool, which only members see,
+        so the project must have members (two for double annotation) or
+        :class:`AnnotateError` (E616) says how to add
         them.
 
         Returns:
             the number of assignments made.
         """
-        if task not in ("classify", "extract", "screen"):
-            raise AnnotateError(
-                f"unknown task {task!r}; use 'classify', 'extract' or 'screen'", code="E606"
-            )
+        spec = task_spec(task, assignable=True)
         self.db.project(project_id)
         ids = [self.db.accounts.annotator_id(n) for n in annotators] if annotators else None
         for uid in ids or ():
             self.db.projects.add_member(project_id, uid)
         if ids is None:
-            need = 2 if task == "classify" and mode == "double" else 1
+            need = 2 if spec.assign == "items" and mode == "double" else 1
             have = len(self.db.projects.members(project_id))
             if have < need:
                 raise AnnotateError(
@@ -73,7 +72,7 @@ class Queue(Service):
                     "admin page), or name the annotators ('--annotators a,b')",
                     code="E616",
                 )
-        if task in ("extract", "screen"):
+        if spec.assign == "doc_pairs":
             return self.assign_document_pairs(project_id, ids, batch=batch, task=task)
         return self.assign(project_id, mode=mode, annotators=ids, batch=batch, seed=seed)
 
@@ -109,7 +108,7 @@ class Queue(Service):
             query = select(Item.id).where(
                 Item.project_id == project_id,
                 Item.origin != "rewrite",
-                ~exists().where(Assignment.item_id == Item.id, Assignment.task == "classify"),
+                ~exists().where(Assignment.item_id == Item.id, Assignment.task == CLASSIFY),
             )
             if items is not None:
                 query = query.where(Item.id.in_(items))
@@ -132,7 +131,7 @@ class Queue(Service):
                     session.add(
                         Assignment(
                             project_id=project_id,
-                            task="classify",
+                            task=CLASSIFY,
                             item_id=item_id,
                             slot=slot,
                             batch=batch,
@@ -151,7 +150,7 @@ class Queue(Service):
         project_id: int,
         annotators: list[int] | None = None,
         batch: str = "default",
-        task: str = "extract",
+        task: str = EXTRACT,
     ) -> int:
         """Queue open document pairs not yet queued for ``task`` (``extract``, or ``screen``:
         the T4 quick accept/reject pass) to a shared pool or round-robin; rejected pairs are
@@ -170,7 +169,7 @@ class Queue(Service):
                         ),
                         ~exists().where(
                             Assignment.doc_pair_id == DocPair.id,
-                            Assignment.task == "screen",
+                            Assignment.task == SCREEN,
                             Assignment.status == "open",
                         ),
                     )
@@ -199,7 +198,7 @@ class Queue(Service):
         self,
         project_id: int,
         user_id: int,
-        task: str = "classify",
+        task: str = CLASSIFY,
         lease: timedelta = timedelta(minutes=30),
     ) -> Assignment | None:
         """The assignment this annotator works on next, leased to them until ``now + lease``.
@@ -305,7 +304,7 @@ class Queue(Service):
             )
         )
 
-    def progress(self, project_id: int, user_id: int, task: str = "classify") -> dict[str, int]:
+    def progress(self, project_id: int, user_id: int, task: str = CLASSIFY) -> dict[str, int]:
         """Items (or document pairs) this annotator has done, and those still open to them
         (the second slot of an item they already answered does not count)."""
         other = aliased(Assignment)
@@ -340,7 +339,7 @@ class Queue(Service):
             )
         return {"done": int(done), "remaining": int(remaining)}
 
-    def annotation(self, item_id: int, user_id: int, task: str = "classify") -> Annotation | None:
+    def annotation(self, item_id: int, user_id: int, task: str = CLASSIFY) -> Annotation | None:
         """This annotator's own annotation (draft or submitted) of an item, if any."""
         with self.transaction() as session:
             return session.scalar(
@@ -385,7 +384,7 @@ class Queue(Service):
         rewrite: tuple[str, str] | None = None,
         unsure: bool = False,
         comment: str | None = None,
-        task: str = "classify",
+        task: str = CLASSIFY,
     ) -> Saved:
         """Save a draft (``submit=False``) or submit an annotation.
 
@@ -470,7 +469,7 @@ class Queue(Service):
                 assignment.lease_owner = None
                 assignment.lease_expires = None
                 session.flush()
-                if task == "classify":
+                if task == CLASSIFY:
                     self._settle(session, item_id)
             return Saved(row.id, new_revision, "submitted" if submit else "draft")
 
@@ -488,7 +487,7 @@ class Queue(Service):
             session.scalar(
                 select(func.count()).where(
                     Assignment.item_id == item_id,
-                    Assignment.task == "classify",
+                    Assignment.task == CLASSIFY,
                     Assignment.status != "done",
                 )
             )
@@ -498,7 +497,7 @@ class Queue(Service):
             session.scalars(
                 select(Annotation.label).where(
                     Annotation.item_id == item_id,
-                    Annotation.task == "classify",
+                    Annotation.task == CLASSIFY,
                     Annotation.status == "submitted",
                 )
             )
@@ -506,7 +505,7 @@ class Queue(Service):
         item.label = labels.pop() if open_left == 0 and len(labels) == 1 else None
 
     def history(
-        self, project_id: int, user_id: int, task: str = "classify", limit: int = 50
+        self, project_id: int, user_id: int, task: str = CLASSIFY, limit: int = 50
     ) -> list[Annotation]:
         """This annotator's submitted annotations, newest first (for back/undo)."""
         with self.transaction() as session:
@@ -524,7 +523,7 @@ class Queue(Service):
                 )
             )
 
-    def submitted(self, project_id: int, task: str = "classify") -> list[Annotation]:
+    def submitted(self, project_id: int, task: str = CLASSIFY) -> list[Annotation]:
         with self.transaction() as session:
             return list(
                 session.scalars(
@@ -545,7 +544,7 @@ class Queue(Service):
                 query = query.where(Annotation.project_id == project_id)
             return int(session.scalar(query) or 0)
 
-    def skip(self, item_id: int, user_id: int, task: str = "classify") -> None:
+    def skip(self, item_id: int, user_id: int, task: str = CLASSIFY) -> None:
         """Give back a hard item: the caller's lease on it ends and the assignment moves to
         the end of its queue, so the next lease brings another item (the caller's draft, if
         any, stays theirs)."""
@@ -570,7 +569,7 @@ class Queue(Service):
 
         self._write(work)
 
-    def annotator_progress(self, project_id: int, task: str = "classify") -> list[dict[str, Any]]:
+    def annotator_progress(self, project_id: int, task: str = CLASSIFY) -> list[dict[str, Any]]:
         """Per annotator who submitted anything: ``done``, ``last_hour``, ``per_hour`` (over
         their active span: first to last submission), ``median_s`` (median seconds between
         consecutive submissions), ``first``/``last`` timestamps."""

@@ -18,6 +18,7 @@ from parakit.annotate.models import (
     Assignment,
     Item,
 )
+from parakit.annotate.tasks import CLASSIFY, REWRITE_CHECK
 
 
 class Review(Service):
@@ -31,7 +32,7 @@ class Review(Service):
                     select(Annotation)
                     .where(
                         Annotation.project_id == project_id,
-                        Annotation.task == "classify",
+                        Annotation.task == CLASSIFY,
                         Annotation.status == "submitted",
                     )
                     .order_by(Annotation.item_id, Annotation.id)
@@ -73,7 +74,7 @@ class Review(Service):
                 .join(Annotation, Annotation.item_id == Item.id)
                 .where(
                     Annotation.project_id == project_id,
-                    Annotation.task == "classify",
+                    Annotation.task == CLASSIFY,
                     Annotation.status == "submitted",
                     or_(Annotation.flags.contains("s"), Annotation.flags.contains("i")),
                     Item.resolved_by.is_(None),
@@ -86,7 +87,7 @@ class Review(Service):
         self,
         project_id: int,
         seed: int = 0,
-        batch: str = "rewrite-check",
+        batch: str = REWRITE_CHECK,
         annotations: int = 2,
     ) -> int:
         """T10: a batch mixing every rewrite 50/50 with ordinary labelled pairs, shuffled.
@@ -104,7 +105,7 @@ class Review(Service):
                     select(Annotation)
                     .where(
                         Annotation.project_id == project_id,
-                        Annotation.task == "classify",
+                        Annotation.task == CLASSIFY,
                         Annotation.status == "submitted",
                         Annotation.rewrite1.is_not(None),
                     )
@@ -140,7 +141,7 @@ class Review(Service):
             checked = set(
                 session.scalars(
                     select(Assignment.item_id).where(
-                        Assignment.project_id == project_id, Assignment.task == "rewrite-check"
+                        Assignment.project_id == project_id, Assignment.task == REWRITE_CHECK
                     )
                 )
             )
@@ -150,7 +151,7 @@ class Review(Service):
                     .join(Item, Item.id == Annotation.item_id)
                     .where(
                         Annotation.project_id == project_id,
-                        Annotation.task == "classify",
+                        Annotation.task == CLASSIFY,
                         Annotation.status == "submitted",
                         Item.origin != "rewrite",
                         Item.label.is_not(None),
@@ -178,7 +179,7 @@ class Review(Service):
                     session.add(
                         Assignment(
                             project_id=project_id,
-                            task="rewrite-check",
+                            task=REWRITE_CHECK,
                             item_id=item_id,
                             slot=slot,
                             batch=batch,
@@ -204,7 +205,7 @@ class Review(Service):
                 .join(Item, Item.id == Annotation.item_id)
                 .where(
                     Annotation.project_id == project_id,
-                    Annotation.task == "classify",
+                    Annotation.task == CLASSIFY,
                     Annotation.status == "submitted",
                 )
                 .order_by(Annotation.id)
@@ -233,7 +234,7 @@ class Review(Service):
                 .join(Annotation, Annotation.item_id == Item.id)
                 .where(
                     Annotation.project_id == project_id,
-                    Annotation.task == "rewrite-check",
+                    Annotation.task == REWRITE_CHECK,
                     Annotation.status == "submitted",
                 )
             ).all()
@@ -292,7 +293,7 @@ class Review(Service):
             query = select(Item).where(Item.project_id == project_id, Item.origin != "rewrite")
             judged = select(Annotation.item_id).where(
                 Annotation.project_id == project_id,
-                Annotation.task == "classify",
+                Annotation.task == CLASSIFY,
                 Annotation.status == "submitted",
             )
             if label:

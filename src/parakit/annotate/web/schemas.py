@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from parakit.annotate.tasks import CLASSIFY
+
 
 class SaveBody(BaseModel):
     label: str | None = None
@@ -13,7 +15,7 @@ class SaveBody(BaseModel):
     rewrite2: str | None = Field(default=None, max_length=10000)
     unsure: bool = False
     comment: str | None = Field(default=None, max_length=10000)
-    task: str = "classify"
+    task: str = CLASSIFY
 
 
 class SuggestionRef(BaseModel):
@@ -43,7 +45,7 @@ class UserBody(BaseModel):
 
 
 class AssignBody(BaseModel):
-    task: str = "classify"
+    task: str = CLASSIFY
     mode: str = "single"
     annotators: list[str] | None = None
     batch: str = "default"
@@ -60,7 +62,7 @@ class MembersBody(BaseModel):
 
 
 class SkipBody(BaseModel):
-    task: str = "classify"
+    task: str = CLASSIFY
 
 
 class ActiveBody(BaseModel):

@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, Response
 from parakit.annotate.extraction import extraction_stats
 from parakit.annotate.services.projects import check_project_name, read_pairs
 from parakit.annotate.store import Store, User
+from parakit.annotate.tasks import EXTRACT, TASKS
 from parakit.annotate.web.deps import (
     ApiUser,
     PageUser,
@@ -58,6 +59,7 @@ def admin_page(request: Request, user: PageUser, st: StoreDep) -> HTMLResponse:
         "admin.html",
         user,
         projects=projects,
+        tasks=[spec for spec in TASKS.values() if spec.assign],
         annotators=sorted(st.accounts.annotator_names().values()),
     )
 
@@ -284,7 +286,7 @@ def progress_page(
         user,
         project=st.project(project_id),
         rows=st.queue.annotator_progress(project_id),
-        extract=st.queue.annotator_progress(project_id, task="extract"),
+        extract=st.queue.annotator_progress(project_id, task=EXTRACT),
     )
 
 

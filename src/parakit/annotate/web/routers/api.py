@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
+from parakit.annotate.tasks import CLASSIFY, task_spec
 from parakit.annotate.web.deps import (
     ApiUser,
     StoreDep,
@@ -20,7 +21,6 @@ from parakit.annotate.web.schemas import (
     SkipBody,
     SpanBody,
 )
-from parakit.errors import NotFound
 
 router = APIRouter()
 
@@ -31,12 +31,11 @@ def next_item(
     user: ApiUser,
     st: StoreDep,
     cfg: WebSettings = Depends(get_settings),
-    task: str = "classify",
+    task: str = CLASSIFY,
 ) -> dict[str, Any]:
     """The item leased to the caller next (JSON clients, load tests); null when done."""
     require_member(st, user, project_id)
-    if task not in ("classify", "rewrite-check"):
-        raise NotFound(f"unknown task {task!r}")
+    task_spec(task, unit="item")
     assignment = st.queue.lease_next(project_id, user.id, task, cfg.lease)
     if assignment is None or assignment.item_id is None:
         return {"item": None}
@@ -54,8 +53,7 @@ def next_item(
 @router.post("/api/items/{item_id}/save")
 def save(item_id: int, body: SaveBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
     require_member(st, user, st.item(item_id).project_id)
-    if body.task not in ("classify", "rewrite-check"):
-        raise NotFound(f"unknown task {body.task!r}")
+    task_spec(body.task, unit="item")
     rewrite = None
     if body.rewrite1 or body.rewrite2:
         rewrite = (body.rewrite1 or "", body.rewrite2 or "")
@@ -125,8 +123,7 @@ def skip(
 ) -> dict[str, Any]:
     """Give back a hard item: it goes to the end of the queue, the next lease is another."""
     require_member(st, user, st.item(item_id).project_id)
-    if body.task not in ("classify", "rewrite-check"):
-        raise NotFound(f"unknown task {body.task!r}")
+    task_spec(body.task, unit="item")
     st.queue.skip(item_id, user.id, body.task)
     return {"ok": True}
 

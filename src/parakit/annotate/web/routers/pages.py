@@ -9,6 +9,7 @@ from fastapi.responses import HTMLResponse
 
 from parakit.annotate.extraction import verbatim_overlaps
 from parakit.annotate.store import Store, User
+from parakit.annotate.tasks import CLASSIFY, EXTRACT, SCREEN, TASKS, task_spec
 from parakit.annotate.web.deps import (
     PageUser,
     StoreDep,
@@ -18,7 +19,7 @@ from parakit.annotate.web.deps import (
     require_member,
 )
 from parakit.annotate.web.text import segments
-from parakit.errors import Forbidden, NotFound
+from parakit.errors import Forbidden
 from parakit.labels import TurkuScheme
 
 router = APIRouter()
@@ -42,18 +43,14 @@ def index(
     user: PageUser,
     st: StoreDep,
 ) -> HTMLResponse:
-    rows = []
-    for project in st.projects.projects_for(user):
-        rows.append(
-            {
-                "project": project,
-                "classify": st.queue.progress(project.id, user.id, "classify"),
-                "extract": st.queue.progress(project.id, user.id, "extract"),
-                "check": st.queue.progress(project.id, user.id, "rewrite-check"),
-                "screen": st.queue.progress(project.id, user.id, "screen"),
-            }
-        )
-    return render(request, "index.html", user, rows=rows)
+    rows = [
+        {
+            "project": project,
+            "tasks": [(t, st.queue.progress(project.id, user.id, t.name)) for t in TASKS.values()],
+        }
+        for project in st.projects.projects_for(user)
+    ]
+    return render(request, "index.html", user, rows=rows, tasks=TASKS.values())
 
 
 def _context(st: Store, doc_id: int | None, begin: int | None, end: int | None) -> dict | None:
@@ -73,12 +70,11 @@ def classify(
     user: PageUser,
     st: StoreDep,
     item: int | None = None,
-    task: str = "classify",
+    task: str = CLASSIFY,
     cfg: WebSettings = Depends(get_settings),
 ) -> HTMLResponse:
     require_member(st, user, project_id)
-    if task not in ("classify", "rewrite-check"):
-        raise NotFound(f"unknown task {task!r}")
+    spec = task_spec(task, unit="item")
     project = st.project(project_id)
     scheme = st.scheme(project_id)
     if item is not None:  # back / undo: only an item this annotator already answered
@@ -96,7 +92,7 @@ def classify(
     own = st.queue.annotation(item_id, user.id, task)
     history = st.queue.history(project_id, user.id, task, limit=20)
     previous = next((h.item_id for h in history if h.item_id != item_id), None)
-    hide = task == "rewrite-check"  # T10: no context, no provenance
+    hide = spec.hide_context
     data = {
         "item": item_id,
         "task": task,
@@ -117,7 +113,7 @@ def classify(
     }
     return render(
         request,
-        "classify.html",
+        spec.template,
         user,
         project=project,
         item=row,
@@ -143,9 +139,9 @@ def extract(
 ) -> HTMLResponse:
     require_member(st, user, project_id)
     project = st.project(project_id)
-    assignment = st.queue.lease_next(project_id, user.id, "extract", cfg.lease)
+    assignment = st.queue.lease_next(project_id, user.id, EXTRACT, cfg.lease)
     if assignment is None:
-        return _done_page(request, st, user, project, "extract")
+        return _done_page(request, st, user, project, EXTRACT)
     assert assignment.doc_pair_id is not None
     dp = st.doc_pair(assignment.doc_pair_id)
     doc1, doc2 = st.document(dp.doc1_id), st.document(dp.doc2_id)
@@ -165,7 +161,7 @@ def extract(
     ]
     return render(
         request,
-        "extract.html",
+        TASKS[EXTRACT].template,
         user,
         project=project,
         dp=dp,
@@ -178,7 +174,7 @@ def extract(
             "doc_pair": dp.id,
             "suggestions": bool((project.settings or {}).get("suggestions")),
         },
-        progress=st.queue.progress(project_id, user.id, "extract"),
+        progress=st.queue.progress(project_id, user.id, EXTRACT),
     )
 
 
@@ -200,21 +196,21 @@ def screen(
     extraction."""
     require_member(st, user, project_id)
     project = st.project(project_id)
-    assignment = st.queue.lease_next(project_id, user.id, "screen", cfg.lease)
+    assignment = st.queue.lease_next(project_id, user.id, SCREEN, cfg.lease)
     if assignment is None:
-        return _done_page(request, st, user, project, "screen")
+        return _done_page(request, st, user, project, SCREEN)
     assert assignment.doc_pair_id is not None
     dp = st.doc_pair(assignment.doc_pair_id)
     return render(
         request,
-        "screen.html",
+        TASKS[SCREEN].template,
         user,
         project=project,
         dp=dp,
         doc1=st.document(dp.doc1_id),
         doc2=st.document(dp.doc2_id),
         data={"doc_pair": dp.id},
-        progress=st.queue.progress(project_id, user.id, "screen"),
+        progress=st.queue.progress(project_id, user.id, SCREEN),
     )
 
 
