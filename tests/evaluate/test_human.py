@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from parakit.errors import DataFormatError
+from parakit.annotate.agreement import krippendorff_alpha as alpha
+from parakit.errors import DataFormatError, HumanEvalError
 from parakit.evaluate.human import (
     ASPECTS,
     ERROR_TYPES,
-    agreement,
+    SCALE,
+    aspect_judgments,
     error_type_summary,
     export_rating_sheet,
     instructions_markdown,
-    krippendorff_alpha,
     mean_scores,
     metric_correlations,
     read_key,
@@ -63,6 +65,15 @@ def test_alpha_extremes():
     # two raters who disagree systematically at the ends of the scale
     opposed = _long({"a": [1, 5, 1, 5], "b": [5, 1, 5, 1]})
     assert krippendorff_alpha(opposed, "fluency") < 0
+    # every rating the same: no expected disagreement, alpha undefined
+    assert np.isnan(krippendorff_alpha(_long({"a": [3, 3], "b": [3, 3]}), "fluency"))
+    with pytest.raises(HumanEvalError, match="E947"):
+        aspect_judgments(_long({"a": [1, 2, 3]}), "fluency")
+
+
+def krippendorff_alpha(ratings, aspect, level="ordinal"):
+    """The one alpha (annotate.agreement) on one aspect's ratings, over the 1-5 scale."""
+    return alpha(aspect_judgments(ratings, aspect), level, SCALE)
 
 
 def _fill(path, scores: dict[str, tuple[int, int, int]], types: dict[str, str] | None = None):
@@ -124,7 +135,7 @@ def test_export_import_roundtrip_agreement_and_means(tmp_path):
     _fill(out["sheets"][1], bob, {"turn off the bluetooth": "small_change"})
     ratings = read_ratings(out["sheets"])
     assert len(ratings) == 2 * 4 * 3
-    alphas = agreement(ratings)
+    alphas = {a: krippendorff_alpha(ratings, a) for a in ASPECTS}
     assert set(alphas) == set(ASPECTS)
     assert alphas["semantic_similarity"] == pytest.approx(1.0)
     means = mean_scores(ratings, key)

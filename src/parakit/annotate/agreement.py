@@ -231,13 +231,15 @@ def krippendorff_alpha(
         index="annotator", columns="item", values="code", aggfunc="first"
     )
     data = wide.to_numpy(dtype=float)
-    return float(
-        krippendorff.alpha(
-            reliability_data=data,
-            level_of_measurement=level,
-            value_domain=list(range(1, len(values) + 1)),
+    # every judgment the same value: the expected disagreement is 0 and alpha NaN (0/0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(
+            krippendorff.alpha(
+                reliability_data=data,
+                level_of_measurement=level,
+                value_domain=list(range(1, len(values) + 1)),
+            )
         )
-    )
 
 
 def _sorted_values(values: Iterable[Any]) -> list[Any]:

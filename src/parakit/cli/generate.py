@@ -375,8 +375,11 @@ def human_import(
     correlation of automatic metrics with each aspect."""
     import pandas as pd
 
+    from parakit.annotate.agreement import krippendorff_alpha
     from parakit.evaluate.human import (
-        agreement,
+        ASPECTS,
+        SCALE,
+        aspect_judgments,
         error_type_summary,
         mean_scores,
         metric_correlations,
@@ -387,7 +390,11 @@ def human_import(
 
     ratings = read_ratings(sheets)
     key_frame = read_key(key) if key is not None else None
-    alphas = agreement(ratings)
+    alphas = {
+        aspect: krippendorff_alpha(aspect_judgments(ratings, aspect), "ordinal", SCALE)
+        for aspect in ASPECTS
+        if (ratings["aspect"] == aspect).any()
+    }
     report: dict[str, Any] = {"krippendorff_alpha_ordinal": alphas}
     typer.echo(
         "ordinal Krippendorff's alpha: " + ", ".join(f"{a} {v:.3f}" for a, v in alphas.items())

@@ -14,8 +14,8 @@ Example:
     >>> items = [{"source": "I love it", "generation": "I adore it", "system": "t5"}]
     >>> paths = export_rating_sheet(items, "sheet", raters=["ann", "bob"])   # doctest: +SKIP
     >>> ratings = read_ratings(paths["sheets"])                              # doctest: +SKIP
-    >>> agreement(ratings)                                                   # doctest: +SKIP
-    {'fluency': ..., 'semantic_similarity': ..., 'diversity': ...}
+    >>> from parakit.annotate.agreement import krippendorff_alpha
+    >>> krippendorff_alpha(aspect_judgments(ratings, "fluency"), "ordinal", SCALE)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -291,36 +291,24 @@ def read_key(path: str | Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
-def krippendorff_alpha(ratings: pd.DataFrame, aspect: str, level: str = "ordinal") -> float:
-    """Krippendorff's alpha of one aspect (raters x items, missing ratings allowed).
+#: the rating scale, alpha's value domain: a point nobody used still counts as a level
+SCALE = (1, 2, 3, 4, 5)
 
-    Args:
-        ratings: :func:`read_ratings` output.
-        aspect: one of :data:`ASPECTS`.
-        level: ``ordinal`` (the paper), ``interval`` or ``nominal``.
+
+def aspect_judgments(ratings: pd.DataFrame, aspect: str) -> pd.DataFrame:
+    """One aspect's ratings as judgments ``(item, annotator, label)``: the input of the one
+    Krippendorff's alpha, :func:`parakit.annotate.agreement.krippendorff_alpha` (ordinal,
+    ``order=SCALE``, as the paper; raters x items, missing ratings allowed).
+
+    Raises:
+        HumanEvalError: fewer than two raters rated the aspect (E947).
     """
-    import krippendorff
-
-    table = ratings[ratings["aspect"] == aspect].pivot_table(
-        index="rater", columns="item_id", values="score", aggfunc="first"
-    )
-    if table.shape[0] < 2:
+    rows = ratings[ratings["aspect"] == aspect]
+    if rows["rater"].nunique() < 2:
         raise HumanEvalError(f"{aspect}: agreement needs at least two raters", code="E947")
-    data = table.to_numpy(dtype=float)
-    # the value domain is fixed to the scale, so a point nobody used still counts as a level;
-    # when every rating is the same value alpha is undefined (0/0) and NaN is returned
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float(
-            krippendorff.alpha(
-                reliability_data=data, level_of_measurement=level, value_domain=[1, 2, 3, 4, 5]
-            )
-        )
-
-
-def agreement(ratings: pd.DataFrame, level: str = "ordinal") -> dict[str, float]:
-    """Krippendorff's alpha for every aspect present."""
-    present = [a for a in ASPECTS if (ratings["aspect"] == a).any()]
-    return {a: krippendorff_alpha(ratings, a, level) for a in present}
+    return pd.DataFrame(
+        {"item": rows["item_id"], "annotator": rows["rater"], "label": rows["score"]}
+    )
 
 
 def item_scores(ratings: pd.DataFrame) -> pd.DataFrame:
