@@ -32,7 +32,7 @@ def _sample(opus_sample, folder: Path) -> tuple[Path, dict[tuple[str, str], str]
     return path, gold
 
 
-def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine_run):
+def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine_run, capsys):
     raw, gold = _sample(opus_sample, tmp_path)
 
     # build: candidates for annotation (the sample over char-similarity bins)
@@ -199,6 +199,35 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
         tmp_path / "mt-model",
     )
     assert (tmp_path / "tiles" / "tiles.png").exists()
+
+    # T16: the rules of `mine tiles` on all mined candidates; the safe negatives retrain
+    mined = tmp_path / "mined-mt-model.jsonl"
+    safe = tmp_path / "safe-negatives.jsonl"
+    run("mine", "select", mined, "-o", safe, "--tiles", tmp_path / "tiles",
+        "--classifier", tmp_path / "mt-model")  # fmt: skip
+    # known answer: the paper's rules on the char_wb TF 2-4 cosine and identify predict's scores
+    run("identify", "predict", tmp_path / "mt-model", mined, "-o", tmp_path / "mined-pred.jsonl")
+    scored = read(tmp_path / "mined-pred.jsonl")
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vectors = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), use_idf=False)
+    vectors.fit([t for p in scored for t in (p.text1, p.text2)])
+    texts1, texts2 = scored.texts()
+    lex = vectors.transform(texts1).multiply(vectors.transform(texts2)).sum(axis=1).A1
+    expected = set()
+    for p, sim in zip(scored, lex, strict=True):
+        proba = p.metadata["prediction"]["proba"]
+        neg = 1 - p.metadata["prediction"]["p_paraphrase"]
+        pos = sum(v for c, v in proba.items() if c.startswith("4"))
+        if (sim < 0.1 or neg > 0.4) and not (sim > 0.5 and pos >= 0.998):
+            expected.add(p.id)
+    negatives = read(safe)
+    assert {p.id for p in negatives} == expected and 0 < len(expected) < len(scored)
+    n_train = len(sections["train"])
+    wanted = min(n_train, len(negatives))
+    run("identify", "train", tmp_path / "train.jsonl", "-m", "mt-features", "--negatives", safe,
+        "--negatives-per-pair", wanted / n_train, "-o", tmp_path / "mt-boot")  # fmt: skip
+    assert f"on {n_train + wanted} pairs" in capsys.readouterr().out
     batch = tmp_path / "batch.jsonl"
     with batch.open("w", encoding="utf-8") as handle:
         for i, p in enumerate(sections["test"]):

@@ -300,6 +300,17 @@ def train_baseline(
     echo_json({"saved": str(output), "classes": [str(c) for c in clf.classes_]})
 
 
+def _nan_to_null(value: Any) -> Any:
+    """``value`` with NaN floats (the precision of an empty selection) as None."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_to_null(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nan_to_null(v) for v in value]
+    return value
+
+
 @app.command("tiles")
 def tiles_cmd(
     sample: Annotated[
@@ -389,8 +400,8 @@ def tiles_cmd(
             handle.writelines(f"{a:.6f},{b:.6f}\n" for a, b in zip(neg, pos, strict=True))
     with atomic_write(output / "tiles.md") as handle:
         handle.write(tiles.to_markdown() + "\n")
-    with atomic_write(output / "selection.json") as handle:
-        json.dump(estimate, handle, indent=2)
+    with atomic_write(output / "selection.json") as handle:  # standard JSON: NaN -> null
+        json.dump(_nan_to_null(estimate), handle, indent=2, allow_nan=False)
     typer.echo(f"scores: {source}\n")
     typer.echo(tiles.to_markdown())
     for name in ("negatives", "positives", "positives_label4"):
@@ -400,6 +411,89 @@ def tiles_cmd(
             f"precision {100 * e['precision']:.1f}% "
             f"(95% CI {100 * e['ci95'][0]:.1f}–{100 * e['ci95'][1]:.1f})"
         )
+
+
+@app.command("select")
+def select_cmd(
+    candidates: Annotated[
+        Path, typer.Argument(help="All candidate pairs, e.g. `parakit mine run` output.")
+    ],
+    output: Annotated[
+        Path, output_option("Safe negatives (JSONL), input of `identify train --negatives`.")
+    ],
+    classifier: Annotated[Path | None, typer.Option(help="Saved pair classifier.")] = None,
+    scores: Annotated[
+        Path | None,
+        typer.Option(help="CSV with columns neg_conf, pos_conf (one row per pair, same order)."),
+    ] = None,
+    tiles: Annotated[
+        Path | None,
+        typer.Option(
+            help="Folder from `parakit mine tiles`: its rules (selection.json) and their "
+            "precision estimated on the annotated sample."
+        ),
+    ] = None,
+    positives: Annotated[
+        Path | None, typer.Option(help="Also write the safe positives here (JSONL).")
+    ] = None,
+    neg_lex_max: Annotated[float | None, typer.Option(help="Default: --tiles', or 0.1.")] = None,
+    neg_conf_min: Annotated[float | None, typer.Option(help="Default: --tiles', or 0.4.")] = None,
+    pos_lex_min: Annotated[float | None, typer.Option(help="Default: --tiles', or 0.5.")] = None,
+    pos_conf_min: Annotated[float | None, typer.Option(help="Default: --tiles', or 0.998.")] = None,
+    fmt: FormatOpt = None,
+) -> None:
+    """Apply the tile rules to all candidates (T16): safe negatives (and positives)."""
+    from dataclasses import asdict
+
+    from parakit.errors import MineError
+    from parakit.io import write
+    from parakit.io._open import load_json
+    from parakit.mine.tiles import SelectionRules, select_pairs
+
+    if (scores is None) == (classifier is None):
+        raise MineError("give exactly one of --scores, --classifier", code="E805")
+    data = read_pairs(candidates, fmt)
+    rules = asdict(SelectionRules())
+    estimate: dict[str, Any] = {}
+    if tiles is not None:
+        estimate = load_json(tiles / "selection.json")
+        if not isinstance(estimate, dict) or not isinstance(estimate.get("rules"), dict):
+            raise MineError(f"{tiles / 'selection.json'}: no 'rules' object", code="E805")
+        rules.update({k: float(v) for k, v in estimate["rules"].items() if k in rules})
+    given = {"neg_lex_max": neg_lex_max, "neg_conf_min": neg_conf_min,
+             "pos_lex_min": pos_lex_min, "pos_conf_min": pos_conf_min}  # fmt: skip
+    rules.update({k: v for k, v in given.items() if v is not None})
+    if scores is not None:
+        import pandas as pd
+
+        try:
+            frame = pd.read_csv(scores)
+        except (ValueError, pd.errors.ParserError) as err:
+            raise MineError(f"{scores}: not a CSV file: {err}", code="E805") from None
+        if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != len(data):
+            raise MineError(
+                f"{scores}: need columns neg_conf, pos_conf and {len(data)} rows", code="E805"
+            )
+        neg, pos = frame["neg_conf"].to_numpy(), frame["pos_conf"].to_numpy()
+    else:
+        from parakit.mine.rerank import load_classifier, tile_confidences
+
+        neg, pos = tile_confidences(load_classifier(str(classifier)), data)
+    safe_neg, safe_pos = select_pairs(data, neg, pos, SelectionRules(**rules))
+    write(safe_neg, output)
+    if positives is not None:
+        write(safe_pos, positives)
+    share = 100 / max(1, len(data))
+    typer.echo(f"rules: {rules}")
+    for name, part, path in (("negatives", safe_neg, output), ("positives", safe_pos, positives)):
+        line = f"{name}: {len(part)} of {len(data)} candidates ({share * len(part):.1f}%)"
+        e = estimate.get(name) or {}
+        if e.get("selected"):
+            line += (
+                f"; precision on the annotated sample {100 * e['precision']:.1f}% "
+                f"(95% CI {100 * e['ci95'][0]:.1f}–{100 * e['ci95'][1]:.1f}, n={e['selected']})"
+            )
+        typer.echo(line + (f" -> {path}" if path is not None else ""))
 
 
 @app.command("grow")

@@ -1,0 +1,81 @@
+"""T16 selection over all candidates: ``select_pairs`` and ``parakit mine select``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from parakit.cli import main
+from parakit.errors import MineError
+from parakit.io import read, write
+from parakit.mine.tiles import SelectionRules, candidate_lex_similarity, select_pairs
+from parakit.schema import Pair, PairSet
+
+# lexical similarity, negative confidence, label-4 confidence; by the paper's rules:
+#   a: lex 0.05 < 0.1 -> negative; b: neg 0.5 > 0.4 -> negative; c: lex 0.6 > 0.5 and pos
+#   0.999 >= 0.998 -> positive; d: neither; e: both rules hold (lex 0.6, neg 0.9, pos 0.999)
+#   -> left out of both
+ROWS = {"a": (0.05, 0.1, 0.2), "b": (0.3, 0.5, 0.1), "c": (0.6, 0.0, 0.999),
+        "d": (0.3, 0.4, 0.997), "e": (0.6, 0.9, 0.999)}  # fmt: skip
+
+
+def _candidates() -> PairSet:
+    pairs = [Pair(k, f"left {k}", f"right {k}", metadata={"lex_similarity": v[0]})
+             for k, v in ROWS.items()]  # fmt: skip
+    return PairSet(pairs, scheme="turku", name="mined")
+
+
+def test_select_pairs_applies_the_paper_rules():
+    neg = [v[1] for v in ROWS.values()]
+    pos = [v[2] for v in ROWS.values()]
+    negatives, positives = select_pairs(_candidates(), neg, pos)
+    assert [p.id for p in negatives] == ["a", "b"]
+    assert [p.id for p in positives] == ["c"]
+    assert negatives[1].metadata["neg_conf"] == 0.5
+    assert negatives[1].metadata["tile_selection"] == "negative"
+    # other rules: negatives need lex < 0.04 or confidence > 0.45
+    negatives, _ = select_pairs(_candidates(), neg, pos, SelectionRules(0.04, 0.45))
+    assert [p.id for p in negatives] == ["b"]
+    with pytest.raises(MineError, match="5 pairs but 4"):
+        select_pairs(_candidates(), neg[:4], pos[:4])
+
+
+def test_lex_similarity_is_computed_when_absent():
+    pairs = PairSet([Pair("1", "abc abc", "abc abc"), Pair("2", "abc", "xyz")])
+    assert candidate_lex_similarity(pairs) == pytest.approx([1.0, 0.0])
+    # char_wb 2-4-grams of "ab" and "abx": " a", "ab", "b ", " ab", "ab ", " ab " vs " a", "ab",
+    # "bx", "x ", " ab", "abx", "bx ", " abx", "abx ": 3 shared of 6 and 9 -> 3 / sqrt(54)
+    pairs = PairSet([Pair("1", "ab", "abx")])
+    assert candidate_lex_similarity(pairs) == pytest.approx([3 / np.sqrt(54)])
+
+
+def test_mine_select_reads_the_rules_of_mine_tiles(tmp_path, capsys):
+    candidates = tmp_path / "mined.jsonl"
+    write(_candidates(), candidates)
+    scores = tmp_path / "scores.csv"
+    scores.write_text("neg_conf,pos_conf\n" + "".join(f"{v[1]},{v[2]}\n" for v in ROWS.values()))
+    tiles = tmp_path / "tiles"
+    tiles.mkdir()
+    estimate = {"rules": {"neg_lex_max": 0.1, "neg_conf_min": 0.55, "pos_lex_min": 0.5,
+                          "pos_conf_min": 0.998},
+                "negatives": {"selected": 40, "correct": 38, "precision": 0.95,
+                              "ci95": [0.83, 0.99], "share": 0.4},
+                "positives": {"selected": 0, "correct": 0, "precision": None,
+                              "ci95": [None, None], "share": 0.0}}  # fmt: skip
+    (tiles / "selection.json").write_text(json.dumps(estimate))
+    out, pos_out = tmp_path / "negatives.jsonl", tmp_path / "positives.jsonl"
+    argv = ["mine", "select", str(candidates), "-o", str(out), "--scores", str(scores)]
+    assert main([*argv, "--tiles", str(tiles), "--positives", str(pos_out)]) == 0
+    printed = capsys.readouterr().out
+    assert [p.id for p in read(out)] == ["a"]  # the tiles' rule: b's 0.5 is not > 0.55
+    assert "precision on the annotated sample 95.0%" in printed
+    assert [p.id for p in read(pos_out)] == ["c"]
+    # an option overrides the rule read from --tiles
+    assert main([*argv, "--tiles", str(tiles), "--neg-conf-min", "0.45"]) == 0
+    assert [p.id for p in read(out)] == ["a", "b"]
+    # scores of another candidate set are refused
+    scores.write_text("neg_conf,pos_conf\n0.1,0.2\n")
+    assert main(argv) == 2
+    assert "E805" in capsys.readouterr().err
