@@ -74,7 +74,7 @@ class Queue(Service):
                 )
         if spec.assign == "doc_pairs":
             return self.assign_document_pairs(project_id, ids, batch=batch, task=task)
-        return self.assign(project_id, mode=mode, annotators=ids, batch=batch, seed=seed)
+        return self.assign(project_id, mode=mode, annotators=ids, batch=batch, seed=seed, task=task)
 
     def assign(
         self,
@@ -85,8 +85,9 @@ class Queue(Service):
         batch: str = "default",
         items: list[int] | None = None,
         seed: int = 0,
+        task: str = CLASSIFY,
     ) -> int:
-        """Queue the project's unassigned items for classification (T9).
+        """Queue the project's items not yet queued for ``task`` (classification, T9).
 
         Args:
             mode: ``single`` (one annotation per item) or ``double`` (two, by different people).
@@ -108,7 +109,7 @@ class Queue(Service):
             query = select(Item.id).where(
                 Item.project_id == project_id,
                 Item.origin != "rewrite",
-                ~exists().where(Assignment.item_id == Item.id, Assignment.task == CLASSIFY),
+                ~exists().where(Assignment.item_id == Item.id, Assignment.task == task),
             )
             if items is not None:
                 query = query.where(Item.id.in_(items))
@@ -131,7 +132,7 @@ class Queue(Service):
                     session.add(
                         Assignment(
                             project_id=project_id,
-                            task=CLASSIFY,
+                            task=task,
                             item_id=item_id,
                             slot=slot,
                             batch=batch,
