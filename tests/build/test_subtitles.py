@@ -1,17 +1,20 @@
+import datetime as dt
 import logging
 
 import pytest
+import srt
 
 from parakit.build.align import DocumentAligner
 from parakit.build.documents import SkipCounter
 from parakit.build.subtitles import (
     align_lines,
     build_subtitle_pairs,
+    line_rows,
     load_versions,
     read_srt,
     segment_texts,
 )
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, ParakitError
 
 # Two versions of one episode, written for this test: lines at 0:01, 0:14:59, 0:15:00 (exact
 # boundary), 0:29:30, 0:31 and 0:47 -> segments 0, 0, 1, 1, 2, 3.
@@ -174,6 +177,58 @@ def test_second_round_prefers_high_yield_titles_and_new_segments(tmp_path):
     )
     assert [p.group for p in second] == ["MovieB", "MovieC"]
     assert not {(p.group, p.metadata["segment"]) for p in second} & used
+    # an empty yields table, or one naming no title here, is an error, not an empty round
+    for bad, words in (({}, "empty"), ({"Other": 3.0}, "'Other'")):
+        with pytest.raises(ParakitError, match="E502") as err:
+            build_subtitle_pairs(versions, DocumentAligner(), used_segments=used, priority=bad)
+        assert words in str(err.value)
+
+
+def _subs(*rows):
+    return [
+        srt.Subtitle(n, dt.timedelta(seconds=a), dt.timedelta(seconds=b), text)
+        for n, (a, b, text) in enumerate(rows, 1)
+    ]
+
+
+def test_line_rows_put_lines_of_the_same_time_side_by_side():
+    # a: three lines; b: two more, "Dos bis." (a's second line overlaps "Dos." more) and
+    # "Extra." (overlapping nothing in a): both stay in the row before them
+    a = _subs((0, 2, "One."), (3, 5, "Two."), (8, 9, "Three."))
+    b = _subs((0, 2, "Uno."), (3, 4.5, "Dos."), (4.6, 5, "Dos bis."), (6, 7, "Extra."),
+              (8, 9, "Tres."))  # fmt: skip
+    assert align_lines(a, b) == [(0, 0), (1, 1), (2, 4)]
+    text_a = "One.\nTwo.\nThree."
+    text_b = "Uno.\nDos.\nDos bis.\nExtra.\nTres."
+    rows = line_rows(a, b)
+    # hand-computed offsets: a lines at 0-4, 5-9, 10-16; b at 0-4, 5-9, 10-18, 19-25, 26-31
+    assert rows == [[0, 4, 0, 4], [5, 9, 5, 25], [10, 16, 26, 31]]
+    assert [(text_a[r[0] : r[1]], text_b[r[2] : r[3]]) for r in rows] == [
+        ("One.", "Uno."),
+        ("Two.", "Dos.\nDos bis.\nExtra."),
+        ("Three.", "Tres."),
+    ]
+    # two lines of a whose best partner is the same line of b share its row
+    a2 = _subs((0, 2, "One."), (1.5, 3, "And one."), (3.2, 5, "Two."))
+    b2 = _subs((0, 2.8, "Uno."), (2.9, 5, "Dos."))
+    assert align_lines(a2, b2) == [(0, 0), (1, 0), (2, 1)]
+    assert line_rows(a2, b2) == [[0, 13, 0, 4], [14, 18, 5, 9]]
+    # nothing overlaps: one row with everything
+    assert line_rows(a[:1], _subs((5, 6, "Later."))) == [[0, 4, 0, 6]]
+
+
+def test_segment_pairs_carry_title_and_line_alignment(corpus):
+    versions = load_versions(corpus)
+    ps = build_subtitle_pairs(versions, DocumentAligner(), seed=0)
+    assert len(ps) == 1  # one segment per title and round by default (the paper)
+    pair = ps[0]
+    assert pair.metadata["title"] == "Show/S01E01" and pair.metadata["series"] == "Show"
+    k = pair.metadata["segment"]
+    lines_a = segment_texts(versions[0].subtitles)[k].split("\n")
+    lines_b = segment_texts(versions[1].subtitles)[k].split("\n")
+    rows = pair.metadata["alignment"]
+    assert [pair.text1[r[0] : r[1]] for r in rows] == lines_a  # one aligned line per row
+    assert [pair.text2[r[2] : r[3]] for r in rows] == lines_b
 
 
 def test_broken_timestamps_and_unknown_encoding_are_skipped_and_counted(corpus, caplog):

@@ -7,8 +7,15 @@ Pipeline (Turku journal §3.1):
    drop version pairs outside the band, and keep the *most lexically distant* pair left;
 3. align the two versions by their timestamps: cut both into windows of 15 minutes of
    playing time (a subtitle belongs to the window its start time falls in);
-4. keep 1–2 random segment pairs per title (both sides must have text in the window);
+4. keep one random segment pair per title and round (both sides must have text in the
+   window; the paper: "ideally, only one 15-minute segment", a second round draws another);
 5. cap the number of episodes per TV series (default 10), chosen at random.
+
+Each segment pair carries ``metadata["alignment"]``: its lines aligned by timestamps
+(:func:`align_lines`, :func:`line_rows`) as rows of character offsets, which the extraction view
+of ``parakit annotate`` shows side by side; the title travels in the pair's and the
+documents' metadata, through the annotation tool's import and export, so a second round can
+count each title's first-round yield from the tool's own export.
 
 Layout of the input folder: ``ROOT/<title>/<version>.srt``; a title folder nested one level
 deeper, ``ROOT/<series>/<episode>/<version>.srt``, makes ``<series>`` its series (movies have
@@ -178,22 +185,43 @@ def load_versions(
     return versions
 
 
-def segment_texts(
+def segment_lines(
     subtitles: Iterable[Any], minutes: float = 15.0, offset: dt.timedelta = dt.timedelta(0)
-) -> dict[int, str]:
-    """Texts of the ``minutes``-long windows of playing time, by window index.
+) -> dict[int, list[Any]]:
+    """The subtitles of each ``minutes``-long window of playing time, by window index.
 
-    A subtitle belongs to the window its (start + ``offset``) falls in; lines are joined
-    with newlines, in time order.
+    A subtitle belongs to the window its (start + ``offset``) falls in; time order is kept.
     """
     width = dt.timedelta(minutes=minutes)
     if width <= dt.timedelta(0):
         raise ParakitError("segment length must be positive", code="E500")
-    lines: dict[int, list[str]] = {}
+    lines: dict[int, list[Any]] = {}
     for sub in subtitles:
         index = max(0, (sub.start + offset) // width)
-        lines.setdefault(int(index), []).append(sub.content.strip())
-    return {k: "\n".join(v) for k, v in sorted(lines.items())}
+        lines.setdefault(int(index), []).append(sub)
+    return dict(sorted(lines.items()))
+
+
+def segment_texts(
+    subtitles: Iterable[Any], minutes: float = 15.0, offset: dt.timedelta = dt.timedelta(0)
+) -> dict[int, str]:
+    """Texts of the ``minutes``-long windows of playing time, by window index: the lines of
+    :func:`segment_lines` joined with newlines, in time order."""
+    return {k: _join(v) for k, v in segment_lines(subtitles, minutes, offset).items()}
+
+
+def _join(subtitles: Sequence[Any]) -> str:
+    return "\n".join(s.content.strip() for s in subtitles)
+
+
+def _line_offsets(subtitles: Sequence[Any]) -> list[tuple[int, int]]:
+    """``(begin, end)`` of each line in :func:`_join` of the same subtitles."""
+    out, begin = [], 0
+    for sub in subtitles:
+        end = begin + len(sub.content.strip())
+        out.append((begin, end))
+        begin = end + 1  # the newline
+    return out
 
 
 def align_lines(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, int]]:
@@ -216,6 +244,37 @@ def align_lines(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, int]]:
     return out
 
 
+def line_rows(a: Sequence[Any], b: Sequence[Any]) -> list[list[int]]:
+    """Rows of the extraction view for two segments: their lines aligned by timestamps,
+    side by side (the paper: "approximately aligned line-by-line using the subtitle
+    timestamps").
+
+    A row starts at each line pair of :func:`align_lines` that moves both sides forward; lines
+    without a partner (or matched out of order) stay in the row before them, lines before the
+    first pair in the first row, so the rows cover both texts in order and every line can be
+    selected.
+
+    Args:
+        a, b: the subtitles of one segment of each version (:func:`segment_lines`).
+    Returns:
+        ``[begin1, end1, begin2, end2]`` character offsets into the segment texts
+        (:func:`segment_texts`), one list per row.
+    """
+    if not a or not b:
+        return [[0, len(_join(a)), 0, len(_join(b))]]
+    anchors: list[tuple[int, int]] = []
+    for i, j in align_lines(a, b):
+        if not anchors or (i > anchors[-1][0] and j > anchors[-1][1]):
+            anchors.append((i, j))
+    starts = [(0, 0), *anchors[1:]]
+    ends = [(i - 1, j - 1) for i, j in starts[1:]] + [(len(a) - 1, len(b) - 1)]
+    off_a, off_b = _line_offsets(a), _line_offsets(b)
+    return [
+        [off_a[i0][0], off_a[i1][1], off_b[j0][0], off_b[j1][1]]
+        for (i0, j0), (i1, j1) in zip(starts, ends, strict=True)
+    ]
+
+
 def choose_version_pair(
     versions: Sequence[SubtitleVersion], aligner: DocumentAligner
 ) -> tuple[SubtitleVersion, SubtitleVersion, float] | None:
@@ -236,7 +295,7 @@ def build_subtitle_pairs(
     aligner: DocumentAligner,
     segment_minutes: float = 15.0,
     min_segments: int = 1,
-    max_segments: int = 2,
+    max_segments: int = 1,
     max_episodes_per_series: int | None = 10,
     seed: int = 0,
     skips: SkipCounter | None = None,
@@ -250,22 +309,27 @@ def build_subtitle_pairs(
         versions: all versions (:func:`load_versions`); titles with one version are skipped.
         aligner: band and vectoriser settings; fitted here on all versions if not yet fitted.
         segment_minutes: segment length (15 in the paper).
-        min_segments, max_segments: segments drawn per title, uniformly in this range.
+        min_segments, max_segments: segments drawn per title, uniformly in this range (one
+            per round by default, as in the paper).
         max_episodes_per_series: cap of titles per series (``None``: no cap).
         seed: random seed of segment and episode choices.
         used_segments: ``(title, segment index)`` already used (a second round draws other
             segments).
         priority: second round: only these titles, highest value first (the paper ranked
-            titles by the number of candidates extracted in the first round).
+            titles by the number of candidates extracted in the first round); an empty table,
+            or one naming none of the titles, is an error (E502), not an empty round.
         max_titles: process at most this many titles (after the series cap and priority).
 
     Returns:
         A PairSet of segment document pairs (document id ``<title>/<version>#<k>``), with
-        ``group`` = title, ``metadata`` = version similarity, segment index and start time;
+        ``group`` = title, ``metadata`` = title, series, version similarity, segment index,
+        start time and the line alignment (``alignment``, :func:`line_rows`);
         ``metadata["skipped"]`` of the set counts skipped titles and files.
     """
     if not 1 <= min_segments <= max_segments:
         raise ParakitError("need 1 <= min_segments <= max_segments", code="E500")
+    if priority is not None:
+        _check_priority(priority, {v.title for v in versions})
     skips = skips if skips is not None else SkipCounter()
     rng = random.Random(seed)
     by_title: dict[str, list[SubtitleVersion]] = {}
@@ -305,8 +369,8 @@ def build_subtitle_pairs(
             skips.skip("no-version-pair-in-band", f"title {title!r}")
             continue
         a, b, sim = choice
-        seg_a = segment_texts(a.subtitles, segment_minutes)
-        seg_b = segment_texts(b.subtitles, segment_minutes)
+        seg_a = segment_lines(a.subtitles, segment_minutes)
+        seg_b = segment_lines(b.subtitles, segment_minutes)
         common = sorted(k for k in set(seg_a) & set(seg_b) if (title, k) not in used)
         if not common:
             skips.skip("no-common-segment", f"title {title!r}")
@@ -322,10 +386,14 @@ def build_subtitle_pairs(
                 "segment_minutes": segment_minutes,
             }
             doc_a = Document(
-                f"{title}/{a.version}#{k}", seg_a[k], {**meta, "version": a.version, "path": a.path}
+                f"{title}/{a.version}#{k}",
+                _join(seg_a[k]),
+                {**meta, "version": a.version, "path": a.path},
             )
             doc_b = Document(
-                f"{title}/{b.version}#{k}", seg_b[k], {**meta, "version": b.version, "path": b.path}
+                f"{title}/{b.version}#{k}",
+                _join(seg_b[k]),
+                {**meta, "version": b.version, "path": b.path},
             )
             pairs.append(
                 DocumentPair(
@@ -333,11 +401,14 @@ def build_subtitle_pairs(
                     doc_b,
                     sim,
                     {
+                        "title": title,
+                        "series": a.series,
                         "version_similarity": round(sim, 6),
                         "segment": k,
                         "start": str(start),
                         "versions": [a.version, b.version],
                         "n_versions": len(group),
+                        "alignment": line_rows(seg_a[k], seg_b[k]),
                     },
                 )
             )
@@ -352,6 +423,24 @@ def build_subtitle_pairs(
             "seed": seed,
         },
     )
+
+
+def _check_priority(priority: Mapping[str, float], titles: Collection[str]) -> None:
+    """A second round needs yields, and yields of these titles: refuse an empty table or one
+    naming no title at hand (it would draw nothing and look like a round without yield)."""
+    if not priority:
+        raise ParakitError(
+            "the yields table is empty: no first-round candidate names a title (give the "
+            "annotation tool's export of the first round, or a JSON object {title: count})",
+            code="E502",
+        )
+    if not any(t in priority for t in titles):
+        example = next(iter(priority))
+        raise ParakitError(
+            f"none of the {len(priority)} titles of the yields table is a title of these "
+            f"subtitles (e.g. {example!r}; titles here look like {min(titles, default='')!r})",
+            code="E502",
+        )
 
 
 def write_manifest(entries: Iterable[dict[str, Any]], path: str | Path) -> None:

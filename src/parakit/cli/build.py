@@ -93,7 +93,9 @@ def subtitles_cmd(
     high: Annotated[float, typer.Option("--high", help="Highest document cosine kept.")] = 1.0,
     segment_minutes: Annotated[float, typer.Option(help="Segment length in minutes.")] = 15.0,
     min_segments: Annotated[int, typer.Option(help="Fewest segments drawn per title.")] = 1,
-    max_segments: Annotated[int, typer.Option(help="Most segments drawn per title.")] = 2,
+    max_segments: Annotated[
+        int, typer.Option(help="Most segments drawn per title (the paper: one per round).")
+    ] = 1,
     max_episodes: Annotated[int, typer.Option(help="Most episodes per series (0: no cap).")] = 10,
     encoding: Annotated[list[str], typer.Option(help="Encodings tried in order (repeatable).")] = (
         "utf-8-sig",
@@ -113,7 +115,8 @@ def subtitles_cmd(
         Path | None,
         typer.Option(
             help="Second round: first-round yield per title, highest first; a JSON object "
-            "{title: count} or any pair set (extracted candidates, counted per title)."
+            "{title: count} or any pair set (the annotation tool's export of the first round, "
+            "counted per title)."
         ),
     ] = None,
     max_titles: Annotated[
@@ -173,7 +176,10 @@ def _used_segments(path: Path) -> set[tuple[str, int]]:
 
 
 def _title_yields(path: Path) -> dict[str, float]:
-    """Title -> first-round yield, from a JSON object or from a pair set counted per title."""
+    """Title -> first-round yield, from a JSON object or from a pair set counted per title:
+    the pair's ``metadata["title"]``, else its first document's (the annotation tool's export
+    keeps the documents of `build subtitles` with their metadata), else its group. A table
+    without any title is an error, not an empty second round."""
     from collections import Counter
 
     from parakit.errors import DataFormatError
@@ -183,11 +189,27 @@ def _title_yields(path: Path) -> dict[str, float]:
         if isinstance(data, dict):
             if not all(isinstance(v, int | float) for v in data.values()):
                 raise DataFormatError("yields must be numbers", path=path, code="E500")
+            if not data:
+                raise DataFormatError("the yields table is empty", path=path, code="E502")
             return {str(k): float(v) for k, v in data.items()}
-    counts = Counter(
-        str(p.metadata.get("title") or p.group) for p in read_pairs(path, status=False)
-    )
-    counts.pop("None", None)
+    pairs = read_pairs(path, status=False)
+    counts: Counter[str] = Counter()
+    for pair in pairs:
+        doc = pairs.documents.get(pair.span1.doc_id) if pair.span1 is not None else None
+        title = pair.metadata.get("title") or (doc.metadata.get("title") if doc else None)
+        title = title or pair.group
+        if title is not None:
+            counts[str(title)] += 1
+    if not counts:
+        why = (
+            "the yields table is empty: the file holds no pairs (an export before any "
+            "first-round candidate was labelled?)"
+            if not len(pairs)
+            else f"none of its {len(pairs)} pairs names a title (metadata 'title', its "
+            "document's 'title', or its group): not candidates extracted from `parakit build "
+            "subtitles` document pairs"
+        )
+        raise DataFormatError(why, path=path, field="title", code="E502")
     return {title: float(n) for title, n in counts.items()}
 
 
