@@ -93,3 +93,19 @@ def test_similarity_bins():
     values = np.array([0.0, 0.049, 0.05, 0.5, 0.999, 1.0])
     assert similarity_bins(values, 20).tolist() == [0, 0, 1, 10, 19, 19]
     assert similarity_bins(np.array([0.0, 1.0]), 11).tolist() == [0, 10]
+
+
+def test_char_ngram_vectorizer_agrees_with_the_pair_scorer():
+    """The vectors of alignment, negatives and the TF-IDF encoder and the aligned-pair scorer
+    are one measure: their row cosines agree."""
+    from parakit.text.similarity import char_ngram_vectorizer
+
+    texts1 = ["The cat sat on the mat.", "Stocks fell sharply", "a b c"]
+    texts2 = ["A cat was sitting on the mat", "Shares dropped a lot", "c b a"]
+    vectors = char_ngram_vectorizer((2, 4)).fit(texts1 + texts2)
+    assert vectors.transform(texts1).dtype == np.float32
+    cosine = np.asarray(vectors.transform(texts1).multiply(vectors.transform(texts2)).sum(1))
+    sim = CharNgramSimilarity(ngram_range=(2, 4), use_idf=True).fit(texts1 + texts2)
+    np.testing.assert_allclose(cosine.ravel(), sim.score(texts1, texts2), atol=1e-6)
+    with pytest.raises(ParakitError, match="E303"):
+        char_ngram_vectorizer(analyzer="word")

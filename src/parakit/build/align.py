@@ -91,19 +91,18 @@ class DocumentAligner:
 
     def fit(self, texts: Iterable[str]) -> DocumentAligner:
         """Learn the vocabulary and idf from ``texts`` (all documents of the collection)."""
-        from sklearn.feature_extraction.text import TfidfVectorizer
+        from parakit.text.similarity import char_ngram_vectorizer
 
         self._check_band()
         texts = list(texts)
         if not any(t.strip() for t in texts):
             raise ParakitError("cannot fit the aligner: every text is empty", code="E501")
-        self.vectorizer_ = TfidfVectorizer(
-            analyzer=self.analyzer,
-            ngram_range=self.ngram_range,
+        self.vectorizer_ = char_ngram_vectorizer(
+            self.ngram_range,
+            self.analyzer,
             max_features=self.max_features,
             sublinear_tf=self.sublinear_tf,
             lowercase=self.lowercase,
-            dtype=np.float32,
         ).fit(texts)
         return self
 

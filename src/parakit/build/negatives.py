@@ -189,8 +189,9 @@ def nearest_negatives(
         c-neg <- a | Amazon halts facial recognition for police
     """
     import numpy as np
-    from sklearn.feature_extraction.text import TfidfVectorizer
     from tqdm.auto import tqdm
+
+    from parakit.text.similarity import char_ngram_vectorizer
 
     if chunk_size < 1:
         raise ParakitError("chunk_size must be >= 1", code="E508")
@@ -198,8 +199,7 @@ def nearest_negatives(
     texts2 = [p.text2 for p in pairs]
     if len(pairs) < 2:
         raise ParakitError("need at least two pairs to mine negatives from", code="E501")
-    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=ngram_range, dtype=np.float32)
-    vectorizer.fit(texts1 + texts2)
+    vectorizer = char_ngram_vectorizer(ngram_range).fit(texts1 + texts2)
     anchors, partners = vectorizer.transform(texts1), vectorizer.transform(texts2).T.tocsc()
     # integer ids of texts make the "same text" masks vectorised comparisons
     ids: dict[str, int] = {}

@@ -326,6 +326,22 @@ class CharNgramSimilarity:
         )
 
 
+def char_ngram_vectorizer(
+    ngram_range: tuple[int, int] = (2, 4), analyzer: str = "char_wb", **options: Any
+) -> Any:
+    """The char n-gram TF-IDF vectors (scikit-learn's ``TfidfVectorizer``, float32, rows
+    L2-normalised) behind every char n-gram *vector* in parakit: document alignment, nearest
+    negatives, the TF-IDF encoder. :class:`CharNgramSimilarity` scores aligned pairs without
+    building vectors; ``options`` go to ``TfidfVectorizer`` (``sublinear_tf``, ``max_features``,
+    ``lowercase``, ``use_idf``, ``dtype``...)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    if analyzer not in ("char", "char_wb"):
+        raise ParakitError(f"analyzer must be 'char' or 'char_wb', not {analyzer!r}", code="E303")
+    options.setdefault("dtype", np.float32)
+    return TfidfVectorizer(analyzer=analyzer, ngram_range=ngram_range, **options)
+
+
 def char_ngram_cosine(
     texts1: Sequence[str],
     texts2: Sequence[str],

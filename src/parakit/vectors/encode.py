@@ -369,16 +369,15 @@ class TfidfEncoder:
         self.dense = dense
 
     def fit(self, texts: Sequence[str]) -> TfidfEncoder:
-        from sklearn.feature_extraction.text import TfidfVectorizer
+        from parakit.text.similarity import char_ngram_vectorizer
 
-        self.vectorizer_ = TfidfVectorizer(
-            analyzer=self.analyzer,
-            ngram_range=self.ngram_range,
+        self.vectorizer_ = char_ngram_vectorizer(
+            self.ngram_range,
+            self.analyzer,
             sublinear_tf=self.sublinear_tf,
             max_features=self.max_features,
-            lowercase=True,
-        )
-        self.vectorizer_.fit(list(texts))
+            dtype=np.float64,  # retrieval scores as before (the dense form is cast to float32)
+        ).fit(list(texts))
         return self
 
     def encode(self, texts: Sequence[str]) -> Any:
