@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
 from parakit.errors import ModelError
-from parakit.models import cross_encoder
-from parakit.models.base import load_model
-from parakit.models.cross_encoder import CrossEncoderClassifier, selection_score
+from parakit.models.base import PairInput, load_model
+from parakit.models.cross_encoder import CrossEncoderClassifier, SelectionEvaluator
+from parakit.schema import PairSet
 
 
 def small(encoder: str, **overrides) -> CrossEncoderClassifier:
@@ -25,6 +31,11 @@ def small(encoder: str, **overrides) -> CrossEncoderClassifier:
     )
     params.update(overrides)
     return CrossEncoderClassifier(**params)
+
+
+def selection_score(truth, pred, classes, positive, metric):
+    dev = PairInput(["a"] * len(truth), ["b"] * len(truth), list(truth), [])
+    return SelectionEvaluator(dev, metric).score(list(pred), classes, positive)
 
 
 def test_selection_score_known_answers():
@@ -75,33 +86,77 @@ def test_both_orders_doubles_the_training_pairs(tiny_encoder, multipit):
     assert model.history_[-1]["step"] == 2  # 64 pairs / 32
 
 
-def test_interrupted_training_resumes_to_the_same_model(
-    tiny_encoder, multipit, tmp_path, monkeypatch
-):
+#: a training run in its own process that SIGKILLs itself right after its first checkpoint
+KILLED_RUN = """
+import os, signal, sys
+import transformers
+from parakit.io import read
+from parakit.models.cross_encoder import CrossEncoderClassifier
+
+save = transformers.Trainer._save_checkpoint
+
+def save_then_die(self, *args, **kwargs):
+    save(self, *args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+transformers.Trainer._save_checkpoint = save_then_die
+encoder, train, dev, out = sys.argv[1:5]
+data, held = read(train), read(dev)
+CrossEncoderClassifier(
+    encoder, max_length=48, epochs=1, learning_rate=1e-3, per_device_batch_size=16,
+    batch_size=32, progress=False, seed=1, num_threads=2, eval_steps=1, output_dir=out,
+).fit(data, eval_set=held)
+"""
+
+
+def test_killed_training_resumes_to_the_same_model(tiny_encoder, multipit, tmp_path, monkeypatch):
+    from parakit.io import write
+
     train, dev = multipit
     data, held = train[:64], dev[:40]
-    reference = small(tiny_encoder, eval_steps=1, output_dir=str(tmp_path / "a")).fit(
+    write(PairSet(list(data), scheme="binary"), tmp_path / "train.jsonl")
+    write(PairSet(list(held), scheme="binary"), tmp_path / "dev.jsonl")
+    reference = small(tiny_encoder, epochs=1, eval_steps=1, output_dir=str(tmp_path / "a")).fit(
         data, eval_set=held
     )
-
-    real = cross_encoder.selection_score
-    calls = {"n": 0}
-
-    def crash_on_second_evaluation(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(cross_encoder, "selection_score", crash_on_second_evaluation)
-    with pytest.raises(KeyboardInterrupt):
-        small(tiny_encoder, eval_steps=1, output_dir=str(tmp_path / "b")).fit(data, eval_set=held)
-    assert (tmp_path / "b" / "lr-0.001" / "last.pt").exists()
-    monkeypatch.setattr(cross_encoder, "selection_score", real)
-    resumed = small(tiny_encoder, eval_steps=1, output_dir=str(tmp_path / "b")).fit(
-        data, eval_set=held
+    out = tmp_path / "b"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(KILLED_RUN),
+            tiny_encoder,
+            str(tmp_path / "train.jsonl"),
+            str(tmp_path / "dev.jsonl"),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TQDM_DISABLE": "1"},
+        timeout=300,
     )
-    assert [h["step"] for h in resumed.history_] == [h["step"] for h in reference.history_]
+    assert run.returncode == -signal.SIGKILL, run.stderr[-2000:]
+    # killed after the checkpoint of step 1 of 2: that is all there is
+    assert sorted(p.name for p in (out / "lr-0.001").glob("checkpoint-*")) == ["checkpoint-1"]
+    evaluated = []
+    score = SelectionEvaluator.__call__
+
+    def counting(self, model, output_path=None, epoch=-1, steps=-1):
+        evaluated.append(steps)
+        return score(self, model, output_path, epoch, steps)
+
+    monkeypatch.setattr(SelectionEvaluator, "__call__", counting)
+    resumed = small(tiny_encoder, epochs=1, eval_steps=1, output_dir=str(out))
+    resumed.fit(data, eval_set=held)
+    # the rerun continued after step 1: it trained and evaluated step 2 only, and its history
+    # holds step 1 from the killed process
+    assert evaluated == [2]
+    assert [h["step"] for h in resumed.history_] == [1, 2]
+    assert [h["step"] for h in reference.history_] == [1, 2]
+    for a, b in zip(resumed.history_, reference.history_, strict=True):
+        assert a["dev_score"] == pytest.approx(b["dev_score"], abs=1e-6)
+        assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-4)
+    assert resumed.best_score_ == pytest.approx(reference.best_score_)
     assert np.allclose(resumed.predict_proba(held), reference.predict_proba(held), atol=1e-5)
 
 

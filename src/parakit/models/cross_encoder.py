@@ -26,44 +26,68 @@ Example:
 from __future__ import annotations
 
 import json
-import math
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from parakit.errors import ModelError
+from parakit.evaluate.base import Evaluator
 from parakit.models.base import MODEL_FILE, PairClassifier, PairInput
+from parakit.models.training import TrainSettings, plan_steps, train_transformer
+from parakit.vectors.precision import autocast
 
 
-def selection_score(
-    truth: list[str], predicted: list[str], classes: list[str], positive: str | None, metric: str
-) -> float:
-    """The development score used for model selection.
+class SelectionEvaluator(Evaluator):
+    """The development score that selects a classifier's checkpoint and learning rate.
 
+    An :class:`~parakit.evaluate.base.Evaluator`: ``evaluator(model)`` predicts the development
+    pairs with ``model`` and returns ``{"<name>_score": ..., "<name>_<metric>": ...}``.
     ``f1``: F1 of the positive class for binary labels, macro F1 otherwise; ``macro_f1``,
     ``weighted_f1``, ``accuracy`` as named.
-    """
-    from sklearn.metrics import accuracy_score, f1_score
 
-    if metric == "accuracy":
-        return float(accuracy_score(truth, predicted))
-    if metric == "f1" and len(classes) == 2 and positive is not None:
-        return float(
-            f1_score(truth, predicted, pos_label=positive, average="binary", zero_division=0)
-        )
-    if metric in ("f1", "macro_f1"):
-        return float(f1_score(truth, predicted, labels=classes, average="macro", zero_division=0))
-    if metric == "weighted_f1":
-        return float(
-            f1_score(truth, predicted, labels=classes, average="weighted", zero_division=0)
-        )
-    raise ModelError(
-        f"unknown selection metric {metric!r}; use f1, macro_f1, weighted_f1 or accuracy",
-        code="E712",
-    )
+    Args:
+        dev: labelled development pairs.
+        metric: ``f1``, ``macro_f1``, ``weighted_f1`` or ``accuracy``.
+        name: prefix of the keys.
+
+    Raises:
+        ModelError: an unknown metric (E712).
+    """
+
+    primary = "score"
+    METRICS = ("f1", "macro_f1", "weighted_f1", "accuracy")
+
+    def __init__(self, dev: PairInput, metric: str = "f1", name: str = "dev") -> None:
+        if metric not in self.METRICS:
+            raise ModelError(
+                f"unknown selection metric {metric!r}; use f1, macro_f1, weighted_f1 or accuracy",
+                code="E712",
+            )
+        self.dev, self.metric, self.name = dev, metric, name
+
+    def score(self, predicted: list[str], classes: list[str], positive: str | None) -> float:
+        """The metric of ``predicted`` against the development labels."""
+        from sklearn.metrics import accuracy_score, f1_score
+
+        truth = list(self.dev.labels or [])
+        if self.metric == "accuracy":
+            return float(accuracy_score(truth, predicted))
+        if self.metric == "f1" and len(classes) == 2 and positive is not None:
+            return float(
+                f1_score(truth, predicted, pos_label=positive, average="binary", zero_division=0)
+            )
+        average = "weighted" if self.metric == "weighted_f1" else "macro"
+        return float(f1_score(truth, predicted, labels=classes, average=average, zero_division=0))
+
+    def __call__(
+        self, model: Any, output_path: str | Path | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
+        predicted = [str(v) for v in model.predict(self.dev.texts1, self.dev.texts2)]
+        classes = [str(c) for c in model.classes_]
+        value = self.score(predicted, classes, model._positive_label())
+        return self.prefixed({"score": value, self.metric: value})
 
 
 class TransformerPairClassifier(PairClassifier):
@@ -116,19 +140,9 @@ class TransformerPairClassifier(PairClassifier):
         return {k: v.to(device) for k, v in encoded.items()}
 
     def _autocast(self, device: Any) -> Any:
-        import contextlib
-
-        import torch
-
-        if device.type == "cuda" and self.mixed_precision in ("auto", True, "bf16", "fp16"):
-            dtype = (
-                torch.bfloat16
-                if self.mixed_precision == "bf16"
-                or (self.mixed_precision == "auto" and torch.cuda.is_bf16_supported())
-                else torch.float16
-            )
-            return torch.autocast(device_type="cuda", dtype=dtype)
-        return contextlib.nullcontext()
+        """bf16 autocast where the hardware has it (``mixed_precision``: see
+        :mod:`parakit.vectors.precision`), fp32 otherwise."""
+        return autocast(self.mixed_precision, device)
 
     def _set_threads(self) -> None:
         if self.num_threads:
@@ -159,6 +173,7 @@ class TransformerPairClassifier(PairClassifier):
         self._set_threads()
         if self.epochs <= 0:
             raise ModelError(f"epochs must be positive, got {self.epochs}", code="E712")
+        evaluator = SelectionEvaluator(dev, self.selection_metric) if dev is not None else None
         rates = list(self.learning_rates or [self.learning_rate])
         self.history_: list[dict[str, Any]] = []
         try:
@@ -173,7 +188,7 @@ class TransformerPairClassifier(PairClassifier):
             labels = labels + labels
         best: tuple[float, float, dict[str, Any]] | None = None
         for rate in rates:
-            score, state = self._train_one(rate, texts1, texts2, labels, dev)
+            score, state = self._train_one(rate, texts1, texts2, labels, evaluator)
             if best is None or score > best[0]:
                 best = (score, rate, state)
         assert best is not None
@@ -183,13 +198,9 @@ class TransformerPairClassifier(PairClassifier):
         self.network_.to(self._device()).eval()
 
     def _total_steps(self, n_pairs: int) -> tuple[int, int, int]:
-        micro = max(1, int(self.per_device_batch_size))
-        accumulation = max(1, math.ceil(self.batch_size / micro))
-        steps_per_epoch = max(1, math.ceil(n_pairs / (micro * accumulation)))
-        total = steps_per_epoch * int(self.epochs)
-        if self.max_steps:
-            total = min(total, int(self.max_steps))
-        return accumulation, steps_per_epoch, total
+        return plan_steps(
+            n_pairs, self.batch_size, self.per_device_batch_size, self.epochs, self.max_steps
+        )
 
     def _eval_every(self, total: int, steps_per_epoch: int) -> int:
         if self.eval_steps:
@@ -203,174 +214,72 @@ class TransformerPairClassifier(PairClassifier):
         texts1: list[str],
         texts2: list[str],
         labels: list[str],
-        dev: PairInput | None,
+        evaluator: SelectionEvaluator | None,
     ) -> tuple[float, dict[str, Any]]:
-        """Train one model at learning rate ``rate``; returns (best dev score, best state)."""
+        """Train one model at learning rate ``rate`` with the one trainer
+        (:func:`parakit.models.training.train_transformer`); returns (best dev score, state)."""
         import torch
-        from tqdm.auto import tqdm
-        from transformers import get_linear_schedule_with_warmup
 
         torch.manual_seed(self.seed)
         device = self._device()
         network = self._build_network(self._source()).to(device)
-        no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
-        groups = [
-            {
-                "params": [
-                    p for n, p in network.named_parameters() if not any(k in n for k in no_decay)
-                ],
-                "weight_decay": self.weight_decay,
-            },
-            {
-                "params": [
-                    p for n, p in network.named_parameters() if any(k in n for k in no_decay)
-                ],
-                "weight_decay": 0.0,
-            },
-        ]
-        optimizer = torch.optim.AdamW(groups, lr=rate, eps=self.adam_epsilon)
-        micro = max(1, int(self.per_device_batch_size))
-        accumulation, steps_per_epoch, total = self._total_steps(len(labels))
-        scheduler = get_linear_schedule_with_warmup(
-            optimizer, round(self.warmup_ratio * total), total
-        )
-        use_scaler = (
-            device.type == "cuda"
-            and self._autocast(device).__class__.__name__ != "nullcontext"
-            and not (
-                self.mixed_precision == "bf16"
-                or (self.mixed_precision == "auto" and torch.cuda.is_bf16_supported())
-            )
-        )
-        scaler = torch.amp.GradScaler("cuda", enabled=use_scaler)
-        eval_every = self._eval_every(total, steps_per_epoch)
+        _, steps_per_epoch, total = self._total_steps(len(labels))
 
-        run_dir = Path(self.output_dir) / f"lr-{rate:g}" if self.output_dir else None
-        step, best_score, best_state, bad_evals = 0, -math.inf, None, 0
-        history: list[dict[str, Any]] = []
-        if run_dir is not None and self.resume and (run_dir / "last.pt").exists():
-            checkpoint = torch.load(run_dir / "last.pt", map_location=device, weights_only=False)
-            if checkpoint.get("signature") != self._signature(rate, len(labels)):
-                raise ModelError(
-                    f"checkpoint {run_dir / 'last.pt'} was made with other settings or data; "
-                    "remove it or use another output_dir",
-                    code="E714",
-                )
-            network.load_state_dict(checkpoint["model"])
-            optimizer.load_state_dict(checkpoint["optimizer"])
-            scheduler.load_state_dict(checkpoint["scheduler"])
-            scaler.load_state_dict(checkpoint["scaler"])
-            torch.set_rng_state(checkpoint["rng"])
-            step, best_score, bad_evals = (
-                checkpoint["step"],
-                checkpoint["best_score"],
-                checkpoint["bad_evals"],
+        def collate(batch: list[int]) -> dict[str, Any]:
+            t1, t2 = [texts1[i] for i in batch], [texts2[i] for i in batch]
+            encoded = self.tokenizer_(
+                t1,
+                t2,
+                truncation=True,
+                max_length=self.max_length,
+                padding=True,
+                return_tensors="pt",
             )
-            history = checkpoint["history"]
-            if (run_dir / "best.pt").exists():
-                best_state = torch.load(run_dir / "best.pt", map_location="cpu", weights_only=True)
-        stopped = bool(history and history[-1].get("stopped"))
+            return {"encoded": dict(encoded), "targets": self._targets([labels[i] for i in batch])}
 
-        network.train()
-        bar = tqdm(
-            total=total,
-            initial=step,
-            desc=f"train lr={rate:g}",
-            disable=not self.progress,
-            leave=False,
+        def loss(model: Any, batch: dict[str, Any]) -> Any:
+            return self._loss(model, batch["encoded"], batch["targets"])
+
+        settings = TrainSettings(
+            learning_rate=rate,
+            epochs=int(self.epochs),
+            batch_size=int(self.batch_size),
+            micro_batch_size=int(self.per_device_batch_size),
+            eval_steps=self._eval_every(total, steps_per_epoch),
+            warmup_ratio=self.warmup_ratio,
+            weight_decay=self.weight_decay,
+            adam_epsilon=self.adam_epsilon,
+            max_steps=self.max_steps,
+            early_stopping_patience=self.early_stopping_patience,
+            seed=self.seed,
+            precision=self.mixed_precision,
+            device=str(device),
+            progress=self.progress,
         )
-        running, start = 0.0, time.perf_counter()
-        while step < total and not stopped:
-            epoch = step // steps_per_epoch
-            # a fixed order per epoch, so a resumed run sees the same batches
-            order = np.random.default_rng(self.seed + epoch).permutation(len(labels))
-            first = (step % steps_per_epoch) * accumulation
-            micro_batches = [order[i : i + micro] for i in range(0, len(order), micro)]
-            for index in range(first, len(micro_batches), accumulation):
-                group = micro_batches[index : index + accumulation]
-                n_group = sum(len(b) for b in group)
-                for batch in group:
-                    encoded = self._encode(
-                        [texts1[i] for i in batch], [texts2[i] for i in batch], device
-                    )
-                    targets = {
-                        k: v.to(device)
-                        for k, v in self._targets([labels[i] for i in batch]).items()
-                    }
-                    with self._autocast(device):
-                        loss = self._loss(network, encoded, targets) * (len(batch) / n_group)
-                    scaler.scale(loss).backward()
-                    running += float(loss.detach())
-                scaler.unscale_(optimizer)
-                torch.nn.utils.clip_grad_norm_(network.parameters(), 1.0)
-                scaler.step(optimizer)
-                scaler.update()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-                step += 1
-                bar.update(1)
-                if step % eval_every == 0 or step == total:
-                    record = {
-                        "learning_rate": rate,
-                        "step": step,
-                        "epoch": round(step / steps_per_epoch, 3),
-                        "train_loss": running / eval_every,
-                        "seconds": round(time.perf_counter() - start, 1),
-                    }
-                    running = 0.0
-                    if dev is not None:
-                        network.eval()
-                        predicted = self._decode_network(network, dev, device)
-                        score = selection_score(
-                            list(dev.labels or []),
-                            list(predicted),
-                            [str(c) for c in self.classes_],
-                            self._positive_label(),
-                            self.selection_metric,
-                        )
-                        network.train()
-                        record["dev_score"] = score
-                        bar.set_postfix(dev=f"{score:.4f}")
-                    else:
-                        score = float(step)  # no dev data: keep the latest
-                    if score > best_score:
-                        best_score, bad_evals = score, 0
-                        best_state = {
-                            k: v.detach().to("cpu", copy=True)
-                            for k, v in network.state_dict().items()
-                        }
-                        if run_dir is not None:
-                            run_dir.mkdir(parents=True, exist_ok=True)
-                            _torch_save_atomic(best_state, run_dir / "best.pt")
-                    else:
-                        bad_evals += 1
-                    if self.early_stopping_patience and bad_evals >= self.early_stopping_patience:
-                        record["stopped"] = True
-                        stopped = True
-                    history.append(record)
-                    if run_dir is not None:
-                        run_dir.mkdir(parents=True, exist_ok=True)
-                        _torch_save_atomic(
-                            {
-                                "signature": self._signature(rate, len(labels)),
-                                "model": network.state_dict(),
-                                "optimizer": optimizer.state_dict(),
-                                "scheduler": scheduler.state_dict(),
-                                "scaler": scaler.state_dict(),
-                                "rng": torch.get_rng_state(),
-                                "step": step,
-                                "best_score": best_score,
-                                "bad_evals": bad_evals,
-                                "history": history,
-                            },
-                            run_dir / "last.pt",
-                        )
-                if step >= total or stopped:
-                    break
-        bar.close()
-        self.history_.extend(history)
-        assert best_state is not None
-        return (best_score if dev is not None else 0.0), best_state
+        # the evaluator scores this classifier with the network being trained
+        self.network_ = network
+        try:
+            result = train_transformer(
+                network,
+                list(range(len(labels))),
+                collate,
+                loss,
+                settings,
+                evaluator=evaluator,
+                target=self,
+                output_dir=Path(self.output_dir) / f"lr-{rate:g}" if self.output_dir else None,
+                resume=self.resume,
+                signature=self._signature(rate, len(labels)),
+            )
+        finally:
+            del self.network_
+        for entry in result.history:
+            entry["learning_rate"] = rate
+        if result.stopped and result.history:
+            result.history[-1]["stopped"] = True
+        self.history_.extend(result.history)
+        state = {k: v.detach().to("cpu", copy=True) for k, v in network.state_dict().items()}
+        return (result.best_score if evaluator is not None else 0.0) or 0.0, state
 
     def _signature(self, rate: float, n_pairs: int) -> dict[str, Any]:
         params = {
@@ -475,20 +384,6 @@ def soft_label_loss(logits: Any, soft: Any, kind: str = "ce") -> Any:
     return -(soft * log_q[:, 1] + (1 - soft) * log_q[:, 0]).mean()
 
 
-def _torch_save_atomic(obj: Any, path: Path) -> None:
-    """torch.save to a temporary file, then rename: a crash never leaves half a checkpoint."""
-    import os
-
-    import torch
-
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as handle:
-        torch.save(obj, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
 class CrossEncoderClassifier(TransformerPairClassifier):
     """A Hugging Face encoder with a sequence-classification head over the pair (M7).
 
@@ -514,7 +409,9 @@ class CrossEncoderClassifier(TransformerPairClassifier):
             ``weighted_f1`` or ``accuracy``.
         both_orders: also train on (text2, text1).
         predict_both_orders: average the probabilities of both orders when predicting.
-        mixed_precision: ``auto`` (bf16/fp16 on CUDA, off on CPU), ``bf16``, ``fp16`` or False.
+        mixed_precision: ``auto`` (bf16 autocast on CPUs with AMX/AVX512-BF16 and on bf16
+            GPUs, fp16 on older GPUs, fp32 elsewhere), ``fp32``, ``bf16`` or ``fp16``
+            (training and prediction; :mod:`parakit.vectors.precision`).
         seed: seed of initialisation, dropout and batch order.
         output_dir: checkpoint folder (resumable training); None keeps the best model in memory.
         resume: continue from checkpoints found in ``output_dir``.
@@ -706,7 +603,11 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         return network(**encoded).logits.float().softmax(dim=-1)
 
     def _save_network(self, folder: Path) -> None:
+        from parakit.models.card import write_cross_encoder_layout
+
         self.network_.save_pretrained(str(folder))
+        # sentence_transformers.CrossEncoder(model folder) opens it (modules.json -> network/)
+        write_cross_encoder_layout(folder.parent, folder.name, self.max_length)
 
     def _load_network(self, folder: Path) -> None:
         from transformers import AutoModelForSequenceClassification

@@ -1,0 +1,125 @@
+"""Numeric precision of every torch forward pass: fp32, or bf16 autocast where the hardware has it.
+
+``precision="auto"`` means bf16 autocast on a CPU with bf16 matrix instructions (AMX-BF16 or
+AVX512-BF16, *detected*, not assumed) and on a CUDA GPU that supports bf16 (fp16 on older GPUs),
+fp32 elsewhere: on CPUs without those instructions bf16 is emulated and slower than fp32.
+``fp32`` turns autocast off; ``bf16``/``fp16`` force it (fp16 on CUDA only). One resolver
+(:func:`resolve_precision`) and one context (:func:`autocast`) serve the encoders, the
+cross-encoder, the generator and the trainer (``parakit.models.training``).
+
+Example:
+    >>> resolve_precision("fp32", "cpu")
+    'fp32'
+    >>> resolve_precision(False, "cuda")
+    'fp32'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from pathlib import Path
+from typing import Any
+
+from parakit.errors import MineError
+
+#: the values ``--precision`` and the ``precision`` parameters accept
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+#: /proc/cpuinfo flags of native bf16 matrix instructions
+BF16_FLAGS = ("amx_bf16", "avx512_bf16")
+
+
+@functools.cache
+def cpu_flags() -> frozenset[str]:
+    """The CPU feature flags of ``/proc/cpuinfo`` (empty where the file does not exist)."""
+    path = Path("/proc/cpuinfo")
+    if not path.is_file():
+        return frozenset()
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith(("flags", "Features")):
+            return frozenset(line.partition(":")[2].split())
+    return frozenset()
+
+
+@functools.cache
+def cpu_has_bf16() -> bool:
+    """Whether this CPU has native bf16 matrix instructions (AMX-BF16 or AVX512-BF16).
+
+    torch's own cpuinfo probe answers first (it works on every OS); ``/proc/cpuinfo`` flags are
+    the fallback for torch builds without it.
+    """
+    try:
+        import torch
+
+        amx = getattr(torch.cpu, "_is_amx_tile_supported", None)
+        avx512_bf16 = getattr(torch.cpu, "_is_avx512_bf16_supported", None)
+        if amx is not None and avx512_bf16 is not None:
+            return bool(amx() or avx512_bf16())
+    except ImportError:  # pragma: no cover - torch is a dependency of every caller
+        pass
+    return any(flag in cpu_flags() for flag in BF16_FLAGS)
+
+
+def cpu_summary() -> dict[str, Any]:
+    """What the benchmarks record beside their figures: the matrix-unit flags of this CPU."""
+    wanted = ("amx_bf16", "amx_int8", "amx_tile", "avx512_bf16", "avx512_fp16", "avx512_vnni")
+    return {
+        "flags": [f for f in wanted if f in cpu_flags()],
+        "bf16": cpu_has_bf16(),
+        "auto": resolve_precision("auto", "cpu"),
+    }
+
+
+def _device_type(device: Any) -> str:
+    text = str(getattr(device, "type", device) or "cpu")
+    return text.split(":")[0]
+
+
+def resolve_precision(precision: str | bool | None, device: Any = "cpu") -> str:
+    """``fp32``, ``bf16`` or ``fp16``: what ``precision`` means on ``device``.
+
+    ``auto`` (also ``True``/None, the old ``mixed_precision`` spellings) picks bf16 where the
+    hardware runs it natively; ``False`` is fp32.
+
+    Raises:
+        MineError: an unknown value (E808), or fp16 asked for on a CPU.
+    """
+    kind = _device_type(device)
+    value = "auto" if precision is True or precision is None else precision
+    value = "fp32" if value is False else str(value).lower()
+    if value not in PRECISIONS:
+        raise MineError(
+            f"unknown precision {precision!r}; use {', '.join(PRECISIONS)}", code="E808"
+        )
+    if value == "fp16" and kind != "cuda":
+        raise MineError("fp16 autocast needs a CUDA device; use bf16 or fp32", code="E808")
+    if value != "auto":
+        return value
+    if kind == "cuda":
+        import torch
+
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    if kind == "cpu":
+        return "bf16" if cpu_has_bf16() else "fp32"
+    return "fp32"
+
+
+def autocast(precision: str | bool | None, device: Any = "cpu") -> Any:
+    """``torch.autocast`` for the resolved ``precision`` on ``device`` (a null context for fp32)."""
+    resolved = resolve_precision(precision, device)
+    if resolved == "fp32":
+        return contextlib.nullcontext()
+    import torch
+
+    dtype = torch.bfloat16 if resolved == "bf16" else torch.float16
+    return torch.autocast(device_type=_device_type(device), dtype=dtype)
+
+
+__all__ = [
+    "PRECISIONS",
+    "autocast",
+    "cpu_flags",
+    "cpu_has_bf16",
+    "cpu_summary",
+    "resolve_precision",
+]
