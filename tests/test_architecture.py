@@ -13,8 +13,9 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "parakit"
 
 #: packages (and top-level modules) -> what they may import, besides the data model
-#: (``schema``, ``labels``, ``errors``) and themselves. ``cli`` wires stages together and may
-#: import anything; ``parakit/__init__`` (the ``read``/``write`` facade) and ``__main__`` too.
+#: (``schema``, ``labels``, ``errors``, the ``registry`` helper) and themselves. ``cli`` wires
+#: stages together and may import anything; ``parakit/__init__`` (the ``read``/``write``
+#: facade) and ``__main__`` too.
 ALLOWED: dict[str, set[str]] = {
     "offline": set(),
     "io": set(),
@@ -30,7 +31,7 @@ ALLOWED: dict[str, set[str]] = {
     "mine": {"io", "text", "vectors", "models", "evaluate", "offline"},
     "analysis": {"io", "text", "evaluate"},
 }
-DATA_MODEL = {"schema", "labels", "errors"}
+DATA_MODEL = {"schema", "labels", "errors", "registry"}
 TOP = {"cli", "parakit", "__main__"}
 
 

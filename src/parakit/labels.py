@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from parakit.errors import LabelError
+from parakit.registry import Registry
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,15 +367,29 @@ class LikertScheme(_EnumeratedScheme):
     _values = ("1", "2", "3", "4", "5")
 
 
-_SCHEMES: dict[str, type[LabelScheme]] = {
-    cls.name: cls
-    for cls in (TurkuScheme, BinaryScheme, GradedScheme, JapaneseScheme, VoteScheme, LikertScheme)
-}
+#: name -> scheme class; other packages add schemes with a ``parakit.schemes`` entry point
+SCHEMES: Registry[type[LabelScheme]] = Registry(
+    "schemes",
+    {
+        cls.name: cls
+        for cls in (
+            TurkuScheme,
+            BinaryScheme,
+            GradedScheme,
+            JapaneseScheme,
+            VoteScheme,
+            LikertScheme,
+        )
+    },
+    what="label scheme",
+    error=LabelError,
+    code="E205",
+)
 
 
 def available_schemes() -> list[str]:
     """Names accepted by :func:`get_scheme`."""
-    return sorted(_SCHEMES)
+    return sorted(SCHEMES)
 
 
 def get_scheme(name: str | LabelScheme, **params: Any) -> LabelScheme:
@@ -382,14 +397,7 @@ def get_scheme(name: str | LabelScheme, **params: Any) -> LabelScheme:
     ``likert``); ``params`` go to its constructor (``get_scheme("votes", threshold=4)``)."""
     if isinstance(name, LabelScheme):
         return name
-    try:
-        cls = _SCHEMES[name]
-    except KeyError:
-        raise LabelError(
-            f"unknown label scheme {name!r}; choose one of {', '.join(available_schemes())}",
-            code="E205",
-        ) from None
-    return cls(**params)
+    return SCHEMES.lookup(name)(**params)
 
 
 def scheme_from_spec(spec: dict[str, Any] | str) -> LabelScheme:

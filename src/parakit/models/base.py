@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 import json
 import platform
 from abc import ABC, abstractmethod
@@ -40,6 +39,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from parakit.errors import ModelError, ParakitError
 from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
+from parakit.registry import Registry
 from parakit.schema import Pair, PairSet
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -412,29 +412,33 @@ def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
 
 # -- registry ---------------------------------------------------------------------------------
 
-#: registry name -> "module:Class"; modules are imported on first use so torch stays unloaded
-_REGISTRY: dict[str, str] = {
-    "wor": "parakit.models.baselines:WORClassifier",
-    "tfidf": "parakit.models.baselines:TfidfClassifier",
-    "bow": "parakit.models.baselines:BowClassifier",
-    "bow-cosine": "parakit.models.baselines:BowCosineClassifier",
-    "word-vectors": "parakit.models.baselines:WordVectorClassifier",
-    "mt-features": "parakit.models.baselines:MTFeatureClassifier",
-    "embedding-lr": "parakit.models.baselines:EmbeddingClassifier",
-    "cross-encoder": "parakit.models.cross_encoder:CrossEncoderClassifier",
-    "multihead": "parakit.models.multihead:MultiHeadClassifier",
-    "multiclass": "parakit.models.multihead:MultiClassClassifier",
-}
-
-
-def register(name: str, target: str) -> None:
-    """Register a classifier class under ``name`` (``target`` = ``"module:Class"``)."""
-    _REGISTRY[name] = target
+#: registry name -> "module:Class"; modules are imported on first use so torch stays unloaded.
+#: Other packages add models with :func:`register` or a ``parakit.models`` entry point.
+MODELS: Registry[type[PairClassifier]] = Registry(
+    "models",
+    {
+        "wor": "parakit.models.baselines:WORClassifier",
+        "tfidf": "parakit.models.baselines:TfidfClassifier",
+        "bow": "parakit.models.baselines:BowClassifier",
+        "bow-cosine": "parakit.models.baselines:BowCosineClassifier",
+        "word-vectors": "parakit.models.baselines:WordVectorClassifier",
+        "mt-features": "parakit.models.baselines:MTFeatureClassifier",
+        "embedding-lr": "parakit.models.baselines:EmbeddingClassifier",
+        "cross-encoder": "parakit.models.cross_encoder:CrossEncoderClassifier",
+        "multihead": "parakit.models.multihead:MultiHeadClassifier",
+        "multiclass": "parakit.models.multihead:MultiClassClassifier",
+    },
+    what="model type",
+    error=ModelError,
+    code="E711",
+)
+#: register a classifier class under a name: ``register("name", "module:Class")``
+register = MODELS.register
 
 
 def available_models() -> list[str]:
     """Names accepted by :func:`make_model` and ``parakit identify train --model``."""
-    return sorted(_REGISTRY)
+    return sorted(MODELS)
 
 
 def get_model_class(name: str) -> type[PairClassifier]:
@@ -443,15 +447,7 @@ def get_model_class(name: str) -> type[PairClassifier]:
     Raises:
         ModelError: unknown name (E711).
     """
-    try:
-        target = _REGISTRY[name]
-    except KeyError:
-        raise ModelError(
-            f"unknown model type {name!r}; choose one of {', '.join(available_models())}",
-            code="E711",
-        ) from None
-    module_name, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module_name), attr)
+    return MODELS.lookup(name)
 
 
 def make_model(name: str, **params: Any) -> PairClassifier:
