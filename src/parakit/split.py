@@ -49,6 +49,49 @@ def group_key(pair: Pair, group_by: GroupBy = "group") -> str:
     )
 
 
+def linked_groups(pairs: PairSet) -> Callable[[Pair], str]:
+    """A ``group_by`` function that keeps together every pair linked by a ``group`` or by a
+    document either of its spans points into (connected components, union-find).
+
+    ``group_by="document"`` looks at span1 only; a Turku pair of alternative subtitles has its
+    two statements in two documents, and a release must not put one document's statements in
+    two splits (the context a test pair points into would be seen in training).
+
+    Example:
+        >>> from parakit.schema import Document, Span
+        >>> docs = [Document(d, "abc") for d in "ABC"]
+        >>> ps = PairSet([Pair("1", "a", "b", span1=Span("A", 0, 1), span2=Span("B", 0, 1)),
+        ...               Pair("2", "b", "c", span1=Span("B", 1, 2), span2=Span("C", 0, 1)),
+        ...               Pair("3", "a", "c")], documents=docs)
+        >>> key = linked_groups(ps)
+        >>> key(ps[0]) == key(ps[1]) != key(ps[2])
+        True
+    """
+    parent: dict[str, str] = {}
+
+    def find(node: str) -> str:
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]  # path halving
+            node = parent[node]
+        return node
+
+    def nodes(pair: Pair) -> list[str]:
+        out = [f"pair\x00{pair.id}"]
+        if pair.group is not None:
+            out.append(f"group\x00{pair.group}")
+        out += [f"doc\x00{s.doc_id}" for s in (pair.span1, pair.span2) if s is not None]
+        return out
+
+    for pair in pairs:
+        first, *rest = nodes(pair)
+        for node in rest:
+            a, b = find(first), find(node)
+            if a != b:
+                parent[max(a, b)] = min(a, b)  # the smaller name is the root: order-independent
+    return lambda pair: find(f"pair\x00{pair.id}")
+
+
 def _stratum(pair: Pair, pairs: PairSet, stratify: bool | str) -> str:
     if stratify == "binary":
         value = None if pair.label is None else pairs.scheme.to_binary(pair.label)

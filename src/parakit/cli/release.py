@@ -1,0 +1,330 @@
+"""``parakit release``: a labelled corpus as a folder ``datasets.load_dataset`` loads, and the
+publishing helpers that ``identify train`` and ``embed train`` share (the recipe line of a
+model card, ``--push-to-hub``).
+
+Example::
+
+    parakit release ../shared/data/turku/sv-test.json -o rel --license cc-by-sa-4.0
+    parakit release --store corpus.db --project news -o rel --license cc-by-4.0 --lang fi
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from parakit.cli.options import (
+    ColumnsOpt,
+    FormatOpt,
+    ReaderOptionsOpt,
+    SchemeOpt,
+    SeedOpt,
+    output_option,
+    parse_numbers,
+    read_pairs,
+)
+
+#: ``--push-to-hub REPO``: upload the written folder to the Hugging Face Hub
+PushOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--push-to-hub",
+        help="Also upload the folder to this Hub repository (owner/name; token from HF_TOKEN "
+        "or `hf auth login`).",
+    ),
+]
+PrivateOpt = Annotated[
+    bool, typer.Option("--private", help="Create the Hub repository private (--push-to-hub).")
+]
+
+
+def recipe_command(ctx: Any) -> str:
+    """The command line that reproduces this run: the command path and every parameter whose
+    value differs from its default, in the order of the command's parameters."""
+    parts = ctx.command_path.split()
+    for param in ctx.command.params:
+        if param.name not in ctx.params or getattr(param, "expose_value", True) is False:
+            continue
+        value = ctx.params[param.name]
+        if param.param_type_name == "argument":
+            parts += [str(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+            continue
+        if value == param.default or value is None or value == [] or value == ():
+            continue
+        opt = max(param.opts, key=len)
+        if isinstance(value, bool):
+            flag = opt if value else (param.secondary_opts or [f"--no-{opt[2:]}"])[0]
+            parts.append(flag)
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            parts += [opt, str(item)]
+    return shlex.join(parts)
+
+
+def push(folder: Path, repo: str, repo_type: str, private: bool = False) -> None:
+    """``--push-to-hub``: upload ``folder`` and say where it went."""
+    from parakit.io.hub import push_folder
+
+    url = push_folder(folder, repo, repo_type=repo_type, private=private)
+    typer.echo(f"pushed {folder} to {url}")
+
+
+def _describe_data(label: str, paths: Any, pairs: Any) -> str:
+    names = ", ".join(f"`{Path(p).name}`" for p in (paths if isinstance(paths, list) else [paths]))
+    counts = pairs.label_counts()
+    shown = ", ".join(f"`{k}` {v}" for k, v in sorted(counts.items(), key=lambda kv: str(kv[0])))
+    return f"{names}: {len(pairs)} pairs ({shown})" + (f", language `{pairs.lang}`" if pairs.lang
+                                                           else "")  # fmt: skip
+
+
+def classifier_card(
+    ctx: Any,
+    classifier: Any,
+    folder: Path,
+    *,
+    train_paths: list[Path],
+    pairs: Any,
+    dev: Path | None = None,
+    dev_pairs: Any = None,
+    metrics: dict[str, Any] | None = None,
+    reading: str | None = None,
+) -> Path:
+    """The model card of an ``identify train`` folder."""
+    from parakit.models.card import write_model_card
+
+    classes = [str(c) for c in classifier.classes_]
+    try:
+        mask = classifier.positive_mask(reading)
+        positive = [c for c, m in zip(classes, mask, strict=True) if m]
+    except Exception:  # a scheme without a binary reading (Likert): no paraphrase column
+        positive = []
+    base = getattr(classifier, "model_name_or_path", None) or getattr(classifier, "encoder", None)
+    data = {"train": _describe_data("train", train_paths, pairs)}
+    if dev is not None and dev_pairs is not None:
+        data["dev"] = _describe_data("dev", dev, dev_pairs)
+    folder_name = folder.name
+    if classifier.model_type == "cross-encoder":
+        usage = (
+            "```python\nfrom sentence_transformers import CrossEncoder\n\n"
+            f'model = CrossEncoder("{folder_name}")\n'
+            'proba = model.predict([("text one", "text two")], apply_softmax=True)\n'
+            "# columns in the order of the Labels table (parakit identify predict gives the "
+            "same numbers)\n```\n\n"
+            "```python\nfrom parakit.models.base import load_model\n\n"
+            f'p = load_model("{folder_name}").paraphrase_proba(["text one"], ["text two"])\n```'
+        )
+        library = "sentence-transformers"
+    else:
+        usage = (
+            "```python\nfrom parakit.models.base import load_model\n\n"
+            f'model = load_model("{folder_name}")\n'
+            'p = model.paraphrase_proba(["text one"], ["text two"])\n```'
+        )
+        library = None
+    return write_model_card(
+        folder,
+        title=f"{folder_name}: {classifier.model_type} paraphrase classifier",
+        model_type=classifier.model_type,
+        classes=classes,
+        positive=positive,
+        scheme=getattr(classifier, "scheme_", None),
+        data=data,
+        command=recipe_command(ctx),
+        metrics=metrics,
+        base_model=str(base) if isinstance(base, (str, Path)) and base else None,
+        language=pairs.lang,
+        usage=usage,
+        library=library,
+    )
+
+
+def biencoder_card(
+    ctx: Any, model: Any, folder: Path, *, train_path: Path, pairs: Any, dev_pairs: Any = None
+) -> Path:
+    """The model card of an ``embed train`` folder (replaces the sentence-transformers one)."""
+    from parakit.models.card import write_model_card
+
+    history = getattr(model, "history_", []) or []
+    data = {"train": _describe_data("train", train_path, pairs)}
+    if dev_pairs is not None:
+        data["dev"] = f"{len(dev_pairs)} pairs"
+    usage = (
+        "```python\nfrom sentence_transformers import SentenceTransformer\n\n"
+        f'model = SentenceTransformer("{folder.name}")\n'
+        'embeddings = model.encode(["text one", "text two"], normalize_embeddings=True)\n```'
+    )
+    return write_model_card(
+        folder,
+        title=f"{folder.name}: paraphrase bi-encoder",
+        model_type="bi-encoder",
+        data=data,
+        command=recipe_command(ctx),
+        metrics=history[-1] if history else None,
+        base_model=str(getattr(model, "base_model", "") or "") or None,
+        language=pairs.lang,
+        usage=usage,
+        library="sentence-transformers",
+        pipeline_tag="sentence-similarity",
+        intended_use="Embedding statements so that paraphrases lie close (cosine similarity): "
+        "nearest-neighbour candidate mining and retrieval in the language and domain of the "
+        "training pairs. Check a similarity threshold on labelled pairs before using it as a "
+        "classifier.",
+    )
+
+
+def _agreement_from_judgments(pairs: Any) -> dict[str, float]:
+    """T9 figures from the judgments a file carries (``annotate export --judgments``): the same
+    report ``parakit annotate agreement`` prints; empty without two annotators on an item."""
+    rows = [(p.id, j.annotator, j.label) for p in pairs for j in p.judgments if j.label]
+    if not rows:
+        return {}
+    try:
+        from parakit.annotate.agreement import agreement_report, judgments_frame
+    except ImportError:  # the annotate extra is not installed
+        return {}
+    frame = judgments_frame(rows)
+    if frame.groupby("item")["annotator"].nunique().max() < 2:
+        return {}
+    consensus = {p.id: p.label for p in pairs if p.label is not None}
+    return agreement_report(frame, pairs.scheme, consensus=consensus)
+
+
+#: ``parakit release``; the root app (:func:`parakit.cli.app.build_app`) adds it at its top level
+app = typer.Typer()
+
+
+@app.command()
+def release(
+    output: Annotated[Path, output_option("Release folder to write.")],
+    license: Annotated[
+        str, typer.Option("--license", help="Hub license id, e.g. cc-by-sa-4.0 (required).")
+    ],
+    input: Annotated[
+        Path | None,
+        typer.Argument(help="Labelled pairs (any readable format); or use --store/--project."),
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option("--store", help="Annotation store (SQLite file or URL).")
+    ] = None,
+    project: Annotated[
+        str | None, typer.Option("--project", help="Project of --store to release.")
+    ] = None,
+    fmt: FormatOpt = None,
+    scheme: SchemeOpt = None,
+    column: ColumnsOpt = None,
+    option: ReaderOptionsOpt = None,
+    name: Annotated[str | None, typer.Option("--name", help="Title of the dataset card.")] = None,
+    lang: Annotated[
+        str | None, typer.Option("--lang", help="Language code (default: the corpus').")
+    ] = None,
+    ratios: Annotated[str, typer.Option(help="Split sizes, e.g. 80/10/10.")] = "80/10/10",
+    names: Annotated[str, typer.Option(help="Split names.")] = "train,validation,test",
+    stratify: Annotated[str, typer.Option(help="no, label or binary.")] = "no",
+    resplit: Annotated[
+        bool,
+        typer.Option("--resplit", help="Split anew even when every pair already has a split."),
+    ] = False,
+    drop_labels: Annotated[
+        str | None,
+        typer.Option(help="Base labels to leave out, e.g. '1,x' as in the Turku release."),
+    ] = None,
+    judgments: Annotated[
+        bool,
+        typer.Option("--judgments", help="Keep the individual judgments (annotator names)."),
+    ] = False,
+    candidates: Annotated[
+        str | None,
+        typer.Option("--candidates", help="How the candidates were made (card paragraph)."),
+    ] = None,
+    citation: Annotated[
+        Path | None, typer.Option("--citation", help="A BibTeX file for the card.")
+    ] = None,
+    turku: Annotated[
+        bool,
+        typer.Option("--turku", help="Also write the Turku JSON files under turku/."),
+    ] = False,
+    push_to_hub: PushOpt = None,
+    private: PrivateOpt = False,
+    seed: SeedOpt = 0,
+) -> None:
+    """Release a labelled corpus as a folder datasets.load_dataset loads (no script).
+
+    Parquet per split (documents never cross splits), a 'documents' config with the texts the
+    spans point into, and a dataset card README.md; `parakit convert`, `parakit info` and
+    `parakit.read` read the folder back into the same pairs."""
+    from parakit.io.release import write_release
+    from parakit.split import linked_groups, random_split
+
+    if (input is None) == (store is None):
+        raise typer.BadParameter("give an input file or --store with --project")
+    if store is not None and not project:
+        raise typer.BadParameter("--store needs --project", param_hint="--project")
+    strat: bool | str | None = {"no": False, "label": True, "binary": "binary"}.get(stratify)
+    if strat is None:
+        raise typer.BadParameter("must be no, label or binary", param_hint="--stratify")
+    parts = parse_numbers(ratios, "--ratios")
+    split_names = [x.strip() for x in names.split(",")]
+    if len(split_names) != len(parts):
+        raise typer.BadParameter(
+            f"{len(parts)} ratios but {len(split_names)} names", param_hint="--names"
+        )
+    agreement: dict[str, float] = {}
+    if store is not None:
+        from parakit.annotate.store import Store
+
+        st = Store.open(store)
+        pid = st.projects.project_id(str(project))
+        pairs = st.exports.to_pairset(pid, judgments=judgments)
+        agreement = st.review.agreement(pid)
+    else:
+        assert input is not None
+        pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
+        agreement = _agreement_from_judgments(pairs)
+        if not judgments:
+            pairs = pairs.map(lambda p: p.replace(judgments=()))
+    if drop_labels:
+        dropped = tuple(x.strip() for x in drop_labels.split(",") if x.strip())
+        pairs = pairs.filter(lambda p: p.label is None or p.label[:1] not in dropped)
+    used = {s.doc_id for p in pairs for s in (p.span1, p.span2) if s is not None}
+    pairs.documents = {k: v for k, v in pairs.documents.items() if k in used}
+    if lang:
+        pairs.lang = lang
+    if resplit or any(p.split is None for p in pairs):
+        shares = [x / sum(parts) for x in parts]
+        pairs = random_split(
+            pairs,
+            shares,
+            split_names,
+            group_by=linked_groups(pairs),
+            stratify=strat,
+            seed=seed,
+        )
+    folder = write_release(
+        pairs,
+        output,
+        license=license,
+        pretty_name=name,
+        agreement=agreement,
+        candidates=candidates,
+        citation=citation.read_text(encoding="utf-8") if citation else None,
+        turku=turku,
+    )
+    counts = {k: len(v) for k, v in pairs.by_split().items()}
+    typer.echo(f"released {len(pairs)} pairs {counts} and {len(pairs.documents)} documents "
+               f"to {folder}")  # fmt: skip
+    if push_to_hub:
+        push(folder, push_to_hub, "dataset", private)
+
+
+__all__ = [
+    "PrivateOpt",
+    "PushOpt",
+    "app",
+    "biencoder_card",
+    "classifier_card",
+    "push",
+    "recipe_command",
+]

@@ -1,0 +1,118 @@
+"""Publish a folder (a corpus release, a model) to the Hugging Face Hub with ``huggingface_hub``.
+
+One function, :func:`push_folder`: create the repository if needed and upload the folder in
+one commit. Offline (``HF_HUB_OFFLINE=1``), without a network or without a valid token it fails
+with one :class:`~parakit.errors.WriteError` (``E125``) that says why and what to do, never a
+traceback. The token is ``huggingface_hub``'s (``HF_TOKEN`` or ``hf auth login``).
+
+Example:
+    >>> push_folder("rel", "me/my-corpus", repo_type="dataset")  # doctest: +SKIP
+    'https://huggingface.co/datasets/me/my-corpus'
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from parakit.errors import WriteError
+
+#: ``owner/name`` (or ``name``) as the Hub spells repository ids
+_REPO_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
+
+
+def push_folder(
+    folder: str | Path,
+    repo_id: str,
+    *,
+    repo_type: str = "model",
+    private: bool = False,
+    commit_message: str | None = None,
+    endpoint: str | None = None,
+    token: str | None = None,
+    validate_card: bool = True,
+) -> str:
+    """Upload ``folder`` to the Hub repository ``repo_id`` (created when missing).
+
+    Args:
+        folder: the folder to upload (its ``README.md`` becomes the repository's card).
+        repo_id: ``owner/name``.
+        repo_type: ``model`` or ``dataset``.
+        private: create the repository private.
+        commit_message: the commit message (default: "Upload with parakit").
+        endpoint: another Hub endpoint (a mirror, a test server); default ``HF_ENDPOINT``.
+        token: a token; default the one ``huggingface_hub`` finds.
+        validate_card: check the card with the Hub's validator first (a dataset card
+            whose YAML the Hub rejects is refused before anything is uploaded).
+
+    Returns:
+        the repository URL.
+
+    Raises:
+        WriteError: E125 offline, unreachable, refused (no token, no rights) or rejected card;
+            E126 a repository id that is not ``owner/name``.
+    """
+    path = Path(folder)
+    if not _REPO_ID.match(repo_id):
+        raise WriteError(
+            f"{repo_id!r} is not a Hub repository id; write owner/name", path=path, code="E126"
+        )
+    try:
+        import huggingface_hub
+        from huggingface_hub import constants, errors
+    except ImportError:
+        raise WriteError(
+            "pushing needs huggingface_hub: pip install 'parakit[datasets]'", path=path, code="E125"
+        ) from None
+    if constants.is_offline_mode():
+        raise WriteError(
+            f"cannot push to {repo_id}: offline mode (HF_HUB_OFFLINE) is set; unset it when "
+            f"online, or upload later with `hf upload {repo_id} {path}`",
+            path=path,
+            code="E125",
+        )
+    failures: tuple[type[BaseException], ...] = (
+        OSError,
+        ValueError,
+        getattr(errors, "HTTPError", OSError),
+    )
+    api = huggingface_hub.HfApi(endpoint=endpoint, token=token)
+    try:
+        card = path / "README.md"
+        if validate_card and card.is_file():
+            kind: Any = (
+                huggingface_hub.DatasetCard if repo_type == "dataset" else huggingface_hub.ModelCard
+            )
+            kind.load(card).validate(repo_type=repo_type)
+        url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
+        api.upload_folder(
+            folder_path=str(path),
+            repo_id=repo_id,
+            repo_type=repo_type,
+            commit_message=commit_message or "Upload with parakit",
+        )
+    except failures as err:
+        raise WriteError(
+            f"cannot push to the Hub repository {repo_id}: {_reason(err)}", path=path, code="E125"
+        ) from None
+    return str(url)
+
+
+def _reason(err: BaseException) -> str:
+    """One line: what went wrong and what to do about it."""
+    status = getattr(getattr(err, "response", None), "status_code", None)
+    text = " ".join(str(err).split())[:300] or type(err).__name__
+    if status in (401, 403):
+        return (
+            f"the Hub refused the request (HTTP {status}); log in with `hf auth login` or set "
+            f"HF_TOKEN to a token with write access ({text})"
+        )
+    if status is not None:
+        return f"HTTP {status}: {text}"
+    if isinstance(err, ValueError):
+        return f"the Hub rejected the card: {text}"
+    return f"the Hub cannot be reached ({type(err).__name__}: {text}); check the network"
+
+
+__all__ = ["push_folder"]

@@ -1,0 +1,648 @@
+"""A corpus release that ``datasets.load_dataset(folder)`` loads with no loading script.
+
+Layout (written all-or-nothing by :func:`write_release`, read back by :func:`read_release`)::
+
+    rel/
+      README.md                  dataset card: YAML front matter (configs, dataset_info, language,
+                                 license, task_categories, size_categories) and a body
+      data/<split>.parquet       the pairs ("pairs" config, the default), one file per split
+      documents/<split>.parquet  the documents their spans point into ("documents" config)
+      parakit.json               the corpus header (scheme, name, lang, metadata) for the reader
+      turku/                     optional: the Turku JSON files of the original release
+
+The ``datasets`` loading scripts were dropped in ``datasets`` 4 (the upstream Turku loader broke
+with them), so a release is plain Parquet plus a card: any ``datasets`` version, pandas, polars
+or DuckDB reads it.
+
+Example:
+    >>> import tempfile
+    >>> from parakit.schema import Pair, PairSet
+    >>> ps = PairSet([Pair("a", "x", "y", label="1", split="train"),
+    ...               Pair("b", "x", "z", label="0", split="test")])
+    >>> folder = write_release(ps, tempfile.mkdtemp() + "/rel", license="cc-by-4.0")
+    >>> read_release(folder) == ps
+    True
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from parakit.errors import DataFormatError
+from parakit.io.atomic import atomic_files
+from parakit.labels import LabelScheme, scheme_from_spec
+from parakit.schema import Document, Judgment, Pair, PairSet, Span
+
+#: the file that marks a release folder and carries the corpus header
+RELEASE_FILE = "parakit.json"
+RELEASE_VERSION = 1
+PAIRS_CONFIG = "pairs"
+DOCUMENTS_CONFIG = "documents"
+#: split names the Hub accepts (``datasets``: ``\w+(\.\w+)*``)
+_SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
+_SIZES = (
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+)
+_SPLIT_ORDER = ("train", "validation", "dev", "test")
+
+
+def is_flat(scheme: LabelScheme) -> bool:
+    """Whether every label of ``scheme`` is one plain class (binary, graded, Japanese, votes,
+    Likert): then the release stores it as a ``ClassLabel``. Turku labels combine a base label
+    with flags (``4<is``) and stay strings."""
+    return all(not scheme.parse(value).flags for value in scheme.values)
+
+
+def size_category(n: int) -> str:
+    """The Hub's ``size_categories`` value for ``n`` examples.
+
+    Example:
+        >>> size_category(1081), size_category(999)
+        ('1K<n<10K', 'n<1K')
+    """
+    for bound, name in _SIZES:
+        if n < bound:
+            return name
+    return "n>10M" if n >= 1_000_000_000 else "10M<n<100M"
+
+
+def _split_order(names: list[str]) -> list[str]:
+    known = [s for s in _SPLIT_ORDER if s in names]
+    return known + sorted(s for s in names if s not in known)
+
+
+def _features(scheme: LabelScheme) -> tuple[Any, Any]:
+    """The ``datasets`` features of the pairs and of the documents."""
+    import datasets
+
+    span = {
+        "doc": datasets.Value("string"),
+        "begin": datasets.Value("int64"),
+        "end": datasets.Value("int64"),
+    }
+    label = (
+        datasets.ClassLabel(names=list(scheme.values))
+        if is_flat(scheme)
+        else datasets.Value("string")
+    )
+    pairs = datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "text1": datasets.Value("string"),
+            "text2": datasets.Value("string"),
+            "label": label,
+            "span1": span,
+            "span2": dict(span),
+            "group": datasets.Value("string"),
+            "fold": datasets.Value("int32"),
+            "time": datasets.Value("string"),
+            "source": datasets.Value("string"),
+            "rewrites": datasets.List(datasets.List(datasets.Value("string"))),
+            # judgments and metadata vary in shape from pair to pair: JSON text keeps them exact
+            "judgments": datasets.Value("string"),
+            "metadata": datasets.Value("string"),
+        }
+    )
+    documents = datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "text": datasets.Value("string"),
+            "metadata": datasets.Value("string"),
+        }
+    )
+    return pairs, documents
+
+
+def _pair_row(pair: Pair) -> dict[str, Any]:
+    return {
+        "id": pair.id,
+        "text1": pair.text1,
+        "text2": pair.text2,
+        "label": pair.label,
+        "span1": pair.span1.to_dict() if pair.span1 else None,
+        "span2": pair.span2.to_dict() if pair.span2 else None,
+        "group": pair.group,
+        "fold": pair.fold,
+        "time": pair.time,
+        "source": pair.source,
+        "rewrites": [list(r) for r in pair.rewrites],
+        "judgments": json.dumps([j.to_dict() for j in pair.judgments], ensure_ascii=False),
+        "metadata": json.dumps(pair.metadata, ensure_ascii=False),
+    }
+
+
+def _parquet(rows: list[dict[str, Any]], features: Any) -> tuple[bytes, int]:
+    """Parquet bytes of ``rows`` (the ``datasets`` features travel in the schema) and the
+    in-memory size ``datasets`` reports as ``num_bytes``."""
+    import datasets
+    import pyarrow.parquet as pq
+
+    columns = {name: [row[name] for row in rows] for name in features}
+    table = datasets.Dataset.from_dict(columns, features=features).data.table
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)  # the schema carries the features (ClassLabel names)
+    return buffer.getvalue(), int(table.nbytes)
+
+
+def _check(pairs: PairSet, folder: Path) -> list[str]:
+    """Refuse what a release cannot hold; returns the split names in release order."""
+    for index, pair in enumerate(pairs, start=1):
+        if pair.label is None:
+            raise DataFormatError(
+                f"pair {pair.id!r} has no label; a release holds labelled pairs",
+                path=folder,
+                line=index,
+                field="label",
+                code="E130",
+                unit="record",
+            )
+        if pair.split is None or not _SPLIT_NAME.match(pair.split):
+            raise DataFormatError(
+                f"pair {pair.id!r} has split {pair.split!r}; every pair needs a split name of "
+                "letters, digits and underscores (assign them with parakit.split.random_split "
+                "or `parakit split`)",
+                path=folder,
+                line=index,
+                field="split",
+                code="E131",
+                unit="record",
+            )
+        for side, span in ((1, pair.span1), (2, pair.span2)):
+            if span is not None and span.doc_id not in pairs.documents:
+                raise DataFormatError(
+                    f"pair {pair.id!r}: span{side} names document {span.doc_id!r}, which the set "
+                    "does not hold (read the corpus with its texts file)",
+                    path=folder,
+                    line=index,
+                    field=f"span{side}",
+                    code="E132",
+                    unit="record",
+                )
+    return _split_order(sorted({p.split for p in pairs if p.split is not None}))
+
+
+def document_splits(pairs: PairSet) -> dict[str, str]:
+    """The split of every document (the split of the pairs pointing into it; documents no pair
+    points into go to the first split).
+
+    Raises:
+        DataFormatError: E133 when a document's statements lie in two splits.
+    """
+    found: dict[str, str] = {}
+    for pair in pairs:
+        for span in (pair.span1, pair.span2):
+            if span is None:
+                continue
+            seen = found.setdefault(span.doc_id, str(pair.split))
+            if seen != pair.split:
+                raise DataFormatError(
+                    f"document {span.doc_id!r} has statements in splits {seen!r} and "
+                    f"{pair.split!r} (pair {pair.id!r}); split with the release policy "
+                    "(parakit.split.linked_groups) so that documents never cross splits",
+                    field="split",
+                    code="E133",
+                )
+    splits = _check_splits_nonempty(pairs)
+    return {doc: found.get(doc, splits[0]) for doc in pairs.documents}
+
+
+def _check_splits_nonempty(pairs: PairSet) -> list[str]:
+    names = _split_order(sorted({str(p.split) for p in pairs}))
+    return names or ["train"]
+
+
+def _fmt(value: float) -> str:
+    return (
+        "n/a"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else (f"{value:.3f}")
+    )
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def card_body(
+    pairs: PairSet,
+    splits: list[str],
+    *,
+    pretty_name: str,
+    license: str,
+    agreement: Mapping[str, float] | None = None,
+    candidates: str | None = None,
+    citation: str | None = None,
+) -> str:
+    """The Markdown body of the dataset card (what a reader of the papers looks for)."""
+    by_split = pairs.by_split()
+    counts = {s: by_split[s].label_counts() for s in splits}
+    labels = [v for v in pairs.scheme.values if any(v in c for c in counts.values())]
+    binary = pairs.scheme.readings()
+    flat = is_flat(pairs.scheme)
+    out = [f"# {pretty_name}", ""]
+    out.append(
+        f"{len(pairs):,} labelled statement pairs"
+        + (f" in `{pairs.lang}`" if pairs.lang else "")
+        + f" with the {len(pairs.documents):,} documents their spans point into, "
+        f"released with parakit under `{license}`."
+    )
+    out += ["", "## Loading", "", "```python", "from datasets import load_dataset", ""]
+    out.append('pairs = load_dataset("REPO_OR_FOLDER")               # ' + ", ".join(splits))
+    out.append(f'documents = load_dataset("REPO_OR_FOLDER", "{DOCUMENTS_CONFIG}")')
+    out += ["```", ""]
+    out.append(
+        "`span1`/`span2` are character offsets `[begin, end)` into the document `doc` of the "
+        "`documents` config (`text[begin:end]`). `group` keeps pairs together in splits. "
+        "`judgments` and `metadata` are JSON text. `parakit.read(FOLDER)` (or `parakit convert "
+        "FOLDER out.jsonl`) gives the corpus back as a parakit pair set."
+    )
+    out += ["", "## Label scheme", ""]
+    doc = inspect.getdoc(type(pairs.scheme)) or pairs.scheme.name
+    out.append(f"Scheme `{pairs.scheme.name}` (spec `{json.dumps(pairs.scheme.spec())}`):")
+    # the scheme's docstring is the one description of its labels (reST -> Markdown quote)
+    quoted = [line.strip().replace("``", "`") for line in doc.splitlines()]
+    out += ["", *("> " + line if line else ">" for line in quoted), ""]
+    if flat:
+        out.append(
+            "`label` is a `ClassLabel` with names "
+            + ", ".join(f"`{v}`" for v in pairs.scheme.values)
+            + " (in this order)."
+        )
+    else:
+        out.append("`label` is the canonical label string of the scheme (e.g. `4<is`).")
+    if binary:
+        out.append("Binary readings: " + ", ".join(f"`{r}`" for r in binary) + ".")
+    out += ["", "## Label distribution", ""]
+    rows = [[f"`{label}`", *(counts[s].get(label, 0) for s in splits)] for label in labels]
+    rows.append(["**total**", *(sum(counts[s].values()) for s in splits)])
+    out.append(_table(["label", *splits], rows))
+    if binary:
+        reading = pairs.scheme.default_reading
+        if reading not in binary:
+            reading = next(iter(binary))
+        shares = []
+        for s in splits:
+            values = [v for v in by_split[s].binary_labels(reading) if v is not None]
+            shares.append(f"{100 * sum(values) / len(values):.1f}%" if values else "n/a")
+        out += [
+            "",
+            f"Paraphrases under the `{reading}` reading: "
+            + ", ".join(f"{s} {share}" for s, share in zip(splits, shares, strict=True))
+            + ".",
+        ]
+    docs_per_split = Counter(document_splits(pairs).values())
+    out += ["", "## Splits", ""]
+    out.append(
+        _table(
+            ["split", "pairs", "documents", "groups"],
+            [
+                [
+                    s,
+                    len(by_split[s]),
+                    docs_per_split.get(s, 0),
+                    len({p.group for p in by_split[s] if p.group is not None}),
+                ]
+                for s in splits
+            ],
+        )
+    )
+    out += [
+        "",
+        "No document and no group has pairs in two splits (the release policy of parakit: "
+        "pairs linked by a group or a shared document stay together).",
+    ]
+    out += ["", "## Annotation agreement", ""]
+    if agreement:
+        out.append(
+            "Measured on the double-annotated subset: accuracy and Cohen's κ of individual "
+            "judgments against the consensus label, pairwise and Fleiss' κ, Krippendorff's α "
+            "(nominal), at each label level."
+        )
+        out.append("")
+        levels: dict[str, dict[str, float]] = {}
+        for key, value in agreement.items():
+            level, _, metric = key.partition("_")
+            levels.setdefault(level, {})[metric] = value
+        metrics = sorted({m for values in levels.values() for m in values})
+        out.append(
+            _table(
+                ["level", *metrics],
+                [[level, *(_fmt(v.get(m)) for m in metrics)] for level, v in levels.items()],
+            )
+        )
+    else:
+        out.append("No double annotation was recorded with this release.")
+    out += ["", "## How the candidates were made", ""]
+    sources = Counter(p.source for p in pairs if p.source)
+    if candidates:
+        out.append(candidates.strip())
+        out.append("")
+    if sources:
+        out.append(
+            "Sources of the pairs: "
+            + ", ".join(f"`{s}` {n:,}" for s, n in sources.most_common())
+            + "."
+        )
+    elif not candidates:
+        out.append("Not recorded.")
+    out += ["", "## Citation", "", "```bibtex"]
+    if citation:
+        out.append(citation.strip())
+    else:
+        key = re.sub(r"\W+", "_", pretty_name).strip("_").lower() or "corpus"
+        out += [
+            f"@misc{{{key},",
+            f"  title = {{{pretty_name}}},",
+            "  note = {Released with parakit},",
+            "}",
+        ]
+    out += ["```", ""]
+    return "\n".join(out)
+
+
+def write_release(
+    pairs: PairSet,
+    folder: str | Path,
+    *,
+    license: str,
+    pretty_name: str | None = None,
+    agreement: Mapping[str, float] | None = None,
+    candidates: str | None = None,
+    citation: str | None = None,
+    turku: bool = False,
+) -> Path:
+    """Write ``pairs`` (every pair labelled and in a split) as a release folder.
+
+    Args:
+        pairs: the corpus; splits come from ``Pair.split`` (assign them with
+            :func:`parakit.split.random_split` and ``group_by=``
+            :func:`parakit.split.linked_groups` so documents never cross splits).
+        folder: the release folder (created; files of an earlier release are replaced).
+        license: a Hub license id (``cc-by-sa-4.0``, ``cc-by-4.0``, ``mit``...).
+        pretty_name: the card's title (default: the set's name).
+        agreement: ``{"<level>_<metric>": value}`` as :func:`parakit.annotate.agreement.
+            agreement_report` returns it (from the annotation store).
+        candidates: how the candidates were made (a paragraph of the card).
+        citation: a BibTeX entry for the card (a placeholder entry when omitted).
+        turku: also write the Turku JSON files of the original release under ``turku/``
+            (Turku labels only).
+
+    Returns:
+        the folder.
+
+    Raises:
+        DataFormatError: E130 unlabelled pair, E131 missing or bad split name, E132 a span
+            into a document the set does not hold, E133 a document in two splits, E134 a
+            language code the Hub does not know.
+    """
+    import datasets
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    target = Path(folder)
+    splits = _check(pairs, target)
+    doc_split = document_splits(pairs)
+    lang = pairs.lang
+    if lang is not None and not _known_language(lang):
+        raise DataFormatError(
+            f"language {lang!r} is not an ISO 639 code the Hub knows; set PairSet.lang",
+            path=target,
+            field="lang",
+            code="E134",
+        )
+    pair_features, doc_features = _features(pairs.scheme)
+    by_split = pairs.by_split()
+    files: dict[str, bytes] = {}
+    infos: dict[str, datasets.DatasetInfo] = {}
+    configs: dict[str, dict[str, Any]] = {}
+    for config, features, rows_of in (
+        (PAIRS_CONFIG, pair_features, lambda s: [_pair_row(p) for p in by_split[s]]),
+        (
+            DOCUMENTS_CONFIG,
+            doc_features,
+            lambda s: [
+                {
+                    "id": d.id,
+                    "text": d.text,
+                    "metadata": json.dumps(d.metadata, ensure_ascii=False),
+                }
+                for d in pairs.documents.values()
+                if doc_split[d.id] == s
+            ],
+        ),
+    ):
+        split_dict = datasets.SplitDict()
+        data_files = []
+        for split in splits:
+            data, nbytes = _parquet(rows_of(split), features)
+            path = f"{'data' if config == PAIRS_CONFIG else config}/{split}.parquet"
+            files[path] = data
+            data_files.append({"split": split, "path": path})
+            rows = (
+                len(by_split[split])
+                if config == PAIRS_CONFIG
+                else sum(1 for s in doc_split.values() if s == split)
+            )
+            split_dict.add(datasets.SplitInfo(name=split, num_bytes=nbytes, num_examples=rows))
+        infos[config] = datasets.DatasetInfo(
+            features=features,
+            splits=split_dict,
+            download_size=sum(len(files[f["path"]]) for f in data_files),
+            dataset_size=sum(s.num_bytes for s in split_dict.values()),
+        )
+        configs[config] = {"data_files": data_files}
+    configs[PAIRS_CONFIG]["default"] = True
+    name = pretty_name or pairs.name or "paraphrase corpus"
+    card_data = DatasetCardData(
+        language=[lang] if lang else None,
+        license=license,
+        pretty_name=name,
+        task_categories=["text-classification", "sentence-similarity"],
+        task_ids=["semantic-similarity-classification"],
+        size_categories=[size_category(len(pairs))],
+        tags=["paraphrase", "parakit"],
+    )
+    datasets.utils.metadata.MetadataConfigs(configs).to_dataset_card_data(card_data)
+    datasets.info.DatasetInfosDict(infos).to_dataset_card_data(card_data)
+    body = card_body(
+        pairs,
+        splits,
+        pretty_name=name,
+        license=license,
+        agreement=agreement,
+        candidates=candidates,
+        citation=citation,
+    )
+    card = DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n{body}")
+    files["README.md"] = str(card).encode("utf-8")
+    header = {
+        "parakit_release": RELEASE_VERSION,
+        "header": pairs.header(),
+        "label_names": list(pairs.scheme.values) if is_flat(pairs.scheme) else None,
+        "splits": splits,
+        "license": license,
+    }
+    files[RELEASE_FILE] = json.dumps(header, ensure_ascii=False, indent=2).encode("utf-8")
+    _remove_stale(target, files)
+    names = list(files)
+    with atomic_files([target / n for n in names], mode="wb") as handles:
+        for handle, n in zip(handles, names, strict=True):
+            handle.write(files[n])
+    if turku:
+        _write_turku_files(pairs, target / "turku", splits)
+    return target
+
+
+def _remove_stale(target: Path, files: Mapping[str, bytes]) -> None:
+    """Parquet files of an earlier release into the same folder whose split is gone (they would
+    not be loaded through the card, but ``read_release`` and a glob would see them)."""
+    for sub in ("data", DOCUMENTS_CONFIG):
+        for old in (target / sub).glob("*.parquet") if (target / sub).is_dir() else ():
+            if f"{sub}/{old.name}" not in files:
+                old.unlink()
+
+
+def _write_turku_files(pairs: PairSet, folder: Path, splits: list[str]) -> None:
+    """``<split>.json`` per split (``dev`` for validation, as upstream) and one texts file;
+    a language other than Finnish prefixes the names (``sv-test.json``, ``sv-texts.json.gz``)
+    so :func:`parakit.io.turku.read_turku` takes the language from the name."""
+    from parakit.io.turku import write_turku
+
+    prefix = "" if pairs.lang in (None, "fi") else f"{pairs.lang}-"
+    texts = folder / f"{prefix}texts.json.gz"
+    by_split = pairs.by_split()
+    for split in splits:
+        name = "dev" if split == "validation" else split
+        write_turku(by_split[split], folder / f"{prefix}{name}.json", texts=texts)
+
+
+def _known_language(code: str) -> bool:
+    import datasets
+
+    path = Path(datasets.__file__).parent / "utils" / "resources" / "languages.json"
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except OSError:  # pragma: no cover - the resource ships with datasets
+        return True
+    return code in known
+
+
+def is_release(folder: str | Path) -> bool:
+    """Whether ``folder`` is a release written by :func:`write_release`."""
+    return (Path(folder) / RELEASE_FILE).is_file()
+
+
+def read_release(folder: str | Path) -> PairSet:
+    """Read a release folder back into the pair set it was written from (pairs split by split,
+    each split in the written order; ``Pair.split`` is the split).
+
+    Raises:
+        DataFormatError: E135 not a release folder or a damaged one (names the file and field).
+    """
+    import pyarrow.parquet as pq
+
+    root = Path(folder)
+    meta_path = root / RELEASE_FILE
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        header = meta["header"]
+        splits = list(meta["splits"])
+    except FileNotFoundError:
+        raise DataFormatError(
+            f"not a parakit release folder ({RELEASE_FILE} is missing)", path=root, code="E135"
+        ) from None
+    except (json.JSONDecodeError, KeyError, TypeError) as err:
+        raise DataFormatError(
+            f"unreadable release description: {err}", path=meta_path, code="E135"
+        ) from None
+    names = meta.get("label_names")
+    documents: list[Document] = []
+    pairs: list[Pair] = []
+    for split in splits:
+        doc_path = root / DOCUMENTS_CONFIG / f"{split}.parquet"
+        for index, row in enumerate(_rows(pq, doc_path), start=1):
+            meta = _json(row["metadata"], doc_path, index, "metadata")
+            documents.append(Document(row["id"], row["text"], meta))
+        pair_path = root / "data" / f"{split}.parquet"
+        for index, row in enumerate(_rows(pq, pair_path), start=1):
+            label = row["label"]
+            if names is not None and label is not None:
+                label = names[label]
+            judgments = _json(row["judgments"], pair_path, index, "judgments")
+            pairs.append(
+                Pair(
+                    id=row["id"],
+                    text1=row["text1"],
+                    text2=row["text2"],
+                    label=label,
+                    span1=Span(**_span(row["span1"])) if row["span1"] else None,
+                    span2=Span(**_span(row["span2"])) if row["span2"] else None,
+                    group=row["group"],
+                    split=split,
+                    fold=row["fold"],
+                    time=row["time"],
+                    source=row["source"],
+                    rewrites=tuple((r[0], r[1]) for r in row["rewrites"] or ()),
+                    judgments=tuple(Judgment.from_dict(j) for j in judgments),
+                    metadata=_json(row["metadata"], pair_path, index, "metadata"),
+                )
+            )
+    return PairSet(
+        pairs,
+        scheme=scheme_from_spec(header.get("scheme", "binary")),
+        documents=documents,
+        name=header.get("name"),
+        lang=header.get("lang"),
+        metadata=header.get("metadata"),
+    )
+
+
+def _rows(pq: Any, path: Path) -> list[dict[str, Any]]:
+    try:
+        return pq.read_table(path).to_pylist()
+    except FileNotFoundError:
+        raise DataFormatError("missing split file of the release", path=path, code="E135") from None
+    except Exception as err:  # pyarrow raises ArrowInvalid and friends
+        raise DataFormatError(f"unreadable Parquet: {err}", path=path, code="E135") from None
+
+
+def _span(data: dict[str, Any]) -> dict[str, Any]:
+    return {"doc_id": data["doc"], "begin": data["begin"], "end": data["end"]}
+
+
+def _json(text: str | None, path: Path, index: int, field: str) -> Any:
+    if text is None:
+        return [] if field == "judgments" else {}
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataFormatError(
+            f"not JSON: {err}", path=path, line=index, field=field, code="E135", unit="record"
+        ) from None
+
+
+__all__ = [
+    "DOCUMENTS_CONFIG",
+    "PAIRS_CONFIG",
+    "RELEASE_FILE",
+    "card_body",
+    "document_splits",
+    "is_flat",
+    "is_release",
+    "read_release",
+    "size_category",
+    "write_release",
+]

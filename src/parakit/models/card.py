@@ -1,0 +1,182 @@
+"""Model folders that others can load: a model card and the sentence-transformers layout.
+
+* :func:`write_model_card` writes ``README.md`` next to a saved model (``identify train``,
+  ``embed train``): the data it learned from, the command that made it, the development
+  metrics, the label mapping and the intended use, with YAML front matter for the Hub.
+* :func:`write_cross_encoder_layout` adds the two small files with which
+  ``sentence_transformers.CrossEncoder(folder)`` opens a parakit cross-encoder folder as it is
+  (``modules.json`` pointing at the Hugging Face model in ``network/``): no second copy of the
+  weights, and parakit's own ``parakit_model.json`` stays beside them.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> path = write_model_card(folder, title="tfidf", model_type="tfidf",
+    ...                         classes=["0", "1"], positive=["1"], data={"train": "t.jsonl"})
+    >>> path.read_text().startswith("---")
+    True
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from parakit.io.atomic import atomic_files, atomic_write
+
+#: ``modules.json`` type of the sentence-transformers module that wraps a HF classification model
+_ST_TRANSFORMER = "sentence_transformers.base.modules.transformer.Transformer"
+
+
+def write_cross_encoder_layout(folder: str | Path, network: str, max_length: int) -> None:
+    """Make ``folder`` (with a ``transformers`` sequence-classification model in
+    ``folder/network``) open with ``sentence_transformers.CrossEncoder(folder)``.
+
+    Writes ``modules.json`` and ``config_sentence_transformers.json`` in ``folder`` and
+    ``sentence_bert_config.json`` (task and ``max_seq_length`` = ``max_length``, the truncation
+    parakit uses) in the network folder. ``CrossEncoder.predict(pairs, apply_softmax=True)``
+    then gives the probabilities of :meth:`~parakit.models.base.PairClassifier.predict_proba`
+    in the order of ``id2label`` (the classifier's ``classes_``).
+    """
+    root = Path(folder)
+    modules = [{"idx": 0, "name": "0", "path": network, "type": _ST_TRANSFORMER}]
+    # no activation_fn: sentence-transformers then returns logits for >1 labels (its default);
+    # apply_softmax=True gives probabilities (torch's Softmax() without dim warns on every call)
+    config = {"model_type": "CrossEncoder", "prompts": {}, "default_prompt_name": None}
+    module = {"transformer_task": "sequence-classification", "max_seq_length": int(max_length)}
+    with atomic_files(
+        [
+            root / "modules.json",
+            root / "config_sentence_transformers.json",
+            root / network / "sentence_bert_config.json",
+        ]
+    ) as handles:
+        for handle, data in zip(handles, (modules, config, module), strict=True):
+            json.dump(data, handle, indent=2)
+
+
+def _metric_rows(metrics: Mapping[str, Any]) -> list[tuple[str, float]]:
+    """The headline numbers of an evaluation report (accuracy, F1s, AP) as (name, value)."""
+    rows: list[tuple[str, float]] = []
+    for key in ("n", "accuracy"):
+        if isinstance(metrics.get(key), (int, float)):
+            rows.append((key, float(metrics[key])))
+    for group in ("positive", "macro", "weighted"):
+        values = metrics.get(group)
+        if isinstance(values, Mapping):
+            for name in ("precision", "recall", "f1"):
+                if isinstance(values.get(name), (int, float)):
+                    rows.append((f"{group} {name}", float(values[name])))
+    for key, value in metrics.items():
+        flat_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if flat_number and key not in ("n", "accuracy"):
+            rows.append((key, float(value)))
+    return rows
+
+
+def write_model_card(
+    folder: str | Path,
+    *,
+    title: str,
+    model_type: str,
+    classes: Sequence[str] = (),
+    positive: Sequence[str] = (),
+    scheme: Mapping[str, Any] | str | None = None,
+    data: Mapping[str, Any] | None = None,
+    command: str | None = None,
+    metrics: Mapping[str, Any] | None = None,
+    base_model: str | None = None,
+    language: str | None = None,
+    license: str | None = None,
+    intended_use: str | None = None,
+    usage: str | None = None,
+    library: str | None = None,
+    pipeline_tag: str = "text-classification",
+) -> Path:
+    """Write ``folder/README.md``, the model card (front matter through ``huggingface_hub``).
+
+    Args:
+        folder: the saved model folder.
+        title: the card's heading.
+        model_type: parakit's model type (``cross-encoder``, ``tfidf``, ``bi-encoder``...).
+        classes: the labels in the order of the model's outputs (``classes_``).
+        positive: the labels counted as paraphrase by the binary reading.
+        scheme: the label scheme spec.
+        data: what it was trained on, e.g. ``{"train": "train.jsonl (800 pairs)", ...}``.
+        command: the command line that made the model (the recipe).
+        metrics: the development metrics (an evaluation report's ``metrics``, or a flat dict).
+        base_model: the encoder it started from (a Hub id goes into ``base_model``).
+        language: the language code of the training pairs.
+        license: a Hub license id.
+        intended_use: a paragraph; a default one is written from the labels when omitted.
+        usage: a code block showing how to load and apply the model.
+        library: ``library_name`` of the front matter (``sentence-transformers``...).
+        pipeline_tag: the Hub task of the model.
+
+    Returns:
+        the path of the card.
+    """
+    from huggingface_hub import ModelCard, ModelCardData
+
+    hub_base = (
+        base_model
+        if base_model and "/" in base_model and not Path(base_model).expanduser().exists()
+        else None
+    )
+    card_data = ModelCardData(
+        language=language,
+        license=license,
+        library_name=library,
+        pipeline_tag=pipeline_tag,
+        base_model=hub_base,
+        tags=["parakit", "paraphrase", model_type],
+    )
+    lines = [f"# {title}", ""]
+    lines.append(
+        f"A paraphrase {'classifier' if classes else 'model'} (`{model_type}`) trained with "
+        "parakit." + (f" It starts from `{base_model}`." if base_model else "")
+    )
+    lines += ["", "## Data", ""]
+    for key, value in (data or {}).items():
+        lines.append(f"- **{key}**: {value}")
+    if not data:
+        lines.append("Not recorded.")
+    if command:
+        lines += ["", "## Recipe", "", "```bash", command, "```"]
+    lines += ["", "## Development metrics", ""]
+    rows = _metric_rows(metrics or {})
+    if rows:
+        lines += ["| metric | value |", "|---|---|"]
+        lines += [f"| {name} | {value:.4f} |" for name, value in rows]
+    else:
+        lines.append("No development set was given.")
+    if classes:
+        lines += ["", "## Labels", ""]
+        if scheme is not None:
+            lines.append(f"Label scheme: `{json.dumps(scheme)}`.")
+            lines.append("")
+        lines += ["| output | label | paraphrase |", "|---|---|---|"]
+        lines += [
+            f"| {i} | `{label}` | {'yes' if label in positive else 'no'} |"
+            for i, label in enumerate(classes)
+        ]
+    lines += ["", "## Intended use", ""]
+    lines.append(
+        intended_use
+        or "Deciding whether two statements are paraphrases (P(paraphrase) = the summed "
+        "probability of the labels marked *yes* above), in the language and domain of the "
+        "training data. Scores outside that domain are not calibrated; check them on a labelled "
+        "sample before mining or filtering at scale."
+    )
+    if usage:
+        lines += ["", "## Usage", "", usage.strip()]
+    card = ModelCard(f"---\n{card_data.to_yaml()}\n---\n\n" + "\n".join(lines) + "\n")
+    path = Path(folder) / "README.md"
+    with atomic_write(path) as handle:
+        handle.write(str(card))
+    return path
+
+
+__all__ = ["write_cross_encoder_layout", "write_model_card"]
