@@ -154,6 +154,42 @@ def delete_project(
 
 
 @app.command()
+def backup(
+    store: Annotated[str, STORE],
+    output: Annotated[
+        Path,
+        output_option(
+            "Backup file: a .sqlite copy (SQLite's online backup; SQLite stores) or a "
+            "portable dump (.jsonl.gz) that any store kind restores."
+        ),
+    ],
+) -> None:
+    """Back a store up while it serves (a consistent snapshot, written atomically)."""
+    from parakit.annotate.backup import backup as run_backup
+
+    counts = run_backup(store, output)
+    typer.echo(f"backed up {_rows(counts)} -> {output}")
+
+
+@app.command()
+def restore(
+    backup_file: Annotated[Path, typer.Argument(help="A file made by parakit annotate backup.")],
+    store: Annotated[str, STORE],
+) -> None:
+    """Restore a backup into a new, empty store of either kind (SQLite file or PostgreSQL)."""
+    from parakit.annotate.backup import restore as run_restore
+
+    counts = run_restore(backup_file, store)
+    typer.echo(f"restored {_rows(counts)} into {store}")
+
+
+def _rows(counts: dict[str, int]) -> str:
+    return f"{sum(counts.values())} rows (" + ", ".join(
+        f"{table} {n}" for table, n in counts.items() if n
+    ) + ")"
+
+
+@app.command()
 def projects(store: Annotated[str, STORE]) -> None:
     """List the projects: id, name, scheme, items, submitted annotations, members."""
     from parakit.annotate.store import Store
@@ -218,6 +254,26 @@ def assign(
         seed=seed,
     )
     typer.echo(f"{made} assignments made")
+
+
+@app.command("rewrite-check")
+def rewrite_check(
+    store: Annotated[str, STORE],
+    project: Annotated[str, typer.Argument()],
+    annotations: Annotated[
+        int, typer.Option(min=1, help="judgments per item, by different people")
+    ] = 2,
+    seed: SeedOpt = 0,
+) -> None:
+    """T10: queue the blind check of the rewrites, mixed 50/50 with labelled pairs and
+    shuffled, for members who never labelled the item; `annotate stats` reports it."""
+    from parakit.annotate.store import Store
+
+    st = Store.open(store)
+    made = st.review.make_rewrite_check(
+        st.projects.project_id(project), seed=seed, annotations=annotations
+    )
+    typer.echo(f"{made} rewrite-check assignments made")
 
 
 @app.command()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete, func, select
+from sqlalchemy import text as sql
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -318,9 +319,13 @@ class Projects(Service):
         """Delete a project with everything in it (items, documents, annotations, queue,
         membership); user accounts stay."""
 
+        sqlite = self.db.engine.dialect.name == "sqlite"
+
         def work(session: Session) -> None:
             if session.get(Project, project_id) is None:
                 raise NotFound(f"no project with id {project_id}")
+            if sqlite:  # overwrite the deleted text instead of leaving it in free pages
+                session.execute(sql("PRAGMA secure_delete=ON"))
             session.execute(delete(Annotation).where(Annotation.project_id == project_id))
             session.execute(delete(Assignment).where(Assignment.project_id == project_id))
             # rewrite items point at their parents: children first
@@ -335,6 +340,12 @@ class Projects(Service):
 
         self._write(work)
         self.db.forget_scheme(project_id)
+        if sqlite:  # and out of the write-ahead log (it still holds the pages written before)
+            raw = self.db.engine.raw_connection()
+            try:
+                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                raw.close()
 
 
 def _archived(project: Project) -> bool:
