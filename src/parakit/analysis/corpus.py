@@ -29,6 +29,7 @@ import numpy as np
 
 from parakit.analysis import _text
 from parakit.analysis.patterns import PATTERNS, PatternDetector, pattern_shares
+from parakit.analysis.verbs import verb_test_label
 from parakit.schema import PairSet
 from parakit.text.tokenize import get_tokenizer
 
@@ -206,7 +207,9 @@ def corpus_stats(
             :class:`~parakit.analysis.patterns.PatternDetector`).
         sample_size: draw this many pairs at random (without replacement) first; None = all.
         seed: seed of the sample.
-        has_verb: optional POS-tagger check used by the well-formedness rule.
+        has_verb: the main-verb check of the well-formedness rule (a callable sentence ->
+            bool, e.g. :func:`parakit.analysis.verbs.make_verb_test` ``("voikko")``); None
+            leaves it off.
         ngram_range: character n-gram lengths of the lexical similarity.
         reading: binary reading of the labels (scheme default when None).
 
@@ -248,7 +251,7 @@ def corpus_stats(
             "seed": seed,
             "similarity": f"tfidf-char-{ngram_range[0]}-{ngram_range[1]}-cosine",
             "tokenizer": "parakit.analysis regex",
-            "verb_check": has_verb is not None,
+            "verb_check": verb_test_label(has_verb),
             "patterns": detector.signature,
             "patterns_order": list(PATTERNS),
         },
@@ -262,10 +265,12 @@ def compare_corpora(
     seed: int = 0,
     synonyms: str | Path | Any = "auto",
     langs: Mapping[str, str] | None = None,
+    has_verb: Callable[[str], bool] | None = None,
 ) -> list[CorpusStats]:
     """:func:`corpus_stats` of several corpora on equal-size samples (T12: 12,000 pairs).
 
-    A corpus smaller than ``sample_size`` is used whole; the report says so.
+    A corpus smaller than ``sample_size`` is used whole; the report says so. ``has_verb`` is
+    the main-verb test of every corpus (see :func:`corpus_stats`).
     """
     return [
         corpus_stats(
@@ -275,6 +280,7 @@ def compare_corpora(
             synonyms=synonyms,
             sample_size=sample_size,
             seed=seed,
+            has_verb=has_verb,
         )
         for name, pairs in corpora.items()
     ]

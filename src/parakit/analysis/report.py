@@ -619,9 +619,9 @@ def corpus_report(
             ],
             note="Well-formed: starts with a capital letter and ends with final punctuation"
             + (
-                " and contains a verb."
+                f" and contains a verb ({stats[0].signature['verb_check']})."
                 if stats[0].signature.get("verb_check")
-                else " (no POS tagger: the verb test is off)."
+                else " (no POS tagger: the verb test is off; turn it on with --verb-test)."
             ),
         )
     )

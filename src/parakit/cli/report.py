@@ -122,12 +122,20 @@ def corpus_command(
     fmt: FormatOpt = None,
     option: ReaderOptionsOpt = None,
     synonyms: Annotated[str, typer.Option(help="auto (shipped thesaurus) | none | PATH")] = "auto",
+    verb_test: Annotated[
+        str,
+        typer.Option(
+            help="Main-verb test of well-formed sentences: none | voikko (Finnish) | "
+            "module:function (any tagger: a callable sentence -> bool)."
+        ),
+    ] = "none",
     title: Annotated[str | None, typer.Option(help="Report title.")] = None,
     png: Annotated[bool, typer.Option("--png", help="Also write the figures as PNG.")] = False,
 ) -> None:
     """Corpus statistics (T12) of one corpus, or a comparison on equal-size samples."""
     from parakit.analysis.corpus import compare_corpora
     from parakit.analysis.report import corpus_report
+    from parakit.analysis.verbs import make_verb_test
 
     sets = {}
     for spec in corpora:
@@ -146,6 +154,7 @@ def corpus_command(
                     sample_size=sample_size or None,
                     seed=seed,
                     synonyms=_synonyms(synonyms),
+                    has_verb=make_verb_test(verb_test, pairs.lang),
                 )
             )
             progress.advance(task)

@@ -1,0 +1,135 @@
+"""The main-verb part of T12's well-formedness test: does a sentence contain a verb?
+
+The Turku paper (§6.2) calls a sentence well-formed when it starts with a capital letter, ends
+with final punctuation *and includes a main verb*, found with a Finnish dependency parser. Here
+the verb test is a callable ``has_verb(sentence) -> bool`` chosen by a spec:
+
+``voikko``
+    Finnish, with the Voikko morphological analyser (Debian ``libvoikko1`` + ``voikko-fi``, and
+    the ``libvoikko`` Python binding in the ``analysis`` extra). A word is a verb when one of
+    its analyses has the word class ``teonsana`` (verb; includes *olla*, the copula). Voikko
+    does not disambiguate, so an ambiguous form such as *tuli* (fire / came) counts as a verb.
+``module:function``
+    any other tagger: an importable callable taking a sentence and returning a bool (or a
+    factory called with no arguments that returns one, when it is a class). For example a
+    spaCy wrapper for Swedish::
+
+        # mytaggers.py
+        import spacy
+        _nlp = spacy.load("sv_core_news_sm")
+        def has_verb(sentence: str) -> bool:
+            return any(t.pos_ in ("VERB", "AUX") for t in _nlp(sentence))
+
+    and ``parakit report corpus sv-test.json --verb-test mytaggers:has_verb``.
+``none``
+    no verb test (capital + final punctuation only).
+
+Example:
+    >>> make_verb_test("none") is None
+    True
+    >>> make_verb_test("operator:truth")("Anything.")
+    True
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from functools import lru_cache
+
+from parakit.analysis import _text
+from parakit.errors import AnalysisError
+
+#: Voikko's word class of verbs.
+VOIKKO_VERB_CLASS = "teonsana"
+
+
+class VoikkoVerbTest:
+    """``has_verb`` for Finnish with Voikko (see the module docstring).
+
+    Args:
+        language: Voikko language code (``fi``).
+
+    Raises:
+        AnalysisError: the Python binding, the C library or the Finnish dictionary is missing
+            (E1020), with the install command.
+    """
+
+    name = "voikko"
+
+    def __init__(self, language: str = "fi") -> None:
+        hint = (
+            "install it with `apt-get install libvoikko1 voikko-fi` (Debian) and "
+            "`pip install libvoikko` (the analysis extra)"
+        )
+        try:
+            import libvoikko
+        except ImportError:
+            raise AnalysisError(f"the verb test needs Voikko: {hint}", code="E1020") from None
+        try:
+            self._voikko = libvoikko.Voikko(language)
+        except (OSError, libvoikko.VoikkoException) as err:
+            raise AnalysisError(
+                f"Voikko cannot start for {language!r} ({err}): {hint}", code="E1020"
+            ) from None
+        self.language = language
+        self._is_verb = lru_cache(maxsize=200_000)(self._word_is_verb)
+
+    def _word_is_verb(self, word: str) -> bool:
+        return any(a.get("CLASS") == VOIKKO_VERB_CLASS for a in self._voikko.analyze(word))
+
+    def __call__(self, sentence: str) -> bool:
+        """Whether any word of ``sentence`` can be a verb."""
+        return any(self._is_verb(w) for w in _text.words(sentence))
+
+
+def make_verb_test(spec: str | None, lang: str | None = None) -> Callable[[str], bool] | None:
+    """The ``has_verb`` callable of a spec: ``voikko``, ``module:function`` or ``none``.
+
+    Args:
+        spec: the spec (None = ``none``).
+        lang: the corpus language, checked against analysers for one language (Voikko: ``fi``).
+
+    Raises:
+        AnalysisError: an unknown spec, an import that fails (E1020), or Voikko asked for a
+            corpus in another language (E1021).
+    """
+    if spec is None or spec.strip().lower() in ("", "none"):
+        return None
+    spec = spec.strip()
+    if spec.lower() == "voikko":
+        code = _text.base_lang(lang)
+        if code not in (None, "fi"):
+            raise AnalysisError(
+                f"Voikko analyses Finnish, but the corpus language is {lang!r}: give a tagger "
+                "for that language as --verb-test module:function",
+                code="E1021",
+            )
+        return _voikko()
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise AnalysisError(
+            f"unknown verb test {spec!r}: use voikko, none or module:function", code="E1020"
+        )
+    try:
+        target = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as err:
+        raise AnalysisError(f"verb test {spec!r} cannot be imported: {err}", code="E1020") from None
+    if isinstance(target, type):  # a class: its instance is the test
+        target = target()
+    if not callable(target):
+        raise AnalysisError(f"verb test {spec!r} is not callable", code="E1020")
+    return target
+
+
+@lru_cache(maxsize=1)
+def _voikko() -> VoikkoVerbTest:
+    """One analyser per process: starting Voikko loads its dictionary."""
+    return VoikkoVerbTest("fi")
+
+
+def verb_test_label(has_verb: Callable[[str], bool] | None) -> str | None:
+    """What a report records for a verb test: its ``name``, function name, or None."""
+    if has_verb is None:
+        return None
+    return str(getattr(has_verb, "name", None) or getattr(has_verb, "__name__", "callable"))
