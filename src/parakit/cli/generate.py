@@ -12,15 +12,9 @@ from typing import Annotated, Any
 
 import typer
 
-from parakit.cli.options import FormatOpt, SeedOpt, check_model, output_option
+from parakit.cli.options import FormatOpt, SeedOpt, check_model, output_option, read_pairs
 
 app = typer.Typer(add_completion=False, help="Paraphrase generation and its evaluation.")
-
-
-def _read_pairs(path: Path, fmt: str | None) -> Any:
-    from parakit.io import read
-
-    return read(path, format=fmt)
 
 
 def _read_sources(path: Path, fmt: str | None) -> list[str]:
@@ -34,7 +28,7 @@ def _read_sources(path: Path, fmt: str | None) -> list[str]:
         from parakit.io import multireference, read_multireference
 
         return list(multireference(read_multireference(path)))
-    pairs = _read_pairs(path, fmt)
+    pairs = read_pairs(path, fmt)
     return list(dict.fromkeys(p.text1 for p in pairs))
 
 
@@ -88,11 +82,11 @@ def prepare(
     from parakit.io import write
     from parakit.models.generation_data import prepare_generation_data
 
-    pairs = _read_pairs(input, format)
+    pairs = read_pairs(input, format)
     test_pairs = None
     if test is not None:
         fmt = test_format or ("multipit-multiref" if test.suffix == ".json" else None)
-        test_pairs = _read_pairs(test, fmt)
+        test_pairs = read_pairs(test, fmt)
     out, report = prepare_generation_data(
         pairs,
         directions=directions,  # type: ignore[arg-type]
@@ -160,7 +154,7 @@ def train(
         seed=seed,
         device=device,
     )
-    gen.fit(_read_pairs(train_file, format), _read_pairs(dev, format) if dev is not None else None)
+    gen.fit(read_pairs(train_file, format), read_pairs(dev, format) if dev is not None else None)
     gen.save(output)
     best = gen.best_dev_perplexity_
     typer.echo(
@@ -460,9 +454,9 @@ def matrix(
         if not name or len(parts) not in (2, 3):
             raise typer.BadParameter(f"--dataset {spec!r}: use NAME=TRAIN:TEST[:DEV]")
         datasets[name] = GenerationDataset(
-            train=_read_pairs(Path(parts[0]), None),
+            train=read_pairs(Path(parts[0]), None),
             test=_references(Path(parts[1]), None),
-            dev=_read_pairs(Path(parts[2]), None) if len(parts) == 3 else None,
+            dev=read_pairs(Path(parts[2]), None) if len(parts) == 3 else None,
         )
 
     def make() -> Seq2SeqGenerator:

@@ -17,7 +17,14 @@ from typing import Annotated, Any
 
 import typer
 
-from parakit.cli.options import FormatOpt, SeedOpt, output_option, parse_key_values, status
+from parakit.cli.options import (
+    FormatOpt,
+    SeedOpt,
+    output_option,
+    parse_key_values,
+    read_pairs,
+    status,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -26,12 +33,9 @@ app = typer.Typer(
 
 
 def _load_pairs(path: Path, fmt: str | None, binary: bool, reading: str | None) -> Any:
-    from parakit.io import read
-
-    pairs = read(path, format=fmt)
-    if binary:
-        pairs = pairs.to_binary(reading)
-    return pairs
+    """The pairs of ``path`` (the shared reader), in their binary reading with ``--binary``."""
+    pairs = read_pairs(path, fmt)
+    return pairs.to_binary(reading) if binary else pairs
 
 
 def _load_training_sets(
@@ -122,12 +126,11 @@ def train(
 
     pairs = _load_training_sets(train_paths, fmt, binary, reading)
     if negatives is not None:
-        from parakit.io import read
         from parakit.models.bootstrap import bootstrap_training_set
 
         pairs = bootstrap_training_set(
             pairs,
-            read(negatives),
+            read_pairs(negatives),
             negative_label=negative_label,
             negatives_per_pair=negatives_per_pair,
             seed=seed,
@@ -170,13 +173,13 @@ def predict(
 ) -> None:
     """Label pairs; the gold label (if any) moves to metadata.gold_label and the probabilities
     go to metadata.prediction."""
-    from parakit.io import read, write
+    from parakit.io import write
     from parakit.labels import scheme_from_spec
     from parakit.models.base import load_model
     from parakit.schema import PairSet
 
     classifier = load_model(model_dir)
-    pairs = read(input_path, format=fmt)
+    pairs = read_pairs(input_path, fmt)
     with status(f"predicting {len(pairs)} pairs with {classifier.model_type}"):
         labels = classifier.predict(pairs)
         proba = classifier.predict_proba(pairs)

@@ -512,7 +512,6 @@ def grow_cmd(
     notes: str | None = None,
 ) -> None:
     """Append a mined, classified, cleaned batch as a new dataset version (M9)."""
-    from parakit.io import read
     from parakit.mine.growth import GrowingDataset
     from parakit.mine.rerank import load_classifier
 
@@ -521,7 +520,7 @@ def grow_cmd(
         _encoder(model, backend),
         load_classifier(str(classifier)),
         threshold=threshold,
-        protected=read(protected) if protected else None,
+        protected=read_pairs(protected) if protected else None,
         k=k,
         group_field=group_field,
         notes=notes,
