@@ -67,6 +67,25 @@ def test_rotated_x_forwarded_for_does_not_bypass_the_throttle(project):
     assert codes == [401] * 8
 
 
+def test_a_server_that_trusts_x_forwarded_for_does_not_bypass_the_throttle(project):
+    """uvicorn.run(app) trusts X-Forwarded-For from 127.0.0.1 by default and rewrites the
+    client address before the app sees it; rotated addresses must still be throttled."""
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    store, _pid, _ids = project
+    served = ProxyHeadersMiddleware(create_app(store, login_attempts=5), trusted_hosts="*")
+    with TestClient(served) as c:
+        codes = [
+            post_login(
+                c, "ann1", "spray-password", **{"X-Forwarded-For": f"10.2.{n}.{n}"}
+            ).status_code
+            for n in range(25)
+        ]
+        assert codes.count(401) == 5 and codes.count(429) == 20, codes
+        # without the header the client is counted on its own address as before
+        assert post_login(c, "ann1", "password-one").status_code == 303
+
+
 def test_an_attacker_cannot_lock_the_user_out_from_elsewhere(project):
     store, _pid, _ids = project
     app = create_app(store, login_attempts=5, forwarded_allow_ips="testclient")

@@ -15,7 +15,12 @@ and error mapping; the routes live in :mod:`~parakit.annotate.web.routers` (``au
 Example:
     >>> from parakit.annotate.web import create_app
     >>> app = create_app("project.sqlite")   # doctest: +SKIP
-    >>> import uvicorn; uvicorn.run(app)     # doctest: +SKIP
+    >>> import uvicorn; uvicorn.run(app, proxy_headers=False)     # doctest: +SKIP
+
+``proxy_headers=False``: the app reads ``X-Forwarded-For`` itself, only from the proxies given
+in ``forwarded_allow_ips``. A server that rewrites the client address from the header anyway
+(uvicorn's default trusts 127.0.0.1) does not bypass the login throttle: every such request
+counts as the one address ``forwarded-unverified``.
 """
 
 from __future__ import annotations

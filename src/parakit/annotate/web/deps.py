@@ -58,15 +58,24 @@ class WebSettings:
         return False
 
 
+#: the address of every request whose peer the server took from a header the app does not trust
+UNVERIFIED_FORWARDED = "forwarded-unverified"
+
+
 def client_address(request: Request) -> str | None:
     """The client's address: the socket peer, or, when the peer is a proxy the admin named
     (``--forwarded-allow-ips``), the last address in ``X-Forwarded-For`` that is not itself a
     trusted proxy. A client cannot choose its address by sending the header itself."""
     peer = request.client.host if request.client else None
     settings = get_settings(request)
-    if not settings.trusts(peer):
-        return peer
     hops = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",") if h.strip()]
+    if not settings.trusts(peer):
+        if peer is not None and peer in hops and not settings.forwarded_allow_ips:
+            # the server took the peer from X-Forwarded-For (uvicorn's default trusts
+            # 127.0.0.1): the header's sender chose it, so all such requests count as one
+            # address rather than as whatever address each one names
+            return UNVERIFIED_FORWARDED
+        return peer
     for hop in reversed(hops):
         if not settings.trusts(hop):
             return hop
