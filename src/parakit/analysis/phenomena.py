@@ -36,6 +36,7 @@ import numpy as np
 from parakit.analysis import _text
 from parakit.analysis.stats import E_SHAPE
 from parakit.errors import AnalysisError
+from parakit.registry import Registry
 from parakit.schema import PairSet
 
 E_NO_PHENOMENA = "E1003"
@@ -441,13 +442,18 @@ def automatic_phenomena(
     return out
 
 
-SOURCES: dict[str, Callable[..., Phenomena]] = {
-    "etpc": etpc_phenomena,
-    "turku": turku_phenomena,
-    "surface": surface_phenomena,
-    "patterns": pattern_phenomena,
-    "automatic": automatic_phenomena,
-}
+#: phenomena source -> function; other packages add sources with a ``parakit.phenomena``
+#: entry point (a function ``(pairs, **options) -> Phenomena``)
+SOURCES: Registry[Callable[..., Phenomena]] = Registry(
+    "phenomena",
+    {
+        "etpc": etpc_phenomena,
+        "turku": turku_phenomena,
+        "surface": surface_phenomena,
+        "patterns": pattern_phenomena,
+        "automatic": automatic_phenomena,
+    },
+)
 
 
 def get_phenomena(pairs: PairSet, source: str = "auto", **options: Any) -> Phenomena:
