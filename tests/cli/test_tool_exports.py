@@ -173,3 +173,114 @@ def _extract_page(store_path, name: str, password: str) -> str:
     store.queue.release(lease.id, store.accounts.annotator_id(name))
     store.close()
     return html
+
+
+# -- T10: the rewrite check on the tool's own classifications ------------------------------------
+_STATEMENTS = [
+    ("The meeting starts at noon.", "The meeting begins at twelve."),
+    ("She bought a red car.", "She purchased a car that is red."),
+    ("They cancelled the match.", "The match was called off."),
+    ("He rarely speaks.", "He does not talk much."),
+    ("The shop opens early.", "The store opens in the morning."),
+    ("It rained all day.", "The rain lasted the whole day."),
+    ("We won the game.", "Our team won the match."),
+    ("The soup is cold.", "The soup has gone cold."),
+]
+
+
+def _pages(store_path, pid: int, *paths: str) -> list[str]:
+    pytest.importorskip("httpx")
+    from fastapi.testclient import TestClient
+
+    from parakit.annotate.store import Store
+    from parakit.annotate.web import create_app
+
+    store = Store.open(str(store_path))
+    with TestClient(create_app(store)) as client:
+        client.post("/login", data={"name": "boss", "password": "pw-boss-123"})
+        pages = [client.get(path.format(pid=pid)).text for path in paths]
+    store.close()
+    return pages
+
+
+def test_rewrite_check_from_the_tools_own_classifications(tmp_path, capsys):
+    from parakit.annotate.store import Store
+    from parakit.io import write
+    from parakit.schema import Pair, PairSet
+
+    candidates = tmp_path / "candidates.jsonl"
+    write(PairSet([Pair(f"p{i}", a, b) for i, (a, b) in enumerate(_STATEMENTS)]), candidates)
+    store_path = tmp_path / "store.db"
+    _ok("annotate", "init", store_path, "--admin", "boss", "--password", "pw-boss-123")
+    _ok("annotate", "create-project", store_path, "rw", "--candidates", candidates)
+    store = Store.open(str(store_path), cheap_hashing=True)  # argon2 at full cost: seconds
+    pid = store.projects.project_id("rw")
+    for name in ("ann1", "ann2", "ann3", "ann4"):
+        store.accounts.add_annotator(name, f"pw-{name}-12", projects=[pid])
+    _ok("annotate", "assign", store_path, "rw", "--mode", "double", "--annotators", "ann1,ann2")
+
+    # classification, double: p0-p4 are 3 (p3 disputed by ann2, resolved 3), p5-p7 are 4;
+    # ann1 rewrites p0-p3, ann2 rewrites p4: five rewrites
+    uid = {n: store.accounts.annotator_id(n) for n in ("boss", "ann1", "ann2", "ann3", "ann4")}
+    for who in ("ann1", "ann2"):
+        while (lease := store.queue.lease_next(pid, uid[who])) is not None:
+            n = int(store.item(lease.item_id).key[1:])
+            label = "3" if n <= 4 else "4"
+            if who == "ann2" and n == 3:
+                label = "2"
+            writes = (who == "ann1" and n <= 3) or (who == "ann2" and n == 4)
+            rewrite = (f"rewrite {n} a", f"rewrite {n} b") if writes else None
+            store.queue.save(
+                lease.item_id, uid[who], label=label, revision=0, submit=True, rewrite=rewrite
+            )
+    (disputed,) = store.review.disagreements(pid)
+    store.review.resolve(disputed[0].id, "3", uid["boss"])
+    store.close()
+
+    _ok("annotate", "rewrite-check", store_path, "rw", "--seed", 0)
+    assert "20 rewrite-check assignments made" in capsys.readouterr().out  # (5 + 5) x 2
+
+    store = Store.open(str(store_path))
+    # ann1 and ann2 labelled every pair (and wrote or saw every rewrite's original): the
+    # check goes to ann3 and ann4 only, each item once to each
+    for who in ("ann1", "ann2"):
+        assert store.queue.lease_next(pid, uid[who], task="rewrite-check") is None
+        assert store.queue.progress(pid, uid[who], "rewrite-check")["remaining"] == 0
+    judged: dict[str, list[str]] = {}
+    flip = set()  # ann4 labels two rewrites 2: they go to the consensus page
+    for who in ("ann3", "ann4"):
+        while (lease := store.queue.lease_next(pid, uid[who], task="rewrite-check")) is not None:
+            item = store.item(lease.item_id)
+            if item.origin == "rewrite":
+                label = "4"
+                if who == "ann4" and len(flip) < 2:
+                    label = "2"
+                    flip.add(item.id)
+            else:
+                label = item.label  # the mixed-in pair, judged as labelled
+            store.queue.save(
+                item.id, uid[who], label=label, revision=0, submit=True, task="rewrite-check"
+            )
+            judged.setdefault(who, []).append(item.key)
+    assert sorted(judged["ann3"]) == sorted(judged["ann4"]) and len(judged["ann3"]) == 10
+    assert sum(k.startswith("rewrite-") for k in judged["ann3"]) == 5
+    # the two disputed rewrites reach the consensus page (the classification dispute is gone)
+    assert {item.id for item, _ in store.review.disagreements(pid)} == flip
+    (consensus,) = _pages(store_path, pid, "/admin/p/{pid}/consensus")
+    shown = set(map(int, re.findall(r'<section class="conflict" id="item-(\d+)"', consensus)))
+    assert shown == flip
+    report = store.review.rewrite_check_report(pid)
+    assert (report["final"], report["unresolved"], report["share_4_resolved"]) == (3, 2, 1.0)
+    for item_id in flip:  # the adjudicator sides with ann4
+        store.review.resolve(item_id, "2", uid["boss"])
+    store.close()
+
+    capsys.readouterr()
+    _ok("annotate", "stats", store_path, "rw")
+    lines = dict(line.split("\t") for line in capsys.readouterr().out.splitlines() if "\t" in line)
+    # judgments on rewrites: 8 of 10 say 4; after resolution 3 of 5 rewrites are 4
+    assert lines["rewrite_check_share_4"] == "0.8000"
+    assert lines["rewrite_check_share_4_resolved"] == "0.6000"
+    assert lines["rewrite_check_unresolved"] == "0.0000"
+    assert lines["rewrite_check_final"] == "5.0000"
+    assert lines["rewrite_check_control_agreement"] == "1.0000"

@@ -31,6 +31,9 @@ class TaskSpec:
         title: its name on the annotator's project list and the admin's assign form.
         hide_context: the page shows no document context or provenance (T10: blind judgments).
         optional: listed only while the annotator has some of it (the T4 quick pass).
+        fresh_eyes: an item never goes to anyone who classified it (or, for a rewrite, the
+            pair it rewrites): T10 gives the check only pairs "previously annotated by someone
+            else".
     """
 
     name: str
@@ -41,6 +44,7 @@ class TaskSpec:
     title: str
     hide_context: bool = False
     optional: bool = False
+    fresh_eyes: bool = False
 
     @property
     def page(self) -> str:
@@ -76,6 +80,7 @@ TASKS: dict[str, TaskSpec] = {
             None,
             "Rewrite check",
             hide_context=True,
+            fresh_eyes=True,
         ),
     )
 }

@@ -15,12 +15,30 @@ from sqlalchemy.orm import Session, aliased
 from parakit.annotate.db import Service, utcnow
 from parakit.annotate.models import (
     Annotation,
+    Annotator,
     Assignment,
     DocPair,
     Item,
 )
-from parakit.annotate.tasks import CLASSIFY, EXTRACT, SCREEN, task_spec
+from parakit.annotate.tasks import CLASSIFY, EXTRACT, REWRITE_CHECK, SCREEN, TASKS, task_spec
 from parakit.errors import AnnotateError, Conflict
+
+
+def _fresh_eyes(task: str, user_id: int) -> tuple[Any, ...]:
+    """The lease condition of a ``fresh_eyes`` task (T10): the assignment's item was never
+    classified by ``user_id``, nor, for a rewrite, the pair it rewrites; ``()`` for other
+    tasks."""
+    spec = TASKS.get(task)
+    if spec is None or not spec.fresh_eyes:
+        return ()
+    target = aliased(Item)
+    labelled = exists().where(
+        target.id == Assignment.item_id,
+        Annotation.task == CLASSIFY,
+        Annotation.annotator_id == user_id,
+        or_(Annotation.item_id == target.id, Annotation.item_id == target.parent_id),
+    )
+    return (~labelled,)
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,8 @@ class Queue(Service):
         spec = task_spec(task, assignable=True)
         self.db.project(project_id)
         ids = [self.db.accounts.annotator_id(n) for n in annotators] if annotators else None
+        if ids:
+            self._require_active(ids)
         for uid in ids or ():
             self.db.projects.add_member(project_id, uid)
         if ids is None:
@@ -101,6 +121,8 @@ class Queue(Service):
         """
         if mode not in ("single", "double"):
             raise AnnotateError(f"unknown mode {mode!r}; use 'single' or 'double'", code="E606")
+        if annotators:
+            self._require_active(annotators)
         slots = 1 if mode == "single" else 2
         if annotators is not None and mode == "double" and len(set(annotators)) < 2:
             raise AnnotateError("double annotation needs at least two annotators", code="E606")
@@ -146,6 +168,21 @@ class Queue(Service):
 
         return self._write(work)
 
+    def _require_active(self, annotator_ids: list[int]) -> None:
+        """Work given to a deactivated account would wait for nobody: refuse it."""
+        with self.transaction() as session:
+            inactive = session.scalars(
+                select(Annotator.name).where(
+                    Annotator.id.in_(annotator_ids), Annotator.active.is_(False)
+                )
+            ).all()
+        if inactive:
+            raise AnnotateError(
+                f"cannot assign work to deactivated annotator(s): {', '.join(sorted(inactive))} "
+                "(reactivate them first)",
+                code="E606",
+            )
+
     def assign_document_pairs(
         self,
         project_id: int,
@@ -157,6 +194,8 @@ class Queue(Service):
         the T4 quick accept/reject pass) to a shared pool or round-robin; rejected pairs are
         never queued, and pairs still waiting for their quick pass are not queued for
         extraction (assign extraction again after the pass)."""
+        if annotators:
+            self._require_active(annotators)
 
         def work(session: Session) -> int:
             ids = list(
@@ -243,6 +282,9 @@ class Queue(Service):
                         and_(other.lease_owner == user_id, other.lease_expires > now),
                     ),
                 )
+                # T10: never an item this annotator labelled before (every labeller of a
+                # double-annotated pair, not only the one exclude_id names)
+                fresh = _fresh_eyes(task, user_id)
                 candidates: list[int] = []
                 # the personal queue first, then the shared pool; each query walks the
                 # ix_assignments_next index in queue order and stops after a few rows
@@ -260,6 +302,7 @@ class Queue(Service):
                             or_(Assignment.exclude_id.is_(None), Assignment.exclude_id != user_id),
                             or_(Assignment.lease_owner.is_(None), Assignment.lease_expires <= now),
                             ~same_item,
+                            *fresh,
                         )
                         .order_by(
                             Assignment.batch, Assignment.position, Assignment.slot, Assignment.id
@@ -334,6 +377,7 @@ class Queue(Service):
                             other.done_by == user_id,
                             func.coalesce(other.item_id, -other.doc_pair_id) == target,
                         ),
+                        *_fresh_eyes(task, user_id),
                     )
                 )
                 or 0
@@ -472,6 +516,9 @@ class Queue(Service):
                 session.flush()
                 if task == CLASSIFY:
                     self._settle(session, item_id)
+                elif task == REWRITE_CHECK and item.origin == "rewrite":
+                    # a rewrite's label is its check's (the mixed-in pairs keep theirs)
+                    self._settle(session, item_id, REWRITE_CHECK)
             return Saved(row.id, new_revision, "submitted" if submit else "draft")
 
         try:
@@ -479,8 +526,8 @@ class Queue(Service):
         except IntegrityError:
             raise Conflict("the annotation was created in another tab; reload") from None
 
-    def _settle(self, session: Session, item_id: int) -> None:
-        """Set the item's label when all its classification assignments agree."""
+    def _settle(self, session: Session, item_id: int, task: str = CLASSIFY) -> None:
+        """Set the item's label when all its ``task`` assignments agree."""
         item = session.get(Item, item_id)
         if item is None or item.resolved_by is not None:
             return
@@ -488,7 +535,7 @@ class Queue(Service):
             session.scalar(
                 select(func.count()).where(
                     Assignment.item_id == item_id,
-                    Assignment.task == CLASSIFY,
+                    Assignment.task == task,
                     Assignment.status != "done",
                 )
             )
@@ -498,7 +545,7 @@ class Queue(Service):
             session.scalars(
                 select(Annotation.label).where(
                     Annotation.item_id == item_id,
-                    Annotation.task == CLASSIFY,
+                    Annotation.task == task,
                     Annotation.status == "submitted",
                 )
             )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from parakit.annotate.db import (
@@ -25,15 +25,21 @@ class Review(Service):
     """Disagreements, resolutions, the QA queue, the rewrite-check batch."""
 
     def disagreements(self, project_id: int) -> list[tuple[Item, list[Annotation]]]:
-        """Items with at least two submitted classifications that differ and no resolution."""
+        """Items with at least two submitted classifications that differ and no resolution;
+        a rewrite (T10) counts the judgments of its blind check (the paper resolved them before
+        reporting the share labelled 4; the mixed-in pairs keep their own label)."""
         with self.transaction() as session:
             rows = list(
                 session.scalars(
                     select(Annotation)
+                    .join(Item, Item.id == Annotation.item_id)
                     .where(
                         Annotation.project_id == project_id,
-                        Annotation.task == CLASSIFY,
                         Annotation.status == "submitted",
+                        or_(
+                            Annotation.task == CLASSIFY,
+                            and_(Annotation.task == REWRITE_CHECK, Item.origin == "rewrite"),
+                        ),
                     )
                     .order_by(Annotation.item_id, Annotation.id)
                 )
@@ -94,8 +100,11 @@ class Review(Service):
 
         Each rewrite becomes an item (``origin='rewrite'``); every item of the batch is
         annotated ``annotations`` times (two different people), shown without context or
-        provenance and never to the rewrite's author (nor an ordinary pair to the person who
-        labelled it). Returns the number of assignments made.
+        provenance and never to anyone who classified it before: the rewrite's author and the
+        other labellers of the pair it rewrites, every labeller of an ordinary pair (the lease
+        rule of the task, :attr:`parakit.annotate.tasks.TaskSpec.fresh_eyes`). A rewrite whose
+        two judgments agree takes that label; one whose judgments differ goes to the
+        consensus page (:meth:`disagreements`). Returns the number of assignments made.
         """
         now = utcnow()
 
@@ -224,8 +233,12 @@ class Review(Service):
             judgments), ``judgments`` (on rewrites), ``share_4`` (share of those judgments
             whose base label is 4: the rewrite is a paraphrase), ``share_4_both`` (share of
             twice-judged rewrites that every judge labelled 4), ``control_agreement`` (share
-            of judgments of the mixed-in ordinary pairs equal to their label); ``nan`` where
-            nothing was judged yet.
+            of judgments of the mixed-in ordinary pairs equal to their label),
+            ``final`` (rewrites with a final label: both judges agreed, or the consensus
+            resolved them), ``unresolved`` (twice-judged rewrites still waiting for the
+            consensus), ``share_4_resolved`` (share of the final labels whose base is 4: the
+            paper's "after merging and resolving ..., 78% of rewrites received the label 4");
+            ``nan`` where nothing was judged yet.
         """
         scheme = self.db.scheme(project_id)
         with self.transaction() as session:
@@ -240,6 +253,15 @@ class Review(Service):
             ).all()
             rewrites = session.scalar(
                 select(func.count()).where(Item.project_id == project_id, Item.origin == "rewrite")
+            )
+            final = dict(
+                session.execute(
+                    select(Item.id, Item.label).where(
+                        Item.project_id == project_id,
+                        Item.origin == "rewrite",
+                        Item.label.is_not(None),
+                    )
+                ).all()
             )
         by_item: dict[int, list[str]] = {}
         control = []
@@ -263,6 +285,15 @@ class Review(Service):
                 else nan
             ),
             "control_agreement": sum(control) / len(control) if control else nan,
+            "final": float(len(final)),
+            "unresolved": float(
+                sum(1 for i, labels in by_item.items() if len(labels) >= 2 and i not in final)
+            ),
+            "share_4_resolved": (
+                sum(scheme.parse(label).base == "4" for label in final.values()) / len(final)
+                if final
+                else nan
+            ),
         }
 
     def browse(
