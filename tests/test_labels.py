@@ -125,3 +125,18 @@ def test_scheme_specs_round_trip():
     assert scheme_from_spec({"name": "votes", "threshold": 4}).threshold == 4
     with pytest.raises(LabelError, match="unknown label scheme"):
         get_scheme("stars")
+
+
+def test_turku_base_of_reads_the_base_label_once():
+    turku = get_scheme("turku")
+    assert [turku.base_of(v) for v in ("4<is", "4", "3", "1", "x", "", None)] == [
+        "4",
+        "4",
+        "3",
+        "1",
+        None,
+        None,
+        None,
+    ]
+    with pytest.raises(LabelError, match="E201"):
+        turku.base_of("neg")  # slicing would have read 'n' as a base

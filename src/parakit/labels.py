@@ -207,6 +207,19 @@ class TurkuScheme(LabelScheme):
         out.append("x")
         return out
 
+    def base_of(self, value: LabelLike | None) -> str | None:
+        """The base label ``1``-``4`` of a label, None for ``x`` and for no label: the one
+        place a Turku label is read by its base (never ``label[0]``; a bad label raises).
+
+        Example:
+            >>> [TurkuScheme().base_of(v) for v in ("4<i", "2", "x", None)]
+            ['4', '2', None, None]
+        """
+        if value is None or value == "":
+            return None
+        base = self.parse(value).base
+        return None if base == "x" else base
+
     def strict(self, value: LabelLike) -> Label:
         """The strict reading as a label: ``i`` → 2, otherwise ``<``/``>`` → 3, else unchanged."""
         label = self.parse(value)

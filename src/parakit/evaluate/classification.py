@@ -238,8 +238,8 @@ def turku_table(y_true: Sequence[str], y_pred: Sequence[str]) -> dict[str, Any]:
         if label in merged_t or label in merged_p:
             rows[label] = _prf(merged_t, merged_p, label)
     for flag in ("i", "s"):
-        t = ["y" if flag in v[1:] else "n" for v in truth]
-        p = ["y" if flag in v[1:] else "n" for v in predicted]
+        t = ["y" if turku.parse(v).has(flag) else "n" for v in truth]
+        p = ["y" if turku.parse(v).has(flag) else "n" for v in predicted]
         rows[flag] = _prf(t, p, "y")
     full = classification_metrics(truth, predicted)
     truth_labels = {k: v for k, v in full["per_class"].items() if v["support"] > 0}

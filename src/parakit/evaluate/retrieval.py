@@ -33,6 +33,7 @@ import numpy as np
 from parakit.errors import EvaluationError
 from parakit.evaluate.base import Evaluator
 from parakit.io.atomic import save_figure
+from parakit.labels import get_scheme
 from parakit.schema import PairSet
 
 CLASS_ORDER = ("1", "2", "3", "4<>", "4")
@@ -45,11 +46,13 @@ def label_class(label: str | None) -> str | None:
         >>> [label_class(x) for x in ("2", "4<i", "4>", "4s", "4", "x")]
         ['2', '4<>', '4<>', '4', '4', None]
     """
-    if label is None or label == "" or label[0] == "x":
-        return None
-    if label[0] == "4":
-        return "4<>" if ("<" in label or ">" in label) else "4"
-    return label[0] if label[0] in "123" else label
+    turku = get_scheme("turku")
+    if label and not turku.is_valid(label):
+        return label  # another scheme's label is its own class
+    if turku.base_of(label) != "4":
+        return turku.base_of(label)
+    parsed = turku.parse(label)
+    return "4<>" if parsed.has("<") or parsed.has(">") else "4"
 
 
 def rank_targets(

@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from parakit.errors import MineError
+from parakit.labels import get_scheme
 from parakit.schema import Pair, PairSet
 
 #: class names taken to mean "paraphrase" when a classifier exposes ``classes_``
@@ -86,7 +87,8 @@ def tile_confidences(
         proba = np.asarray(classifier.predict_proba(pairs), dtype=np.float64)
     positive = np.asarray(classifier.positive_mask(), dtype=bool)
     classes = [str(c) for c in classifier.classes_]
-    four = np.array([c.startswith("4") for c in classes], dtype=bool)
+    turku = get_scheme("turku")
+    four = np.array([turku.is_valid(c) and turku.base_of(c) == "4" for c in classes], dtype=bool)
     if not four.any():
         four = positive
     return 1.0 - proba[:, positive].sum(axis=1), proba[:, four].sum(axis=1)

@@ -23,6 +23,7 @@ import numpy as np
 
 from parakit.errors import MineError
 from parakit.io.atomic import save_figure
+from parakit.labels import get_scheme
 from parakit.schema import Pair, PairSet
 
 
@@ -102,10 +103,8 @@ class TileAnalysis:
                 f"{len(labels)} labels",
                 code="E805",
             )
-        known = np.asarray([bool(label) and label[0] != "x" for label in labels])
-        negative = np.asarray(
-            [bool(label) and label[0] in self.negative_labels for label in labels]
-        )
+        base = _bases(labels)
+        known, negative = base != "", np.isin(base, self.negative_labels)
         rows, cols = self._bin(lex[known]), self._bin(conf[known])
         counts = np.zeros((self.bins, self.bins), dtype=int)
         negs = np.zeros((self.bins, self.bins), dtype=int)
@@ -185,8 +184,8 @@ def estimate_precision(
     lex = _array(lex_similarity, "lexical similarity")
     neg = _array(neg_confidence, "negative confidence")
     pos = _array(pos_confidence, "positive confidence")
-    known = np.asarray([bool(label) and label[0] != "x" for label in labels])
-    base = np.asarray([(label or "x")[0] for label in labels])
+    base = _bases(labels)
+    known = base != ""
     out: dict[str, Any] = {"rules": asdict(rules), "n_annotated": int(known.sum())}
     for name, mask, good in (
         ("negatives", rules.negatives(lex, neg), np.isin(base, negative_labels)),
@@ -221,6 +220,12 @@ def select(
     positives = rules.positives(lex, _array(pos_confidence, "positive confidence"))
     both = negatives & positives
     return negatives & ~both, positives & ~both
+
+
+def _bases(labels: Sequence[str | None]) -> np.ndarray:
+    """The Turku base label of every pair, ``""`` for ``x`` and unlabelled pairs."""
+    turku = get_scheme("turku")
+    return np.asarray([turku.base_of(label) or "" for label in labels], dtype=object)
 
 
 def candidate_lex_similarity(pairs: PairSet) -> np.ndarray:

@@ -58,8 +58,9 @@ def label_space(bases: list[str]) -> list[str]:
 
 def _parts(label: str) -> tuple[str, int, int, int]:
     """(base, subsumption index, style index, minor index) of a canonical Turku label."""
-    sub = 1 if "<" in label else 2 if ">" in label else 0
-    return label[0], sub, int("s" in label[1:]), int("i" in label[1:])
+    parsed = get_scheme("turku").parse(label)
+    sub = 1 if parsed.has("<") else 2 if parsed.has(">") else 0
+    return parsed.base, sub, int(parsed.has("s")), int(parsed.has("i"))
 
 
 def decode_heads(proba: np.ndarray, classes: list[str]) -> np.ndarray:
