@@ -12,6 +12,7 @@ pytest.importorskip("httpx", reason="pip install httpx (FastAPI's TestClient nee
 from fastapi.testclient import TestClient
 
 from parakit.annotate.web import create_app
+from parakit.errors import AnnotateError
 
 H = {"X-Parakit": "1"}
 HTML = {"Accept": "text/html"}
@@ -56,7 +57,7 @@ def test_users_page_members_deactivate_and_reset(project):
     page = admin.get("/admin/users")
     assert page.status_code == 200 and "ann1" in page.text and "deactivate" in page.text
     r = admin.post(f"/api/admin/users/{ids['ann1']}/active", headers=H, json={"active": False})
-    assert r.json() == {"ok": True}
+    assert r.json() == {"ok": True, "returned": 0}
     login = TestClient(app).post("/login", data={"name": "ann1", "password": "password-one"})
     assert login.status_code == 401
     admin.post(f"/api/admin/users/{ids['ann1']}/active", headers=H, json={"active": True})
@@ -178,3 +179,38 @@ def test_archived_projects_disappear_for_annotators(project):
     admin.post(f"/api/admin/projects/{pid}/settings", headers=H, json={"archived": False})
     with client_for(app, "ann1") as c:
         assert "tiny" in c.get("/").text
+
+
+def test_deactivation_returns_open_work_to_the_pool(project):
+    store, pid, ids = project
+    # personal queues: ann1 gets items 1 and 3 of the round-robin, ann2 item 2
+    assert store.queue.assign_task(pid, annotators=["ann1", "ann2"]) == 3
+    leased = store.queue.lease_next(pid, ids["ann1"])  # ann1 holds one item leased
+    assert leased is not None and store.queue.lease_next(pid, ids["ann3"]) is None
+    assert store.queue.progress(pid, ids["ann1"])["remaining"] == 2
+    assert store.accounts.set_active(ids["ann1"], False) == 2
+    # nothing waits for ann1: both items are in the shared pool, unleased, for any member
+    got = []
+    while (a := store.queue.lease_next(pid, ids["ann3"])) is not None:
+        got.append(a.item_id)
+        store.queue.save(a.item_id, ids["ann3"], label="4", revision=0, submit=True)
+    assert leased.item_id in got and len(got) == 2
+    assert store.queue.progress(pid, ids["ann2"])["remaining"] == 1  # ann2's own item stays
+    # work for a deactivated account is refused, by name and by id
+    with pytest.raises(AnnotateError, match="E606.*deactivated annotator.*ann1"):
+        store.queue.assign_task(pid, annotators=["ann1"])
+    with pytest.raises(AnnotateError, match="E606.*ann1"):
+        store.queue.assign(pid, annotators=[ids["ann1"]])
+    assert store.accounts.set_active(ids["ann1"], True) == 0
+
+
+def test_cli_deactivate(project, capsys):
+    from parakit.cli.app import main
+
+    store, pid, ids = project
+    store.queue.assign_task(pid, annotators=["ann2"])
+    target = store.engine.url.render_as_string(hide_password=False)
+    assert main(["annotate", "deactivate", target, "ann2"]) == 0
+    assert "3 open assignment(s) returned to the pool" in capsys.readouterr().out
+    assert main(["annotate", "assign", target, "tiny", "--annotators", "ann2"]) == 2
+    assert "deactivated annotator(s): ann2" in capsys.readouterr().err

@@ -5,6 +5,7 @@ Heavy imports (SQLAlchemy, FastAPI, crowd-kit) happen inside the commands.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -70,6 +71,23 @@ def add_user(
     pids = [st.projects.project_id(name_) for name_ in project or ()]
     st.accounts.add_annotator(name, _password(password, name), role=role, projects=pids)
     typer.echo(f"user {name} ({role}) created")
+
+
+@app.command()
+def deactivate(
+    store: Annotated[str, STORE],
+    name: Annotated[str, typer.Argument(help="the annotator's user name")],
+    reactivate: Annotated[bool, typer.Option(help="activate the account again")] = False,
+) -> None:
+    """Deactivate an annotator: their sessions end and their open work returns to the pool."""
+    from parakit.annotate.store import Store
+
+    st = Store.open(store)
+    returned = st.accounts.set_active(st.accounts.annotator_id(name), reactivate)
+    if reactivate:
+        typer.echo(f"{name} is active again")
+    else:
+        typer.echo(f"{name} deactivated; {returned} open assignment(s) returned to the pool")
 
 
 @app.command("create-project")
@@ -276,6 +294,29 @@ def rewrite_check(
     typer.echo(f"{made} rewrite-check assignments made")
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse a port another program listens on before printing a URL that would not work."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as err:
+        raise typer.BadParameter(f"{host}: {err.strerror}", param_hint="--host") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        # the same option uvicorn binds with: a port left in TIME_WAIT is free, a listener not
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as err:
+            reason = "is already in use" if err.errno == errno.EADDRINUSE else err.strerror
+            raise typer.BadParameter(
+                f"port {port} on {host} {reason}; stop the other server or choose another "
+                "port with --port",
+                param_hint="--port",
+            ) from None
+
+
 @app.command()
 def serve(
     store: Annotated[str, STORE],
@@ -311,6 +352,7 @@ def serve(
     from parakit.annotate.store import Store
     from parakit.annotate.web import create_app
 
+    _check_port_free(host, port)
     web = create_app(
         Store.open(store, hash_concurrency=hash_concurrency),
         session_ttl=timedelta(hours=session_hours),

@@ -9,13 +9,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import case, delete, select, update
 from sqlalchemy.orm import Session
 
 from parakit.annotate.db import Database, Service, utcnow
 from parakit.annotate.models import (
     ROLES,
     Annotator,
+    Assignment,
     LoginSession,
     Member,
     Project,
@@ -169,19 +170,44 @@ class Accounts(Service):
 
         self._write(work)
 
-    def set_active(self, user_id: int, active: bool) -> None:
-        """Deactivate (or reactivate) an annotator; deactivation ends their sessions, their
-        annotations stay."""
+    def set_active(self, user_id: int, active: bool) -> int:
+        """Deactivate (or reactivate) an annotator, in one transaction.
 
-        def work(session: Session) -> None:
+        Deactivation ends their sessions and returns their work to the project's shared pool:
+        the open assignments of their personal queue and the items they hold leased, so
+        nothing waits for someone who will not come back. Their annotations stay (drafts
+        too: a returned item is annotated afresh by whoever takes it).
+
+        Returns:
+            the number of assignments returned to the pool (0 on reactivation).
+        """
+
+        def work(session: Session) -> int:
             row = session.get(Annotator, user_id)
             if row is None:
                 raise NotFound(f"no annotator with id {user_id}")
             row.active = active
-            if not active:
-                session.execute(delete(LoginSession).where(LoginSession.annotator_id == user_id))
+            if active:
+                return 0
+            session.execute(delete(LoginSession).where(LoginSession.annotator_id == user_id))
+            mine = (Assignment.status == "open") & (
+                (Assignment.annotator_id == user_id) | (Assignment.lease_owner == user_id)
+            )
+            returned = session.execute(
+                update(Assignment)
+                .where(mine)
+                .values(
+                    annotator_id=case(
+                        (Assignment.annotator_id == user_id, None),
+                        else_=Assignment.annotator_id,
+                    ),
+                    lease_owner=None,
+                    lease_expires=None,
+                )
+            ).rowcount
+            return int(returned or 0)
 
-        self._write(work)
+        return self._write(work)
 
     def users(self) -> list[dict[str, object]]:
         """Every account: id, name, role, active, created_at."""

@@ -419,8 +419,8 @@ def set_active(user_id: int, body: ActiveBody, user: ApiUser, st: StoreDep) -> d
     require_admin(user)
     if user_id == user.id and not body.active:
         raise AnnotateError("you cannot deactivate yourself", code="E604")
-    st.accounts.set_active(user_id, body.active)
-    return {"ok": True}
+    returned = st.accounts.set_active(user_id, body.active)
+    return {"ok": True, "returned": returned}
 
 
 @router.post("/api/admin/users/{user_id}/password")
