@@ -207,7 +207,7 @@ def test_deactivation_returns_open_work_to_the_pool(project):
 def test_cli_deactivate(project, capsys):
     from parakit.cli.app import main
 
-    store, pid, ids = project
+    store, pid, _ids = project
     store.queue.assign_task(pid, annotators=["ann2"])
     target = store.engine.url.render_as_string(hide_password=False)
     assert main(["annotate", "deactivate", target, "ann2"]) == 0
