@@ -27,7 +27,9 @@ def _typer_callbacks(app: typer.Typer, path: tuple[str, ...] = ("parakit",)):
         name = info.name or info.callback.__name__.replace("_", "-")
         yield " ".join((*path, name)), info.callback
     for group in app.registered_groups:
-        yield from _typer_callbacks(group.typer_instance, (*path, group.name))
+        # a group without a name (the core commands) adds its commands at this level
+        name = group.name if isinstance(group.name, str) else None
+        yield from _typer_callbacks(group.typer_instance, (*path, name) if name else path)
 
 
 APP = build_app()

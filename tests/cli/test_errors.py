@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from parakit.cli import main
-from parakit.cli.app import one_code
 from parakit.cli.demo import example_path
 
 EXAMPLE = str(example_path())
@@ -148,18 +147,176 @@ def test_mistake_in_a_real_process(name, files):
     assert result.stdout == ""
 
 
-def test_a_code_is_shown_once():
-    assert one_code("[E201] pair 'a': [E201] invalid label") == "[E201] pair 'a': invalid label"
-    assert one_code("[E121] a: [E104] b") == "[E121] a: [E104] b"
+# -- issue 23: the traps a newcomer falls into -------------------------------------------------
 
 
-def test_a_coded_value_error_is_a_usage_error(monkeypatch, capsys):
-    """A library error that is still a bare ValueError with a code is not an internal error."""
-    import parakit.describe
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
 
-    def boom(pairs):
-        raise ValueError("[E102] duplicate pair id 'a'")
 
-    monkeypatch.setattr(parakit.describe, "describe", boom)
-    code = main(["info", EXAMPLE])
-    _check(capsys.readouterr().err, "[E102] duplicate pair id", code)
+@pytest.mark.parametrize(
+    "argv, patch, expected",
+    [
+        (
+            ["mine", "run", "{t}/s.txt", "-o", "{t}/m.jsonl", "--workdir", "{t}/w"],
+            ("parakit.mine.mining", "mine"),
+            "interrupted; rerun to resume",
+        ),
+        (
+            ["build", "suggest", "{t}/a.txt", "{t}/b.txt", "-o", "{t}/s.jsonl"],
+            ("parakit.build.suggest", "PairSuggester.suggest"),
+            "interrupted",
+        ),
+        (
+            ["identify", "train", EXAMPLE, "--binary", "-o", "{t}/m"],
+            ("parakit.models.base", "make_model"),
+            "interrupted",
+        ),
+    ],
+    ids=["mine run", "build suggest", "identify train"],
+)
+def test_ctrl_c_exits_130(argv, patch, expected, files, monkeypatch, capsys):
+    """Ctrl-C is not success: `step && next-step` must not run the next step."""
+    import importlib
+
+    tmp, _ = files
+    (tmp / "a.txt").write_text("One sentence here. Another one there.\n")
+    (tmp / "b.txt").write_text("A sentence here. One more there.\n")
+    module_name, attr = patch
+    target = importlib.import_module(module_name)
+    owner, _, name = attr.rpartition(".")
+    monkeypatch.setattr(getattr(target, owner) if owner else target, name, _interrupt)
+    if "mine" in argv:  # no encoder is loaded before the interrupt
+        import parakit.cli.mine
+
+        monkeypatch.setattr(parakit.cli.mine, "_encoder", lambda *a, **k: None)
+    code = main(_argv(argv, tmp, tmp))
+    err = capsys.readouterr().err.strip()
+    assert code == 130
+    assert err.splitlines()[-1] == expected, err
+
+
+def test_ctrl_c_in_a_real_process(tmp_path):
+    """SIGINT to a running ``parakit`` process: exit 130, one line, no traceback."""
+    import signal
+    import time
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)  # `info` blocks opening it: the command is running when SIGINT comes
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "parakit", "info", str(fifo), "-f", "jsonl"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _opened(proc.pid, fifo):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "interrupted"
+    assert "Traceback" not in err
+
+
+def _opened(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` has reached ``open(path)`` (it shows in its syscall)."""
+    try:
+        return "openat" in Path(f"/proc/{pid}/wchan").read_text() or any(
+            str(path) in os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")
+        )
+    except OSError:
+        return False
+
+
+def test_serve_on_a_busy_port(tmp_path, capsys):
+    import socket
+
+    from parakit.annotate.store import Store
+
+    Store.open(tmp_path / "s.sqlite", cheap_hashing=True).close()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code = main(["annotate", "serve", str(tmp_path / "s.sqlite"), "--port", str(port)])
+    captured = capsys.readouterr()
+    _check(captured.err, f"port {port} on 127.0.0.1 is already in use", code)
+    assert "--port" in captured.err
+    assert "serving" not in captured.out  # no URL printed for a server that never ran
+
+
+@pytest.mark.slow
+def test_demo_twice(tmp_path, capsys):
+    """The README's main job, run again into the same folder, works (and gives the same report)."""
+    out = tmp_path / "parakit-demo"
+    assert main(["demo", "-o", str(out)]) == 0
+    first = (out / "report.md").read_text()
+    assert main(["demo", "-o", str(out)]) == 0, capsys.readouterr().err
+    assert (out / "report.md").read_text() == first
+
+
+def test_demo_annotate_step_twice(tmp_path):
+    """The demo step that kept its store: a rerun starts from a fresh one (same report)."""
+    from parakit.cli.demo import load_example
+    from parakit.cli.demo.annotate import demo_step
+
+    pairs = load_example()
+    first = demo_step(tmp_path, pairs)
+    assert demo_step(tmp_path, pairs) == first
+
+
+@pytest.mark.parametrize(
+    "param, expected",
+    [
+        ("ngram_range=abc", "ngram_range"),
+        ("use_idf=maybe", "use_idf"),
+        ("analyzer=3", "analyzer"),
+    ],
+)
+def test_bad_param_value_names_key_and_type(param, expected, tmp_path, capsys):
+    argv = ["identify", "train", EXAMPLE, "--binary", "-o", str(tmp_path / "m"), "-p", param]
+    code = main(argv)
+    err = capsys.readouterr().err
+    _check(err, "[E712]", code)
+    assert f"'{expected}'" in err and "expects" in err, err
+
+
+def test_make_model_checks_types():
+    from parakit.errors import ParakitError
+    from parakit.models.base import make_model
+
+    with pytest.raises(ParakitError, match=r"\[E712\].*'epochs'.*expects an integer"):
+        make_model("cross-encoder", epochs="one")
+    assert make_model("tfidf", ngram_range=[2, 3]).ngram_range == [2, 3]
+    assert make_model("cross-encoder", learning_rate=1).learning_rate == 1  # an int is a float
+
+
+@pytest.mark.parametrize("flag", ["-q", "--quiet", "-v", "--verbose"])
+def test_quiet_and_verbose_after_the_command(flag, tmp_path, capsys):
+    code = main(["convert", EXAMPLE, "-o", str(tmp_path / "x.jsonl"), flag])
+    assert code == 0, capsys.readouterr().err
+
+
+def test_quiet_hides_progress_after_the_command(tmp_path, capsys):
+    """-q after the command hides the bars as -q before it does."""
+    main(["similarity", EXAMPLE, "-o", str(tmp_path / "x.jsonl"), "-q"])
+    assert capsys.readouterr().err == ""
+
+
+def _help(argv, capsys) -> str:
+    assert main([*argv, "--help"]) == 0
+    return capsys.readouterr().out
+
+
+def test_help_shows_no_typer_internals(capsys):
+    text = _help(["identify", "train"], capsys)
+    assert "<bool>" not in text  # --binary is a flag: it takes no value
+    assert "{" not in text.split("\n", 3)[1]  # usage line: INPUT, not {input}
+    assert "-q" in text and "--verbose" in text  # every command takes -q/-v
+    usage = _help(["info"], capsys).splitlines()[1]
+    assert "INPUT" in usage and "{input}" not in usage, usage
+
+
+def test_help_keeps_brackets(capsys):
+    assert "[low, high]" in _help(["build", "align"], capsys)

@@ -4,27 +4,33 @@ Every mistake a user can make on the command line ends the same way: one line
 ``error: ...`` on stderr and exit code 2 — a usage mistake (no command, unknown option, missing
 argument, a value that is not a number), a :class:`~parakit.errors.ParakitError` (bad data,
 unknown model, ...) or a file that cannot be read or written. ``--verbose`` shows library
-warnings and, for an unexpected internal error, the traceback.
+warnings and, for an unexpected internal error, the traceback. Ctrl-C exits 130 with
+``interrupted`` (``; rerun to resume`` for a command marked
+:func:`~parakit.cli.options.resumable`).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 import logging
 import os
-import re
 import sys
 import warnings
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperArgument
 
+from parakit.cli.options import Output
 from parakit.cli.stages import COMMAND_GROUPS, module_available
 from parakit.errors import ParakitError
 
 #: exit code of every usage or data error
 USAGE_EXIT = 2
+#: exit code of an interrupted command (128 + SIGINT, as shells report it)
+INTERRUPT_EXIT = 130
 
 
 def _version_callback(value: bool) -> None:
@@ -36,6 +42,7 @@ def _version_callback(value: bool) -> None:
 
 
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
@@ -53,28 +60,28 @@ def _root(
     ] = False,
 ) -> None:
     """parakit: build, annotate, release, train, evaluate and explain paraphrase corpora."""
-    configure_output(verbose=verbose, quiet=quiet)
+    output = ctx.ensure_object(Output)
+    output.verbose, output.quiet = output.verbose or verbose, output.quiet or quiet
+    configure_output(output)
 
 
-def configure_output(*, verbose: bool = False, quiet: bool = False) -> None:
-    """Set logging, library warnings and progress bars for one CLI run.
+def configure_output(output: Output) -> None:
+    """Set logging and library warnings for one CLI run.
 
-    Library warnings (transformers, ONNX Runtime, statsmodels, ...) are hidden unless
-    ``verbose``; ``quiet`` also turns progress bars off (tqdm reads ``TQDM_DISABLE``).
+    parakit's own bars read ``output`` (:func:`parakit.cli.options.show_progress`); libraries
+    are told through their own settings: warnings and logs hidden unless ``verbose``, Hugging
+    Face bars off with ``quiet``.
     """
+    verbose, quiet = output.verbose, output.quiet
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
     # parakit's own info logs are shown; other libraries' (alembic, httpx, ...) only with -v
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING, format="%(message)s", force=True
     )
     logging.getLogger("parakit").setLevel(level)
-    os.environ["PARAKIT_VERBOSE"] = "1" if verbose else "0"
-    if quiet:
+    if quiet:  # the settings tqdm and the Hugging Face libraries read for their own bars
         os.environ["TQDM_DISABLE"] = "1"
-        os.environ["PARAKIT_QUIET"] = "1"
-    elif os.environ.pop("PARAKIT_QUIET", None):  # a previous run in this process was quiet
-        os.environ.pop("TQDM_DISABLE", None)
-    _silence_tqdm(quiet)
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     if not verbose:
         warnings.filterwarnings("ignore")
         for name in (
@@ -92,43 +99,79 @@ def configure_output(*, verbose: bool = False, quiet: bool = False) -> None:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def _silence_tqdm(quiet: bool) -> None:
-    """Turn every tqdm bar off (or back on): libraries pass ``disable=`` explicitly, so
-    ``TQDM_DISABLE`` alone does not reach them."""
-    from tqdm import std
-
-    original = getattr(std.tqdm.__init__, "parakit_original", None)
-    if quiet and original is None:
-        init = std.tqdm.__init__
-
-        def quiet_init(self: Any, *args: Any, **kwargs: Any) -> None:
-            kwargs["disable"] = True
-            init(self, *args, **kwargs)
-
-        quiet_init.parakit_original = init  # type: ignore[attr-defined]
-        std.tqdm.__init__ = quiet_init  # type: ignore[method-assign]
-    elif not quiet and original is not None:
-        std.tqdm.__init__ = original  # type: ignore[method-assign]
+def _set_output(ctx: Any, param: Any, value: bool) -> None:
+    """``-q``/``-v`` given after a command: the same as before it."""
+    if value:
+        output = ctx.ensure_object(Output)
+        setattr(output, param.name, True)
+        configure_output(output)
 
 
 def build_app() -> typer.Typer:
     """The root Typer app with the core commands and every available command group."""
-    from parakit.cli.core import register_core
+    from parakit.cli import core
 
     app = typer.Typer(
         name="parakit",
-        add_completion=False,
+        add_completion=True,
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(_root)
-    register_core(app)
+    app.add_typer(core.app)
     for name, module_name, package, help_text in COMMAND_GROUPS:
         if not module_available(package):
             continue
         module = importlib.import_module(module_name)
         app.add_typer(module.app, name=name, help=help_text)
     return app
+
+
+def finish_tree(root: Any) -> Any:
+    """The click tree as parakit shows it: ``-q/-v`` on every command, help text as written.
+
+    typer 0.29 shows ``{input}`` for an argument in the usage line, ``<bool>`` beside a flag and
+    reads ``[...]`` in help as rich markup (``[low, high]`` vanished); click's own style is kept.
+    """
+    from rich.markup import escape
+
+    shared = [p for p in root.params if p.name in ("verbose", "quiet")]
+    for command in [root, *_walk(root)]:
+        if command.help:
+            command.help = escape(command.help)
+        help_option = command.get_help_option(
+            typer.Context(command, help_option_names=["-h", "--help"])
+        )
+        for param in [*command.params, *([help_option] if help_option else [])]:
+            if param.help:
+                param.help = escape(param.help)
+            if param.param_type_name == "argument":
+                if param.metavar is None:
+                    param.metavar = param.name.upper()
+                param.__class__ = _Argument
+            elif getattr(param, "is_flag", False):
+                param.metavar = ""  # a flag takes no value
+        if getattr(command, "commands", None) is None:
+            for option in shared:
+                copied = copy.copy(option)
+                copied.expose_value = False
+                copied.callback = _set_output
+                command.params.append(copied)
+    return root
+
+
+def _walk(command: Any) -> Any:
+    for sub in (getattr(command, "commands", None) or {}).values():
+        yield sub
+        yield from _walk(sub)
+
+
+class _Argument(TyperArgument):
+    """An argument shown the click way in the usage line: ``INPUT``, ``[INPUT]``, ``INPUT...``."""
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return name + ("..." if self.nargs != 1 else "")
 
 
 @functools.cache
@@ -177,28 +220,6 @@ def missing_command(command: Any, args: list[str]) -> str | None:
     return " ".join(path) if getattr(node, "commands", None) is not None else None
 
 
-_CODE = re.compile(r"\[(E\d{3,4})\] ")
-
-
-def one_code(message: str) -> str:
-    """``message`` with each error code shown once (a wrapped error repeats its inner code).
-
-    Example:
-        >>> one_code("[E201] pair 'a': [E201] invalid label '7'")
-        "[E201] pair 'a': invalid label '7'"
-    """
-    seen: set[str] = set()
-
-    def keep_first(match: re.Match[str]) -> str:
-        code = match.group(1)
-        if code in seen:
-            return ""
-        seen.add(code)
-        return match.group(0)
-
-    return _CODE.sub(keep_first, message)
-
-
 def os_error_message(err: OSError) -> str:
     """``PATH: reason`` for a file that cannot be read or written, naming the user's path."""
     path = err.filename
@@ -213,37 +234,74 @@ def os_error_message(err: OSError) -> str:
 
 
 def error_line(message: str) -> None:
-    """Print ``error: message`` on stderr, on one line, each error code once."""
-    typer.secho(f"error: {one_code(' '.join(message.split()))}", fg="red", err=True)
+    """Print ``error: message`` on stderr, on one line."""
+    typer.secho(f"error: {' '.join(message.split())}", fg="red", err=True)
 
 
 @functools.cache
 def root_command() -> Any:
     """The click command tree of :func:`build_app`, built once per process (it only depends on
     which stage packages are installed)."""
-    return typer.main.get_command(build_app())
+    return finish_tree(typer.main.get_command(build_app()))
+
+
+def invoked_command(command: Any, args: list[str]) -> Any:
+    """The command ``args`` name (the deepest one reached), for what an interrupt says."""
+    node = command
+    for token in (arg for arg in args if not arg.startswith("-")):
+        commands = getattr(node, "commands", None)
+        if commands is None or token not in commands:
+            break
+        node = commands[token]
+    return node
+
+
+def interrupted_message(command: Any) -> str:
+    """What Ctrl-C prints: where rerunning the command resumes the work, say so."""
+    if getattr(getattr(command, "callback", None), "parakit_resumable", False):
+        return "interrupted; rerun to resume"
+    return "interrupted"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the CLI; every error becomes one ``error: ...`` line and exit code 2."""
+    """Entry point: run the CLI; every error becomes one ``error: ...`` line and exit code 2;
+    Ctrl-C exits 130."""
     command = root_command()
     args = sys.argv[1:] if argv is None else list(argv)
     group = missing_command(command, args)
     if group is not None:
         error_line(f"missing command; run '{group} --help' to list the commands")
         return USAGE_EXIT
+    output = Output()
+    saved = {name: os.environ.get(name) for name in _LIBRARY_SETTINGS}
     try:
-        command.main(args=args, standalone_mode=False, prog_name="parakit")
+        return _run(command, args, output)
+    finally:  # the next run in this process (tests, notebooks) starts from the same settings
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+#: environment settings of other libraries that one run's -q/-v change
+_LIBRARY_SETTINGS = ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS")
+
+
+def _run(command: Any, args: list[str], output: Output) -> int:
+    try:
+        # standalone_mode=False: errors come here; typer returns the code of an Exit (130
+        # for Ctrl-C, which it catches) and a command's return value otherwise
+        result = command.main(args=args, standalone_mode=False, prog_name="parakit", obj=output)
     except ParakitError as err:
         error_line(str(err))
         return USAGE_EXIT
     except OSError as err:
         error_line(os_error_message(err))
         return USAGE_EXIT
-    except KeyboardInterrupt:
-        typer.secho("interrupted", fg="yellow", err=True)
-        return 130
-    except SystemExit as err:  # typer.Exit in some versions, sys.exit in commands
+    except KeyboardInterrupt:  # raised outside typer's own handler (while parsing)
+        result = INTERRUPT_EXIT
+    except SystemExit as err:  # sys.exit in a command
         code = err.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except Exception as err:
@@ -255,16 +313,17 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(err, _exception_types("Abort")):
             typer.secho("aborted", fg="yellow", err=True)
             return 1
-        if os.environ.get("PARAKIT_VERBOSE") == "1":
+        if output.verbose:
             raise
-        if _CODE.match(str(err)):  # a coded error that is not (yet) a ParakitError
-            error_line(str(err))
-            return USAGE_EXIT
         error_line(
             f"internal error ({type(err).__name__}: {err}); "
             "please report it with the output of the same command run with --verbose"
         )
         return 1
+    if result == INTERRUPT_EXIT:
+        typer.secho(interrupted_message(invoked_command(command, args)), fg="yellow", err=True)
+    if isinstance(result, int) and not isinstance(result, bool):
+        return result
     return 0
 
 

@@ -16,6 +16,7 @@ from parakit.cli.options import (
     output_option,
     read_pairs,
     resolve_model,
+    show_progress,
 )
 from parakit.io._open import load_json
 
@@ -533,7 +534,7 @@ def nearest_negatives_cmd(
     from parakit.schema import PairSet
 
     source = read_pairs(pairs, fmt)
-    negatives = nearest_negatives(source, negative_label=label, progress=True)
+    negatives = nearest_negatives(source, negative_label=label, progress=show_progress())
     if keep_pairs:
         kept = [
             p.replace(label=pair_label) if p.label is None and pair_label is not None else p

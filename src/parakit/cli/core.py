@@ -18,179 +18,179 @@ from parakit.cli.options import (
     parse_numbers,
     parse_range,
     read_pairs,
+    show_progress,
 )
 from parakit.errors import ParakitError
 
 InputArg = Annotated[Path, typer.Argument(help="Input file or folder.")]
 
+#: the core commands; the root app (:func:`parakit.cli.app.build_app`) adds them at its top level
+app = typer.Typer()
 
-def register_core(app: typer.Typer) -> None:
-    """Add the core commands to ``app``."""
 
-    @app.command()
-    def formats() -> None:
-        """List the readable and writable formats."""
-        from parakit.io import formats as list_formats
+@app.command()
+def formats() -> None:
+    """List the readable and writable formats."""
+    from parakit.io import formats as list_formats
 
-        for kind, names in list_formats().items():
-            typer.echo(f"{kind}: {', '.join(names)}")
+    for kind, names in list_formats().items():
+        typer.echo(f"{kind}: {', '.join(names)}")
 
-    @app.command()
-    def convert(
-        input: InputArg,
-        output: Annotated[
-            Path, output_option("Output file (.jsonl, .csv, .tsv, .json = Turku layout).")
-        ],
-        fmt: FormatOpt = None,
-        to: Annotated[
-            str | None,
-            typer.Option("--to", "-t", help="Output format (from the extension when omitted)."),
-        ] = None,
-        scheme: SchemeOpt = None,
-        column: ColumnsOpt = None,
-        option: ReaderOptionsOpt = None,
-        drop_labels: Annotated[
-            str | None,
-            typer.Option(help="Base labels to leave out, e.g. '1,x' for a Turku release (T11)."),
-        ] = None,
-    ) -> None:
-        """Convert any supported format into any writable one (written atomically)."""
-        from parakit.io import write
 
-        pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
-        if drop_labels:
-            dropped = tuple(x.strip() for x in drop_labels.split(",") if x.strip())
-            pairs = pairs.filter(lambda p: p.label is None or p.label[:1] not in dropped)
-        write(pairs, output, format=to)
-        typer.echo(f"wrote {len(pairs)} pairs to {output}")
+@app.command()
+def convert(
+    input: InputArg,
+    output: Annotated[
+        Path, output_option("Output file (.jsonl, .csv, .tsv, .json = Turku layout).")
+    ],
+    fmt: FormatOpt = None,
+    to: Annotated[
+        str | None,
+        typer.Option("--to", "-t", help="Output format (from the extension when omitted)."),
+    ] = None,
+    scheme: SchemeOpt = None,
+    column: ColumnsOpt = None,
+    option: ReaderOptionsOpt = None,
+    drop_labels: Annotated[
+        str | None,
+        typer.Option(help="Base labels to leave out, e.g. '1,x' for a Turku release (T11)."),
+    ] = None,
+) -> None:
+    """Convert any supported format into any writable one (written atomically)."""
+    from parakit.io import write
 
-    @app.command()
-    def info(
-        input: InputArg,
-        fmt: FormatOpt = None,
-        scheme: SchemeOpt = None,
-        column: ColumnsOpt = None,
-        option: ReaderOptionsOpt = None,
-        as_json: Annotated[
-            bool, typer.Option("--json", help="Print JSON instead of a table.")
-        ] = False,
-    ) -> None:
-        """Counts, label distribution, binary balance, splits and groups of a corpus."""
-        from parakit.describe import describe, render_markdown
+    pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
+    if drop_labels:
+        dropped = tuple(x.strip() for x in drop_labels.split(",") if x.strip())
+        pairs = pairs.filter(lambda p: p.label is None or p.label[:1] not in dropped)
+    write(pairs, output, format=to)
+    typer.echo(f"wrote {len(pairs)} pairs to {output}")
 
-        summary = describe(read_pairs(input, fmt, scheme=scheme, columns=column, options=option))
-        if as_json:
-            typer.echo(json.dumps(summary, ensure_ascii=False, indent=2))
-        else:
-            from rich.console import Console
-            from rich.markdown import Markdown
 
-            Console().print(Markdown(render_markdown(summary)))
+@app.command()
+def info(
+    input: InputArg,
+    fmt: FormatOpt = None,
+    scheme: SchemeOpt = None,
+    column: ColumnsOpt = None,
+    option: ReaderOptionsOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Counts, label distribution, binary balance, splits and groups of a corpus."""
+    from parakit.describe import describe, render_markdown
 
-    @app.command()
-    def split(
-        input: InputArg,
-        output: Annotated[Path, output_option("Output file with split and fold set.")],
-        fmt: FormatOpt = None,
-        scheme: SchemeOpt = None,
-        column: ColumnsOpt = None,
-        option: ReaderOptionsOpt = None,
-        ratios: Annotated[str, typer.Option(help="Section sizes, e.g. 80/10/10.")] = "80/10/10",
-        names: Annotated[str, typer.Option(help="Section names.")] = "train,dev,test",
-        by: Annotated[
-            str,
-            typer.Option(
-                help="random sections keeping 'group' / 'document' / 'none' together, "
-                "or 'time' (oldest first)."
-            ),
-        ] = "group",
-        stratify: Annotated[str, typer.Option(help="no, label or binary.")] = "no",
-        folds: Annotated[
-            int, typer.Option(min=0, help="Also assign this many folds (0 = none).")
-        ] = 100,
-        seed: SeedOpt = 0,
-    ) -> None:
-        """Split a corpus into sections (and folds) without letting a group cross them."""
-        from parakit.describe import describe
-        from parakit.io import write
-        from parakit.split import assign_folds, random_split, time_split
+    summary = describe(read_pairs(input, fmt, scheme=scheme, columns=column, options=option))
+    if as_json:
+        typer.echo(json.dumps(summary, ensure_ascii=False, indent=2))
+    else:
+        from rich.console import Console
+        from rich.markdown import Markdown
 
-        parts = parse_numbers(ratios, "--ratios")
-        section_names = [x.strip() for x in names.split(",")]
-        if len(section_names) != len(parts):
-            raise typer.BadParameter(
-                f"{len(parts)} ratios but {len(section_names)} names", param_hint="--names"
-            )
-        strat: bool | str | None = {"no": False, "label": True, "binary": "binary"}.get(stratify)
-        if strat is None:
-            raise typer.BadParameter("must be no, label or binary", param_hint="--stratify")
-        if by not in ("group", "document", "none", "time"):
-            raise typer.BadParameter("must be group, document, none or time", param_hint="--by")
-        pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
-        shares = [x / sum(parts) for x in parts]
-        if by == "time":
-            pairs = time_split(pairs, shares, section_names)
-        else:
-            pairs = random_split(
-                pairs, shares, section_names, group_by=by, stratify=strat, seed=seed
-            )
-        if folds:
-            pairs = assign_folds(
-                pairs, n_folds=folds, group_by="none" if by == "time" else by, seed=seed
-            )
-        write(pairs, output)
-        typer.echo(json.dumps(describe(pairs).get("splits", {})))
+        Console().print(Markdown(render_markdown(summary)))
 
-    @app.command()
-    def similarity(
-        input: InputArg,
-        output: Annotated[Path, output_option("Output file with similarity columns.")],
-        fmt: FormatOpt = None,
-        scheme: SchemeOpt = None,
-        column: ColumnsOpt = None,
-        option: ReaderOptionsOpt = None,
-        wor: Annotated[
-            bool, typer.Option(help="Word overlap rate (Jaccard of token sets).")
-        ] = True,
-        char: Annotated[bool, typer.Option(help="Character n-gram cosine.")] = True,
-        ngrams: Annotated[str, typer.Option(help="n-gram range, e.g. 2-4.")] = "2-4",
-        analyzer: Annotated[str, typer.Option(help="char_wb or char.")] = "char_wb",
-        idf: Annotated[
-            bool, typer.Option(help="TF-IDF instead of TF (idf fitted on the set).")
-        ] = False,
-        tokenizer: Annotated[
-            str | None, typer.Option(help="regex, whitespace or fugashi (default by language).")
-        ] = None,
-    ) -> None:
-        """Add lexical-similarity columns (metadata) to every pair."""
-        from parakit.io import write
-        from parakit.lexical import add_lexical_similarity
 
-        ngram_range = parse_range(ngrams, "--ngrams")
-        pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
-        pairs = add_lexical_similarity(
-            pairs,
-            wor=wor,
-            char=char,
-            ngram_range=ngram_range,
-            analyzer=analyzer,
-            use_idf=idf,
-            tokenizer=tokenizer,
-            progress=True,
+@app.command()
+def split(
+    input: InputArg,
+    output: Annotated[Path, output_option("Output file with split and fold set.")],
+    fmt: FormatOpt = None,
+    scheme: SchemeOpt = None,
+    column: ColumnsOpt = None,
+    option: ReaderOptionsOpt = None,
+    ratios: Annotated[str, typer.Option(help="Section sizes, e.g. 80/10/10.")] = "80/10/10",
+    names: Annotated[str, typer.Option(help="Section names.")] = "train,dev,test",
+    by: Annotated[
+        str,
+        typer.Option(
+            help="random sections keeping 'group' / 'document' / 'none' together, "
+            "or 'time' (oldest first)."
+        ),
+    ] = "group",
+    stratify: Annotated[str, typer.Option(help="no, label or binary.")] = "no",
+    folds: Annotated[
+        int, typer.Option(min=0, help="Also assign this many folds (0 = none).")
+    ] = 100,
+    seed: SeedOpt = 0,
+) -> None:
+    """Split a corpus into sections (and folds) without letting a group cross them."""
+    from parakit.describe import describe
+    from parakit.io import write
+    from parakit.split import assign_folds, random_split, time_split
+
+    parts = parse_numbers(ratios, "--ratios")
+    section_names = [x.strip() for x in names.split(",")]
+    if len(section_names) != len(parts):
+        raise typer.BadParameter(
+            f"{len(parts)} ratios but {len(section_names)} names", param_hint="--names"
         )
-        write(pairs, output)
-        typer.echo(f"wrote {len(pairs)} pairs with similarity columns to {output}")
+    strat: bool | str | None = {"no": False, "label": True, "binary": "binary"}.get(stratify)
+    if strat is None:
+        raise typer.BadParameter("must be no, label or binary", param_hint="--stratify")
+    if by not in ("group", "document", "none", "time"):
+        raise typer.BadParameter("must be group, document, none or time", param_hint="--by")
+    pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
+    shares = [x / sum(parts) for x in parts]
+    if by == "time":
+        pairs = time_split(pairs, shares, section_names)
+    else:
+        pairs = random_split(pairs, shares, section_names, group_by=by, stratify=strat, seed=seed)
+    if folds:
+        pairs = assign_folds(
+            pairs, n_folds=folds, group_by="none" if by == "time" else by, seed=seed
+        )
+    write(pairs, output)
+    typer.echo(json.dumps(describe(pairs).get("splits", {})))
 
-    @app.command()
-    def demo(
-        output: Annotated[Path, output_option("Output folder.")] = Path("parakit-demo"),
-        seed: SeedOpt = 0,
-    ) -> None:
-        """Run the whole pipeline on the bundled example and write a corpus and a report."""
-        from parakit.cli.demo import run_demo
 
-        report = run_demo(output, seed=seed)
-        typer.echo(f"demo finished: report at {report}")
+@app.command()
+def similarity(
+    input: InputArg,
+    output: Annotated[Path, output_option("Output file with similarity columns.")],
+    fmt: FormatOpt = None,
+    scheme: SchemeOpt = None,
+    column: ColumnsOpt = None,
+    option: ReaderOptionsOpt = None,
+    wor: Annotated[bool, typer.Option(help="Word overlap rate (Jaccard of token sets).")] = True,
+    char: Annotated[bool, typer.Option(help="Character n-gram cosine.")] = True,
+    ngrams: Annotated[str, typer.Option(help="n-gram range, e.g. 2-4.")] = "2-4",
+    analyzer: Annotated[str, typer.Option(help="char_wb or char.")] = "char_wb",
+    idf: Annotated[
+        bool, typer.Option(help="TF-IDF instead of TF (idf fitted on the set).")
+    ] = False,
+    tokenizer: Annotated[
+        str | None, typer.Option(help="regex, whitespace or fugashi (default by language).")
+    ] = None,
+) -> None:
+    """Add lexical-similarity columns (metadata) to every pair."""
+    from parakit.io import write
+    from parakit.lexical import add_lexical_similarity
+
+    ngram_range = parse_range(ngrams, "--ngrams")
+    pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
+    pairs = add_lexical_similarity(
+        pairs,
+        wor=wor,
+        char=char,
+        ngram_range=ngram_range,
+        analyzer=analyzer,
+        use_idf=idf,
+        tokenizer=tokenizer,
+        progress=show_progress(),
+    )
+    write(pairs, output)
+    typer.echo(f"wrote {len(pairs)} pairs with similarity columns to {output}")
 
 
-__all__ = ["ParakitError", "register_core"]
+@app.command()
+def demo(
+    output: Annotated[Path, output_option("Output folder.")] = Path("parakit-demo"),
+    seed: SeedOpt = 0,
+) -> None:
+    """Run the whole pipeline on the bundled example and write a corpus and a report."""
+    from parakit.cli.demo import run_demo
+
+    report = run_demo(output, seed=seed)
+    typer.echo(f"demo finished: report at {report}")
+
+
+__all__ = ["ParakitError", "app"]

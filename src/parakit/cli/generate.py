@@ -12,7 +12,14 @@ from typing import Annotated, Any
 
 import typer
 
-from parakit.cli.options import FormatOpt, SeedOpt, check_model, output_option, read_pairs
+from parakit.cli.options import (
+    FormatOpt,
+    SeedOpt,
+    check_model,
+    output_option,
+    read_pairs,
+    show_progress,
+)
 
 app = typer.Typer(add_completion=False, help="Paraphrase generation and its evaluation.")
 
@@ -153,6 +160,7 @@ def train(
         max_target_length=max_length,
         seed=seed,
         device=device,
+        progress=show_progress(),
     )
     gen.fit(read_pairs(train_file, format), read_pairs(dev, format) if dev is not None else None)
     gen.save(output)
@@ -216,6 +224,7 @@ def run(
             top_k=top_k,
             temperature=temperature,
             max_new_tokens=max_new_tokens or 64,
+            progress=show_progress(),
         )
         name = system or model.name
     else:
@@ -234,6 +243,7 @@ def run(
             cache_path=cache,
             requests_per_minute=requests_per_minute,
             concurrency=concurrency,
+            progress=show_progress(),
         )
         name = system or f"{llm_model}-{shots}shot"
     outputs = gen.generate(sources)
@@ -469,6 +479,7 @@ def matrix(
             max_steps=max_steps,
             num_beams=num_beams,
             seed=seed,
+            progress=show_progress(),
         )
 
     table = cross_dataset_matrix(

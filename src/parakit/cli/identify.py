@@ -20,8 +20,8 @@ import typer
 from parakit.cli.options import (
     FormatOpt,
     SeedOpt,
+    model_params,
     output_option,
-    parse_key_values,
     read_pairs,
     status,
 )
@@ -136,7 +136,7 @@ def train(
             seed=seed,
         )
     dev_pairs = _load_pairs(dev, dev_format, binary, reading) if dev is not None else None
-    classifier = make_model(model, **parse_key_values(param, "--param"))
+    classifier = make_model(model, **model_params(model, param))
     start = time.perf_counter()
     if soft_labels is not None:
         if not hasattr(classifier, "fit_soft"):
@@ -307,7 +307,7 @@ def clean_labels(
     if teacher is not None:
         cleaner = NoisyLabelCleaner(load_model(teacher), method, threshold, refit=False).fit()
     else:
-        classifier = make_model(model, **parse_key_values(param, "--param"))
+        classifier = make_model(model, **model_params(model, param))
         cleaner = NoisyLabelCleaner(classifier, method, threshold).fit(
             _load_pairs(clean, None, binary, reading)
         )
@@ -354,7 +354,7 @@ def _clean_labels_grid(
     if any(x > 1 for x in lambdas):
         raise typer.BadParameter(f"{grid!r}: every λ must lie in [0, 1]", param_hint="--grid")
     noisy = _load_pairs(noisy_path, fmt, binary, reading)
-    student = make_model(model, **parse_key_values(param, "--param"))
+    student = make_model(model, **model_params(model, param))
     with status(f"λ grid: {2 * len(lambdas) + 2} students of {model}"):
         result = noisy_label_grid(
             student,

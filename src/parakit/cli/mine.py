@@ -19,6 +19,8 @@ from parakit.cli.options import (
     progress_bar,
     read_pairs,
     resolve_model,
+    resumable,
+    show_progress,
 )
 
 app = typer.Typer(
@@ -67,6 +69,7 @@ class _ChunkedProgress:
 
 
 @app.command("run")
+@resumable
 def run(
     collection: Annotated[
         Path, typer.Argument(help="Sentences: .txt, .jsonl, .tsv/.csv or a pair corpus.")
@@ -133,6 +136,7 @@ def run(
         source_field=source_field,
         overwrite=overwrite,
         index_options={"on_disk": True} if on_disk else None,
+        progress=show_progress(),
     )
     echo_json(
         {
@@ -267,7 +271,13 @@ def eval_large(
     texts = (r["text"] for r in iter_collection(distractors))
     if limit:
         texts = itertools.islice(texts, limit)
-    texts = tqdm(texts, desc="distractors", unit=" sentences", total=limit or None)
+    texts = tqdm(
+        texts,
+        desc="distractors",
+        unit=" sentences",
+        total=limit or None,
+        disable=not show_progress(),
+    )
     evaluator = LargeScaleEvaluator(
         read_pairs(pairs, fmt),
         max_rank=max_rank,
@@ -524,7 +534,7 @@ def grow_cmd(
         k=k,
         group_field=group_field,
         notes=notes,
-        progress=True,
+        progress=show_progress(),
     )
     echo_json(entry)
 

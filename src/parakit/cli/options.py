@@ -16,10 +16,14 @@ A bad value is a :class:`typer.BadParameter` naming the option, so it ends as on
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+# typer >= 0.2x vendors click: its contexts are not click's, so ask typer's copy
+from typer._click.globals import get_current_context
 
 FORMAT_HELP = "Input format (guessed from the file when omitted); see 'parakit formats'."
 
@@ -131,6 +135,17 @@ def parse_range(text: str, option: str) -> tuple[int, int]:
     return pair
 
 
+def model_params(model: str, items: list[str] | None, option: str = "--param") -> dict[str, Any]:
+    """``-p KEY=VALUE`` hyperparameters of model type ``model``, with ``progress`` off under
+    ``-q`` for a model that draws progress bars (unless ``-p progress=...`` says otherwise)."""
+    from parakit.models.base import get_model_class
+
+    params = parse_key_values(items, option)
+    if "progress" in get_model_class(model)._get_param_names():
+        params.setdefault("progress", show_progress())
+    return params
+
+
 def check_model(model: str | Path, option: str = "--model") -> str:
     """``model`` unchanged (an alias stays an alias, so a saved model keeps a portable name),
     after checking that a path (``/...``, ``./...``, ``~/...``) exists: a missing one is a usage
@@ -178,11 +193,37 @@ def read_pairs(
         return read(path, format=fmt, **kwargs)
 
 
+@dataclass
+class Output:
+    """What one CLI run shows, set by ``-q/--quiet`` and ``-v/--verbose`` (before or after the
+    command); the root app keeps it as the click context object (``ctx.obj``)."""
+
+    verbose: bool = False
+    quiet: bool = False
+
+
+def output_settings() -> Output:
+    """The :class:`Output` of the running command (defaults outside a CLI run)."""
+    ctx = get_current_context(silent=True)
+    found = ctx.find_object(Output) if ctx is not None else None
+    return found if found is not None else Output()
+
+
+def show_progress() -> bool:
+    """Whether to draw progress bars: pass it as ``progress=`` to library calls (not ``-q``)."""
+    return not output_settings().quiet
+
+
+def resumable(command: Any) -> Any:
+    """Mark a command that resumes where it stopped when rerun: Ctrl-C then prints
+    ``interrupted; rerun to resume`` (exit 130 either way)."""
+    command.parakit_resumable = True
+    return command
+
+
 def progress_bar(transient: bool = True) -> Any:
     """A rich progress display on stderr (spinner, bar, count, elapsed time); hidden with
-    ``parakit --quiet`` (which sets ``TQDM_DISABLE=1`` for tqdm bars too)."""
-    import os
-
+    ``-q/--quiet``."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -201,13 +242,13 @@ def progress_bar(transient: bool = True) -> Any:
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=transient,
-        disable=os.environ.get("TQDM_DISABLE") == "1",
+        disable=not show_progress(),
     )
 
 
 def status(text: str) -> Any:
     """A spinner with elapsed time on stderr around one long call that reports no progress of
-    its own (prediction, evaluation); hidden with ``parakit --quiet``."""
+    its own (prediction, evaluation); hidden with ``-q/--quiet``."""
     progress = progress_bar()
     progress.columns = progress.columns[:2] + progress.columns[-1:]  # spinner, text, time
     progress.add_task(text, total=None)
@@ -222,6 +263,7 @@ def echo_json(data: Any) -> None:
 __all__ = [
     "ColumnsOpt",
     "FormatOpt",
+    "Output",
     "ReaderOptionsOpt",
     "SchemeOpt",
     "SeedOpt",
@@ -229,12 +271,16 @@ __all__ = [
     "coerce",
     "echo_json",
     "format_option",
+    "model_params",
     "output_option",
+    "output_settings",
     "parse_key_values",
     "parse_numbers",
     "parse_range",
     "progress_bar",
     "read_pairs",
     "resolve_model",
+    "resumable",
+    "show_progress",
     "status",
 ]

@@ -464,7 +464,76 @@ def make_model(name: str, **params: Any) -> PairClassifier:
             f"unknown hyperparameter(s) {unknown} for model {name!r}; valid: {sorted(valid)}",
             code="E712",
         )
+    hints = _init_hints(klass)
+    for key, value in params.items():
+        expected = _expected_type(hints.get(key))
+        if expected is not None and not _matches(value, expected[0]):
+            raise ModelError(
+                f"hyperparameter {key!r} of model {name!r} expects {expected[1]}, got {value!r}",
+                code="E712",
+            )
     return klass(**params)
+
+
+def _init_hints(klass: type) -> dict[str, Any]:
+    import typing
+
+    try:
+        return typing.get_type_hints(klass.__init__)
+    except Exception:  # an annotation that cannot be resolved: no check, as before
+        return {}
+
+
+#: (annotation type, what the message calls it), checked in this order (bool is an int)
+_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "true or false"),
+    (int, "an integer"),
+    (float, "a number"),
+    (str, "text"),
+    (list, "a list like [1, 2]"),
+    (tuple, "a list like [1, 2]"),
+    (dict, 'an object like {"key": 1}'),
+)
+
+
+def _expected_type(hint: Any) -> tuple[tuple[type, ...], str] | None:
+    """The plain types ``hint`` accepts and their description; None when it is not a plain
+    combination of bool/int/float/str/list/tuple/dict (then the value is not checked)."""
+    import types
+    import typing
+
+    if hint is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in typing.get_args(hint) if a is not type(None)]
+    else:
+        members = [hint]
+    accepted: list[type] = []
+    for member in members:
+        base = typing.get_origin(member) or member
+        if base is typing.Literal:
+            accepted.extend({type(v) for v in typing.get_args(member)})
+        elif base in {kind for kind, _ in _KINDS}:
+            accepted.append(base)
+        else:
+            return None
+    if float in accepted:
+        accepted.append(int)  # 1 is a fine learning rate
+    if list in accepted or tuple in accepted:
+        accepted += [list, tuple]  # JSON has lists only
+    words = [word for kind, word in _KINDS if kind in accepted]
+    if None in typing.get_args(hint) or type(None) in typing.get_args(hint):
+        words.append("null")
+    return tuple(accepted) + ((type(None),) if "null" in words else ()), " or ".join(
+        dict.fromkeys(words)
+    )
+
+
+def _matches(value: Any, accepted: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):
+        return bool in accepted
+    return isinstance(value, accepted)
 
 
 def load_model(path: str | Path) -> PairClassifier:

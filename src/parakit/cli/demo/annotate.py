@@ -22,7 +22,10 @@ def demo_step(workdir: Path, pairs: PairSet) -> str:
         documents=pairs.documents,
         name=pairs.name,
     )
-    store = Store.open(workdir / "annotate.sqlite", cheap_hashing=True)
+    path = workdir / "annotate.sqlite"
+    for old in (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm", "-journal"))):
+        old.unlink(missing_ok=True)  # a rerun starts from a fresh store, like every other output
+    store = Store.open(path, cheap_hashing=True)
     pid = store.projects.create_project("demo", pairs.scheme)
     ids = [store.accounts.add_annotator(n, "demo-password") for n in ("careful", "hasty")]
     adjudicator = store.accounts.add_annotator("lead", "demo-password", role="adjudicator")
