@@ -10,7 +10,9 @@ Two sources are read:
   ``/usr/share/mythes``; :meth:`SynonymResource.shipped` finds them. Entries marked
   ``(generic term)``, ``(related term)``, ``(antonym)`` ... are not synonyms and are skipped.
 
-No Finnish thesaurus is shipped by a package we can depend on: pass a synonym file for Finnish.
+No Finnish thesaurus is shipped by a package we can depend on: pass a synonym file for Finnish,
+or induce one from the corpus (:func:`induce_synonyms`: single-word substitutions of label-4
+pairs, written by :func:`write_thesaurus` as a synonym file).
 
 Example:
     >>> res = SynonymResource.from_sets([["car", "automobile"], ["big", "large"]])
@@ -21,12 +23,14 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from parakit.errors import DataFormatError
+from parakit.schema import PairSet
 
 #: Where Debian's mythes-* packages put their thesauri.
 MYTHES_DIRS = (Path("/usr/share/mythes"), Path("/usr/share/myspell/dicts"))
@@ -45,6 +49,8 @@ class SynonymResource:
 
     synonyms: dict[str, set[str]] = field(default_factory=dict)
     name: str = "sets"
+    #: pairs of an induced thesaurus with the number of pairs that showed them
+    counts: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
 
     def add(self, words: Iterable[str]) -> None:
         """Make every word of ``words`` a synonym of every other (single words only)."""
@@ -158,14 +164,144 @@ def load_synonyms(
     spec: str | Path | SynonymResource | None, lang: str | None
 ) -> SynonymResource | None:
     """Resolve a synonym option: None, ``"auto"`` (a shipped thesaurus for ``lang`` if any),
-    a path (``.dat`` = MyThes, otherwise a synonym file), or a ready resource."""
+    a path (``.dat`` = MyThes, otherwise a synonym file), or a ready resource (e.g. from
+    :func:`induce_synonyms`)."""
     if spec is None or isinstance(spec, SynonymResource):
         return spec
     if str(spec) == "auto":
         return SynonymResource.shipped(lang)
+    if str(spec) == "induced":
+        from parakit.errors import AnalysisError
+
+        raise AnalysisError(
+            "'induced' synonyms come from a corpus: pass induce_synonyms(pairs) (the CLI's "
+            "report patterns/corpus do this)",
+            code="E1023",
+        )
     path = Path(spec)
     return (
         SynonymResource.from_mythes(path)
         if path.suffix == ".dat"
         else SynonymResource.from_file(path)
     )
+
+
+#: Subsumption flags: one side is more specific (a hypernym, not a synonym).
+_SUBSUMPTION = ("<", ">")
+
+
+def substitutions(
+    pairs: PairSet,
+    lang: str | None = None,
+    *,
+    exclude_flags: Iterable[str] = _SUBSUMPTION,
+) -> Counter[tuple[str, str]]:
+    """Single-word lemma substitutions between the two sides of the label-4 pairs (T13).
+
+    Each side becomes its lemma sequence (the pattern detector's words and simplemma lemmas);
+    :class:`difflib.SequenceMatcher` aligns the two, and every aligned block where exactly one
+    lemma replaces exactly one other lemma at the same position is a substitution. Function
+    words, numbers and one-letter tokens are skipped (a changed pronoun or digit is no synonym).
+    Each pair counts a substitution once; the key is the lemma pair in sorted order.
+
+    Args:
+        pairs: a Turku-scheme pair set.
+        lang: lemmatiser / function-word language (default: the set's).
+        exclude_flags: label-4 pairs with any of these flags are skipped (default the
+            subsumption flags ``<``/``>``: one side is more specific).
+
+    Raises:
+        AnalysisError: the set does not use Turku labels (E1022).
+
+    Example:
+        >>> from parakit.schema import Pair
+        >>> ps = PairSet([Pair("1", "Talo on suuri.", "Talo on iso.", "4"),
+        ...               Pair("2", "Suuri koira.", "Iso kissa.", "4")], scheme="turku")
+        >>> dict(substitutions(ps, "fi"))
+        {('iso', 'suuri'): 1}
+    """
+    from difflib import SequenceMatcher
+
+    from parakit.analysis import _text
+    from parakit.analysis.function_words import function_words
+    from parakit.errors import AnalysisError
+
+    if pairs.scheme.name != "turku":
+        raise AnalysisError(
+            f"inducing synonyms needs Turku labels (label 4), not {pairs.scheme.name!r}",
+            code="E1022",
+        )
+    lang = lang or pairs.lang
+    skip = function_words(lang)
+    flags = set(exclude_flags)
+    counts: Counter[tuple[str, str]] = Counter()
+    for pair in pairs:
+        if pair.label is None:
+            continue
+        label = pairs.scheme.parse(pair.label)
+        if label.base != "4" or flags & set(label.flags):
+            continue
+        sides = []
+        for text in (pair.text1, pair.text2):
+            words = _text.words(text)
+            sides.append((words, [_text.lemma(w, lang) for w in words]))
+        (w1, l1), (w2, l2) = sides
+        found = set()
+        matcher = SequenceMatcher(None, l1, l2, autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
+                continue
+            a, b = l1[i1], l2[j1]
+            if a == b or not _is_content(w1[i1], a, skip) or not _is_content(w2[j1], b, skip):
+                continue
+            found.add((a, b) if a < b else (b, a))
+        counts.update(found)
+    return counts
+
+
+def _is_content(word: str, lemma: str, function_words: frozenset[str]) -> bool:
+    return (
+        len(lemma) > 1
+        and word not in function_words
+        and lemma not in function_words
+        and not any(ch.isdigit() for ch in word)
+    )
+
+
+def induce_synonyms(
+    pairs: PairSet, lang: str | None = None, *, min_count: int = 2, name: str | None = None
+) -> SynonymResource:
+    """A thesaurus of the corpus itself: the :func:`substitutions` seen in at least
+    ``min_count`` label-4 pairs (T13 for languages without a packaged thesaurus, e.g. Finnish).
+
+    With ``min_count=2`` every entry is backed by at least two pairs, so a pair never counts as
+    a synonym substitution on its own evidence alone.
+    """
+    kept = {k: n for k, n in substitutions(pairs, lang).items() if n >= min_count}
+    label = name or f"induced from {pairs.name or 'corpus'} (>= {min_count} pairs)"
+    res = SynonymResource(name=label, counts=kept)
+    for pair in kept:
+        res.add(pair)
+    return res
+
+
+def write_thesaurus(
+    counts: Mapping[tuple[str, str], int], path: str | Path, *, source: str = ""
+) -> Path:
+    """Write substitution pairs as a synonym file (one ``a<TAB>b`` line per pair, most frequent
+    first, the count in a comment line above the block of each count), readable by
+    :meth:`SynonymResource.from_file`. Written atomically."""
+    from parakit.io.atomic import atomic_write
+
+    path = Path(path)
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    with atomic_write(path) as handle:
+        handle.write(f"# parakit induced thesaurus: {len(rows)} single-word substitutions")
+        handle.write(f"{' in ' + source if source else ''}\n")
+        last = None
+        for (a, b), n in rows:
+            if n != last:
+                handle.write(f"# seen in {n} label-4 pairs\n")
+                last = n
+            handle.write(f"{a}\t{b}\n")
+    return path

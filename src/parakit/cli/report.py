@@ -32,6 +32,26 @@ def _synonyms(value: str) -> Any:
     return None if value.lower() == "none" else value
 
 
+_SYNONYMS_HELP = (
+    "auto (shipped thesaurus) | none | PATH (synonym file or MyThes .dat) | induced (single-word "
+    "substitutions of the corpus's own label-4 pairs, seen in >= --min-count pairs)"
+)
+MinCountOpt = Annotated[
+    int, typer.Option("--min-count", min=1, help="With --synonyms induced: fewest pairs.")
+]
+
+
+def _synonym_resource(value: str, pairs: Any, lang: str | None, min_count: int) -> Any:
+    """``--synonyms``, with ``induced`` built from ``pairs`` (T13 without a thesaurus)."""
+    if value.lower() != "induced":
+        return _synonyms(value)
+    from parakit.analysis.synonyms import induce_synonyms
+
+    resource = induce_synonyms(pairs, lang, min_count=min_count)
+    typer.echo(f"{resource.name}: {len(resource.counts)} single-word substitutions")
+    return resource
+
+
 @app.command("profile")
 def profile_command(
     test: Annotated[str, typer.Argument(help="Test set (any format parakit.io reads).")],
@@ -121,7 +141,8 @@ def corpus_command(
     seed: SeedOpt = 0,
     fmt: FormatOpt = None,
     option: ReaderOptionsOpt = None,
-    synonyms: Annotated[str, typer.Option(help="auto (shipped thesaurus) | none | PATH")] = "auto",
+    synonyms: Annotated[str, typer.Option(help=_SYNONYMS_HELP)] = "auto",
+    min_count: MinCountOpt = 2,
     verb_test: Annotated[
         str,
         typer.Option(
@@ -153,7 +174,7 @@ def corpus_command(
                     {name: pairs},
                     sample_size=sample_size or None,
                     seed=seed,
-                    synonyms=_synonyms(synonyms),
+                    synonyms=_synonym_resource(synonyms, pairs, pairs.lang, min_count),
                     has_verb=make_verb_test(verb_test, pairs.lang),
                 )
             )
@@ -172,7 +193,8 @@ def corpus_command(
 def patterns_command(
     corpus: Annotated[str, typer.Argument(help="Corpus file.")],
     lang: Annotated[str | None, typer.Option(help="Language (default: the set's).")] = None,
-    synonyms: Annotated[str, typer.Option(help="auto (shipped thesaurus) | none | PATH")] = "auto",
+    synonyms: Annotated[str, typer.Option(help=_SYNONYMS_HELP)] = "auto",
+    min_count: MinCountOpt = 2,
     all_pairs: Annotated[
         bool, typer.Option("--all-pairs", help="Count all pairs, not only the positives.")
     ] = False,
@@ -189,9 +211,11 @@ def patterns_command(
     from parakit.io.atomic import atomic_write
 
     pairs = read_pairs(corpus, fmt, options=option)
+    lang = lang or pairs.lang
+    resource = _synonym_resource(synonyms, pairs, lang, min_count)  # from all label-4 pairs
     if not all_pairs and any(b is not None for b in pairs.binary_labels()):
         pairs = pairs.to_binary().filter(lambda p: p.label == "1")
-    detector = PatternDetector(lang or pairs.lang, synonyms=_synonyms(synonyms))
+    detector = PatternDetector(lang, synonyms=resource)
     texts1, texts2 = pairs.texts()
     patterns: list[str] = []
     with progress_bar() as progress:
@@ -221,3 +245,30 @@ def patterns_command(
                 indent=1,
             )
         typer.echo(f"wrote {output}")
+
+
+@app.command("thesaurus")
+def thesaurus_command(
+    corpus: Annotated[str, typer.Argument(help="Corpus with Turku labels (label 4 is used).")],
+    output: Annotated[
+        Path, output_option("Thesaurus file for --synonyms PATH (one synonym pair a line).")
+    ],
+    lang: Annotated[str | None, typer.Option(help="Language (default: the set's).")] = None,
+    min_count: Annotated[
+        int, typer.Option("--min-count", min=1, help="Fewest label-4 pairs per substitution.")
+    ] = 2,
+    fmt: FormatOpt = None,
+    option: ReaderOptionsOpt = None,
+) -> None:
+    """Induce a thesaurus from a corpus (T13): single-word substitutions between the two sides
+    of label-4 pairs (same position after alignment, different lemma)."""
+    from parakit.analysis.synonyms import induce_synonyms, write_thesaurus
+
+    pairs = read_pairs(corpus, fmt, options=option)
+    resource = induce_synonyms(pairs, lang or pairs.lang, min_count=min_count)
+    write_thesaurus(resource.counts, output, source=Path(corpus).name)
+    top = sorted(resource.counts.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    typer.echo(f"{resource.name}: {len(resource.counts)} single-word substitutions")
+    for (a, b), n in top:
+        typer.echo(f"  {a} ~ {b}  ({n})")
+    typer.echo(f"wrote {output}")
