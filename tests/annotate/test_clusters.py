@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 from parakit.annotate.clusters import (
     clusters_from_edges,
     expert_batches,
+    group_clusters,
     multi_reference_sets,
     paraphrase_clusters,
 )
+from parakit.errors import DataFormatError
 from parakit.schema import Pair, PairSet
 
 
@@ -44,6 +48,37 @@ def test_expert_batches_two_seeds_up_to_30():
     seeds = {p.text1 for p in first}
     assert len(seeds) == 2 and not seeds & {p.text2 for p in first}
     assert batch == expert_batches([big, ["a", "b", "c"], ["lonely"]], seed=3)  # seeded
+
+
+def test_clusters_stay_inside_their_trend_or_url_group():
+    """The audit's case: two trends share a tweet ``s``. Clustered together, they merge into
+    one cluster; per group (MultiPIT: "for each trend or URL ... the largest cluster") each
+    trend keeps its own, and trend A's smaller second cluster is left out."""
+    links = {
+        "A": [("a1", "a2"), ("a2", "a3"), ("a3", "a4"), ("s", "a1"), ("a5", "a6")],
+        "B": [("b1", "b2"), ("b2", "b3"), ("s", "b1")],
+    }
+    pairs = [
+        Pair(f"{g}{i}", x, y, label="1", group=g)
+        for g, edges in links.items()
+        for i, (x, y) in enumerate(edges)
+    ]
+    pairs.append(Pair("B-no", "b1", "unrelated", label="0", group="B"))
+    ps = PairSet(pairs, scheme="binary")
+    merged = paraphrase_clusters(ps)
+    assert [len(c) for c in merged] == [8, 2]  # a1-a4 + s + b1-b3, and a5-a6
+    per_group = group_clusters(ps)
+    assert per_group == [("A", ["a1", "a2", "a3", "a4", "s"]), ("B", ["b1", "b2", "b3", "s"])]
+    batch = expert_batches(per_group, n_seeds=2, max_members=30, seed=0)
+    by_group = {g: [p for p in batch if p.group == g] for g in ("A", "B")}
+    assert len(by_group["A"]) == 2 * 3 and len(by_group["B"]) == 2 * 2  # 2 seeds x the rest
+    for group, cluster in per_group:
+        texts = {p.text1 for p in by_group[group]} | {p.text2 for p in by_group[group]}
+        assert texts == set(cluster)
+    assert len(expert_batches(per_group, max_members=1)) == 2 + 2
+    assert group_clusters(ps, min_size=5) == per_group[:1]
+    with pytest.raises(DataFormatError, match="E502"):
+        group_clusters(PairSet([Pair("x", "a", "b", label="1")], scheme="binary"))
 
 
 def test_a_self_pair_is_no_reference(data_path):

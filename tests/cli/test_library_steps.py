@@ -62,7 +62,11 @@ def test_expert_batches(tmp_path, capsys):
     pairs = [Pair(str(i), x, y, label=lab) for i, (x, y, lab) in enumerate(edges)]
     write(PairSet(pairs, scheme="binary"), corpus)
     out = tmp_path / "batch.jsonl"
-    assert main(["build", "expert-batches", str(corpus), "-o", str(out), "--max-members", "1"]) == 0
+    # no trend/URL groups here: the per-group default names the pair and the way out
+    assert main(["build", "expert-batches", str(corpus), "-o", str(out)]) == 2
+    assert "[E502]" in capsys.readouterr().err
+    argv = ["build", "expert-batches", str(corpus), "-o", str(out), "--no-per-group"]
+    assert main([*argv, "--max-members", "1"]) == 0
     assert "2 clusters" in capsys.readouterr().out
     batch = read(out)
     # 2 seeds x 1 member in the 4-cluster; the 2-cluster has no member left after its 2 seeds
@@ -70,8 +74,57 @@ def test_expert_batches(tmp_path, capsys):
     assert {p.group for p in batch} == {"0"}
     assert all(p.label is None for p in batch)
     assert {p.text1 for p in batch} | {p.text2 for p in batch} <= set("abcd")
-    assert main(["build", "expert-batches", str(corpus), "-o", str(out), "--n-seeds", "1"]) == 0
+    assert main([*argv, "--n-seeds", "1"]) == 0
     assert len(read(out)) == 3 + 1  # 1 seed x 3 others, 1 seed x 1 other
+
+
+def test_expert_batches_from_a_classifiers_predictions(tmp_path, multipit, capsys):
+    """M5 on the real output of the step before it: `identify predict` on MultiPIT pairs
+    grouped three source tweets to a group (the file runs topic by topic); the batch is
+    checked against clusters recomputed here from the predictions with a union-find."""
+    train, dev = multipit
+    write(train, tmp_path / "train.jsonl")
+    model = tmp_path / "model"
+    argv = ["identify", "train", str(tmp_path / "train.jsonl"), "-m", "tfidf", "-o", str(model)]
+    assert main(argv) == 0
+    source: dict[str, int] = {}
+    grouped = [p.replace(label=None, group=f"g{source.setdefault(p.text1, len(source)) // 3}")
+               for p in dev]  # fmt: skip
+    write(PairSet(grouped, scheme="binary"), tmp_path / "candidates.jsonl")
+    predicted = tmp_path / "predicted.jsonl"
+    argv = ["identify", "predict", str(model), str(tmp_path / "candidates.jsonl")]
+    assert main([*argv, "-o", str(predicted)]) == 0
+    batch_path = tmp_path / "batch.jsonl"
+    assert main(["build", "expert-batches", str(predicted), "-o", str(batch_path)]) == 0
+    batch = read(batch_path)
+
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(x: tuple[str, str]) -> tuple[str, str]:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    members: dict[str, dict[str, set[str]]] = {}
+    for pair in read(predicted):
+        if pair.label == "1":
+            key = (pair.group, pair.text1), (pair.group, pair.text2)
+            parent[find(key[1])] = find(key[0])
+    for group, text in list(parent):
+        members.setdefault(group, {}).setdefault(find((group, text))[1], set()).add(text)
+    # the library's choice: the largest cluster, ties by the first member in sort order
+    largest = {g: min(cs.values(), key=lambda c: (-len(c), min(c))) for g, cs in members.items()}
+    expected = {g: min(2, len(c)) * min(30, len(c) - 2) for g, c in largest.items()}
+    got: dict[str, list] = {}
+    for pair in batch:
+        got.setdefault(pair.group, []).append(pair)
+    assert {g: len(ps) for g, ps in got.items()} == {g: n for g, n in expected.items() if n}
+    for group, pairs in got.items():
+        assert {p.text1 for p in pairs} | {p.text2 for p in pairs} <= largest[group]
+        assert len({p.metadata["cluster"] for p in pairs}) == 1  # one cluster per group
+        assert len({p.text1 for p in pairs}) == 2  # two seeds
+    assert sum(expected.values()) > 0
+    assert any(len(cs) > 1 for cs in members.values())  # groups where "the largest" chooses
 
 
 def test_clean_labels_flips_what_the_teacher_doubts(tmp_path, capsys):

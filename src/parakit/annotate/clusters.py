@@ -3,7 +3,10 @@
 MultiPIT's expert stage treats "is a paraphrase of" as transitive: the positive pairs form a
 graph whose connected components are clusters of mutual paraphrases. Sources with at least
 ``k`` paraphrases make a multi-reference test set, and the largest clusters feed expert
-annotation batches (two seed sentences against up to 30 members).
+annotation batches (two seed sentences against up to 30 members). The paper clusters inside
+each trend or URL group and takes "for each trend or URL ... the largest cluster"
+(:func:`group_clusters`): clustering the whole corpus at once merges groups that share a
+sentence.
 
 Example:
     >>> from parakit.annotate.clusters import clusters_from_edges
@@ -63,6 +66,46 @@ def paraphrase_clusters(
     return [c for c in clusters_from_edges(edges) if len(c) >= min_size]
 
 
+def group_clusters(
+    pairs: PairSet, reading: str | None = None, min_size: int = 2
+) -> list[tuple[str, list[str]]]:
+    """The largest paraphrase cluster of each group (M5: one trend or URL per ``Pair.group``).
+
+    The positive pairs of a group are clustered among themselves (transitive closure, as
+    :func:`paraphrase_clusters`), so a sentence shared by two trends never joins their
+    clusters; of a group's clusters the largest is kept (ties: the first member in sort order).
+
+    Args:
+        pairs: pairs with their ``group``; labels (or a classifier's predictions, e.g. the
+            output of ``parakit identify predict``) read as binary with ``reading``.
+        min_size: groups whose largest cluster is smaller are left out.
+    Returns:
+        ``(group, cluster)`` pairs, largest cluster first (ties by group name).
+    Raises:
+        DataFormatError: (E502) a pair without a group.
+    """
+    from parakit.errors import DataFormatError
+
+    edges: dict[str, list[tuple[str, str]]] = {}
+    for pair, value in zip(pairs, pairs.binary_labels(reading), strict=True):
+        if pair.group is None:
+            raise DataFormatError(
+                f"pair {pair.id!r} has no group (its trend or URL): expert batches are made per "
+                "group; cluster the whole corpus instead with paraphrase_clusters "
+                "(`build expert-batches --no-per-group`)",
+                field="group",
+                code="E502",
+            )
+        if value == 1:
+            edges.setdefault(pair.group, []).append((pair.text1, pair.text2))
+    out = []
+    for group, group_edges in edges.items():
+        largest = clusters_from_edges(group_edges)[0]
+        if len(largest) >= min_size:
+            out.append((group, largest))
+    return sorted(out, key=lambda gc: (-len(gc[1]), gc[0]))
+
+
 def multi_reference_sets(
     pairs: PairSet, min_references: int = 8, reading: str | None = None, transitive: bool = False
 ) -> dict[str, list[str]]:
@@ -94,7 +137,7 @@ def multi_reference_sets(
 
 
 def expert_batches(
-    clusters: list[list[str]],
+    clusters: list[list[str]] | list[tuple[str, list[str]]],
     n_seeds: int = 2,
     max_members: int = 30,
     n_clusters: int | None = None,
@@ -103,13 +146,18 @@ def expert_batches(
     """Candidate pairs for expert annotation: per cluster, ``n_seeds`` seed sentences ×
     up to ``max_members`` other members (M5).
 
+    Args:
+        clusters: clusters (:func:`paraphrase_clusters`) or ``(group, cluster)`` pairs, one per
+            trend or URL (:func:`group_clusters`, the paper's).
     Returns:
-        an unlabelled binary PairSet; ``group`` is the cluster number, ``metadata['seed']``
-        the seed sentence's index.
+        an unlabelled binary PairSet; ``group`` is the cluster's group (or its number),
+        ``metadata['seed']`` the seed sentence's index, ``metadata['cluster']`` the cluster's
+        number.
     """
     rng = random.Random(seed)
     out: list[Pair] = []
-    for number, cluster in enumerate(clusters[:n_clusters] if n_clusters else clusters):
+    for number, entry in enumerate(clusters[:n_clusters] if n_clusters else clusters):
+        name, cluster = entry if isinstance(entry, tuple) else (str(number), entry)
         if len(cluster) < 2:
             continue
         members = list(cluster)
@@ -123,8 +171,8 @@ def expert_batches(
                         f"c{number}-s{s}-m{m}",
                         seed_text,
                         member,
-                        group=str(number),
-                        metadata={"seed": s},
+                        group=name,
+                        metadata={"seed": s, "cluster": number},
                     )
                 )
     return PairSet(out, scheme="binary", name="expert-batch")

@@ -804,16 +804,44 @@ def expert_batches_cmd(
     ] = None,
     fmt: FormatOpt = None,
     seed: SeedOpt = 0,
+    per_group: Annotated[
+        bool,
+        typer.Option(
+            help="Cluster inside each group (trend or URL: the pairs' group) and take its "
+            "largest cluster, as MultiPIT did; --no-per-group clusters the whole corpus."
+        ),
+    ] = True,
 ) -> None:
     """Expert annotation batches (M5): clusters of mutual paraphrases (transitive closure of
-    the positive pairs), each seed sentence against up to --max-members other members."""
-    from parakit.annotate.clusters import expert_batches, paraphrase_clusters
+    the positive pairs, e.g. the output of `identify predict`), the largest of each trend or
+    URL group, each seed sentence against up to --max-members other members."""
+    from parakit.annotate.clusters import expert_batches, group_clusters, paraphrase_clusters
+    from parakit.errors import DataFormatError
 
-    found = paraphrase_clusters(read_pairs(corpus, fmt), reading=reading, min_size=min_size)
+    pairs = read_pairs(corpus, fmt)
+    found: list[Any]
+    if per_group:
+        lacking = next((p for p in pairs if p.group is None), None)
+        if lacking is not None:
+            raise DataFormatError(
+                f"pair {lacking.id!r} has no group (its trend or URL); batches are made per "
+                "group: give every pair its group, or cluster the whole corpus with "
+                "--no-per-group",
+                path=corpus,
+                field="group",
+                code="E502",
+            )
+        found = group_clusters(pairs, reading=reading, min_size=min_size)
+    else:
+        found = paraphrase_clusters(pairs, reading=reading, min_size=min_size)
     batch = expert_batches(
         found, n_seeds=n_seeds, max_members=max_members, n_clusters=clusters, seed=seed
     )
-    sizes = [len(c) for c in (found[:clusters] if clusters else found)]
+    sizes = [len(c[1] if per_group else c) for c in (found[:clusters] if clusters else found)]
     batch.metadata["clusters"] = {"n": len(sizes), "sizes": sizes[:20]}
-    typer.echo(f"{len(found)} clusters of >= {min_size} statements; batch from {len(sizes)}")
+    typer.echo(
+        f"{len(found)} clusters of >= {min_size} statements"
+        + (" (the largest of each group)" if per_group else "")
+        + f"; batch from {len(sizes)}"
+    )
     _write(batch, output)
