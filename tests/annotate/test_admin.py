@@ -214,3 +214,26 @@ def test_cli_deactivate(project, capsys):
     assert "3 open assignment(s) returned to the pool" in capsys.readouterr().out
     assert main(["annotate", "assign", target, "tiny", "--annotators", "ann2"]) == 2
     assert "deactivated annotator(s): ann2" in capsys.readouterr().err
+
+
+def test_user_names_are_normalised_and_look_alikes_refused(store):
+    from parakit.errors import Conflict
+
+    uid = store.accounts.add_annotator(" ann1 ", "password-one")
+    assert store.accounts.users()[0]["name"] == "ann1"
+    for look_alike in (
+        "ann1",
+        "ANN1",
+        "ａｎｎ1",
+        "ann1\u3000",
+    ):  # full-width letters, ideographic space
+        with pytest.raises(Conflict, match="E603.*already exists"):
+            store.accounts.add_annotator(look_alike, "password-two")
+    for invisible in ("ann1\u200b", "an\u00adn1", "ann\u20601", "ann\t1", "ann\u200e1"):
+        with pytest.raises(AnnotateError, match="E605.*invisible or control"):
+            store.accounts.add_annotator(invisible, "password-two")
+    # the name logs in however it is typed
+    assert store.accounts.authenticate(" ann1", "password-one").id == uid
+    assert store.accounts.authenticate("ａｎｎ1", "password-one").id == uid
+    assert store.accounts.annotator_id("ann1 ") == uid
+    assert store.accounts.authenticate("ann1\u200b", "password-one") is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import threading
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -69,6 +70,32 @@ MAX_NAME = 100
 MAX_PASSWORD = 1000
 
 
+def normalize_name(name: str) -> str:
+    """A user name as stored and looked up: NFKC-normalised and trimmed, so ``" ann1"`` and
+    the full-width ``"ａｎｎ1"`` are ``"ann1"``.
+
+    Raises:
+        AnnotateError: E605 for a name with an invisible or control character (a zero-width
+            space makes a look-alike of another account) or other space than ``" "``.
+    """
+    name = unicodedata.normalize("NFKC", name).strip()
+    for char in name:
+        category = unicodedata.category(char)
+        if category[0] == "C" or (category[0] == "Z" and char != " "):
+            raise AnnotateError(
+                f"user names cannot contain invisible or control characters "
+                f"(U+{ord(char):04X} {unicodedata.name(char, category)})",
+                code="E605",
+            )
+    return name
+
+
+def normalize_name_loosely(name: str) -> str:
+    """:func:`normalize_name` for looking a name up: never raises (a name that could not be
+    created finds nobody)."""
+    return unicodedata.normalize("NFKC", name).strip()
+
+
 class Accounts(Service):
     """Annotators, their passwords and their login sessions.
 
@@ -118,6 +145,7 @@ class Accounts(Service):
             )
         if len(password) < 8:
             raise AnnotateError("passwords must have at least 8 characters", code="E605")
+        name = normalize_name(name)
         if not name or len(name) > MAX_NAME:
             raise AnnotateError(f"names have 1 to {MAX_NAME} characters", code="E605")
         if len(password) > MAX_PASSWORD:
@@ -125,8 +153,11 @@ class Accounts(Service):
         digest = self._hash(password)
 
         def work(session: Session) -> int:
-            if session.scalar(select(Annotator.id).where(Annotator.name == name)) is not None:
-                raise Conflict(f"annotator {name!r} already exists")
+            # unique ignoring case too: "Ann1" beside "ann1" is a look-alike
+            folded = name.casefold()
+            for other in session.scalars(select(Annotator.name)):
+                if normalize_name_loosely(other).casefold() == folded:
+                    raise Conflict(f"annotator {name!r} already exists (as {other!r})")
             row = Annotator(
                 name=name, password_hash=digest, role=role, active=True, created_at=utcnow()
             )
@@ -146,6 +177,7 @@ class Accounts(Service):
         verification against the dummy hash, like a wrong password."""
         if not name or not password or len(name) > MAX_NAME or len(password) > MAX_PASSWORD:
             return None
+        name = normalize_name_loosely(name)
         with self.transaction() as session:
             row = session.scalar(select(Annotator).where(Annotator.name == name))
         if row is None or not row.active:
@@ -267,7 +299,9 @@ class Accounts(Service):
 
     def annotator_id(self, name: str) -> int:
         with self.transaction() as session:
-            value = session.scalar(select(Annotator.id).where(Annotator.name == name))
+            value = session.scalar(
+                select(Annotator.id).where(Annotator.name == normalize_name_loosely(name))
+            )
         if value is None:
             raise NotFound(
                 f"no annotator named {name!r}; create it with 'parakit annotate add-user'"
