@@ -380,23 +380,10 @@ class LikertScheme(_EnumeratedScheme):
     _values = ("1", "2", "3", "4", "5")
 
 
+_BUILT_IN = (TurkuScheme, BinaryScheme, GradedScheme, JapaneseScheme, VoteScheme, LikertScheme)
 #: name -> scheme class; other packages add schemes with a ``parakit.schemes`` entry point
 SCHEMES: Registry[type[LabelScheme]] = Registry(
-    "schemes",
-    {
-        cls.name: cls
-        for cls in (
-            TurkuScheme,
-            BinaryScheme,
-            GradedScheme,
-            JapaneseScheme,
-            VoteScheme,
-            LikertScheme,
-        )
-    },
-    what="label scheme",
-    error=LabelError,
-    code="E205",
+    "schemes", {c.name: c for c in _BUILT_IN}, what="label scheme", error=LabelError, code="E205"
 )
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.metadata
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping
 from typing import Any, TypeVar
 
 from parakit.errors import ParakitError
@@ -97,18 +97,13 @@ class Registry(MutableMapping[str, T]):
     def __len__(self) -> int:
         return len({**self._entries, **self._table()})
 
-    def register(self, name: str, target: T | str | None = None) -> Any:
+    def register(self, name: str, target: Any = None) -> Any:
         """Add ``target`` (an object or ``"module:attr"``) as ``name``; without ``target``,
         a decorator that registers what it decorates."""
-        if target is not None:
-            self._entries[name] = target
-            return target
-
-        def decorate(obj: Callable[..., Any]) -> Callable[..., Any]:
-            self._entries[name] = obj
-            return obj
-
-        return decorate
+        if target is None:
+            return lambda obj: self.register(name, obj)
+        self._entries[name] = target
+        return target
 
     def lookup(self, name: str) -> T:
         """The entry ``name``; an unknown name raises :attr:`error` listing the known ones."""

@@ -1,8 +1,8 @@
 """The one table of stages: which command groups and demo steps exist, in the order of the flow.
 
 A stage package adds its commands by adding a module ``parakit.cli.<group>`` with a Typer
-``app`` and a row to :data:`GROUPS` (another package: a ``parakit.commands`` entry point naming
-a :class:`CommandGroup`, ``mygroup = "mypkg.cli:GROUP"``); a demo step is a module
+``app`` and a row to :data:`COMMAND_GROUPS` (another package: a ``parakit.commands`` entry
+point naming a ``(module, package, help)`` tuple); a demo step is a module
 ``parakit.cli.demo.<step>`` with ``demo_step(workdir, pairs) -> str`` named in
 :data:`DEMO_STEPS`. A group whose stage package (an optional extra) is not importable is left
 out of the CLI.
@@ -11,78 +11,56 @@ out of the CLI.
 from __future__ import annotations
 
 import importlib.util
-from typing import NamedTuple
 
 from parakit.registry import Registry
 
-
-class CommandGroup(NamedTuple):
-    """A command group: the module with its Typer ``app``, the package it needs, its help."""
-
-    module: str
-    package: str
-    help: str
-
-
-#: group name -> (module with a Typer ``app``, the stage package it needs, help), flow order.
-GROUPS: Registry[CommandGroup] = Registry(
-    "commands",
-    {
-        name: CommandGroup(*group)
-        for name, *group in (
-            (
-                "build",
-                "parakit.cli.build",
-                "parakit.build",
-                "Corpus construction: align documents, make candidates, sample.",
-            ),
-            (
-                "annotate",
-                "parakit.cli.annotate",
-                "parakit.annotate",
-                "Annotation web tool, crowd import, agreement.",
-            ),
-            (
-                "models",
-                "parakit.cli.models",
-                "parakit.offline",
-                "Offline models (offline-minilm, offline-mpnet): list, install, locate.",
-            ),
-            (
-                "identify",
-                "parakit.cli.identify",
-                "parakit.models",
-                "Train, evaluate and apply paraphrase classifiers.",
-            ),
-            (
-                "embed",
-                "parakit.cli.embed",
-                "parakit.models",
-                "Train and evaluate paraphrase embeddings.",
-            ),
-            (
-                "mine",
-                "parakit.cli.mine",
-                "parakit.mine",
-                "Vector index, nearest-neighbour mining, tiles, growth.",
-            ),
-            (
-                "generate",
-                "parakit.cli.generate",
-                "parakit.models",
-                "Paraphrase generation and its evaluation.",
-            ),
-            (
-                "report",
-                "parakit.cli.report",
-                "parakit.analysis",
-                "Performance profiles and corpus reports.",
-            ),
-        )
-    },
+#: (group name, module with a Typer ``app``, the stage package it needs, help), flow order.
+COMMAND_GROUPS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "build",
+        "parakit.cli.build",
+        "parakit.build",
+        "Corpus construction: align documents, make candidates, sample.",
+    ),
+    (
+        "annotate",
+        "parakit.cli.annotate",
+        "parakit.annotate",
+        "Annotation web tool, crowd import, agreement.",
+    ),
+    (
+        "models",
+        "parakit.cli.models",
+        "parakit.offline",
+        "Offline models (offline-minilm, offline-mpnet): list, install, locate.",
+    ),
+    (
+        "identify",
+        "parakit.cli.identify",
+        "parakit.models",
+        "Train, evaluate and apply paraphrase classifiers.",
+    ),
+    ("embed", "parakit.cli.embed", "parakit.models", "Train and evaluate paraphrase embeddings."),
+    (
+        "mine",
+        "parakit.cli.mine",
+        "parakit.mine",
+        "Vector index, nearest-neighbour mining, tiles, growth.",
+    ),
+    (
+        "generate",
+        "parakit.cli.generate",
+        "parakit.models",
+        "Paraphrase generation and its evaluation.",
+    ),
+    (
+        "report",
+        "parakit.cli.report",
+        "parakit.analysis",
+        "Performance profiles and corpus reports.",
+    ),
 )
-#: (name, module, package, help) of every group, built-in and installed
-COMMAND_GROUPS = tuple((name, *GROUPS[name]) for name in GROUPS)
+COMMAND_GROUPS += tuple((name, *group) for name, group in Registry("commands").items())
 
 #: demo steps (modules of :mod:`parakit.cli.demo`), in the order of the flow
 DEMO_STEPS: tuple[str, ...] = ("build", "annotate", "models", "mine", "evaluate", "analysis")
@@ -96,4 +74,4 @@ def module_available(name: str) -> bool:
         return False
 
 
-__all__ = ["COMMAND_GROUPS", "DEMO_STEPS", "GROUPS", "CommandGroup", "module_available"]
+__all__ = ["COMMAND_GROUPS", "DEMO_STEPS", "module_available"]
