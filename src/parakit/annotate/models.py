@@ -14,6 +14,7 @@ from sqlalchemy import (
     JSON,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -55,6 +56,25 @@ class LoginSession(Base):
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id", ondelete="CASCADE"))
     created_at: Mapped[datetime] = mapped_column(DateTime)
     expires_at: Mapped[datetime] = mapped_column(DateTime, index=True)
+
+
+class LoginFailure(Base):
+    """A counted login attempt (a failure until the password proves right), shared by every
+    server worker: see :class:`parakit.annotate.throttle.StoreLedger`."""
+
+    __tablename__ = "login_failures"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(400), index=True)
+    at: Mapped[float] = mapped_column(Float)
+
+
+class KnownLogin(Base):
+    """A name + client address that logged in successfully: its next logins get the
+    reserved hashing lane, so a flood from other addresses cannot starve them."""
+
+    __tablename__ = "known_logins"
+    key: Mapped[str] = mapped_column(String(400), primary_key=True)
+    last_at: Mapped[float] = mapped_column(Float)
 
 
 class Project(Base):
