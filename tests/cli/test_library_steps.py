@@ -76,6 +76,10 @@ def test_expert_batches(tmp_path, capsys):
     assert {p.text1 for p in batch} | {p.text2 for p in batch} <= set("abcd")
     assert main([*argv, "--n-seeds", "1"]) == 0
     assert len(read(out)) == 3 + 1  # 1 seed x 3 others, 1 seed x 1 other
+    # 4 seeds leave no partner in either cluster: an error, not "wrote 0 pairs"
+    capsys.readouterr()
+    assert main([*argv, "--n-seeds", "4", "-o", str(tmp_path / "none.jsonl")]) == 2
+    assert "[E501]" in capsys.readouterr().err and not (tmp_path / "none.jsonl").exists()
 
 
 def test_expert_batches_from_a_classifiers_predictions(tmp_path, multipit, capsys):

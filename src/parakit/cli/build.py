@@ -844,4 +844,13 @@ def expert_batches_cmd(
         + (" (the largest of each group)" if per_group else "")
         + f"; batch from {len(sizes)}"
     )
+    if not len(batch):
+        from parakit.errors import ParakitError
+
+        raise ParakitError(
+            f"no cluster has more than --n-seeds {n_seeds} members (largest: "
+            f"{max(sizes, default=0)}), so no seed has a partner: nothing written (fewer "
+            "seeds, or more positive pairs per group)",
+            code="E501",
+        )
     _write(batch, output)
