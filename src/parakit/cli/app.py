@@ -109,7 +109,7 @@ def _set_output(ctx: Any, param: Any, value: bool) -> None:
 
 def build_app() -> typer.Typer:
     """The root Typer app with the core commands and every available command group."""
-    from parakit.cli import core
+    from parakit.cli import core, release
 
     app = typer.Typer(
         name="parakit",
@@ -119,6 +119,7 @@ def build_app() -> typer.Typer:
     )
     app.callback()(_root)
     app.add_typer(core.app)
+    app.add_typer(release.app)  # parakit release
     for name, module_name, package, help_text in COMMAND_GROUPS:
         if not module_available(package):
             continue

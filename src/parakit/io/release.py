@@ -415,14 +415,16 @@ def write_release(
     target = Path(folder)
     splits = _check(pairs, target)
     doc_split = document_splits(pairs)
-    lang = pairs.lang
-    if lang is not None and not _known_language(lang):
-        raise DataFormatError(
-            f"language {lang!r} is not an ISO 639 code the Hub knows; set PairSet.lang",
-            path=target,
-            field="lang",
-            code="E134",
-        )
+    # a multilingual set names its languages with commas ("en,fi,ja")
+    languages = [code.strip() for code in (pairs.lang or "").split(",") if code.strip()]
+    for code in languages:
+        if not _known_language(code):
+            raise DataFormatError(
+                f"language {code!r} is not an ISO 639 code the Hub knows; set PairSet.lang",
+                path=target,
+                field="lang",
+                code="E134",
+            )
     pair_features, doc_features = _features(pairs.scheme)
     by_split = pairs.by_split()
     files: dict[str, bytes] = {}
@@ -467,7 +469,7 @@ def write_release(
     configs[PAIRS_CONFIG]["default"] = True
     name = pretty_name or pairs.name or "paraphrase corpus"
     card_data = DatasetCardData(
-        language=[lang] if lang else None,
+        language=languages or None,
         license=license,
         pretty_name=name,
         task_categories=["text-classification", "sentence-similarity"],
@@ -521,7 +523,8 @@ def _write_turku_files(pairs: PairSet, folder: Path, splits: list[str]) -> None:
     so :func:`parakit.io.turku.read_turku` takes the language from the name."""
     from parakit.io.turku import write_turku
 
-    prefix = "" if pairs.lang in (None, "fi") else f"{pairs.lang}-"
+    single = pairs.lang is not None and "," not in pairs.lang
+    prefix = f"{pairs.lang}-" if single and pairs.lang != "fi" else ""
     texts = folder / f"{prefix}texts.json.gz"
     by_split = pairs.by_split()
     for split in splits:
