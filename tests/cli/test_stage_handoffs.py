@@ -26,8 +26,8 @@ def opus(opus_sample, tmp_path):
 
 def test_train_baseline_folder_feeds_mine_run_and_tiles(opus, tmp_path, tiny_model, run, mine_run):
     run("mine", "train-baseline", opus, "-o", tmp_path / "baseline", "-m", tiny_model)
-    meta = json.loads((tmp_path / "baseline" / "baseline.json").read_text())
-    assert meta["target"] == "turku3" and sorted(meta["classes"]) == ["3", "4", "neg"]
+    meta = json.loads((tmp_path / "baseline" / "parakit_model.json").read_text())
+    assert meta["params"]["target"] == "turku3" and meta["classes"] == ["3", "4", "neg"]
     sentences = tmp_path / "sentences.txt"
     sentences.write_text("\n".join(t for p in read(opus) for t in (p.text1, p.text2)))
     mined = read(mine_run(sentences, tmp_path / "mined.jsonl", tmp_path / "baseline"))

@@ -300,12 +300,16 @@ def train_baseline(
     ] = "auto",
     fmt: FormatOpt = None,
 ) -> None:
-    """Train the LR-on-[|u-v|, u*v] pair classifier (seconds after embedding)."""
-    from parakit.mine.baseline import EmbeddingPairClassifier
+    """Train the LR-on-[|u-v|, u*v] pair classifier (seconds after embedding): the
+    ``embedding-lr`` model of ``identify train``, saved the same way."""
+    from parakit.models.baselines import EmbeddingClassifier
 
-    clf = EmbeddingPairClassifier(_encoder(model, backend), target=target).fit(
-        read_pairs(pairs, fmt)
-    )
+    data = read_pairs(pairs, fmt)
+    if target == "auto":
+        target = "turku3" if data.scheme.name == "turku" else "binary"
+    if target == "binary":
+        data, target = data.to_binary(), "labels"
+    clf = EmbeddingClassifier(model, target, backend).fit(data)
     clf.save(output)
     echo_json({"saved": str(output), "classes": [str(c) for c in clf.classes_]})
 
@@ -387,10 +391,13 @@ def tiles_cmd(
             proba = None
             source = f"classifier {classifier}"
         else:
-            from parakit.mine.baseline import EmbeddingPairClassifier, out_of_fold_proba
+            from parakit.models.baselines import EmbeddingClassifier, out_of_fold_proba
 
-            clf = EmbeddingPairClassifier(_encoder(baseline_model, backend), seed=seed)
-            proba = out_of_fold_proba(clf, data, folds=folds, seed=seed)
+            turku = data.scheme.name == "turku"
+            clf = EmbeddingClassifier(
+                baseline_model, "turku3" if turku else "labels", backend, random_state=seed
+            )
+            proba = out_of_fold_proba(clf, data if turku else data.to_binary(), folds, seed)
             source = f"baseline LR on [|u-v|, u*v] of {baseline_model}, {folds}-fold out-of-fold"
         from parakit.mine.rerank import tile_confidences
 

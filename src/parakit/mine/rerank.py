@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
@@ -23,21 +23,14 @@ from parakit.schema import Pair, PairSet
 POSITIVE_NAMES = (1, "1", True, "paraphrase", "positive", "pos", "4")
 
 
-@runtime_checkable
-class PairClassifier(Protocol):
-    """The one method mining needs from a classifier."""
-
-    def predict_proba(self, pairs: PairSet) -> Any: ...
-
-
 def paraphrase_proba(
     classifier: Any, pairs: PairSet, positive: Any = None, reading: str | None = None
 ) -> np.ndarray:
     """P(paraphrase) for every pair: the one definition, the classifier's own.
 
-    parakit classifiers (:class:`parakit.models.base.PairClassifier` and the mining baseline)
-    sum the probabilities of the classes whose binary ``reading`` in their label scheme is 1
-    (Turku *loose*: 3 and every 4). ``positive`` names one class column instead, for third-party
+    parakit classifiers (:class:`parakit.models.base.PairClassifier`) sum the probabilities of
+    the classes whose binary ``reading`` in their label scheme is 1 (Turku *loose*: 3 and every
+    4). ``positive`` names one class column instead, for third-party
     objects that only have ``predict_proba`` and ``classes_``.
     """
     if positive is None and callable(getattr(classifier, "paraphrase_proba", None)):
@@ -105,19 +98,12 @@ def as_pairset(
 
 
 def load_classifier(path: str | Path) -> Any:
-    """Load a saved pair classifier for re-ranking.
-
-    A folder written by ``parakit identify train`` (``parakit_model.json``) loads with
-    :func:`parakit.models.base.load_model`; a folder written by ``parakit mine train-baseline``
-    (``baseline.json``) with :meth:`parakit.mine.baseline.EmbeddingPairClassifier.load`.
-    """
+    """Load a saved pair classifier for re-ranking: any folder with ``parakit_model.json``
+    (``parakit identify train``, ``parakit mine train-baseline``), by
+    :func:`parakit.models.base.load_model`."""
     target = Path(path)
     if not target.exists():
         raise MineError(f"{path}: no such classifier folder", code="E804")
-    if (target / "baseline.json").exists():
-        from parakit.mine.baseline import EmbeddingPairClassifier
-
-        return EmbeddingPairClassifier.load(target)
     from parakit.models.base import load_model
 
     return load_model(target)

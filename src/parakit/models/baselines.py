@@ -25,19 +25,20 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import ModelError
-from parakit.models.base import PairClassifier, PairInput
+from parakit.errors import ModelError, ParakitError
+from parakit.labels import get_scheme
+from parakit.models.base import PairClassifier, PairInput, as_pair_input
 from parakit.models.features import (
     BinaryBow,
     BowCosine,
     CharNgramCosine,
     WordVectors,
     embedding_pair_features,
-    encode_texts,
     mt_features,
     sparse_pair_features,
     word_overlap_rates,
 )
+from parakit.schema import PairSet
 
 
 def best_threshold(
@@ -473,12 +474,19 @@ class WordVectorClassifier(_PairFeatureLR):
 
 
 class EmbeddingClassifier(_PairFeatureLR):
-    """Sentence-embedding features ``[|u − v|, u·v]`` + logistic regression (Q7).
+    """Sentence-embedding features ``[|u − v|, u·v]`` + logistic regression (Q7), also the
+    seconds-to-train classifier of mining and tiles (``parakit mine train-baseline``).
 
     Args:
         encoder: a sentence-transformers model id, local path or offline alias
             (``offline-minilm``, ``offline-mpnet``; the model itself is not copied
-            into saved folders; the same id/path must be loadable where the model is loaded).
+            into saved folders; the same id/path must be loadable where the model is loaded),
+            or, unsaved, any object with ``encode(texts) -> array``.
+        target: ``labels`` (the labels as given) or ``turku3``: Turku labels as the classes the
+            tile rules (T16) need, ``neg`` (1, 2), ``3`` and ``4`` (any flags); ``x`` and
+            unlabelled pairs are left out of training.
+        backend: ``torch``, ``onnx``, ``onnx-int8`` or ``onnx-int8-block``
+            (:func:`parakit.vectors.encode.load_encoder`).
         C: inverse regularisation strength of the logistic regression.
         max_iter: solver iterations.
         batch_size: encoding batch size (lower to save memory).
@@ -490,7 +498,9 @@ class EmbeddingClassifier(_PairFeatureLR):
 
     def __init__(
         self,
-        encoder: str | None = None,
+        encoder: Any = None,
+        target: str = "labels",
+        backend: str = "torch",
         C: float = 1.0,
         max_iter: int = 2000,
         batch_size: int = 64,
@@ -498,11 +508,44 @@ class EmbeddingClassifier(_PairFeatureLR):
         random_state: int = 0,
     ) -> None:
         self.encoder = encoder
+        self.target = target
+        self.backend = backend
         self.C = C
         self.max_iter = max_iter
         self.batch_size = batch_size
         self.device = device
         self.random_state = random_state
+
+    def fit(
+        self,
+        X: PairSet | Any,
+        texts2: Any = None,
+        y: Any = None,
+        *,
+        eval_set: Any = None,
+    ) -> EmbeddingClassifier:
+        """Train (see :meth:`PairClassifier.fit`); with ``target="turku3"`` on the three
+        classes, the model's scheme staying Turku (P(paraphrase) = P(3) + P(4), strict P(4))."""
+        if self.target == "labels":
+            return super().fit(X, texts2, y, eval_set=eval_set)  # type: ignore[return-value]
+        if self.target != "turku3":
+            raise ModelError(f"unknown target {self.target!r}; use labels or turku3", code="E712")
+        texts1, texts2, classes = self._turku3(X, texts2, y)
+        super().fit(texts1, texts2, classes)  # eval_set: a baseline does no model selection
+        self.scheme_ = get_scheme("turku").spec()
+        return self
+
+    @staticmethod
+    def _turku3(X: Any, texts2: Any, y: Any) -> tuple[list[str], list[str], list[str]]:
+        """The pairs with a label 1-4 and their ``neg``/``3``/``4`` class."""
+        if isinstance(X, PairSet):
+            X = X.filter(lambda pair: pair.label is not None)
+        data = as_pair_input(X, texts2, y, require_labels=True)
+        turku = get_scheme("turku")
+        bases = [turku.base_of(label) for label in data.labels or []]
+        keep = [i for i, base in enumerate(bases) if base is not None]
+        classes = ["neg" if bases[i] in ("1", "2") else str(bases[i]) for i in keep]
+        return [data.texts1[i] for i in keep], [data.texts2[i] for i in keep], classes
 
     def _load_encoder(self) -> Any:
         cached = getattr(self, "_encoder_model", None)
@@ -513,17 +556,59 @@ class EmbeddingClassifier(_PairFeatureLR):
                 "EmbeddingClassifier needs encoder= (a sentence-transformers model id or path)",
                 code="E712",
             )
-        from parakit.errors import ParakitError
-        from parakit.vectors.loading import load_sentence_transformer
+        if not isinstance(self.encoder, str | Path):
+            return self.encoder  # an encoder object (in memory only: it cannot be saved)
+        from parakit.vectors.encode import load_encoder
 
+        options: dict[str, Any] = {"batch_size": self.batch_size, "normalize": False}
+        if self.backend == "torch":
+            options["device"] = self.device
         try:
-            self._encoder_model = load_sentence_transformer(self.encoder, device=self.device)
+            self._encoder_model = load_encoder(self.encoder, self.backend, **options)
         except ParakitError as err:
             raise ModelError(str(err).split("] ", 1)[-1], code="E713") from None
         return self._encoder_model
 
     def _pair_features(self, data: PairInput) -> np.ndarray:
         encoder = self._load_encoder()
-        vectors = encode_texts(encoder, data.texts1 + data.texts2, self.batch_size)
+        texts = data.texts1 + data.texts2
+        unique = list(dict.fromkeys(texts))  # each distinct text encoded once
+        try:
+            vectors = np.asarray(encoder.encode(unique), dtype=np.float32)
+        except ParakitError as err:  # the model is loaded on first use
+            raise ModelError(str(err).split("] ", 1)[-1], code="E713") from None
+        index = {text: i for i, text in enumerate(unique)}
+        vectors = vectors[[index[t] for t in texts]]
         n = len(data)
         return embedding_pair_features(vectors[:n], vectors[n:])
+
+
+def out_of_fold_proba(model: _PairFeatureLR, pairs: PairSet, folds: int = 5, seed: int = 0) -> Any:
+    """Cross-validated ``predict_proba`` of ``pairs`` (each scored by a model that never saw
+    it), so an annotated sample is scored honestly by a classifier trained on itself.
+
+    ``model`` is fitted on all pairs on return (its ``classes_`` name the columns); the folds
+    refit only its logistic regression on features computed once. Rows of pairs the model does
+    not train on (unlabelled; Turku ``x`` with ``target="turku3"``) are NaN.
+    """
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    model.fit(pairs)
+    turku3 = getattr(model, "target", "labels") == "turku3"
+    rows = [
+        i
+        for i, pair in enumerate(pairs)
+        if pair.label is not None and (not turku3 or get_scheme("turku").base_of(pair.label))
+    ]
+    kept = [pairs[i] for i in rows]
+    labels = EmbeddingClassifier._turku3(kept, None, None)[2] if turku3 else [p.label for p in kept]
+    x = model._pair_features(as_pair_input(kept))
+    y = model._label_index(labels)
+    out = np.full((len(pairs), len(model.classes_)), np.nan)
+    out[rows] = 0.0  # a class missing from a fold's training part gets probability 0
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    for train, test in splitter.split(x, y):
+        logistic = clone(model.logistic_).fit(x[train], y[train])
+        out[np.asarray(rows)[test][:, None], logistic.classes_] = logistic.predict_proba(x[test])
+    return out

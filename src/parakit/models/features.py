@@ -419,15 +419,3 @@ def embedding_pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     if u.shape != v.shape:
         raise ValueError(f"embedding shapes differ: {u.shape} vs {v.shape}")
     return np.hstack([np.abs(u - v), u * v])
-
-
-def encode_texts(
-    encoder: Any, texts: Sequence[str], batch_size: int = 64, progress: bool = False
-) -> np.ndarray:
-    """Encode ``texts`` with a sentence-transformers model, each distinct text once."""
-    unique = list(dict.fromkeys(texts))
-    vectors = encoder.encode(
-        unique, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=progress
-    )
-    index = {text: i for i, text in enumerate(unique)}
-    return np.asarray(vectors)[[index[t] for t in texts]]
