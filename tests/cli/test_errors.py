@@ -320,3 +320,14 @@ def test_help_shows_no_typer_internals(capsys):
 
 def test_help_keeps_brackets(capsys):
     assert "[low, high]" in _help(["build", "align"], capsys)
+
+
+def test_info_reads_a_csv_without_a_final_line_break(tmp_path, capsys):
+    """RFC 4180: the last record may end without a line break (MultiPIT's files do)."""
+    path = tmp_path / "pairs.csv"
+    path.write_text("id,text1,text2,label\na,hello there,hi there,1\nb,good bye,farewell,0")
+    assert main(["info", str(path), "--json"]) == 0
+    assert '"pairs": 2' in capsys.readouterr().out
+    path.write_text('id,text1,text2,label\na,hello there,hi there,1\nb,"good bye,farewell,0')
+    code = main(["info", str(path)])  # cut inside a quoted field: still refused
+    _check(capsys.readouterr().err, "[E118]", code)

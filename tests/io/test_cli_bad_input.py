@@ -71,7 +71,7 @@ def bad_inputs(data_path, tmp_path_factory):
     handmade = {
         "repeated-header.csv": b"sentence1,sentence2,sentence1\na,b,1\n",
         "stray-quote.csv": b'sentence1,sentence2\na "b,c\n',
-        "cut.csv": b"sentence1,sentence2\na,b\nc,d",
+        "cut.csv": b"sentence1,sentence2,label\na,b,1\nc,d",  # a short last row
         "binary.csv": b"\x89PNG\r\n\x1a\n\x00\x00",
         "empty.csv": b"",
         "deep.jsonl": b'{"text1": "a", "text2": "b", "metadata": '

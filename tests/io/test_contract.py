@@ -67,12 +67,78 @@ def test_stray_quote_in_csv_is_reported_not_shifted(tmp_path):
     assert ps[0].text1 == 'a "q"\nb' and ps[1].text1 == "d"
 
 
-def test_file_cut_inside_its_last_record(tmp_path):
+# RFC 4180: the last record may end without a line break. A file cut short is told by its
+# structure instead: a quote left open, a last row with fewer fields than the header (issue 23.2,
+# 23.8). A cut inside the last field cannot be told from a complete file.
+COMPLETE_CSV = "sentence1,sentence2,label\nfirst pair,its twin,1\nsecond pair,its other twin,0"
+
+
+def test_csv_without_a_final_line_break_is_read(tmp_path):
     path = tmp_path / "pairs.csv"
-    path.write_text("sentence1,sentence2\nfirst pair,its twin\nsecond pair,its tw")
+    path.write_text(COMPLETE_CSV)
+    pairs = read(path)
+    assert [(p.text2, p.label) for p in pairs] == [("its twin", "1"), ("its other twin", "0")]
+    path.write_text('sentence1,sentence2\na,"b, quoted"')  # a closed quote at the very end
+    assert read(path)[0].text2 == "b, quoted"
+
+
+@pytest.mark.parametrize(
+    ("content", "code", "line"),
+    [
+        ("sentence1,sentence2,label\nfirst pair,its twin,1\nsecond pair,its tw", "E117", 3),
+        ('sentence1,sentence2,label\nfirst pair,its twin,1\nsecond,"its tw', "E118", 3),
+    ],
+    ids=["short last row", "open quote"],
+)
+def test_file_cut_inside_its_last_record(tmp_path, content, code, line):
+    path = tmp_path / "pairs.csv"
+    path.write_text(content)
     err = _error(path)
-    assert (err.code, err.line) == ("E117", 3)
-    assert len(read(path, allow_unterminated=True)) == 2
+    assert (err.code, err.line) == (code, line)
+
+
+MRPC = (
+    "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+    "1\t702876\t702977\tAmrozi accused his brother.\tReferring to him, Amrozi accused him.\n"
+    "0\t2108705\t2108831\tYucaipa owned Dominick's.\tYucaipa bought Dominick's in 1995."
+)
+TMUP = (
+    "label\tsentence_A_ja\tsentence_B_ja\tsource_sentence_en\n"
+    "1\t猫 が 好き\t猫 が 大好き\tI like cats\n"
+    "0\t犬 が 走る\t鳥 が 飛ぶ\tA dog runs"
+)
+MULTIPIT = "sentence1,sentence2,label\nso tired today,i am so tired,1\nnew phone,rain again,0"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "content", "cut"),
+    [
+        ("mrpc", MRPC, "\t2108831\tYucai"),
+        ("tmup", TMUP, "\t犬 が 走る\t鳥"),
+        ("multipit", MULTIPIT, ",rain"),
+        ("tsv", MULTIPIT.replace(",", "\t"), "\train"),
+    ],
+)
+def test_every_delimited_reader_reads_a_complete_file_and_refuses_a_cut_one(
+    tmp_path, fmt, content, cut
+):
+    path = tmp_path / "pairs.txt"
+    path.write_text(content, encoding="utf-8")
+    assert len(read(path, format=fmt)) == 2  # no final line break: still the whole file
+    path.write_text(content + "\n", encoding="utf-8")
+    assert len(read(path, format=fmt)) == 2
+    path.write_text(content[: content.index(cut) + len(cut)], encoding="utf-8")
+    err = _error(path, format=fmt)
+    assert (err.code, err.line) == ("E117", 3), str(err)
+    assert "cut" in str(err)
+
+
+def test_opus_parsebank_tsv_without_a_final_line_break(tmp_path):
+    path = tmp_path / "opus.tsv"
+    path.write_text("4\t0.5\tsrc\tHello there\tHi there\n2\t0.1\tsrc\tA\tB")
+    assert len(read(path, format="turku-opus-pb")) == 2
+    path.write_text("4\t0.5\tsrc\tHello there\tHi there\n2\t0.1\tsr")
+    assert _error(path, format="turku-opus-pb").code == "E117"
 
 
 def test_huge_header_is_not_echoed(tmp_path):

@@ -101,3 +101,36 @@ def tokenize(
             line=here,
             code="E118",
         )
+
+
+def check_last_record(
+    rows: list[tuple[int, list[str]]],
+    terminated: bool,
+    n_fields: int,
+    *,
+    path: str | Path | None,
+) -> None:
+    """Refuse a file cut inside its last record, told by its structure (RFC 4180 lets the last
+    record end without a line break, so the missing break alone proves nothing).
+
+    A last row without a line break is cut when it has fewer fields than the header; a quote
+    left open is refused by :func:`tokenize`. A cut inside (or just before) the last field of
+    a row cannot be told from a complete file: TMUP's last row ends on an empty field.
+
+    Raises:
+        DataFormatError: E117 naming the line of the cut record.
+    """
+    if terminated or not rows:
+        return
+    line, fields = rows[-1]
+    if fields == [""]:
+        return
+    if len(fields) >= n_fields:
+        return
+    raise DataFormatError(
+        f"the last record has {len(fields)} of its {n_fields} fields and no line break follows: "
+        "the file was cut inside it; get the whole file again",
+        path=path,
+        line=line,
+        code="E117",
+    )

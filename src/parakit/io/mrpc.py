@@ -16,15 +16,14 @@ def read_mrpc(
     path: str | Path,
     encoding: str = "utf-8-sig",
     allow_unsafe_text: bool = False,
-    allow_unterminated: bool = True,
 ) -> PairSet:
     """Read an MRPC file: ``Quality, #1 ID, #2 ID, #1 String, #2 String`` with a UTF-8 BOM.
 
     Quotes inside the sentences are ordinary characters (no CSV quoting). Pair ids are the
     1-based row numbers, which is how ETPC's ``pair_id`` refers to MRPC train pairs; the
-    sentence ids are kept in metadata. The upstream files end without a final line break, so
-    ``allow_unterminated`` defaults to ``True`` here (a cut inside the last record cannot be
-    told from a complete file).
+    sentence ids are kept in metadata. The upstream files end without a final line break: a
+    file cut inside its last record is told by its structure (fewer than five fields, E117;
+    a cut inside the last sentence cannot be told from a complete file).
 
     Raises:
         DataFormatError: a header other than MRPC's (E106), or any table error.
@@ -38,7 +37,6 @@ def read_mrpc(
         lang="en",
         encoding=encoding,
         allow_unsafe_text=allow_unsafe_text,
-        allow_unterminated=allow_unterminated,
     )
     names = set(ps[0].metadata) if len(ps) else {"#1 ID", "#2 ID"}
     if names != {"#1 ID", "#2 ID"}:

@@ -23,7 +23,6 @@ def read_multipit(
     threshold: int = 3,
     encoding: str = "utf-8-sig",
     allow_unsafe_text: bool = False,
-    allow_unterminated: bool = False,
 ) -> PairSet:
     """Read a MultiPIT CSV (``sentence1,sentence2[,label]``).
 
@@ -49,7 +48,6 @@ def read_multipit(
         lang="en",
         encoding=encoding,
         allow_unsafe_text=allow_unsafe_text,
-        allow_unterminated=allow_unterminated,
     )
     ps.metadata["format"] = "multipit"
     return ps

@@ -12,7 +12,7 @@ from parakit.errors import DataFormatError, LabelError, with_location
 from parakit.io import validate as check
 from parakit.io._open import loads_json, read_text
 from parakit.io.atomic import atomic_write
-from parakit.io.delimited import tokenize
+from parakit.io.delimited import check_last_record, tokenize
 from parakit.io.validate import Where
 from parakit.labels import LabelScheme, get_scheme
 from parakit.schema import FLAT_COLUMNS, Pair, PairSet
@@ -182,7 +182,6 @@ def read_table(
     name: str | None = None,
     lang: str | None = None,
     allow_unsafe_text: bool = False,
-    allow_unterminated: bool = False,
 ) -> PairSet:
     """Read a CSV/TSV file of pairs with a header row (or ``fieldnames`` for headerless files).
 
@@ -198,8 +197,9 @@ def read_table(
         fieldnames: column names of a headerless file.
         encoding: text encoding (default drops a UTF-8 BOM).
         allow_unsafe_text: keep NUL characters (refused by default: E115).
-        allow_unterminated: accept a file whose last line has no line break (refused by
-            default, E117: the file may have been cut inside its last record).
+
+    The last record may end without a line break (RFC 4180); a file cut inside it is refused
+    by its structure (:func:`~parakit.io.delimited.check_last_record`, E117).
 
     Raises:
         DataFormatError: located (file, line, column) and coded; see :mod:`parakit.io.validate`.
@@ -222,15 +222,6 @@ def read_table(
                 here = where.at(text.count("\n", 0, position) + 1)
                 check.check_text_content(text[position], here, None)
     rows, terminated = tokenize(text, delimiter, path=path, quoting=quoting == "minimal")
-    if not terminated and not allow_unterminated:
-        raise DataFormatError(
-            "the file ends without a line break after its last record, so it may have been "
-            "cut inside that record; if the file is complete, add a final line break (or pass "
-            "allow_unterminated=True; CLI: -O allow_unterminated=true)",
-            path=path,
-            line=rows[-1][0] if rows else 1,
-            code="E117",
-        )
     if fieldnames is not None:
         header = list(fieldnames)
         body = rows
@@ -238,6 +229,7 @@ def read_table(
         if not rows or rows[0][1] == [""]:
             raise DataFormatError("empty file: no header row", path=path, line=1, code="E109")
         header, body = rows[0][1], rows[1:]
+    check_last_record(body, terminated, len(header), path=path)
     header = check.check_header([h.strip() for h in header], where)
     mapping = resolve_columns(header, columns, path=path)
     pairs: list[Pair] = []

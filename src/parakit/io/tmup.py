@@ -22,14 +22,14 @@ def read_tmup(
     detokenize: bool = False,
     encoding: str = "utf-8-sig",
     allow_unsafe_text: bool = False,
-    allow_unterminated: bool = True,
 ) -> PairSet:
     """Read ``tmup.tsv`` (``label, sentence_A_ja, sentence_B_ja, source_sentence_en``).
 
     The statements are pre-tokenised (space-separated). Pairs with an English source come from
     the MT systems (``source='mt'``); the others are Wikipedia pairs (``source='wikipedia'``).
     ``detokenize=True`` joins the Japanese tokens back. The upstream file ends without a final
-    line break, so ``allow_unterminated`` defaults to ``True`` here.
+    line break: a file cut inside its last record is told by its structure (fewer than four
+    fields, E117).
     """
     ps = read_table(
         path,
@@ -40,7 +40,6 @@ def read_tmup(
         lang="ja",
         encoding=encoding,
         allow_unsafe_text=allow_unsafe_text,
-        allow_unterminated=allow_unterminated,
     )
 
     if len(ps) and "source_sentence_en" not in ps[0].metadata:

@@ -21,7 +21,7 @@ from parakit.errors import DataFormatError, LabelError, SpanError, with_location
 from parakit.io import validate as check
 from parakit.io._open import load_json, read_text, require
 from parakit.io.atomic import atomic_files
-from parakit.io.delimited import tokenize
+from parakit.io.delimited import check_last_record, tokenize
 from parakit.io.jsonl import _judgment
 from parakit.io.validate import Where
 from parakit.labels import TurkuScheme, get_scheme
@@ -496,7 +496,6 @@ def read_opus_parsebank(
     path: str | Path,
     fieldnames: tuple[str, ...] | None = None,
     allow_unsafe_text: bool = False,
-    allow_unterminated: bool = False,
     encoding: str = "utf-8-sig",
 ) -> PairSet:
     """Read the opus-parsebank annotated sample (JSON list, or TSV with or without a header).
@@ -504,8 +503,8 @@ def read_opus_parsebank(
     The lexical similarity column is kept as the float ``metadata['lex_similarity']`` (a
     decimal number; ``1_0``, ``nan`` are refused); labels follow the Turku scheme. A headerless
     TSV is read with ``fieldnames`` (default ``label, lex-similarity, source, txt1, txt2``).
-    Other keys or columns go to metadata. A TSV must end with a line break unless
-    ``allow_unterminated`` (a file cut inside its last record is refused).
+    Other keys or columns go to metadata. A TSV cut inside its last record is refused (E117,
+    told by its structure: the last line may end without a line break).
     """
     path = Path(path)
     if path.suffix in (".json", ".gz") and not path.name.endswith(".tsv.gz"):
@@ -517,18 +516,10 @@ def read_opus_parsebank(
     else:
         text = read_text(path, encoding)
         rows, terminated = tokenize(text, "\t", path=path, quoting=False)
-        if not terminated and not allow_unterminated:
-            raise DataFormatError(
-                "the file ends without a line break after its last record, so it may have been "
-                "cut inside that record; if the file is complete, add a final line break (or "
-                "pass allow_unterminated=True)",
-                path=path,
-                line=rows[-1][0],
-                code="E117",
-            )
         names = list(fieldnames or OPUS_PB_COLUMNS)
         if rows and "txt1" in rows[0][1]:
             names, rows = rows[0][1], rows[1:]
+        check_last_record(rows, terminated, len(names), path=path)
         check.check_header(names, Where(path, 1))
         records = []
         for number, row in rows:

@@ -14,7 +14,7 @@ E105    JSON nested too deeply
 E106    a value of the wrong type or form (``fold: 1.9``, ``"label": true``, ``fold: "1_0"``)
 E115    a text with a NUL character or a lone surrogate (``allow_unsafe_text=True`` keeps them)
 E116    a header with a repeated or empty column name
-E117    a file that ends inside its last record (no line break after it)
+E117    a file cut inside its last record (a last row without line break, short of fields)
 E118    a stray quote in a CSV/TSV file
 E122    a duplicate document id
 ======  =====================================================================================
