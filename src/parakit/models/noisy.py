@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
-from parakit.models.base import ModelError, PairClassifier
+from parakit.errors import ModelError
+from parakit.models.base import PairClassifier
 from parakit.schema import PairSet
 
 METHODS = ("filter", "flip")
