@@ -208,3 +208,19 @@ def test_size_categories_are_the_hubs():
     for n in (0, 999, 1000, 99_999, 100_000, 5_000_000, 50_000_000):
         assert size_category(n) in known
     assert (size_category(999), size_category(1000)) == ("n<1K", "1K<n<10K")
+
+
+def test_splits_without_documents_are_left_out_of_the_documents_config(tmp_path):
+    # datasets cannot read a Parquet file of 0 rows: a split whose pairs have no context has no
+    # documents file, and a set without documents has no documents config at all
+    pairs = _corpus().filter(lambda p: p.id != "p3")
+    pairs.documents = {k: v for k, v in pairs.documents.items() if k.startswith("a")}
+    folder = write_release(pairs, tmp_path / "rel", license="mit")
+    assert sorted(datasets.load_dataset(str(folder), "documents")) == ["train"]
+    assert sorted(datasets.load_dataset(str(folder))) == ["test", "train"]
+    assert read(folder) == pairs
+    bare = PairSet([p.replace(span1=None, span2=None) for p in pairs], scheme="graded")
+    folder = write_release(bare, tmp_path / "bare", license="mit")
+    configs = huggingface_hub.DatasetCard.load(folder / "README.md").data.to_dict()["configs"]
+    assert [c["config_name"] for c in configs] == ["pairs"]
+    assert read(folder) == bare

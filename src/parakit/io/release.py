@@ -262,7 +262,8 @@ def card_body(
     )
     out += ["", "## Loading", "", "```python", "from datasets import load_dataset", ""]
     out.append('pairs = load_dataset("REPO_OR_FOLDER")               # ' + ", ".join(splits))
-    out.append(f'documents = load_dataset("REPO_OR_FOLDER", "{DOCUMENTS_CONFIG}")')
+    if pairs.documents:
+        out.append(f'documents = load_dataset("REPO_OR_FOLDER", "{DOCUMENTS_CONFIG}")')
     out += ["```", ""]
     out.append(
         "`span1`/`span2` are character offsets `[begin, end)` into the document `doc` of the "
@@ -449,16 +450,16 @@ def write_release(
         split_dict = datasets.SplitDict()
         data_files = []
         for split in splits:
-            data, nbytes = _parquet(rows_of(split), features)
+            rows = rows_of(split)
+            if not rows:  # a split without documents (datasets cannot read 0-row Parquet)
+                continue
+            data, nbytes = _parquet(rows, features)
             path = f"{'data' if config == PAIRS_CONFIG else config}/{split}.parquet"
             files[path] = data
             data_files.append({"split": split, "path": path})
-            rows = (
-                len(by_split[split])
-                if config == PAIRS_CONFIG
-                else sum(1 for s in doc_split.values() if s == split)
-            )
-            split_dict.add(datasets.SplitInfo(name=split, num_bytes=nbytes, num_examples=rows))
+            split_dict.add(datasets.SplitInfo(name=split, num_bytes=nbytes, num_examples=len(rows)))
+        if not data_files:  # no document at all: no documents config
+            continue
         infos[config] = datasets.DatasetInfo(
             features=features,
             splits=split_dict,
@@ -495,6 +496,9 @@ def write_release(
         "header": pairs.header(),
         "label_names": list(pairs.scheme.values) if is_flat(pairs.scheme) else None,
         "splits": splits,
+        "document_splits": [
+            f["split"] for f in configs.get(DOCUMENTS_CONFIG, {}).get("data_files", [])
+        ],
         "license": license,
     }
     files[RELEASE_FILE] = json.dumps(header, ensure_ascii=False, indent=2).encode("utf-8")
@@ -576,9 +580,10 @@ def read_release(folder: str | Path) -> PairSet:
     pairs: list[Pair] = []
     for split in splits:
         doc_path = root / DOCUMENTS_CONFIG / f"{split}.parquet"
-        for index, row in enumerate(_rows(pq, doc_path), start=1):
-            meta = _json(row["metadata"], doc_path, index, "metadata")
-            documents.append(Document(row["id"], row["text"], meta))
+        doc_rows = _rows(pq, doc_path) if split in meta.get("document_splits", splits) else []
+        for index, row in enumerate(doc_rows, start=1):
+            about = _json(row["metadata"], doc_path, index, "metadata")
+            documents.append(Document(row["id"], row["text"], about))
         pair_path = root / "data" / f"{split}.parquet"
         for index, row in enumerate(_rows(pq, pair_path), start=1):
             label = row["label"]
