@@ -404,6 +404,34 @@ class GenerationEvaluator(Evaluator):
         return self.prefixed(result.scores)
 
 
+class PerplexityEvaluator(Evaluator):
+    """Token perplexity of the references given the inputs: the paper's model selection for
+    generators (MultiPIT App. C: the checkpoint and learning rate with the lowest dev perplexity).
+
+    ``model`` needs ``perplexity(pairs) -> float`` (:class:`~parakit.models.generator.
+    Seq2SeqGenerator`).
+
+    Example:
+        >>> class Model:
+        ...     def perplexity(self, pairs): return 2.0 * len(pairs)
+        >>> ev = PerplexityEvaluator([("a", "b")], name="dev")
+        >>> ev(Model()), ev.primary_metric, ev.greater_is_better
+        ({'dev_perplexity': 2.0}, 'dev_perplexity', False)
+    """
+
+    primary = "perplexity"
+    greater_is_better = False
+
+    def __init__(self, pairs: Sequence[tuple[str, str]], name: str = "dev") -> None:
+        self.pairs = list(pairs)
+        self.name = name
+
+    def __call__(
+        self, model: Any, output_path: str | Path | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
+        return self.prefixed({"perplexity": model.perplexity(self.pairs)})
+
+
 # -- generations files ------------------------------------------------------------------------
 def write_generations(
     path: str | Path, sources: Sequence[str], outputs: Sequence[str], system: str | None = None

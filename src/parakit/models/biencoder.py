@@ -38,6 +38,7 @@ import numpy as np
 
 from parakit.errors import BiEncoderError
 from parakit.schema import PairSet
+from parakit.vectors.precision import autocast, resolve_precision
 
 LOSSES = ("contrastive", "online_contrastive", "mnrl")
 
@@ -69,6 +70,8 @@ class BiEncoder:
         eval_steps: evaluate on dev every this many steps (None: once per epoch).
         seed: training seed.
         device: ``cpu`` or ``cuda``.
+        precision: ``auto`` (bf16 autocast on CPUs with AMX/AVX512-BF16 and bf16 GPUs),
+            ``fp32`` or ``bf16``: training and :meth:`encode` (:mod:`parakit.vectors.precision`).
     """
 
     def __init__(
@@ -85,6 +88,7 @@ class BiEncoder:
         eval_steps: int | None = None,
         seed: int = 42,
         device: str = "cpu",
+        precision: str = "auto",
     ) -> None:
         self.base_model = base_model
         self.loss = loss
@@ -98,6 +102,7 @@ class BiEncoder:
         self.eval_steps = eval_steps
         self.seed = seed
         self.device = device
+        self.precision = precision
 
     # -- model ------------------------------------------------------------------------------
     def _base(self) -> Any:
@@ -227,6 +232,8 @@ class BiEncoder:
             report_to="none",
             logging_strategy="no",
             use_cpu=self.device == "cpu",
+            bf16=resolve_precision(self.precision, self.device) == "bf16",
+            fp16=resolve_precision(self.precision, self.device) == "fp16",
             batch_sampler="no_duplicates" if self.loss == "mnrl" else "batch_sampler",
             disable_tqdm=os.environ.get("TQDM_DISABLE") == "1",  # a training bar unless -q
         )
@@ -253,16 +260,19 @@ class BiEncoder:
         """Embeddings (L2-normalised by default) as float32."""
         if not hasattr(self, "model_"):
             raise BiEncoderError("not fitted: call fit() or BiEncoder.load()", code="E753")
-        return np.asarray(
-            self.model_.encode(
+        with autocast(self.precision, self.device):
+            vectors = self.model_.encode(
                 list(texts),
                 batch_size=batch_size,
-                normalize_embeddings=normalize,
-                convert_to_numpy=True,
+                normalize_embeddings=False,
+                convert_to_tensor=True,
                 show_progress_bar=False,
-            ),
-            dtype=np.float32,
-        )
+            )
+        # pooled in bf16 under autocast: normalise in float32
+        out = np.asarray(vectors.float().cpu().numpy(), dtype=np.float32)
+        if normalize:
+            out /= np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)
+        return out
 
     def evaluate(self, pairs: PairSet, name: str = "test") -> dict[str, float]:
         """Cosine binary classification metrics and T18 retrieval metrics on ``pairs``."""

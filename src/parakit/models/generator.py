@@ -17,13 +17,13 @@ from __future__ import annotations
 import copy
 import json
 import math
-import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from parakit.errors import GeneratorError
 from parakit.schema import PairSet
+from parakit.vectors.precision import autocast
 
 Architecture = Literal["auto", "encoder-decoder", "decoder-only", "bert2bert"]
 
@@ -99,6 +99,13 @@ class Seq2SeqGenerator:
         seed: seed for data order, dropout and sampling.
         device: ``cpu``, ``cuda``...; None picks CUDA when available.
         progress: show progress bars.
+        precision: ``auto`` (bf16 autocast on CPUs with AMX/AVX512-BF16 and bf16 GPUs), ``fp32``,
+            ``bf16`` or ``fp16``: training, perplexity and generation
+            (:mod:`parakit.vectors.precision`).
+        output_dir: checkpoint folder of :meth:`fit` (one per evaluation); a run started again
+            with the same settings continues from the last checkpoint. None: no checkpoints
+            are kept.
+        resume: continue from the checkpoints in ``output_dir``.
     """
 
     def __init__(
@@ -130,6 +137,9 @@ class Seq2SeqGenerator:
         seed: int = 0,
         device: str | None = None,
         progress: bool = True,
+        precision: str = "auto",
+        output_dir: str | Path | None = None,
+        resume: bool = True,
     ) -> None:
         self.model_name_or_path = model_name_or_path
         self.architecture = architecture
@@ -158,6 +168,9 @@ class Seq2SeqGenerator:
         self.seed = seed
         self.device = device
         self.progress = progress
+        self.precision = precision
+        self.output_dir = output_dir
+        self.resume = resume
 
     # -- parameters (scikit-learn style) -------------------------------------------------------
     _PARAMS = (
@@ -188,6 +201,9 @@ class Seq2SeqGenerator:
         "seed",
         "device",
         "progress",
+        "precision",
+        "output_dir",
+        "resume",
     )
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -366,14 +382,6 @@ class Seq2SeqGenerator:
             "labels": torch.tensor(labels),
         }
 
-    def _batches(
-        self, pairs: Sequence[tuple[str, str]], size: int, shuffle: bool, rng: random.Random
-    ) -> list[list[tuple[str, str]]]:
-        order = list(range(len(pairs)))
-        if shuffle:
-            rng.shuffle(order)
-        return [[pairs[i] for i in order[k : k + size]] for k in range(0, len(order), size)]
-
     # -- training ------------------------------------------------------------------------------
     def fit(
         self,
@@ -391,115 +399,77 @@ class Seq2SeqGenerator:
             self, with ``model_``, ``tokenizer_``, ``architecture_``, ``history_`` (one entry
             per evaluation), ``best_dev_perplexity_`` and ``best_step_``.
         """
-        import time
-
         import torch
-        from tqdm.auto import tqdm
-        from transformers import get_linear_schedule_with_warmup
 
-        started = time.monotonic()
+        from parakit.evaluate.generation import PerplexityEvaluator
+        from parakit.models.training import (
+            TrainSettings,
+            plan_steps,
+            recipe_eval_steps,
+            train_transformer,
+        )
 
         train_pairs = _as_pairs(train)
         dev_pairs = _as_pairs(dev)
         if not train_pairs:
             raise GeneratorError("no training pairs", code="E926")
-        rng = random.Random(self.seed)
         torch.manual_seed(self.seed)
         self._build()
-        model = self.model_
-        micro = self.micro_batch_size or self.batch_size
-        if micro > self.batch_size:
-            micro = self.batch_size
-        accumulation = max(1, math.ceil(self.batch_size / micro))
-        micro_per_epoch = math.ceil(len(train_pairs) / micro)
-        steps_per_epoch = max(1, math.ceil(micro_per_epoch / accumulation))
-        total_steps = steps_per_epoch * self.epochs
-        if self.max_steps is not None:
-            total_steps = min(total_steps, self.max_steps)
-        per_epoch_eval = total_steps < 3 * self.eval_steps
-        no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
-        groups = [
-            {
-                "params": [
-                    p for n, p in model.named_parameters() if not any(k in n for k in no_decay)
-                ],
-                "weight_decay": self.weight_decay,
-            },
-            {
-                "params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
-                "weight_decay": 0.0,
-            },
-        ]
-        optimizer = torch.optim.AdamW(groups, lr=self.learning_rate, eps=self.adam_epsilon)
-        scheduler = get_linear_schedule_with_warmup(
-            optimizer,
-            num_warmup_steps=round(self.warmup_ratio * total_steps),
-            num_training_steps=total_steps,
+        micro = min(self.micro_batch_size or self.batch_size, self.batch_size)
+        _, steps_per_epoch, total = plan_steps(
+            len(train_pairs), self.batch_size, micro, self.epochs, self.max_steps
         )
-        self.history_: list[dict[str, float]] = []
-        self.best_dev_perplexity_: float | None = None
-        self.best_step_: int | None = None
-        best_state: dict[str, Any] | None = None
-        device = self._device()
-        step = 0
-        bar = tqdm(total=total_steps, desc="fine-tuning", disable=not self.progress)
-
-        def evaluate(epoch: int, loss: float) -> None:
-            nonlocal best_state
-            entry = {"step": float(step), "epoch": float(epoch), "train_loss": loss}
-            if dev_pairs:
-                ppl = self.perplexity(dev_pairs)
-                entry["dev_perplexity"] = ppl
-                if self.best_dev_perplexity_ is None or ppl < self.best_dev_perplexity_:
-                    self.best_dev_perplexity_ = ppl
-                    self.best_step_ = step
-                    best_state = {
-                        k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()
-                    }
-            self.history_.append(entry)
-            bar.set_postfix({k: round(v, 3) for k, v in entry.items() if k != "step"})
-
-        done = False
-        running = 0.0
-        for epoch in range(1, self.epochs + 1):
-            model.train()
-            batches = self._batches(train_pairs, micro, shuffle=True, rng=rng)
-            for index in range(0, len(batches), accumulation):
-                group = batches[index : index + accumulation]
-                n_group = sum(len(b) for b in group)
-                loss_value = 0.0
-                for batch in group:
-                    enc = {k: v.to(device) for k, v in self._encode_batch(batch).items()}
-                    loss = model(**enc).loss * (len(batch) / n_group)
-                    loss.backward()
-                    loss_value += float(loss.detach())
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-                step += 1
-                running = loss_value if step == 1 else 0.9 * running + 0.1 * loss_value
-                bar.update(1)
-                if not per_epoch_eval and step % self.eval_steps == 0:
-                    evaluate(epoch, running)
-                    model.train()
-                out_of_time = (
-                    self.max_time is not None and time.monotonic() - started >= self.max_time
-                )
-                if step >= total_steps or out_of_time:
-                    done = True
-                    break
-            if (per_epoch_eval or done) and (
-                not self.history_ or self.history_[-1]["step"] != step
-            ):
-                evaluate(epoch, running)
-            if done:
-                break
-        bar.close()
-        self.n_steps_ = step
-        if best_state is not None:
-            model.load_state_dict(best_state)
-        model.eval()
+        settings = TrainSettings(
+            learning_rate=self.learning_rate,
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            micro_batch_size=micro,
+            # the paper's rule: every eval_steps, every epoch when training is shorter than 3 x
+            eval_steps=recipe_eval_steps(total, steps_per_epoch, self.eval_steps),
+            warmup_ratio=self.warmup_ratio,
+            weight_decay=self.weight_decay,
+            adam_epsilon=self.adam_epsilon,
+            max_steps=self.max_steps,
+            max_time=self.max_time,
+            seed=self.seed,
+            precision=self.precision,
+            device=str(self._device()),
+            progress=self.progress,
+        )
+        signature = None
+        if self.output_dir:
+            signature = {
+                k: str(v) if isinstance(v, Path) else v
+                for k, v in self.get_params().items()
+                if k not in ("progress", "device", "output_dir", "resume", "max_time")
+            }
+            signature["n_pairs"] = len(train_pairs)
+            signature["n_dev"] = len(dev_pairs)
+        result = train_transformer(
+            self.model_,
+            train_pairs,
+            self._encode_batch,
+            lambda model, batch: model(**batch).loss,
+            settings,
+            evaluator=PerplexityEvaluator(dev_pairs) if dev_pairs else None,
+            target=self,
+            output_dir=self.output_dir,
+            resume=self.resume,
+            signature=signature,
+        )
+        self.history_: list[dict[str, float]] = [
+            {
+                "step": float(h["step"]),
+                "epoch": float(h.get("epoch", 0.0)),
+                "train_loss": float(h.get("train_loss", math.nan)),
+                **({"dev_perplexity": float(h["dev_perplexity"])} if "dev_perplexity" in h else {}),
+            }
+            for h in result.history
+        ]
+        self.best_dev_perplexity_: float | None = result.best_score if dev_pairs else None
+        self.best_step_: int | None = result.best_step if dev_pairs else None
+        self.n_steps_ = result.steps
+        self.model_.eval()
         return self
 
     def perplexity(self, pairs: PairSet | Iterable[tuple[str, str]]) -> float:
@@ -515,7 +485,7 @@ class Seq2SeqGenerator:
         model.eval()
         total_loss, total_tokens = 0.0, 0
         micro = self.micro_batch_size or self.batch_size
-        with torch.no_grad():
+        with torch.no_grad(), autocast(self.precision, device):
             for k in range(0, len(data), micro):
                 enc = {
                     key: v.to(device) for key, v in self._encode_batch(data[k : k + micro]).items()
@@ -613,7 +583,7 @@ class Seq2SeqGenerator:
             disable=not self.progress or len(texts) <= size,
         ):
             chunk = texts[k : k + size]
-            with torch.no_grad():
+            with torch.no_grad(), autocast(self.precision, device):
                 if self.architecture_ == "decoder-only":
                     sep = self._separator_ids()
                     rows = [
@@ -667,6 +637,7 @@ class Seq2SeqGenerator:
         self.tokenizer_.save_pretrained(path)
         params = self.get_params()
         params["model_name_or_path"] = str(params["model_name_or_path"])
+        params["output_dir"] = None  # the checkpoints belong to the training run, not the model
         info = {
             "params": params,
             "architecture": self.architecture_,
@@ -730,6 +701,8 @@ def select_learning_rate(
     best: Seq2SeqGenerator | None = None
     for lr in learning_rates:
         candidate = copy.deepcopy(generator).set_params(learning_rate=lr)
+        if generator.output_dir:  # one checkpoint folder per rate: each resumes on its own
+            candidate.output_dir = str(Path(generator.output_dir) / f"lr-{lr:g}")
         candidate.fit(train_pairs, dev_pairs)
         ppl = candidate.best_dev_perplexity_
         results[lr] = float("nan") if ppl is None else ppl

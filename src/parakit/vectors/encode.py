@@ -64,6 +64,9 @@ class SentenceEncoder:
         max_seq_length: truncate inputs to this many tokens (None: the model's own limit).
         normalize: L2-normalise vectors so inner product = cosine.
         device: ``cpu`` (default) or ``cuda``.
+        precision: ``auto`` (bf16 autocast on CPUs with AMX/AVX512-BF16 and bf16 GPUs: about
+            2x faster with neighbour recall@5 >= 0.99 against fp32, docs/benchmarks.md),
+            ``fp32`` or ``bf16`` (:mod:`parakit.vectors.precision`). The vectors are float32.
 
     sentence-transformers already sorts each ``encode`` call by length, so passing large chunks
     (thousands of texts) gives length-sorted batching for free.
@@ -76,12 +79,17 @@ class SentenceEncoder:
         max_seq_length: int | None = None,
         normalize: bool = True,
         device: str = "cpu",
+        precision: str = "auto",
     ) -> None:
+        from parakit.vectors.precision import resolve_precision
+
         self.model = model
         self.batch_size = batch_size
         self.max_seq_length = max_seq_length
         self.normalize = normalize
         self.device = device
+        self.precision = precision
+        resolve_precision(precision, device)  # a bad value fails here, not at the first batch
 
     @property
     def model_(self) -> Any:
@@ -99,25 +107,38 @@ class SentenceEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into a float32 array of shape (len(texts), dim)."""
+        from parakit.vectors.precision import autocast
+
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model_.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=self.normalize,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        with autocast(self.precision, self.device):
+            vectors = self.model_.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=False,
+                convert_to_tensor=True,
+                show_progress_bar=False,
+            )
+        # pooled in bf16 under autocast: normalise in float32
+        vectors = vectors.float().cpu().numpy()
+        if self.normalize:
+            vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def signature(self) -> dict[str, Any]:
-        return {
+        from parakit.vectors.precision import resolve_precision
+
+        out = {
             "encoder": "sentence-transformers",
             "model": str(self.model),
             "model_digest": _model_digest(self.model),
             "normalize": self.normalize,
             "max_seq_length": int(self.model_.max_seq_length),
         }
+        precision = resolve_precision(self.precision, self.device)
+        if precision != "fp32":  # fp32 signatures stay as they were before bf16
+            out["precision"] = precision
+        return out
 
 
 class OnnxEncoder:
@@ -418,6 +439,13 @@ def load_encoder(model: str | Path, backend: str = "torch", **options: Any) -> A
         return SentenceEncoder(model, **options)
     modes = {"onnx": False, "onnx-int8": "dynamic", "onnx-int8-block": "block"}
     if backend in modes:
+        precision = options.pop("precision", "auto")
+        if precision not in ("auto", "fp32", None):
+            raise MineError(
+                f"precision {precision!r} is for the torch backend; the {backend} graph has "
+                "its own (fp32 or int8)",
+                code="E808",
+            )
         return OnnxEncoder(model, quantize=modes[backend], **options)
     raise MineError(
         f"unknown encoder backend {backend!r}; use torch, onnx, onnx-int8 or onnx-int8-block",
