@@ -20,9 +20,11 @@ from parakit.io.etpc import read_etpc
 from parakit.io.jsonl import read_jsonl, write_jsonl
 from parakit.io.mrpc import read_mrpc
 from parakit.io.multipit import multireference, read_multipit, read_multireference
+from parakit.io.release import read_release, write_release
 from parakit.io.table import read_table, write_table
 from parakit.io.tmup import read_tmup
 from parakit.io.turku import read_opus_parsebank, read_turku, write_turku
+from parakit.registry import Registry
 from parakit.schema import PairSet
 
 __all__ = [
@@ -37,11 +39,13 @@ __all__ = [
     "read_multipit",
     "read_multireference",
     "read_opus_parsebank",
+    "read_release",
     "read_table",
     "read_tmup",
     "read_turku",
     "write",
     "write_jsonl",
+    "write_release",
     "write_table",
     "write_turku",
 ]
@@ -55,25 +59,34 @@ def _read_tsv(path: str | Path, **options: Any) -> PairSet:
     return read_table(path, delimiter="\t", **options)
 
 
-READERS: dict[str, Callable[..., PairSet]] = {
-    "jsonl": read_jsonl,
-    "csv": _read_csv,
-    "tsv": _read_tsv,
-    "turku": read_turku,
-    "turku-opus-pb": read_opus_parsebank,
-    "multipit": read_multipit,
-    "multipit-multiref": read_multireference,
-    "tmup": read_tmup,
-    "mrpc": read_mrpc,
-    "etpc": read_etpc,
-}
+#: format -> reader; other packages add formats with a ``parakit.readers`` entry point
+READERS: Registry[Callable[..., PairSet]] = Registry(
+    "readers",
+    {
+        "jsonl": read_jsonl,
+        "csv": _read_csv,
+        "tsv": _read_tsv,
+        "turku": read_turku,
+        "turku-opus-pb": read_opus_parsebank,
+        "multipit": read_multipit,
+        "multipit-multiref": read_multireference,
+        "tmup": read_tmup,
+        "mrpc": read_mrpc,
+        "etpc": read_etpc,
+        "release": read_release,
+    },
+)
 
-WRITERS: dict[str, Callable[..., Any]] = {
-    "jsonl": write_jsonl,
-    "csv": lambda ps, path, **o: write_table(ps, path, delimiter=",", **o),
-    "tsv": lambda ps, path, **o: write_table(ps, path, delimiter="\t", **o),
-    "turku": write_turku,
-}
+#: format -> writer (``parakit.writers`` entry points)
+WRITERS: Registry[Callable[..., Any]] = Registry(
+    "writers",
+    {
+        "jsonl": write_jsonl,
+        "csv": lambda ps, path, **o: write_table(ps, path, delimiter=",", **o),
+        "tsv": lambda ps, path, **o: write_table(ps, path, delimiter="\t", **o),
+        "turku": write_turku,
+    },
+)
 
 
 def formats() -> dict[str, list[str]]:
@@ -109,6 +122,8 @@ def detect_format(path: str | Path) -> str:
     """
     path = Path(path)
     if path.is_dir():
+        if (path / "parakit.json").is_file():
+            return "release"
         if (path / "paraphrase_types.xml").exists() or any(path.glob("textual_*.xml")):
             return "etpc"
         raise DataFormatError("cannot tell the format of this folder", path=path, code="E113")
