@@ -83,6 +83,12 @@ def test_report_patterns_uses_the_induced_thesaurus(tmp_path, capsys):
     assert without["synonym_substitution"] == 0 and without["other"] == pytest.approx(7 / 8)
     once, patterns = _shares(tmp_path, corpus, "induced", "--min-count", "1")
     assert once["synonym_substitution"] == pytest.approx(4 / 8) and patterns["2"] != "other"
+    # report corpus takes the same option
+    out = tmp_path / "corpus-report"
+    argv = ["report", "corpus", str(corpus), "-o", str(out), "--sample-size", "0"]
+    assert main([*argv, "--synonyms", "induced"]) == 0
+    summary = json.loads(out.with_suffix(".json").read_text())["corpora"][0]
+    assert summary["patterns_positive"] == pytest.approx(from_file)
 
 
 @pytest.mark.slow
