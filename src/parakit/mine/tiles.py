@@ -266,7 +266,8 @@ def select_pairs(
     """
     rules = rules or SelectionRules()
     lex = candidate_lex_similarity(pairs) if lex_similarity is None else lex_similarity
-    neg, pos = _array(neg_confidence, "negative confidence"), _array(pos_confidence, "positive")
+    neg = _array(neg_confidence, "negative confidence")
+    pos = _array(pos_confidence, "positive confidence")
     if not len(neg) == len(pos) == len(pairs):
         raise MineError(
             f"{len(pairs)} pairs but {len(neg)} negative and {len(pos)} positive scores",
