@@ -1,5 +1,6 @@
 """The one registry helper: ``module:attr`` targets, ``register()``, entry points; and the
-registries that use it (readers, models, label schemes, phenomena, offline models)."""
+registries that use it (readers, writers, models, label schemes, phenomena, offline models,
+encoders, command groups)."""
 
 from __future__ import annotations
 
@@ -93,12 +94,16 @@ def test_register_and_lookup():
 
 def test_the_stage_registries_share_it():
     from parakit.analysis.phenomena import SOURCES
+    from parakit.errors import MineError
     from parakit.labels import SCHEMES, get_scheme
     from parakit.models.base import MODELS, get_model_class
     from parakit.offline import OFFLINE_MODELS
+    from parakit.vectors.encode import ENCODERS, load_encoder
 
-    for reg in (READERS, parakit.io.WRITERS, MODELS, SCHEMES, SOURCES, OFFLINE_MODELS):
+    for reg in (READERS, parakit.io.WRITERS, MODELS, SCHEMES, SOURCES, OFFLINE_MODELS, ENCODERS):
         assert isinstance(reg, Registry)
+    with pytest.raises(MineError, match=r"\[E806\] unknown encoder backend 'trt'; choose one of"):
+        load_encoder("offline-minilm", backend="trt")
     with pytest.raises(ModelError, match=r"\[E711\] unknown model type 'nosuch'; choose one of"):
         get_model_class("nosuch")
     with pytest.raises(LabelError, match=r"\[E205\] unknown label scheme 'nosuch'"):

@@ -1,5 +1,5 @@
 """One shape for parakit's registries: readers, writers, models, label schemes, phenomena
-sources, offline models.
+sources, offline models, encoder backends, command groups.
 
 A :class:`Registry` maps names to objects. An entry is the object itself or a ``"module:attr"``
 string imported on first use (so ``torch`` stays unloaded until a model is asked for). Other

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from parakit.errors import MineError
+from parakit.registry import Registry
 
 
 @runtime_checkable
@@ -434,20 +435,33 @@ def load_encoder(model: str | Path, backend: str = "torch", **options: Any) -> A
     Example:
         >>> load_encoder("offline-minilm", backend="onnx-int8")  # doctest: +SKIP
     """
-    model = resolve_model(model)
-    if backend == "torch":
-        return SentenceEncoder(model, **options)
-    modes = {"onnx": False, "onnx-int8": "dynamic", "onnx-int8-block": "block"}
-    if backend in modes:
-        precision = options.pop("precision", "auto")
+    return ENCODERS.lookup(backend)(resolve_model(model), **options)
+
+
+def _onnx(backend: str, quantize: bool | str) -> Callable[..., OnnxEncoder]:
+    def make(model: str, precision: str | None = "auto", **options: Any) -> OnnxEncoder:
         if precision not in ("auto", "fp32", None):
             raise MineError(
                 f"precision {precision!r} is for the torch backend; the {backend} graph has "
                 "its own (fp32 or int8)",
                 code="E808",
             )
-        return OnnxEncoder(model, quantize=modes[backend], **options)
-    raise MineError(
-        f"unknown encoder backend {backend!r}; use torch, onnx, onnx-int8 or onnx-int8-block",
-        code="E806",
-    )
+        return OnnxEncoder(model, quantize=quantize, **options)
+
+    return make
+
+
+#: backend -> encoder factory ``(model, **options)``; other packages add backends with a
+#: ``parakit.encoders`` entry point
+ENCODERS: Registry[Callable[..., Any]] = Registry(
+    "encoders",
+    {
+        "torch": SentenceEncoder,
+        "onnx": _onnx("onnx", False),
+        "onnx-int8": _onnx("onnx-int8", "dynamic"),
+        "onnx-int8-block": _onnx("onnx-int8-block", "block"),
+    },
+    what="encoder backend",
+    error=MineError,
+    code="E806",
+)
