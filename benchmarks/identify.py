@@ -28,6 +28,16 @@ Usage::
     HF_HUB_OFFLINE=1 python benchmarks/identify.py --part distill \
         --teacher models/mpnet/multipit-expert --distill-transfer 16000 --distill-gold
     HF_HUB_OFFLINE=1 python benchmarks/identify.py --part speed --threads 1
+    HF_HUB_OFFLINE=1 python benchmarks/identify.py paper-recipe   # MultiPIT Table 9, MPNet
+    HF_HUB_OFFLINE=1 python benchmarks/identify.py paper-recipe --model offline-minilm \
+        --lrs 2e-5 --epochs 1 --train-limit 64 --dev-limit 32     # a smoke run
+
+``paper-recipe`` is MultiPIT's Table 9 recipe (App. C) with ``offline-mpnet``: one cross-encoder
+per learning rate in {1e-5, 2e-5, 3e-5, 5e-5}, up to 5 epochs, effective batch 32, max length 64,
+dev F1 after every epoch (model selection), on a GPU when one is available (bf16 autocast where
+the CPU has AMX/AVX512-BF16 otherwise). Each learning rate checkpoints under
+``--work-dir/<model>/lr-<rate>``: stopped or killed, the same command resumes where it was, and
+finished rates are not trained again; ``results.json`` there collects dev F1 per rate x epoch.
 
 ``--part baselines`` runs every Q7 reference system (``bow-cosine``, ``bow``, ``word-vectors``
 with and without the MultiPIT auto sentences, ``mt-features``, ``embedding-lr`` on
@@ -208,14 +218,14 @@ def scores(name: str, val: PairSet, predicted: Any, infer_seconds: float) -> dic
 
 
 def load_teacher(path: Path, base: str) -> Any:
-    """A saved parakit model folder, or the ``best.pt`` checkpoint of a cross-encoder run
-    (``--ce-output-dir``) on top of its base encoder ``base``."""
-    from parakit.models.base import load_model
+    """A saved parakit model folder, or a checkpoint folder of a cross-encoder run
+    (``--ce-output-dir`` or ``paper-recipe``: ``lr-<rate>/checkpoint-<step>``, a Hugging Face
+    model folder) with the tokenizer of its base encoder ``base``."""
+    from parakit.models.base import MODEL_FILE, load_model
 
-    if path.is_dir():
+    if (path / MODEL_FILE).is_file():
         return load_model(path)
-    import torch
-    from transformers import AutoTokenizer
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from parakit.labels import get_scheme
     from parakit.models.cross_encoder import CrossEncoderClassifier
@@ -226,9 +236,7 @@ def load_teacher(path: Path, base: str) -> Any:
     teacher.label_type_ = "str"
     teacher.scheme_ = get_scheme("binary").spec()
     teacher.tokenizer_ = AutoTokenizer.from_pretrained(resolve_model(base))
-    teacher.network_ = teacher._build_network(teacher._source())
-    teacher.network_.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
-    teacher.network_.eval()
+    teacher.network_ = AutoModelForSequenceClassification.from_pretrained(str(path)).eval()
     return teacher
 
 
@@ -400,7 +408,86 @@ def noisy_part(args: argparse.Namespace) -> list[dict]:
     return result.rows
 
 
+def paper_recipe(argv: list[str]) -> None:
+    """MultiPIT Table 9 (App. C): a cross-encoder per learning rate, up to 5 epochs, dev F1
+    after every epoch, resumable per learning rate; prints dev F1 per rate x epoch."""
+    import torch
+
+    from parakit.io.atomic import atomic_write
+    from parakit.models.cross_encoder import CrossEncoderClassifier
+    from parakit.models.training import plan_steps
+
+    parser = argparse.ArgumentParser(prog="identify.py paper-recipe", description=__doc__)
+    parser.add_argument("--model", default="offline-mpnet")
+    parser.add_argument("--lrs", type=float, nargs="+", default=[1e-5, 2e-5, 3e-5, 5e-5])
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=32, help="effective batch (the recipe: 32)")
+    parser.add_argument("--per-device", type=int, default=32, help="pairs per forward pass")
+    parser.add_argument("--max-length", type=int, default=64)
+    parser.add_argument("--precision", default="auto", help="auto, fp32 or bf16")
+    parser.add_argument("--device", default=None, help="default: cuda when available, else cpu")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--train-limit", type=int, default=None, help="smoke runs: first N")
+    parser.add_argument("--dev-limit", type=int, default=None, help="smoke runs: first N")
+    parser.add_argument("--work-dir", type=Path, default=Path("benchmarks-out/paper-recipe"))
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args(argv)
+
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    train = read(DATA / "multipit" / "expert-train.csv", format="multipit")
+    dev = read(DATA / "multipit" / "expert-val.csv", format="multipit")
+    train = PairSet(list(train)[: args.train_limit], scheme="binary")
+    dev = PairSet(list(dev)[: args.dev_limit], scheme="binary")
+    _, per_epoch, _ = plan_steps(len(train), args.batch, args.per_device, args.epochs)
+    work = args.work_dir / str(args.model).replace("/", "_")
+    results_file = work / "results.json"
+    results = json.loads(results_file.read_text()) if results_file.exists() else {}
+    print(
+        f"MultiPIT Table 9 recipe: {args.model}, {len(train)} train / {len(dev)} dev pairs, "
+        f"{per_epoch} steps per epoch, device {device}, precision {args.precision}, "
+        f"load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    for rate in args.lrs:
+        start = time.perf_counter()
+        with LoadSampler() as load:
+            model = CrossEncoderClassifier(
+                args.model,
+                max_length=args.max_length,
+                learning_rate=rate,
+                epochs=args.epochs,
+                batch_size=args.batch,
+                per_device_batch_size=args.per_device,
+                eval_steps=per_epoch,  # dev F1 after every epoch
+                mixed_precision=args.precision,
+                seed=args.seed,
+                output_dir=str(work),  # checkpoints in work/lr-<rate>: a rerun resumes
+                device=device,
+                num_threads=args.threads,
+            ).fit(train, eval_set=dev)
+        results[f"{rate:g}"] = {
+            "dev_f1_per_epoch": [round(100 * h["dev_score"], 2) for h in model.history_],
+            "best_dev_f1": round(100 * model.best_score_, 2),
+            "seconds_this_run": round(time.perf_counter() - start, 1),
+            "load": round(load.mean(), 2),
+        }
+        work.mkdir(parents=True, exist_ok=True)
+        with atomic_write(results_file) as handle:
+            json.dump(results, handle, indent=2)
+        print(json.dumps({f"lr {rate:g}": results[f"{rate:g}"]}), flush=True)
+    epochs = max(len(r["dev_f1_per_epoch"]) for r in results.values())
+    print(f"\n| learning rate | {' | '.join(f'epoch {e + 1}' for e in range(epochs))} | best |")
+    print("|---|" + "---:|" * (epochs + 1))
+    for rate, r in results.items():
+        cells = [f"{v:.2f}" for v in r["dev_f1_per_epoch"]]
+        cells += [""] * (epochs - len(cells))
+        print(f"| {rate} | {' | '.join(cells)} | {r['best_dev_f1']:.2f} |")
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "paper-recipe":
+        paper_recipe(sys.argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--part",
@@ -408,10 +495,10 @@ def main() -> None:
         default="all",
     )
     parser.add_argument(
-        "--teacher", default=None, help="distill: a saved model folder or a best.pt checkpoint"
+        "--teacher", default=None, help="distill: a saved model folder or a checkpoint folder"
     )
     parser.add_argument(
-        "--teacher-base", default="offline-mpnet", help="distill: the encoder of a best.pt"
+        "--teacher-base", default="offline-mpnet", help="distill: the encoder of a checkpoint"
     )
     parser.add_argument(
         "--distill-transfer",

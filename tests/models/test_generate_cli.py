@@ -302,6 +302,57 @@ def test_run_with_llm_endpoint(tmp_path):
     assert rows[0]["system"] == "m-4shot"
 
 
+def test_learning_rate_grid_selects_on_dev_perplexity(tmp_path, tiny_bart, capsys):
+    """M11: `generate train --lr a,b` trains one model per rate on the output of `prepare` and
+    keeps the one with the lowest dev perplexity; the checkpoints make a rerun free."""
+    corpus = _pairs_csv(tmp_path / "pairs.csv")
+    train = tmp_path / "train.jsonl"
+    assert main(["generate", "prepare", str(corpus), "-o", str(train), "-f", "multipit"]) == 0
+    args = [
+        "generate",
+        "train",
+        str(train),
+        "-o",
+        str(tmp_path / "model"),
+        "--model",
+        str(tiny_bart),
+        "--dev",
+        str(train),
+        "--epochs",
+        "3",
+        "--batch-size",
+        "16",
+        "--max-length",
+        "32",
+        "--lr",
+        "1e-6,3e-3",
+        "--precision",
+        "fp32",
+        "--workdir",
+        str(tmp_path / "work"),
+    ]
+    capsys.readouterr()
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    table = {
+        float(line.split("\t")[0]): float(line.split("\t")[1].split()[0])
+        for line in lines[lines.index("lr\tbest dev perplexity") + 1 :]
+        if "\t" in line
+    }
+    assert set(table) == {1e-6, 3e-3}
+    assert table[3e-3] < table[1e-6]  # a rate of 1e-6 barely moves a random model
+    info = json.loads((tmp_path / "model" / "parakit_generator.json").read_text())
+    assert info["params"]["learning_rate"] == 3e-3
+    assert info["best_dev_perplexity"] == pytest.approx(min(table.values()), rel=1e-3)
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["lr-0.003", "lr-1e-06"]
+    # the same command again finds both runs finished: the same selection, no training
+    assert main(args) == 0
+    again = capsys.readouterr().out
+    assert "0.003\t" in again and f"{table[3e-3]:.3f}  <- kept" in again
+    # a grid without dev data cannot select
+    assert main(args[:7] + args[9:]) == 2
+
+
 def test_bad_input_gives_error_code(tmp_path, capsys):
     bad = tmp_path / "gen.jsonl"
     bad.write_text('{"source": "a"}\n', encoding="utf-8")

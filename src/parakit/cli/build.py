@@ -11,6 +11,7 @@ import typer
 
 from parakit.cli.options import (
     FormatOpt,
+    PrecisionOpt,
     ReaderOptionsOpt,
     SeedOpt,
     output_option,
@@ -642,6 +643,7 @@ def knn_cmd(
     ] = "ip",
     batch_size: Annotated[int, typer.Option()] = 64,
     seed: SeedOpt = 0,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """kNN candidates within each source + stratified sample (T15): ``mine run
     --same-source``, then a sample over char n-gram similarity bins."""
@@ -652,9 +654,10 @@ def knn_cmd(
     from parakit.mine.mining import mine
     from parakit.vectors.encode import load_encoder
 
-    encoder = load_encoder(
-        resolve_model(model), backend, batch_size=batch_size, normalize=metric != "l2"
-    )
+    options: dict[str, Any] = {"batch_size": batch_size, "normalize": metric != "l2"}
+    if backend == "torch" or precision != "auto":  # ONNX graphs have their own precision
+        options["precision"] = precision
+    encoder = load_encoder(resolve_model(model), backend, **options)
     candidates = output / "candidates.jsonl"
     result = mine(
         sentences,

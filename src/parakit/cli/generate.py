@@ -14,9 +14,11 @@ import typer
 
 from parakit.cli.options import (
     FormatOpt,
+    PrecisionOpt,
     SeedOpt,
     check_model,
     output_option,
+    parse_numbers,
     read_pairs,
     show_progress,
 )
@@ -126,7 +128,14 @@ def train(
     architecture: Annotated[
         str, typer.Option(help="auto, encoder-decoder, decoder-only, bert2bert.")
     ] = "auto",
-    learning_rate: Annotated[float, typer.Option("--lr")] = 1e-4,
+    learning_rate: Annotated[
+        str,
+        typer.Option(
+            "--lr",
+            help="Learning rate, or a comma-separated grid (the paper's: 1e-4,3e-4,1e-5,3e-5): "
+            "one model per rate, the one with the lowest dev perplexity is kept (needs --dev).",
+        ),
+    ] = "1e-4",
     epochs: Annotated[int, typer.Option()] = 5,
     batch_size: Annotated[int, typer.Option(help="Effective batch size.")] = 128,
     micro_batch_size: Annotated[
@@ -141,15 +150,27 @@ def train(
     seed: SeedOpt = 0,
     device: Annotated[str | None, typer.Option()] = None,
     format: FormatOpt = None,
+    precision: PrecisionOpt = "auto",
+    workdir: Annotated[
+        Path | None,
+        typer.Option(help="Checkpoint folder: the same command run again resumes from it."),
+    ] = None,
 ) -> None:
     """Fine-tune a generator with MultiPIT's recipe (AdamW, warm-up 0.06, linear decay,
-    selection on dev perplexity)."""
-    from parakit.models.generator import Seq2SeqGenerator
+    selection on dev perplexity; with several --lr values, the learning rate too)."""
+    from parakit.models.generator import Seq2SeqGenerator, select_learning_rate
 
+    rates = parse_numbers(learning_rate, "--lr", sep=",")
+    if len(rates) > 1 and dev is None:
+        raise typer.BadParameter(
+            "a learning-rate grid is selected on dev perplexity: give --dev", param_hint="--lr"
+        )
+    if any(rate <= 0 for rate in rates):
+        raise typer.BadParameter(f"{learning_rate!r}: rates must be > 0", param_hint="--lr")
     gen = Seq2SeqGenerator(
         check_model(model),
         architecture=architecture,  # type: ignore[arg-type]
-        learning_rate=learning_rate,
+        learning_rate=rates[0],
         epochs=epochs,
         batch_size=batch_size,
         micro_batch_size=micro_batch_size,
@@ -161,8 +182,19 @@ def train(
         seed=seed,
         device=device,
         progress=show_progress(),
+        precision=precision,
+        output_dir=str(workdir) if workdir is not None else None,
     )
-    gen.fit(read_pairs(train_file, format), read_pairs(dev, format) if dev is not None else None)
+    train_pairs = read_pairs(train_file, format)
+    dev_pairs = read_pairs(dev, format) if dev is not None else None
+    if len(rates) > 1:
+        gen, results = select_learning_rate(gen, train_pairs, dev_pairs, rates)
+        typer.echo("lr\tbest dev perplexity")
+        for rate, ppl in results.items():
+            mark = "  <- kept" if rate == gen.learning_rate else ""
+            typer.echo(f"{rate:g}\t{ppl:.3f}{mark}")
+    else:
+        gen.fit(train_pairs, dev_pairs)
     gen.save(output)
     best = gen.best_dev_perplexity_
     typer.echo(
@@ -206,6 +238,7 @@ def run(
         str | None, typer.Option(help="System name stored with each generation.")
     ] = None,
     format: FormatOpt = None,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Generate one paraphrase per input with a trained model or an LLM endpoint."""
     from parakit.evaluate.generation import write_generations
@@ -225,6 +258,7 @@ def run(
             temperature=temperature,
             max_new_tokens=max_new_tokens or 64,
             progress=show_progress(),
+            precision=precision,
         )
         name = system or model.name
     else:
@@ -447,6 +481,7 @@ def matrix(
     num_layers: Annotated[int | None, typer.Option()] = None,
     beta: Annotated[float, typer.Option()] = 4.0,
     seed: SeedOpt = 0,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Train on each dataset and evaluate on every test set: a Table-5-style matrix."""
     from parakit.evaluate.generation import (
@@ -480,6 +515,7 @@ def matrix(
             num_beams=num_beams,
             seed=seed,
             progress=show_progress(),
+            precision=precision,
         )
 
     table = cross_dataset_matrix(

@@ -13,6 +13,7 @@ import typer
 
 from parakit.cli.options import (
     FormatOpt,
+    PrecisionOpt,
     SeedOpt,
     echo_json,
     output_option,
@@ -37,10 +38,13 @@ ModelOpt = Annotated[
 BackendOpt = Annotated[str, typer.Option(help="Encoder backend: torch | onnx | onnx-int8.")]
 
 
-def _encoder(model: str, backend: str, batch_size: int = 64):
+def _encoder(model: str, backend: str, batch_size: int = 64, precision: str = "auto"):
     from parakit.vectors.encode import load_encoder
 
-    return load_encoder(resolve_model(model), backend, batch_size=batch_size)
+    options: dict[str, Any] = {"batch_size": batch_size}
+    if backend == "torch" or precision != "auto":  # ONNX graphs have their own (fp32 or int8)
+        options["precision"] = precision
+    return load_encoder(resolve_model(model), backend, **options)
 
 
 class _ChunkedProgress:
@@ -110,16 +114,19 @@ def run(
     overwrite: Annotated[
         bool, typer.Option(help="Discard a workdir made with other settings.")
     ] = False,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Embed a collection, find k nearest neighbours, filter, optionally re-rank; resumable."""
     from parakit.mine.mining import mine
     from parakit.mine.rerank import load_classifier
 
     clf = load_classifier(str(classifier)) if classifier else None
+    if hasattr(clf, "mixed_precision"):  # a torch re-ranker runs at --precision too
+        clf.mixed_precision = precision
     result = mine(
         collection,
         workdir,
-        _encoder(model, backend, batch_size),
+        _encoder(model, backend, batch_size, precision),
         output=output,
         k=k,
         same_source=same_source,

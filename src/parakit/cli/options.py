@@ -68,6 +68,24 @@ SchemeOpt = Annotated[
 ]
 
 
+def _check_precision(value: str) -> str:
+    if value not in ("auto", "fp32", "bf16", "fp16"):
+        raise typer.BadParameter(f"{value!r}: use fp32, bf16 or auto", param_hint="--precision")
+    return value
+
+
+#: ``--precision``: numeric precision of every torch model the command trains or runs
+PrecisionOpt = Annotated[
+    str,
+    typer.Option(
+        "--precision",
+        callback=_check_precision,
+        help="fp32, bf16 or auto: bf16 autocast where the CPU has AMX/AVX512-BF16 (or the GPU "
+        "bf16), fp32 elsewhere (torch models only).",
+    ),
+]
+
+
 def coerce(value: str) -> Any:
     """The one coercion rule of ``KEY=VALUE`` options.
 
@@ -264,6 +282,7 @@ __all__ = [
     "ColumnsOpt",
     "FormatOpt",
     "Output",
+    "PrecisionOpt",
     "ReaderOptionsOpt",
     "SchemeOpt",
     "SeedOpt",

@@ -1,0 +1,269 @@
+"""fp32 against bf16 autocast (and the ONNX backends) on this CPU: speed and what it costs.
+
+Run from the repository root (HF_HUB_OFFLINE=1, the offline models installed)::
+
+    python benchmarks/precision.py embed --n 2000                  # offline-minilm
+    python benchmarks/precision.py embed --n 1000 --model offline-mpnet
+    python benchmarks/precision.py steps --model offline-minilm    # cross-encoder step + predict
+    python benchmarks/precision.py int8 --n 1000                   # where the ONNX time goes
+
+``embed``: real MultiPIT auto sentences through sentence-transformers' own fp32 ``encode`` (the
+reference) and parakit's encoders; per row sentences/s (wall and per CPU-second of the process),
+mean/min cosine to the fp32 vectors and neighbour recall@5 (each sentence's 5 nearest among the
+n, itself left out) against the fp32 neighbours. ``steps``: one cross-encoder training step
+(32 pairs x 64 tokens, AdamW) and one prediction batch, fp32 against bf16 autocast.
+
+Each prints a Markdown table with the CPU's matrix-unit flags and the load average beside it;
+figures go to docs/benchmarks.md#precision-bf16-and-int8-on-this-cpu.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+DATA = Path(os.environ.get("PARAKIT_DATA", ROOT.parent / "shared" / "data"))
+if not DATA.exists():
+    DATA = Path("/work/shared/data")
+
+
+def multipit_sentences(n: int) -> list[str]:
+    """The first ``n`` unique sentences of the MultiPIT auto train file (both columns)."""
+    seen: dict[str, None] = {}
+    with open(DATA / "multipit" / "auto-train.csv", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            for key in ("sentence1", "sentence2"):
+                text = (row[key] or "").strip()
+                if text:
+                    seen.setdefault(text, None)
+            if len(seen) >= n:
+                break
+    return list(seen)[:n]
+
+
+def multipit_pairs(n: int) -> tuple[list[str], list[str]]:
+    with open(DATA / "multipit" / "expert-train.csv", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))[:n]
+    return [r["sentence1"] for r in rows], [r["sentence2"] for r in rows]
+
+
+def neighbours(vectors: np.ndarray, k: int = 5) -> np.ndarray:
+    """Exact k nearest neighbours by inner product, the sentence itself left out."""
+    scores = vectors @ vectors.T
+    np.fill_diagonal(scores, -np.inf)
+    return np.argsort(-scores, axis=1, kind="stable")[:, :k]
+
+
+def recall_at(found: np.ndarray, truth: np.ndarray) -> float:
+    k = truth.shape[1]
+    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(found, truth, strict=True)]))
+
+
+def header(what: str) -> None:
+    from parakit.vectors.precision import cpu_summary
+
+    cpu = cpu_summary()
+    print(
+        f"\n{what}\nCPU flags: {' '.join(cpu['flags']) or 'none'}; precision auto -> "
+        f"{cpu['auto']}; threads {os.cpu_count()}; load average {os.getloadavg()[0]:.2f} "
+        "at start"
+    )
+
+
+def timed(encode, texts: list[str]) -> tuple[np.ndarray, float, float]:
+    encode(texts[:64])  # load / export / warm-up outside the timing
+    start, cpu0 = time.perf_counter(), time.process_time()
+    vectors = np.asarray(encode(texts), dtype=np.float32)
+    return vectors, time.perf_counter() - start, time.process_time() - cpu0
+
+
+def bench_embed(args: argparse.Namespace) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from parakit.vectors.encode import OnnxEncoder, SentenceEncoder, resolve_model
+
+    texts = multipit_sentences(args.n)
+    model = resolve_model(args.model)
+    header(f"Embedding {len(texts)} MultiPIT auto sentences with {args.model}")
+    st = SentenceTransformer(model, device="cpu")
+    rows: list[tuple[str, callable]] = [
+        (
+            "sentence-transformers `encode`, fp32 (reference)",
+            lambda t: st.encode(t, batch_size=64, normalize_embeddings=True),
+        ),
+        ("parakit torch, fp32, batch 64", SentenceEncoder(model, precision="fp32").encode),
+        ("parakit torch, bf16 autocast, batch 64", SentenceEncoder(model, precision="bf16").encode),
+        (
+            "parakit torch, bf16 autocast, batch 256",
+            SentenceEncoder(model, precision="bf16", batch_size=256).encode,
+        ),
+    ]
+    if args.onnx:
+        rows += [
+            ("ONNX Runtime fp32 (`onnx`)", OnnxEncoder(model, quantize=False).encode),
+            ("ONNX Runtime dynamic int8", OnnxEncoder(model, quantize="dynamic").encode),
+            ("ONNX Runtime block int8 (MatMulNBits)", OnnxEncoder(model, quantize="block").encode),
+        ]
+    results = []
+    reference = truth = None
+    for name, encode in rows:
+        vectors, wall, cpu = timed(encode, texts)
+        if reference is None:
+            reference, truth = vectors, neighbours(vectors)
+        cosine = (vectors * reference).sum(axis=1)
+        results.append(
+            (
+                name,
+                len(texts) / wall,
+                len(texts) / cpu,
+                cosine.mean(),
+                cosine.min(),
+                recall_at(neighbours(vectors), truth),
+            )
+        )
+        print(f"  {name}: {len(texts) / wall:.0f}/s", file=sys.stderr)
+    base = results[0][1]
+    print(f"load average {os.getloadavg()[0]:.2f} at the end\n")
+    print(
+        "| encoder | sentences/s (wall) | x fp32 encode | sentences per CPU-second | "
+        "mean cos to fp32 | min cos | recall@5 vs fp32 neighbours |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, wall_rate, cpu_rate, mean_cos, min_cos, rec in results:
+        print(
+            f"| {name} | {wall_rate:.0f} | {wall_rate / base:.2f} | {cpu_rate:.0f} | "
+            f"{mean_cos:.4f} | {min_cos:.4f} | {rec:.3f} |"
+        )
+
+
+def bench_steps(args: argparse.Namespace) -> None:
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from parakit.offline import resolve_model
+    from parakit.vectors.precision import autocast
+
+    path = resolve_model(args.model)
+    tok = AutoTokenizer.from_pretrained(path)
+    t1, t2 = multipit_pairs(args.batch)
+    batch = tok(t1, t2, truncation=True, max_length=64, padding="max_length", return_tensors="pt")
+    labels = torch.tensor([i % 2 for i in range(len(t1))])
+    header(f"Cross-encoder {args.model}: {len(t1)} MultiPIT pairs x 64 tokens")
+    out = {}
+    for precision in ("fp32", "bf16"):
+        torch.manual_seed(0)
+        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=2)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+        train, infer = [], []
+        for repeat in range(args.repeats + 1):  # the first of each is a warm-up
+            model.train()
+            start = time.perf_counter()
+            with autocast(precision, "cpu"):
+                loss = torch.nn.functional.cross_entropy(model(**batch).logits.float(), labels)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            train.append(time.perf_counter() - start)
+            model.eval()
+            start = time.perf_counter()
+            with torch.inference_mode(), autocast(precision, "cpu"):
+                proba = model(**batch).logits.float().softmax(-1)
+            infer.append(time.perf_counter() - start)
+            if repeat == 0:
+                out.setdefault("proba", {})[precision] = proba[:, 1].numpy()
+        out[precision] = (float(np.median(train[1:])), float(np.median(infer[1:])))
+    diff = np.abs(out["proba"]["fp32"] - out["proba"]["bf16"]).max()
+    print(f"load average {os.getloadavg()[0]:.2f} at the end\n")
+    print("| model | fp32 train step | bf16 train step | fp32 inference | bf16 inference |")
+    print("|---|---:|---:|---:|---:|")
+    (ft, fi), (bt, bi) = out["fp32"], out["bf16"]
+    print(
+        f"| {args.model} | {ft:.2f} s | {bt:.2f} s ({ft / bt:.1f}x) | {fi:.3f} s | "
+        f"{bi:.3f} s ({fi / bi:.1f}x) |"
+    )
+    print(f"\nlargest |P(fp32) - P(bf16)| of the first step's predictions: {diff:.4f}")
+
+
+def bench_int8(args: argparse.Namespace) -> None:
+    """Why int8 ONNX is no faster here: per graph, node counts by operator, and ONNX Runtime's
+    own profile of where the time goes (share per operator type) on the same sentences."""
+    import collections
+    import json
+
+    import onnx
+    import onnxruntime as ort
+
+    from parakit.vectors.encode import OnnxEncoder, resolve_model
+
+    texts = multipit_sentences(args.n)
+    model = resolve_model(args.model)
+    header(f"ONNX Runtime {ort.__version__}: {len(texts)} MultiPIT auto sentences, {args.model}")
+    graphs = {"fp32": False, "dynamic int8": "dynamic", "block int8": "block"}
+    profiles = {}
+    for name, mode in graphs.items():
+        encoder = OnnxEncoder(model, quantize=mode, threads=args.threads)
+        path = encoder._export()
+        ops = collections.Counter(n.op_type for n in onnx.load(str(path)).graph.node)
+        options = ort.SessionOptions()
+        options.enable_profiling = True
+        options.profile_file_prefix = f"/tmp/parakit-ort-{mode}"
+        if args.threads:
+            options.intra_op_num_threads = args.threads
+        encoder._sess = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        encoder._session()
+        encoder.encode(texts)
+        trace = json.loads(Path(encoder._sess.end_profiling()).read_text())
+        per_op: collections.Counter[str] = collections.Counter()
+        for event in trace:
+            if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+                per_op[event["args"]["op_name"]] += event["dur"]
+        total = sum(per_op.values())
+        profiles[name] = (ops, per_op, total)
+    print(f"load average {os.getloadavg()[0]:.2f} at the end\n")
+    kinds = sorted({k for _, per_op, _ in profiles.values() for k in per_op})
+    kinds.sort(key=lambda k: -profiles["fp32"][1].get(k, 0))
+    print("| operator | " + " | ".join(f"{g}: nodes, ms (share)" for g in profiles) + " |")
+    print("|---|" + "---:|" * len(profiles))
+    for kind in kinds:
+        cells = []
+        for ops, per_op, total in profiles.values():
+            ms = per_op.get(kind, 0) / 1000
+            cells.append(f"{ops.get(kind, 0)}, {ms:.0f} ({100 * per_op.get(kind, 0) / total:.0f}%)")
+        print(f"| {kind} | " + " | ".join(cells) + " |")
+    print(
+        "| **all kernels** | "
+        + " | ".join(f"{sum(o.values())}, {t / 1000:.0f}" for o, _, t in profiles.values())
+        + " |"
+    )
+
+
+def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("embed")
+    p.add_argument("--n", type=int, default=2000)
+    p.add_argument("--model", default="offline-minilm")
+    p.add_argument("--onnx", action="store_true", help="add the ONNX fp32/int8 rows")
+    p = sub.add_parser("int8")
+    p.add_argument("--n", type=int, default=1000)
+    p.add_argument("--model", default="offline-minilm")
+    p.add_argument("--threads", type=int, default=None)
+    p = sub.add_parser("steps")
+    p.add_argument("--model", default="offline-minilm")
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    {"embed": bench_embed, "steps": bench_steps, "int8": bench_int8}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()
