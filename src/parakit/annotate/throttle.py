@@ -12,8 +12,14 @@ Two keys are counted in a sliding ``window``:
 
 Attempts are counted *before* the password is checked (:meth:`LoginThrottle.attempt`
 records a pending failure atomically, :meth:`LoginThrottle.succeeded` takes it back), so
-concurrent guesses cannot all slip in before the first failure is recorded. The record lives
-in the process: behind several server processes each keeps its own.
+concurrent guesses cannot all slip in before the first failure is recorded.
+
+Where the counts live is the ledger's business: :class:`MemoryLedger` (one process; the
+default) or :class:`StoreLedger`, the annotation store's ``login_failures`` table, which
+every worker of ``parakit annotate serve --workers N`` shares (a check and its count are one
+transaction, serialised per key, so N workers count like one). The ledger also remembers the
+name + address pairs that logged in before (:meth:`LoginThrottle.known`): the web app serves
+those from a reserved hashing lane.
 
 Example:
     >>> from datetime import timedelta
@@ -31,13 +37,20 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import time
+import zlib
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from parakit.annotate.db import Database
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,162 @@ class Ticket:
 
     keys: tuple[str, ...]
     at: float
+    #: the ledger's handles of the counted rows (ids in the store), one per key
+    handles: tuple[Any, ...] = ()
+
+
+class Counts(Protocol):
+    """The failure times of some keys, inside one atomic ledger section."""
+
+    def times(self, key: str, since: float) -> list[float]:
+        """The key's failure times after ``since``, oldest first (older ones are dropped)."""
+
+    def add(self, key: str, at: float) -> Any:
+        """Count a failure; returns a handle for :meth:`remove`."""
+
+    def remove(self, key: str, at: float, handle: Any) -> None:
+        """Take one counted failure back."""
+
+    def clear(self, key: str) -> None:
+        """Forget every failure of the key."""
+
+
+class Ledger(Protocol):
+    def section(self, keys: Sequence[str]) -> Any:
+        """A context manager giving :class:`Counts`, atomic for ``keys`` across everyone
+        sharing the ledger."""
+
+    def remember(self, key: str, at: float) -> None:
+        """Note a successful login of ``key``."""
+
+    def remembered(self, key: str, since: float) -> bool:
+        """Whether ``key`` logged in successfully after ``since``."""
+
+
+class MemoryLedger:
+    """Counts in this process (one server process)."""
+
+    def __init__(self) -> None:
+        self._failures: dict[str, deque[float]] = {}
+        self._known: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def section(self, keys: Sequence[str]) -> Iterator[MemoryLedger]:
+        with self._lock:
+            yield self
+
+    def times(self, key: str, since: float) -> list[float]:
+        times = self._failures.get(key, deque())
+        while times and times[0] <= since:
+            times.popleft()
+        if not times:
+            self._failures.pop(key, None)
+        return list(times)
+
+    def add(self, key: str, at: float) -> None:
+        self._failures.setdefault(key, deque()).append(at)
+
+    def remove(self, key: str, at: float, handle: Any) -> None:
+        times = self._failures.get(key)
+        if times and at in times:
+            times.remove(at)
+            if not times:
+                self._failures.pop(key, None)
+
+    def clear(self, key: str) -> None:
+        self._failures.pop(key, None)
+
+    def remember(self, key: str, at: float) -> None:
+        with self._lock:
+            self._known[key] = at
+
+    def remembered(self, key: str, since: float) -> bool:
+        with self._lock:
+            return self._known.get(key, -math.inf) > since
+
+
+class StoreLedger:
+    """Counts in the annotation store (``login_failures``, ``known_logins``), shared by every
+    server process. On PostgreSQL each section takes transaction-scoped advisory locks on its
+    keys (in a fixed order, so two sections never deadlock); on SQLite the write transaction
+    itself is exclusive."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @contextmanager
+    def section(self, keys: Sequence[str]) -> Iterator[_StoreCounts]:
+        from sqlalchemy import text
+
+        with self.db.writing(), self.db.transaction() as session:
+            if self.db.engine.dialect.name == "postgresql":
+                for lock in sorted({zlib.crc32(k.encode()) for k in keys}):
+                    session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock})
+            yield _StoreCounts(session)
+
+    def remember(self, key: str, at: float) -> None:
+        from parakit.annotate.models import KnownLogin
+
+        def work(session: Any) -> None:
+            row = session.get(KnownLogin, key)
+            if row is None:
+                session.add(KnownLogin(key=key, last_at=at))
+            else:
+                row.last_at = at
+
+        self.db.write(work)
+
+    def remembered(self, key: str, since: float) -> bool:
+        from parakit.annotate.models import KnownLogin
+
+        with self.db.transaction() as session:
+            row = session.get(KnownLogin, key)
+        return row is not None and row.last_at > since
+
+
+class _StoreCounts:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    def times(self, key: str, since: float) -> list[float]:
+        from sqlalchemy import delete, select
+
+        from parakit.annotate.models import LoginFailure
+
+        self.session.execute(
+            delete(LoginFailure).where(LoginFailure.key == key, LoginFailure.at <= since)
+        )
+        return list(
+            self.session.scalars(
+                select(LoginFailure.at)
+                .where(LoginFailure.key == key)
+                .order_by(LoginFailure.at, LoginFailure.id)
+            )
+        )
+
+    def add(self, key: str, at: float) -> int:
+        from parakit.annotate.models import LoginFailure
+
+        row = LoginFailure(key=key, at=at)
+        self.session.add(row)
+        self.session.flush()
+        return row.id
+
+    def remove(self, key: str, at: float, handle: Any) -> None:
+        from sqlalchemy import delete
+
+        from parakit.annotate.models import LoginFailure
+
+        if handle is not None:
+            self.session.execute(delete(LoginFailure).where(LoginFailure.id == handle))
+
+    def clear(self, key: str) -> None:
+        from sqlalchemy import delete
+
+        from parakit.annotate.models import LoginFailure
+
+        self.session.execute(delete(LoginFailure).where(LoginFailure.key == key))
 
 
 class LoginThrottle:
@@ -59,16 +228,22 @@ class LoginThrottle:
         base_delay: the first delay; it doubles with each further failure (at most until
             enough failures leave the window).
         address_factor: an address alone is limited at ``max_failures * address_factor``.
-        clock: seconds as a float (injectable for tests); ``time.monotonic`` by default.
+        clock: seconds as a float (injectable for tests); ``time.time`` by default, the one
+            clock that several server processes share.
+        ledger: where the counts live: :class:`MemoryLedger` (default) or
+            :class:`StoreLedger`.
+        remember_for: how long a successful name + address login counts as known.
     """
 
     def __init__(
         self,
         max_failures: int = 5,
         window: timedelta = timedelta(minutes=5),
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
         base_delay: timedelta = timedelta(seconds=30),
         address_factor: int = 4,
+        ledger: Ledger | None = None,
+        remember_for: timedelta = timedelta(days=90),
     ) -> None:
         if max_failures < 0 or address_factor < 1:
             raise ValueError("max_failures must be >= 0 and address_factor >= 1")
@@ -76,26 +251,18 @@ class LoginThrottle:
         self.window = window.total_seconds()
         self.base_delay = base_delay.total_seconds()
         self.address_factor = address_factor
+        self.remember_for = remember_for.total_seconds()
         self._clock = clock
-        self._failures: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
+        self.ledger: Ledger = ledger if ledger is not None else MemoryLedger()
 
     def _keys(self, name: str, address: str | None) -> list[tuple[str, int]]:
         address = address or "-"
         return [
-            (f"pair:{name.casefold()}\x00{address}", self.max_failures),
-            (f"addr:{address}", self.max_failures * self.address_factor),
+            (pair_key(name, address), self.max_failures),
+            (f"addr:{address}"[:400], self.max_failures * self.address_factor),
         ]
 
-    def _prune(self, key: str, now: float) -> deque[float]:
-        times = self._failures.get(key, deque())
-        while times and now - times[0] >= self.window:
-            times.popleft()
-        if not times:
-            self._failures.pop(key, None)
-        return times
-
-    def _wait(self, times: deque[float], limit: int, now: float) -> float:
+    def _wait(self, times: list[float], limit: int, now: float) -> float:
         if len(times) < limit:
             return 0.0
         # free again when enough failures leave the window, or after the growing delay
@@ -103,10 +270,10 @@ class LoginThrottle:
         delay = times[-1] + min(self.base_delay * 2 ** (len(times) - limit), self.window)
         return max(0.0, min(expires, delay) - now)
 
-    def _retry_after(self, name: str, address: str | None, now: float) -> int:
+    def _retry_after(self, counts: Counts, keys: list[tuple[str, int]], now: float) -> int:
         wait = 0.0
-        for key, limit in self._keys(name, address):
-            wait = max(wait, self._wait(self._prune(key, now), limit, now))
+        for key, limit in keys:
+            wait = max(wait, self._wait(counts.times(key, now - self.window), limit, now))
         return math.ceil(wait) if wait > 0 else 0
 
     def attempt(self, name: str, address: str | None) -> tuple[int, Ticket | None]:
@@ -115,56 +282,62 @@ class LoginThrottle:
         :meth:`succeeded` when the password is right."""
         if not self.max_failures:
             return 0, None
-        with self._lock:
+        keys = self._keys(name, address)
+        with self.ledger.section([k for k, _ in keys]) as counts:
             now = self._clock()
-            wait = self._retry_after(name, address, now)
+            wait = self._retry_after(counts, keys, now)
             if wait:
                 return wait, None
-            keys = tuple(key for key, _ in self._keys(name, address))
-            for key in keys:
-                self._failures.setdefault(key, deque()).append(now)
-            return 0, Ticket(keys, now)
+            handles = tuple(counts.add(key, now) for key, _ in keys)
+            return 0, Ticket(tuple(k for k, _ in keys), now, handles)
 
     def succeeded(self, ticket: Ticket | None) -> None:
-        """The password was right: take the attempt back and clear the name+address record
-        (the address keeps its other failures)."""
+        """The password was right: take the attempt back, clear the name+address record (the
+        address keeps its other failures) and remember the pair as known."""
         if ticket is None:
             return
-        with self._lock:
-            pair, *others = ticket.keys
-            self._failures.pop(pair, None)
-            for key in others:
-                times = self._failures.get(key)
-                if times and ticket.at in times:
-                    times.remove(ticket.at)
-                    if not times:
-                        self._failures.pop(key, None)
+        pair, *others = ticket.keys
+        with self.ledger.section(ticket.keys) as counts:
+            counts.clear(pair)
+            for key, handle in zip(others, ticket.handles[1:], strict=False):
+                counts.remove(key, ticket.at, handle)
+        self.ledger.remember(pair, ticket.at)
 
     def cancel(self, ticket: Ticket | None) -> None:
         """Take back an attempt whose password was never checked."""
         if ticket is None:
             return
-        with self._lock:
-            for key in ticket.keys:
-                times = self._failures.get(key)
-                if times and ticket.at in times:
-                    times.remove(ticket.at)
-                    if not times:
-                        self._failures.pop(key, None)
+        with self.ledger.section(ticket.keys) as counts:
+            for key, handle in zip(ticket.keys, ticket.handles, strict=False):
+                counts.remove(key, ticket.at, handle)
 
     def retry_after(self, name: str, address: str | None) -> int:
         """Seconds before ``name`` may try again from ``address`` (0 = now); counts nothing."""
         if not self.max_failures:
             return 0
-        with self._lock:
-            return self._retry_after(name, address, self._clock())
+        keys = self._keys(name, address)
+        with self.ledger.section([k for k, _ in keys]) as counts:
+            return self._retry_after(counts, keys, self._clock())
 
     def failed(self, name: str, address: str | None) -> None:
         """Record a wrong password checked without :meth:`attempt`."""
         if not self.max_failures:
             return
-        with self._lock:
+        keys = self._keys(name, address)
+        with self.ledger.section([k for k, _ in keys]) as counts:
             now = self._clock()
-            for key, _ in self._keys(name, address):
-                self._prune(key, now)
-                self._failures.setdefault(key, deque()).append(now)
+            for key, _ in keys:
+                counts.add(key, now)
+
+    def known(self, name: str, address: str | None) -> bool:
+        """Whether ``name`` logged in successfully from ``address`` within ``remember_for``."""
+        return self.ledger.remembered(
+            pair_key(name, address or "-"), self._clock() - self.remember_for
+        )
+
+
+def pair_key(name: str, address: str) -> str:
+    """The throttle's key of a name + address (names compared without case): a digest, so
+    any name a login form sends makes a key of fixed length that every store can hold."""
+    digest = hashlib.sha256(f"{name.casefold()}\x00{address}".encode("utf-8", "replace"))
+    return f"pair:{digest.hexdigest()}"

@@ -36,7 +36,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from parakit.annotate.store import Store
-from parakit.annotate.throttle import LoginThrottle
+from parakit.annotate.throttle import LoginThrottle, StoreLedger
 from parakit.annotate.web.deps import TEMPLATES, LoginRequired, WebSettings
 from parakit.annotate.web.routers import admin, api, auth, pages
 from parakit.annotate.web.routers.auth import LoginQueue
@@ -57,6 +57,7 @@ def create_app(
     max_body_mb: float = 20.0,
     hash_concurrency: int = 2,
     max_waiting_logins: int = 64,
+    logins_per_address: int = 2,
 ) -> FastAPI:
     """Build the web app on a store.
 
@@ -79,6 +80,10 @@ def create_app(
         hash_concurrency: password checks (argon2, about 64 MiB each) at once; more logins
             queue without holding a worker thread.
         max_waiting_logins: logins allowed to queue; more get HTTP 503 with ``Retry-After``.
+        logins_per_address: logins one client address may have waiting or being checked at
+            once; more get HTTP 429 at once, so a flood from many addresses cannot fill every
+            hashing slot. A name that logged in before from the same address is checked in a
+            reserved lane, outside these limits (see :class:`LoginQueue`).
     """
     if not isinstance(store, Store):
         store = Store.open(store)
@@ -97,10 +102,16 @@ def create_app(
         max_waiting_logins=max_waiting_logins,
     )
     app.state.settings = settings
+    # the counts live in the store, so every worker of `serve --workers N` shares them
     app.state.login_throttle = LoginThrottle(
-        max_failures=login_attempts, window=login_window, base_delay=login_delay
+        max_failures=login_attempts,
+        window=login_window,
+        base_delay=login_delay,
+        ledger=StoreLedger(store),
     )
-    app.state.login_queue = LoginQueue(hash_concurrency, max_waiting_logins)
+    app.state.login_queue = LoginQueue(
+        hash_concurrency, max_waiting_logins, per_address=logins_per_address
+    )
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Any) -> Response:

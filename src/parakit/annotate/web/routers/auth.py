@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -32,22 +34,61 @@ router = APIRouter()
 
 
 class LoginQueue:
-    """At most ``slots`` password checks at once (per event loop; a server runs one), at
-    most ``max_waiting`` logins waiting for one."""
+    """Password checks (argon2: CPU and 64 MiB each) shared out fairly under a login flood.
 
-    def __init__(self, slots: int, max_waiting: int) -> None:
+    * At most ``slots`` checks at once in the general lane, ``max_waiting`` logins waiting
+      for it; more get HTTP 503.
+    * At most ``per_address`` logins per client address waiting or being checked; more get
+      HTTP 429 at once, so many requests from one address hold no place in the queue.
+    * A name + address that logged in successfully before is checked in its own lane (one
+      slot, outside both limits): attackers from other addresses, however many, cannot
+      starve a returning user.
+
+    Limiters are made per event loop (a server process runs one).
+    """
+
+    def __init__(self, slots: int, max_waiting: int, per_address: int = 2) -> None:
         self.slots = slots
         self.max_waiting = max_waiting
+        self.per_address = per_address
         self.waiting = 0
-        self._limiters: weakref.WeakKeyDictionary[Any, anyio.CapacityLimiter] = (
+        self.by_address: dict[str | None, int] = {}
+        self._limiters: weakref.WeakKeyDictionary[Any, dict[bool, anyio.CapacityLimiter]] = (
             weakref.WeakKeyDictionary()
         )
 
-    def limiter(self) -> anyio.CapacityLimiter:
+    def limiter(self, known: bool = False) -> anyio.CapacityLimiter:
         loop = asyncio.get_running_loop()
         if loop not in self._limiters:
-            self._limiters[loop] = anyio.CapacityLimiter(self.slots)
-        return self._limiters[loop]
+            self._limiters[loop] = {
+                False: anyio.CapacityLimiter(self.slots),
+                True: anyio.CapacityLimiter(1),
+            }
+        return self._limiters[loop][known]
+
+    def refusal(self, address: str | None) -> tuple[str, int, str] | None:
+        """``(message, status, retry_after)`` when a new login from ``address`` must wait."""
+        if self.by_address.get(address, 0) >= self.per_address:
+            return "Too many logins at once from your address. Try again shortly.", 429, "2"
+        if self.waiting >= self.max_waiting:
+            return "The server is busy. Try again shortly.", 503, "5"
+        return None
+
+    @contextmanager
+    def entered(self, address: str | None, known: bool) -> Iterator[None]:
+        """Count a login as waiting (the reserved lane counts nowhere)."""
+        if known:
+            yield
+            return
+        self.waiting += 1
+        self.by_address[address] = self.by_address.get(address, 0) + 1
+        try:
+            yield
+        finally:
+            self.waiting -= 1
+            self.by_address[address] -= 1
+            if not self.by_address[address]:
+                del self.by_address[address]
 
 
 def _page(request: Request, error: str, status: int, **headers: str) -> HTMLResponse:
@@ -72,7 +113,9 @@ async def login(
         return _page(request, "Cross-site login refused.", 403)
     store, settings, throttle = get_store(request), get_settings(request), get_throttle(request)
     queue: LoginQueue = request.app.state.login_queue
-    wait, ticket = throttle.attempt(name, client_address(request))
+    address = client_address(request)
+    # the throttle's counts live in the store: off the event loop
+    wait, ticket = await run_in_threadpool(throttle.attempt, name, address)
     if wait:
         return _page(
             request,
@@ -80,19 +123,19 @@ async def login(
             429,
             **{"Retry-After": str(wait)},
         )
-    if queue.waiting >= queue.max_waiting:
-        throttle.cancel(ticket)  # not checked: do not count it
-        return _page(request, "The server is busy. Try again shortly.", 503, **{"Retry-After": "5"})
-    queue.waiting += 1
-    try:
+    known = await run_in_threadpool(throttle.known, name, address)
+    refusal = None if known else queue.refusal(address)
+    if refusal is not None:
+        await run_in_threadpool(throttle.cancel, ticket)  # not checked: do not count it
+        message, status, retry = refusal
+        return _page(request, message, status, **{"Retry-After": retry})
+    with queue.entered(address, known):
         user = await anyio.to_thread.run_sync(
-            store.accounts.authenticate, name, password, limiter=queue.limiter()
+            store.accounts.authenticate, name, password, limiter=queue.limiter(known)
         )
-    finally:
-        queue.waiting -= 1
     if user is None:
         return _page(request, "Wrong name or password.", 401)
-    throttle.succeeded(ticket)
+    await run_in_threadpool(throttle.succeeded, ticket)
     token = await run_in_threadpool(store.accounts.start_session, user.id, settings.session_ttl)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
