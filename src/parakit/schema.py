@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,25 @@ from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
 if TYPE_CHECKING:  # pragma: no cover
     import datasets
     import pandas as pd
+
+
+_NON_WORD = re.compile(r"\W+")
+
+
+def span_match(covered: str, text: str) -> str:
+    """How the text a span covers matches its statement: ``exact``, ``normalized`` (equal up
+    to whitespace and punctuation: subtitle line breaks, ``...`` continuations) or ``differ``
+    (the statement was edited after extraction, or the span points elsewhere).
+
+    Example:
+        >>> span_match("Hello,\nthere.", "Hello there"), span_match("Hi.", "Bye.")
+        ('normalized', 'differ')
+    """
+    if covered == text:
+        return "exact"
+    if _NON_WORD.sub("", covered) == _NON_WORD.sub("", text):
+        return "normalized"
+    return "differ"
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,6 +349,40 @@ class PairSet(Sequence[Pair]):
             normalised.append(pair)
         self.pairs = normalised
 
+    def span_agreement(self) -> dict[str, int]:
+        """Count how the spans match their statements (:func:`span_match`), the one report of
+        every reader with document context (``metadata['span_check']``).
+
+        Returns:
+            ``exact``, ``normalized`` and ``differ`` spans, ``no_context``: pairs without any.
+
+        Raises:
+            SpanError: a span names an unknown document or lies outside it.
+        """
+        counts = {"exact": 0, "normalized": 0, "differ": 0, "no_context": 0}
+        for pair in self.pairs:
+            if pair.span1 is None and pair.span2 is None:
+                counts["no_context"] += 1
+            for _side, _span, text, covered in self.span_texts(pair):
+                counts[span_match(covered, text)] += 1
+        return counts
+
+    def span_texts(self, pair: Pair) -> Iterator[tuple[int, Span, str, str]]:
+        """``(side, span, statement, covered text)`` for each span of ``pair``."""
+        for side, span, text in ((1, pair.span1, pair.text1), (2, pair.span2, pair.text2)):
+            if span is None:
+                continue
+            doc = self.documents.get(span.doc_id)
+            if doc is None:
+                raise SpanError(
+                    f"pair {pair.id!r}: span{side} names unknown document {span.doc_id!r}"
+                )
+            try:
+                covered = span.text(doc)
+            except SpanError as err:
+                raise SpanError(f"pair {pair.id!r}: span{side}: {err.message}") from None
+            yield side, span, text, covered
+
     def verify_spans(self) -> int:
         """Check that every span lies inside its document and covers exactly its statement.
 
@@ -340,18 +394,7 @@ class PairSet(Sequence[Pair]):
         """
         checked = 0
         for pair in self.pairs:
-            for side, span, text in ((1, pair.span1, pair.text1), (2, pair.span2, pair.text2)):
-                if span is None:
-                    continue
-                doc = self.documents.get(span.doc_id)
-                if doc is None:
-                    raise SpanError(
-                        f"pair {pair.id!r}: span{side} names unknown document {span.doc_id!r}"
-                    )
-                try:
-                    covered = span.text(doc)
-                except SpanError as err:
-                    raise SpanError(f"pair {pair.id!r}: span{side}: {err}") from None
+            for side, span, text, covered in self.span_texts(pair):
                 if covered != text:
                     raise SpanError(
                         f"pair {pair.id!r}: span{side} [{span.begin}, {span.end}) of document "

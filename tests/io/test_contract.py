@@ -352,3 +352,65 @@ def test_etpc_text_pairs_are_checked(tmp_path):
     assert (err.code, err.line, err.field) == ("E201", 1, "etpc_label")
     path.write_text(f"<xml>{pair.format(pid='x', label=1)}</xml>")
     assert _error(folder, format="etpc").field == "pair_id"
+
+
+# -- issue 23.8: the reader contract on held-out inputs -------------------------------------------
+
+
+def test_etpc_xml_declaring_an_unknown_encoding(tmp_path):
+    folder = tmp_path / "etpc"
+    folder.mkdir()
+    (folder / "paraphrase_types.xml").write_text(
+        '<?xml version="1.0" encoding="x-nope"?>\n<xml></xml>\n'
+    )
+    err = _error(folder, format="etpc")
+    assert err.code == "E112" and "x-nope" in str(err)
+
+
+def _context_jsonl(tmp_path, *texts, verify=None):
+    """Canonical JSONL: one document 'Hello there. Bye now.', pairs whose span1 covers
+    'Hello there.' and whose text1 is each of ``texts``."""
+    doc = {"document": {"id": "d", "text": "Hello there. Bye now."}}
+    pairs = [
+        {"id": f"p{i}", "text1": text, "text2": "x", "span1": {"doc": "d", "begin": 0, "end": 12}}
+        for i, text in enumerate(texts)
+    ]
+    return _jsonl(tmp_path, doc, *pairs)
+
+
+def test_jsonl_span_text_follows_the_turku_rule(tmp_path):
+    """One rule for every reader with document context (schema.span_match): counted in
+    metadata['span_check'], an error with verify='text', most spans differing is an error."""
+    path = _context_jsonl(tmp_path, "Hello there.", "Hello  there", "Goodbye.")
+    ps = read(path)
+    assert ps.metadata["span_check"] == {
+        "exact": 1,
+        "normalized": 1,
+        "differ": 1,
+        "no_context": 0,
+    }
+    err = _error(path, verify="text")
+    assert (err.code, err.line, err.field) == ("E101", 5, "span1")  # header, document, 3 pairs
+    assert "'Goodbye.'" in str(err)
+    most = _context_jsonl(tmp_path, "Goodbye.", "Farewell.", "See you.", "Hello there.")
+    assert _error(most).code == "E101"
+    assert len(read(most, verify="none")) == 4
+
+
+def test_turku_and_jsonl_count_spans_alike(tmp_path):
+    from parakit.io import write
+
+    items = [
+        {**TURKU_ITEM, "txt1": "Hello"},
+        {**TURKU_ITEM, "txt1": "Bye", "goeswith": "h"},
+    ]
+    turku = read(_turku(tmp_path, items))
+    assert turku.metadata["span_check"]["differ"] == 1
+    turku.metadata = {}  # counted afresh by the JSONL reader, not carried in its header
+    write(turku, tmp_path / "same.jsonl")
+    assert read(tmp_path / "same.jsonl").metadata["span_check"] == {
+        "exact": 3,
+        "normalized": 0,
+        "differ": 1,
+        "no_context": 0,
+    }

@@ -7,7 +7,6 @@ import pytest
 
 from parakit.errors import DataFormatError
 from parakit.io import detect_format, read, read_etpc
-from parakit.io.turku import span_agreement
 
 
 def test_mrpc_train_counts(data_path):
@@ -79,7 +78,7 @@ def test_turku_swedish_test_and_context_spans(data_path):
         "differ": 5,
         "no_context": 14,
     }
-    assert span_agreement(ps) == ps.metadata["span_check"]
+    assert ps.span_agreement() == ps.metadata["span_check"]
     assert ps.label_counts()["4<"] == 167
     assert len({p.group for p in ps}) == 17
     with pytest.raises(DataFormatError, match=r"record \d+, field 'context.beg\d'"):

@@ -52,7 +52,8 @@ def _parse(path: Path) -> ET.Element:
         raise DataFormatError(
             f"malformed XML: {str(err)[:200]}", path=path, line=line, code="E112"
         ) from None
-    except (OSError, RecursionError, ValueError) as err:
+    except (OSError, RecursionError, ValueError, LookupError) as err:
+        # LookupError: the XML declaration names an encoding Python does not know
         raise DataFormatError(
             f"cannot read the XML: {str(err)[:200]}", path=path, code="E112"
         ) from None

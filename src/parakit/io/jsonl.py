@@ -77,6 +77,7 @@ def read_jsonl(
     columns: dict[str, str] | None = None,
     encoding: str = "utf-8-sig",
     allow_unsafe_text: bool = False,
+    verify: str = "bounds",
 ) -> PairSet:
     """Read canonical JSONL (or plain pair-per-line JSONL).
 
@@ -92,6 +93,10 @@ def read_jsonl(
             (``{"text1": "sentence1", "text2": "sentence2"}``); unmapped keys go to metadata.
         encoding: text encoding.
         allow_unsafe_text: keep texts with NUL characters or lone surrogates (E115).
+        verify: spans whose text is not their statement, the rule of every reader with
+            documents (:func:`~parakit.io.validate.check_span_texts`, as the Turku reader):
+            counted in ``metadata['span_check']``; ``text`` refuses them; most spans
+            differing is an error unless ``none``.
 
     Raises:
         DataFormatError: naming the file, the line and the field at fault.
@@ -154,7 +159,7 @@ def read_jsonl(
     if chosen is None:
         chosen = get_scheme("binary")
     check.check_spans(pairs, documents, lines, where)
-    return PairSet(
+    ps = PairSet(
         pairs,
         scheme=chosen,
         documents=documents,
@@ -163,6 +168,9 @@ def read_jsonl(
         metadata=header.get("metadata"),
         validate=False,
     )
+    if any(p.span1 is not None or p.span2 is not None for p in pairs) or verify != "bounds":
+        check.check_span_texts(ps, verify, where, lines)
+    return ps
 
 
 def _header(record: dict[str, Any], where: Where) -> dict[str, Any]:

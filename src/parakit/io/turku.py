@@ -28,7 +28,6 @@ from parakit.labels import TurkuScheme, get_scheme
 from parakit.schema import Document, Pair, PairSet, Span
 
 logger = logging.getLogger(__name__)
-_NON_WORD = re.compile(r"\W+")
 _TURKU = TurkuScheme()
 
 
@@ -122,7 +121,7 @@ def read_turku(
         DataFormatError: naming the file, the record (1-based) and the field at fault.
     """
     path = Path(path)
-    if verify not in ("bounds", "text", "none"):
+    if verify not in check.VERIFY_MODES:
         raise DataFormatError(
             f"verify must be 'bounds', 'text' or 'none', not {check.quote(verify)}", code="E114"
         )
@@ -175,16 +174,8 @@ def read_turku(
             span1 = _span(context, 1, where)
             span2 = _span(context, 2, where)
             if verify != "none" and documents:
-                for side, span, text in ((1, span1, txt1), (2, span2, txt2)):
-                    _verify(
-                        span,
-                        text,
-                        documents,
-                        path=path,
-                        record=record,
-                        side=side,
-                        check_text=verify == "text",
-                    )
+                for side, span in ((1, span1), (2, span2)):
+                    _verify(span, documents, path=path, record=record, side=side)
         judgments = item.get("judgments")
         if judgments is not None and not isinstance(judgments, list):
             raise where.error("expected a list of judgments", "judgments")
@@ -227,57 +218,20 @@ def read_turku(
         validate=False,
     )
     if documents and all(doc_id in documents for doc_id in used):
-        counts = span_agreement(ps)
-        ps.metadata["span_check"] = counts
-        checked = counts["exact"] + counts["normalized"] + counts["differ"]
-        if verify != "none" and checked >= 4 and counts["differ"] * 2 > checked:
-            raise DataFormatError(
-                f"{counts['differ']} of {checked} context spans cover other words than their "
-                f"statements: the texts file {texts_path.name if texts_path else ''} does not "
-                "seem to belong to this data file (pass texts=PATH with the right one, or "
-                "verify='none' to read anyway)",
-                path=path,
-                code="E101",
-            )
+        check.check_span_texts(
+            ps,
+            verify,
+            Where(path, unit="record"),
+            range(1, len(pairs) + 1),
+            field="context.beg{side}",
+            mismatch=f"the texts file {texts_path.name if texts_path else ''} does not seem to "
+            "belong to this data file (pass texts=PATH with the right one)",
+        )
     return ps
 
 
-def _loose(text: str) -> str:
-    return _NON_WORD.sub("", text)
-
-
-def span_agreement(pairs: PairSet) -> dict[str, int]:
-    """Count how the context spans of ``pairs`` match their statements.
-
-    Returns:
-        ``exact`` (identical), ``normalized`` (equal up to whitespace and punctuation),
-        ``differ`` (the statement was edited), ``no_context`` (pairs without spans).
-    """
-    counts = {"exact": 0, "normalized": 0, "differ": 0, "no_context": 0}
-    for pair in pairs:
-        if pair.span1 is None or pair.span2 is None:
-            counts["no_context"] += 1
-            continue
-        for span, text in ((pair.span1, pair.text1), (pair.span2, pair.text2)):
-            covered = span.text(pairs.documents[span.doc_id])
-            if covered == text:
-                counts["exact"] += 1
-            elif _loose(covered) == _loose(text):
-                counts["normalized"] += 1
-            else:
-                counts["differ"] += 1
-    return counts
-
-
 def _verify(
-    span: Span,
-    text: str,
-    documents: dict[str, Document],
-    *,
-    path: Path,
-    record: int,
-    side: int,
-    check_text: bool,
+    span: Span, documents: dict[str, Document], *, path: Path, record: int, side: int
 ) -> None:
     document = documents.get(span.doc_id)
     if document is None:
@@ -296,17 +250,6 @@ def _verify(
             path=path,
             line=record,
             field=f"context.end{side}",
-            unit="record",
-            code="E101",
-        )
-    covered = document.text[span.begin : span.end]
-    if check_text and _loose(covered) != _loose(text):
-        raise DataFormatError(
-            f"span [{span.begin}, {span.end}) of document {span.doc_id!r} covers "
-            f"{covered[:60]!r}, not txt{side} {text[:60]!r}",
-            path=path,
-            line=record,
-            field=f"context.beg{side}",
             unit="record",
             code="E101",
         )

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -374,3 +374,61 @@ def check_spans(
                     f"span{side}",
                     "E101",
                 )
+
+
+#: the ``verify`` values of the readers with document context
+VERIFY_MODES = ("bounds", "text", "none")
+
+
+def check_span_texts(
+    pairs: Any,
+    verify: str,
+    where: Where,
+    lines: Sequence[int],
+    *,
+    field: str = "span{side}",
+    mismatch: str = "the documents of this file do not seem to belong to its pairs",
+) -> None:
+    """The one rule of every reader with document context (Turku, canonical JSONL) for spans
+    whose text is not their statement (statements edited after extraction, spans pointing
+    elsewhere).
+
+    Every span is counted in ``pairs.metadata['span_check']``
+    (:meth:`~parakit.schema.PairSet.span_agreement`). ``verify='text'``: the first span that
+    differs beyond whitespace and punctuation is E101 at its line or record; any mode but
+    ``none``: when at least 4 spans are checked and most differ, the documents do not belong
+    to the pairs (E101). Spans must already be inside their documents (:func:`check_spans`).
+
+    Args:
+        pairs: the pair set read, in file order; ``lines[i]`` locates pair ``i``.
+        verify: ``bounds``, ``text`` or ``none``.
+        where: the file (and its unit, line or record).
+        field: the field named by an error, ``{side}`` is 1 or 2.
+        mismatch: what the majority error says is wrong.
+    """
+    from parakit.schema import span_match
+
+    if verify not in VERIFY_MODES:
+        raise DataFormatError(
+            f"verify must be 'bounds', 'text' or 'none', not {quote(verify)}", code="E114"
+        )
+    if verify == "text":
+        for index, pair in enumerate(pairs):
+            for side, _span, text, covered in pairs.span_texts(pair):
+                if span_match(covered, text) == "differ":
+                    raise where.at(lines[index]).error(
+                        f"span{side} covers {quote(covered[:60])}, not text{side} "
+                        f"{quote(text[:60])}",
+                        field.format(side=side),
+                        "E101",
+                    )
+    counts = pairs.span_agreement()
+    pairs.metadata["span_check"] = counts
+    checked = counts["exact"] + counts["normalized"] + counts["differ"]
+    if verify != "none" and checked >= 4 and counts["differ"] * 2 > checked:
+        raise DataFormatError(
+            f"{counts['differ']} of {checked} context spans cover other words than their "
+            f"statements: {mismatch} (pass verify='none' to read anyway)",
+            path=where.path,
+            code="E101",
+        )
