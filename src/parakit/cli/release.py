@@ -111,8 +111,9 @@ def classifier_card(
             "```python\nfrom sentence_transformers import CrossEncoder\n\n"
             f'model = CrossEncoder("{folder_name}")\n'
             'proba = model.predict([("text one", "text two")], apply_softmax=True)\n'
-            "# columns in the order of the Labels table (parakit identify predict gives the "
-            "same numbers)\n```\n\n"
+            "# columns in the order of the Labels table\n```\n\n"
+            "`parakit identify predict --precision fp32` gives the same numbers (its default "
+            "`auto` computes in bf16 where the hardware supports it).\n\n"
             "```python\nfrom parakit.models.base import load_model\n\n"
             f'p = load_model("{folder_name}").paraphrase_proba(["text one"], ["text two"])\n```'
         )

@@ -97,6 +97,7 @@ def _features(scheme: LabelScheme) -> tuple[Any, Any]:
         if is_flat(scheme)
         else datasets.Value("string")
     )
+    listed = getattr(datasets, "List", None) or datasets.Sequence  # List from datasets 4
     pairs = datasets.Features(
         {
             "id": datasets.Value("string"),
@@ -109,7 +110,7 @@ def _features(scheme: LabelScheme) -> tuple[Any, Any]:
             "fold": datasets.Value("int32"),
             "time": datasets.Value("string"),
             "source": datasets.Value("string"),
-            "rewrites": datasets.List(datasets.List(datasets.Value("string"))),
+            "rewrites": listed(listed(datasets.Value("string"))),
             # judgments and metadata vary in shape from pair to pair: JSON text keeps them exact
             "judgments": datasets.Value("string"),
             "metadata": datasets.Value("string"),
