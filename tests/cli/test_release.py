@@ -241,6 +241,7 @@ def test_baseline_and_biencoder_folders_get_cards(tiny_model, tmp_path):
     assert main(["identify", "train", EXAMPLE, "-m", "bow", "-o", str(tmp_path / "wor")]) == 0
     card = huggingface_hub.ModelCard.load(tmp_path / "wor" / "README.md")
     assert "No development set was given." in card.text
+    assert card.data.language == ["en", "fi", "ja"]  # the example's lang "en,fi,ja"
     assert "| 0 | `1` | no |" in card.text  # Turku labels: 1 and 2 are not paraphrases
     assert "`ex00`" not in card.text and "25 pairs" in card.text
     argv = ["embed", "train", EXAMPLE, "-o", str(tmp_path / "bi"), "-m", str(tiny_model),

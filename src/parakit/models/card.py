@@ -108,7 +108,7 @@ def write_model_card(
         command: the command line that made the model (the recipe).
         metrics: the development metrics (an evaluation report's ``metrics``, or a flat dict).
         base_model: the encoder it started from (a Hub id goes into ``base_model``).
-        language: the language code of the training pairs.
+        language: the language code(s) of the training pairs (``en`` or ``en,fi,ja``).
         license: a Hub license id.
         intended_use: a paragraph; a default one is written from the labels when omitted.
         usage: a code block showing how to load and apply the model.
@@ -125,8 +125,9 @@ def write_model_card(
         if base_model and "/" in base_model and not Path(base_model).expanduser().exists()
         else None
     )
+    languages = [code.strip() for code in (language or "").split(",") if code.strip()]
     card_data = ModelCardData(
-        language=language,
+        language=languages or None,  # a multilingual set names its languages "en,fi,ja"
         license=license,
         library_name=library,
         pipeline_tag=pipeline_tag,
