@@ -238,9 +238,14 @@ def test_rewrite_check_from_the_tools_own_classifications(tmp_path, capsys):
     store.close()
 
     _ok("annotate", "rewrite-check", store_path, "rw", "--seed", 0)
-    assert "20 rewrite-check assignments made" in capsys.readouterr().out  # (5 + 5) x 2
+    out = capsys.readouterr()
+    assert "20 rewrite-check assignments made" in out.out  # (5 + 5) x 2
+    assert "warning" not in out.err
 
     store = Store.open(str(store_path))
+    # two members (ann3, ann4) can judge each item: enough for two judgments, not for three
+    assert store.review.rewrite_check_shortfall(pid) == 0
+    assert store.review.rewrite_check_shortfall(pid, annotations=3) == 10
     # ann1 and ann2 labelled every pair (and wrote or saw every rewrite's original): the
     # check goes to ann3 and ann4 only, each item once to each
     for who in ("ann1", "ann2"):

@@ -288,10 +288,16 @@ def rewrite_check(
     from parakit.annotate.store import Store
 
     st = Store.open(store)
-    made = st.review.make_rewrite_check(
-        st.projects.project_id(project), seed=seed, annotations=annotations
-    )
+    pid = st.projects.project_id(project)
+    made = st.review.make_rewrite_check(pid, seed=seed, annotations=annotations)
     typer.echo(f"{made} rewrite-check assignments made")
+    short = st.review.rewrite_check_shortfall(pid, annotations)
+    if short:
+        typer.echo(
+            f"warning: {short} items of the check have fewer than {annotations} members who "
+            "never labelled them; add members ('parakit annotate members STORE PROJECT NAME')",
+            err=True,
+        )
 
 
 def _check_port_free(host: str, port: int) -> None:

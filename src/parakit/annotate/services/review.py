@@ -201,6 +201,38 @@ class Review(Service):
 
         return self._write(work)
 
+    def rewrite_check_shortfall(self, project_id: int, annotations: int = 2) -> int:
+        """Items of the rewrite check that fewer than ``annotations`` project members can
+        judge (everyone else classified the item or, for a rewrite, the pair it rewrites):
+        their assignments would stay open until members are added."""
+        members = set(self.db.projects.members(project_id))
+        with self.transaction() as session:
+            items = list(
+                session.execute(
+                    select(Item.id, Item.parent_id)
+                    .join(Assignment, Assignment.item_id == Item.id)
+                    .where(
+                        Assignment.project_id == project_id,
+                        Assignment.task == REWRITE_CHECK,
+                        Assignment.status == "open",
+                    )
+                    .distinct()
+                ).all()
+            )
+            labelled: dict[int, set[int]] = {}
+            for item_id, who in session.execute(
+                select(Annotation.item_id, Annotation.annotator_id).where(
+                    Annotation.project_id == project_id, Annotation.task == CLASSIFY
+                )
+            ).all():
+                labelled.setdefault(item_id, set()).add(who)
+        return sum(
+            1
+            for item_id, parent in items
+            if len(members - labelled.get(item_id, set()) - labelled.get(parent or -1, set()))
+            < annotations
+        )
+
     def agreement(self, project_id: int) -> dict[str, float]:
         """T9: the agreement report of the project's classifications (every level), with
         accuracy and kappa against the consensus on the double-annotated items; ``{}`` while
