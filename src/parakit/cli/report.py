@@ -7,6 +7,9 @@ Examples::
         --phenomena etpc --predictions preds.csv -o reports/etpc
     parakit report corpus sv=sv-test.json opus=opus-pb-dev.json -o reports/compare
     parakit report patterns sv-test.json --lang sv
+    parakit report corpus opus-pb-dev.json --verb-test voikko -o reports/opus
+    parakit report thesaurus opus-pb-dev.json -o fi-induced.tsv --min-count 1
+    parakit report patterns opus-pb-dev.json --synonyms fi-induced.tsv
 """
 
 from __future__ import annotations
