@@ -145,9 +145,16 @@ def test_serve_prints_its_url_and_leaves_proxy_headers_to_the_app(tmp_path, monk
     import uvicorn
 
     seen = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw))
+    monkeypatch.setenv("PARAKIT_ANNOTATE_SERVE", "")  # restored after the test
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw, app=app))
     db = str(tmp_path / "s.sqlite")
     run("init", db)
     out = run("serve", db, "--port", "8123", "--forwarded-allow-ips", "10.0.0.1")
     assert "http://127.0.0.1:8123/" in out
-    assert seen["proxy_headers"] is False and seen["port"] == 8123
+    assert seen["proxy_headers"] is False and seen["port"] == 8123 and seen["workers"] == 1
+    # each worker builds the app from the settings the command leaves in the environment
+    from parakit.annotate.web.app import app_from_environment
+
+    assert seen["factory"] and seen["app"].endswith(":app_from_environment")
+    app = app_from_environment()
+    assert app.state.settings.forwarded_allow_ips == ("10.0.0.1",)

@@ -349,31 +349,51 @@ def serve(
     hash_concurrency: Annotated[
         int, typer.Option(help="password checks at once (argon2id, about 64 MiB each)")
     ] = 2,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="server processes (uvicorn workers); sessions and the login throttle live "
+            "in the store, so they share them. Use PostgreSQL for more than one.",
+        ),
+    ] = 1,
 ) -> None:
     """Run the annotation web app (prints its URL)."""
-    from datetime import timedelta
-
     import uvicorn
 
     from parakit.annotate.store import Store
-    from parakit.annotate.web import create_app
+    from parakit.annotate.web.app import SERVE_ENVIRONMENT
 
     _check_port_free(host, port)
-    web = create_app(
-        Store.open(store, hash_concurrency=hash_concurrency),
-        session_ttl=timedelta(hours=session_hours),
-        lease=timedelta(minutes=lease_minutes),
-        secure_cookies=secure_cookies,
-        login_attempts=login_attempts,
-        login_window=timedelta(minutes=login_window_minutes),
-        forwarded_allow_ips=forwarded_allow_ips,
-        max_body_mb=max_upload_mb,
-        hash_concurrency=hash_concurrency,
-    )
+    Store.open(store).close()  # create or upgrade the schema once, before any worker starts
+    settings = {
+        "store": store,
+        "session_hours": session_hours,
+        "lease_minutes": lease_minutes,
+        "secure_cookies": secure_cookies,
+        "login_attempts": login_attempts,
+        "login_window_minutes": login_window_minutes,
+        "forwarded_allow_ips": forwarded_allow_ips,
+        "max_body_mb": max_upload_mb,
+        "hash_concurrency": hash_concurrency,
+    }
+    # every worker builds the same app from these settings (workers are separate processes)
+    os.environ[SERVE_ENVIRONMENT] = json.dumps(settings)
     shown = f"[{host}]" if ":" in host else host
-    typer.echo(f"parakit annotate: serving {store} at http://{shown}:{port}/ (Ctrl+C stops)")
+    many = f" with {workers} workers" if workers > 1 else ""
+    typer.echo(
+        f"parakit annotate: serving {store}{many} at http://{shown}:{port}/ (Ctrl+C stops)"
+    )
     # proxy headers are handled by the app (--forwarded-allow-ips), never by uvicorn's default
-    uvicorn.run(web, host=host, port=port, log_level="warning", proxy_headers=False)
+    uvicorn.run(
+        "parakit.annotate.web.app:app_from_environment",
+        factory=True,
+        workers=workers,
+        host=host,
+        port=port,
+        log_level="warning",
+        proxy_headers=False,
+    )
 
 
 @app.command()

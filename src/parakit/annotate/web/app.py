@@ -25,6 +25,7 @@ counts as the one address ``forwarded-unverified``.
 
 from __future__ import annotations
 
+import os
 import secrets
 from datetime import timedelta
 from pathlib import Path
@@ -155,10 +156,38 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
 
     @app.get("/healthz")
-    def health() -> dict[str, str]:
-        return {"status": "ok"}
+    def health() -> dict[str, Any]:
+        # the worker's process id tells a load balancer's checks (and tests) which one answered
+        return {"status": "ok", "worker": os.getpid()}
 
     return app
+
+
+#: the environment variable through which ``parakit annotate serve`` hands its settings to
+#: every server worker (JSON)
+SERVE_ENVIRONMENT = "PARAKIT_ANNOTATE_SERVE"
+
+
+def app_from_environment() -> FastAPI:
+    """The app of ``parakit annotate serve``, built in each worker process from the settings
+    in ``$PARAKIT_ANNOTATE_SERVE`` (an app factory for ``uvicorn --factory``)."""
+    import json
+
+    raw = os.environ.get(SERVE_ENVIRONMENT)
+    if not raw:
+        raise RuntimeError(f"{SERVE_ENVIRONMENT} is not set: start with 'parakit annotate serve'")
+    settings = json.loads(raw)
+    return create_app(
+        Store.open(settings["store"], migrate=False, hash_concurrency=settings["hash_concurrency"]),
+        session_ttl=timedelta(hours=settings["session_hours"]),
+        lease=timedelta(minutes=settings["lease_minutes"]),
+        secure_cookies=settings["secure_cookies"],
+        login_attempts=settings["login_attempts"],
+        login_window=timedelta(minutes=settings["login_window_minutes"]),
+        forwarded_allow_ips=settings["forwarded_allow_ips"],
+        max_body_mb=settings["max_body_mb"],
+        hash_concurrency=settings["hash_concurrency"],
+    )
 
 
 def wants_html(request: Request) -> bool:
