@@ -215,21 +215,15 @@ def document_splits(pairs: PairSet) -> dict[str, str]:
                     field="split",
                     code="E133",
                 )
-    splits = _check_splits_nonempty(pairs)
-    return {doc: found.get(doc, splits[0]) for doc in pairs.documents}
+    first = (_split_order(sorted({str(p.split) for p in pairs})) or ["train"])[0]
+    return {doc: found.get(doc, first) for doc in pairs.documents}
 
 
-def _check_splits_nonempty(pairs: PairSet) -> list[str]:
-    names = _split_order(sorted({str(p.split) for p in pairs}))
-    return names or ["train"]
-
-
-def _fmt(value: float) -> str:
-    return (
-        "n/a"
-        if value is None or (isinstance(value, float) and math.isnan(value))
-        else (f"{value:.3f}")
-    )
+def _fmt(value: float | None) -> str:
+    """A figure of the card: three decimals, ``n/a`` when missing or NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.3f}"
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
