@@ -12,7 +12,7 @@ from sqlalchemy import and_, exists, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
-from parakit.annotate.db import Service, utcnow
+from parakit.annotate.db import Service, submitted_by_item, utcnow
 from parakit.annotate.models import (
     Annotation,
     Annotator,
@@ -572,18 +572,11 @@ class Queue(Service):
             )
 
     def submitted(self, project_id: int, task: str = CLASSIFY) -> list[Annotation]:
+        """Every submitted annotation of a project's ``task``, oldest first (the one query,
+        :func:`~parakit.annotate.db.submitted_by_item`)."""
         with self.transaction() as session:
-            return list(
-                session.scalars(
-                    select(Annotation)
-                    .where(
-                        Annotation.project_id == project_id,
-                        Annotation.task == task,
-                        Annotation.status == "submitted",
-                    )
-                    .order_by(Annotation.id)
-                )
-            )
+            by_item = submitted_by_item(session, project_id, task)
+        return sorted((ann for anns in by_item.values() for ann in anns), key=lambda a: a.id)
 
     def count_annotations(self, project_id: int | None = None, status: str = "submitted") -> int:
         with self.transaction() as session:
