@@ -8,8 +8,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
 
-from parakit.errors import BiEncoderError
-from parakit.models.biencoder import BiEncoder
+from parakit.errors import BiEncoderError  # noqa: E402
+from parakit.models.biencoder import BiEncoder  # noqa: E402
 from parakit.schema import Pair, PairSet  # noqa: E402
 
 WORDS = ["cat", "dog", "car", "tree", "bird", "fish", "house", "river", "stone", "cloud"]

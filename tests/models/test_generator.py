@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from parakit.errors import GeneratorError
-from parakit.models.generator import Seq2SeqGenerator, select_learning_rate
+from parakit.errors import GeneratorError  # noqa: E402
+from parakit.models.generator import Seq2SeqGenerator, select_learning_rate  # noqa: E402
 from parakit.schema import Pair, PairSet  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
