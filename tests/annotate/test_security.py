@@ -314,3 +314,52 @@ def test_request_size_is_limited(project, tmp_path):
         assert r.status_code == 400 and "E617" in r.json()["error"]
         long = c.post("/api/items/1/save", headers=H, json={"label": "4", "comment": "c" * 20000})
         assert long.status_code == 422
+
+
+def test_gzip_uploads_are_bounded_once_expanded_and_errors_hide_server_paths(project):
+    import gzip
+
+    store, _pid, _ids = project
+    app = create_app(store, max_expanded_mb=1)
+    rows = b"".join(
+        b'{"id": "p%d", "text1": "one %d", "text2": "two %d"}\n' % (n, n, n) for n in range(50)
+    )
+    with TestClient(app) as c:
+        assert post_login(c, "admin", "admin-password").status_code == 303
+        before = store.projects.overview()
+        # 5 MB of JSON that gzip packs into a few KB: refused after 1 MB, nothing imported
+        bomb = gzip.compress(b"[" + b" " * (5 * 1024 * 1024) + b"]")
+        assert len(bomb) < 10_000
+        r = c.post(
+            "/api/admin/projects",
+            headers=H,
+            data={"name": "bomb", "scheme": "binary"},
+            files={"file": ("pairs.jsonl.gz", bomb, "application/gzip")},
+        )
+        assert r.status_code == 400 and r.json()["code"] == "E617", r.text
+        assert "pairs.jsonl.gz: more than 1 MB once decompressed" in r.json()["error"]
+        assert store.projects.overview() == before
+        # a gzipped upload within the limit imports (told by its bytes, whatever its name)
+        r = c.post(
+            "/api/admin/projects",
+            headers=H,
+            data={"name": "zipped", "scheme": "binary"},
+            files={"file": ("pairs.jsonl.gz", gzip.compress(rows), "application/gzip")},
+        )
+        assert r.status_code == 200 and r.json()["imported"] == 50, r.text
+        # a cut gzip file and a reader error name the uploaded file, not a server path
+        r = c.post(
+            "/api/admin/projects",
+            headers=H,
+            data={"name": "cut", "scheme": "binary"},
+            files={"file": ("cut.jsonl.gz", gzip.compress(rows)[:200], "application/gzip")},
+        )
+        assert r.status_code == 400 and "cut.jsonl.gz" in r.json()["error"]
+        r = c.post(
+            "/api/admin/projects",
+            headers=H,
+            data={"name": "broken", "scheme": "binary"},
+            files={"file": ("mine.jsonl", b'{"id": "a", "text1": 5}\n', "application/json")},
+        )
+        error = r.json()["error"]
+        assert r.status_code == 400 and "mine.jsonl" in error and "/tmp" not in error, error

@@ -346,6 +346,9 @@ def serve(
     max_upload_mb: Annotated[
         float, typer.Option(help="largest request/upload accepted (HTTP 413)")
     ] = 20.0,
+    max_expanded_mb: Annotated[
+        float, typer.Option(help="largest size a gzipped upload may expand to")
+    ] = 100.0,
     hash_concurrency: Annotated[
         int, typer.Option(help="password checks at once (argon2id, about 64 MiB each)")
     ] = 2,
@@ -375,6 +378,7 @@ def serve(
         "login_window_minutes": login_window_minutes,
         "forwarded_allow_ips": forwarded_allow_ips,
         "max_body_mb": max_upload_mb,
+        "max_expanded_mb": max_expanded_mb,
         "hash_concurrency": hash_concurrency,
     }
     # every worker builds the same app from these settings (workers are separate processes)

@@ -56,6 +56,7 @@ def create_app(
     login_delay: timedelta = timedelta(seconds=30),
     forwarded_allow_ips: str | tuple[str, ...] = (),
     max_body_mb: float = 20.0,
+    max_expanded_mb: float = 100.0,
     hash_concurrency: int = 2,
     max_waiting_logins: int = 64,
     logins_per_address: int = 2,
@@ -78,6 +79,7 @@ def create_app(
             ``*`` = any) whose ``X-Forwarded-For`` names the client; by default the header is
             ignored, so a client cannot pick the address the throttle counts.
         max_body_mb: requests (uploads included) larger than this get HTTP 413.
+        max_expanded_mb: a gzipped upload is refused (E617) once it has expanded to this.
         hash_concurrency: password checks (argon2, about 64 MiB each) at once; more logins
             queue without holding a worker thread.
         max_waiting_logins: logins allowed to queue; more get HTTP 503 with ``Retry-After``.
@@ -100,6 +102,7 @@ def create_app(
         overlap_words=overlap_words,
         forwarded_allow_ips=tuple(forwarded_allow_ips),
         max_body_bytes=int(max_body_mb * 1024 * 1024),
+        max_expanded_bytes=int(max_expanded_mb * 1024 * 1024),
         max_waiting_logins=max_waiting_logins,
     )
     app.state.settings = settings
@@ -186,6 +189,7 @@ def app_from_environment() -> FastAPI:
         login_window=timedelta(minutes=settings["login_window_minutes"]),
         forwarded_allow_ips=settings["forwarded_allow_ips"],
         max_body_mb=settings["max_body_mb"],
+        max_expanded_mb=settings.get("max_expanded_mb", 100.0),
         hash_concurrency=settings["hash_concurrency"],
     )
 

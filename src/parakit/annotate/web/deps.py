@@ -35,6 +35,8 @@ class WebSettings:
     #: proxies whose ``X-Forwarded-For`` is believed (addresses or networks); empty = none
     forwarded_allow_ips: tuple[str, ...] = ()
     max_body_bytes: int = 20 * 1024 * 1024
+    #: an uploaded file, gunzipped, may not be larger than this
+    max_expanded_bytes: int = 100 * 1024 * 1024
     #: logins that may wait for a password-hashing slot; more get HTTP 503 at once
     max_waiting_logins: int = 64
 

@@ -6,6 +6,7 @@ import io
 import re
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -21,6 +22,7 @@ from parakit.annotate.web.deps import (
     ApiUser,
     PageUser,
     StoreDep,
+    get_settings,
     render,
     require_adjudicator,
     require_admin,
@@ -36,7 +38,7 @@ from parakit.annotate.web.schemas import (
     UserBody,
 )
 from parakit.annotate.web.text import segments
-from parakit.errors import AnnotateError
+from parakit.errors import AnnotateError, ParakitError
 
 router = APIRouter()
 
@@ -340,6 +342,7 @@ def create_user(body: UserBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
 
 @router.post("/api/admin/projects")
 def create_project(
+    request: Request,
     user: ApiUser,
     st: StoreDep,
     name: str = Form(...),
@@ -356,24 +359,70 @@ def create_project(
         suffix = "".join(Path(file.filename or "upload.jsonl").suffixes[-2:])
         if not suffix.replace(".", "").isalnum():
             suffix = ".jsonl"
-        target = Path(tmp) / f"upload{suffix.lower()}"
-        _save_upload(file, target)
+        limit = get_settings(request).max_expanded_bytes
+        # saved decompressed (within the limit), so no reader ever expands a gzip bomb
+        target = Path(tmp) / f"upload{suffix.lower().removesuffix('.gz')}"
+        _save_upload(file, target, limit)
+        names = {str(target): file.filename or "upload"}
         texts_path = None
         if texts is not None and texts.filename:
-            gz = (texts.filename or "").endswith(".gz")
-            texts_path = Path(tmp) / ("texts.json.gz" if gz else "texts.json")
-            _save_upload(texts, texts_path)
-        pairs = read_pairs(target, scheme=scheme, texts=texts_path)
+            texts_path = Path(tmp) / "texts.json"
+            _save_upload(texts, texts_path, limit)
+            names[str(texts_path)] = texts.filename
+        try:
+            pairs = read_pairs(target, scheme=scheme, texts=texts_path)
+        except ParakitError as err:
+            # the message names the uploaded file, never the server's temporary path
+            message = err.message
+            for temporary, uploaded in names.items():
+                message = message.replace(temporary, uploaded)
+            raise AnnotateError(message, code=err.code) from None
     project_id, count = st.projects.create_with_pairs(
         name, scheme, pairs, kind=kind, settings={"classify_mode": classify_mode}
     )
     return {"id": project_id, "imported": count}
 
 
-def _save_upload(upload: UploadFile, target: Path) -> None:
+def _save_upload(upload: UploadFile, target: Path, max_expanded: int) -> None:
+    """Write an upload to ``target``, gunzipped (told by its first bytes, not its name), at
+    most ``max_expanded`` bytes: a small gzip file that expands to gigabytes is refused once
+    ``max_expanded`` bytes are out, in 1 MiB steps, never held in memory."""
+    name = upload.filename or "upload"
+    written = 0
+
+    def emit(data: bytes) -> None:
+        nonlocal written
+        written += len(data)
+        if written > max_expanded:
+            raise AnnotateError(
+                f"{name}: more than {max_expanded / (1 << 20):g} MB once decompressed "
+                "(the server's --max-expanded-mb)",
+                code="E617",
+            )
+        handle.write(data)
+
+    chunk = upload.file.read(1 << 20)
+    inflate = zlib.decompressobj(wbits=31) if chunk[:2] == b"\x1f\x8b" else None
     with target.open("wb") as handle:
-        while chunk := upload.file.read(1 << 20):
-            handle.write(chunk)
+        try:
+            while chunk:
+                if inflate is None:
+                    emit(chunk)
+                else:
+                    emit(inflate.decompress(chunk, 1 << 20))
+                    while inflate.unconsumed_tail:
+                        emit(inflate.decompress(inflate.unconsumed_tail, 1 << 20))
+                    if inflate.eof and inflate.unused_data:  # a multi-member gzip file
+                        rest, inflate = inflate.unused_data, zlib.decompressobj(wbits=31)
+                        chunk = rest
+                        continue
+                chunk = upload.file.read(1 << 20)
+            if inflate is not None:
+                emit(inflate.flush())
+                if not inflate.eof:
+                    raise AnnotateError(f"{name}: the gzip file is cut short", code="E611")
+        except zlib.error as err:
+            raise AnnotateError(f"{name}: not a valid gzip file ({err})", code="E611") from None
 
 
 @router.post("/api/admin/projects/{project_id}/settings")
