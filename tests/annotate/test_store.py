@@ -270,3 +270,24 @@ def test_extraction_flow(store):
     assert c1.item_id == c2.item_id == item_id and c1.slot != c2.slot
     rows = store.extraction.extraction_rows(pid)
     assert sorted(r["spans1"] != [] for r in rows) == [False, True]
+
+
+def test_import_checks_spans_by_the_data_model_rules():
+    """check_importable reads spans with PairSet.span_texts: an unknown document (with the
+    upload hint), a span past its document's end, and spans of other words are refused."""
+    from parakit.annotate.services.projects import check_importable
+    from parakit.errors import SpanError
+    from parakit.schema import Document, Pair, PairSet, Span
+
+    doc = Document("d", "The cat sat. A dog ran.")
+    good = Pair("p", "The cat sat.", "A dog ran.", span1=Span("d", 0, 12), span2=Span("d", 13, 23))
+    check_importable(PairSet([good], documents=[doc]), spans=True)
+    unknown = good.replace(span1=Span("e", 0, 12))
+    with pytest.raises(SpanError, match="unknown document 'e'.*upload both"):
+        check_importable(PairSet([unknown], documents=[doc], validate=False), spans=True)
+    outside = good.replace(span2=Span("d", 13, 40))
+    with pytest.raises(SpanError, match=r"span2.*\[13, 40\) lies outside"):
+        check_importable(PairSet([outside], documents=[doc], validate=False), spans=True)
+    other = good.replace(span1=Span("d", 13, 23), span2=Span("d", 0, 12))
+    with pytest.raises(SpanError, match="2 of 2 context spans cover other words"):
+        check_importable(PairSet([other], documents=[doc], validate=False), spans=True)
