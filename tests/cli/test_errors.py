@@ -25,6 +25,8 @@ def files(tmp_path):
     (tmp_path / "adir").mkdir()
     (tmp_path / "s.txt").write_text("a b c\nd e f\n")
     (tmp_path / "bad.json").write_text("{oops")
+    (tmp_path / "plain.jsonl").write_text('{"id": "a", "text1": "x", "text2": "y"}\n')
+    (tmp_path / "pairs.dat").write_text("x\n")
     (tmp_path / "bad.jsonl").write_text(
         '{"parakit": 1}\n{"id": "a", "text1": "x", "text2": "y", "label": "7"}\n'
     )
@@ -91,6 +93,45 @@ CASES = [
         "bad.json",
     ),
     ("tiles without scores", ["mine", "tiles", EXAMPLE, "-o", "{t}/t"], "lex_similarity"),
+    # issue 23.6: CLI words, the right option, a folder that is not a model
+    ("generator without -m", ["generate", "train", EXAMPLE, "-o", "{t}/g"], "'--model' / '-m'"),
+    (
+        "generator from a folder that is not a model",
+        ["generate", "train", EXAMPLE, "-o", "{t}/g", "-m", "{t}/adir"],
+        "adir: not a model folder (no config.json)",
+    ),
+    (
+        "cross-encoder from a folder that is not a model",
+        [
+            "identify",
+            "train",
+            EXAMPLE,
+            "--binary",
+            "-o",
+            "{t}/m",
+            "-m",
+            "cross-encoder",
+            "-p",
+            "model_name_or_path={t}/adir",
+        ],
+        "adir: not a model folder (no config.json)",
+    ),
+    (
+        "not a saved generator",
+        ["generate", "run", "{t}/s.txt", "-o", "{t}/g.jsonl", "-m", "{t}/adir"],
+        "'parakit generate train'",
+    ),
+    (
+        "ratios vs default names",
+        ["split", EXAMPLE, "-o", "{t}/x.jsonl", "--ratios", "80/10"],
+        "--ratios",
+    ),
+    (
+        "unlabelled training pairs",
+        ["identify", "train", "{t}/plain.jsonl", "-o", "{t}/m"],
+        "no labels",
+    ),
+    ("format not guessed", ["info", "{t}/pairs.dat"], "-f/--format"),
 ]
 
 

@@ -120,8 +120,12 @@ def split(
     parts = parse_numbers(ratios, "--ratios")
     section_names = [x.strip() for x in names.split(",")]
     if len(section_names) != len(parts):
+        # blame the option the user gave: --ratios 80/10 against the default three names
+        blamed = "--names" if names != "train,dev,test" else "--ratios"
         raise typer.BadParameter(
-            f"{len(parts)} ratios but {len(section_names)} names", param_hint="--names"
+            f"{len(parts)} ratios but {len(section_names)} names ({names}); give as many "
+            "ratios as --names has names",
+            param_hint=blamed,
         )
     strat: bool | str | None = {"no": False, "label": True, "binary": "binary"}.get(stratify)
     if strat is None:

@@ -119,6 +119,7 @@ def train(
         str,
         typer.Option(
             "--model",
+            "-m",
             help="Hugging Face id or local path (T5, BART, GPT-2, or a BERT/MiniLM to warm-start).",
         ),
     ],
@@ -213,7 +214,9 @@ def run(
         ),
     ],
     output: Annotated[Path, output_option("Generations JSONL.")],
-    model: Annotated[Path | None, typer.Option(help="A model folder saved by `train`.")] = None,
+    model: Annotated[
+        Path | None, typer.Option("--model", "-m", help="A model folder saved by `train`.")
+    ] = None,
     llm_base_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible API root (instead of --model).")
     ] = None,
@@ -466,7 +469,9 @@ def matrix(
             help="NAME=TRAIN:TEST[:DEV] (repeat); TEST a multi-reference JSON or a pair file.",
         ),
     ],
-    model: Annotated[str, typer.Option("--model", help="The same base model for every dataset.")],
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="The same base model for every dataset.")
+    ],
     output: Annotated[
         Path | None,
         output_option("Folder for models, generations and table."),

@@ -145,7 +145,10 @@ def detect_format(path: str | Path) -> str:
         if '"references"' in head:
             return "multipit-multiref"
         raise DataFormatError(
-            "cannot tell which JSON layout this is; pass format=...", path=path, code="E113"
+            "cannot tell which JSON layout this is; name the format (format=...; CLI: "
+            "-f/--format, see 'parakit formats')",
+            path=path,
+            code="E113",
         )
     if first.startswith("Quality\t#1 ID"):
         return "mrpc"
@@ -161,7 +164,10 @@ def detect_format(path: str | Path) -> str:
     if name.endswith((".tsv", ".txt")):
         return "tsv"
     raise DataFormatError(
-        "cannot tell the format from the file name; pass format=...", path=path, code="E113"
+        "cannot tell the format from the file name; name the format (format=...; CLI: "
+        "-f/--format, see 'parakit formats')",
+        path=path,
+        code="E113",
     )
 
 

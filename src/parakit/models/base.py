@@ -141,7 +141,7 @@ def as_pair_input(
                 )
             labels.append(str(int(value)) if isinstance(value, (bool, np.integer)) else str(value))
     elif require_labels:
-        raise ModelError("training needs labels: give y or a PairSet with labels", code="E702")
+        raise ModelError("training needs labelled pairs: these pairs have no labels", code="E702")
     return PairInput(t1, t2, labels, ids, scheme, label_type)
 
 
@@ -448,6 +448,22 @@ def get_model_class(name: str) -> type[PairClassifier]:
         ModelError: unknown name (E711).
     """
     return MODELS.lookup(name)
+
+
+def check_pretrained(source: str | Path) -> None:
+    """A local folder named as a Hugging Face model must hold one: say so, instead of the
+    tokenizer's advice to install sentencepiece or a ``model_type`` complaint.
+
+    Raises:
+        ModelError: E713, a folder without ``config.json``.
+    """
+    path = Path(source).expanduser()
+    if path.is_dir() and not (path / "config.json").is_file():
+        raise ModelError(
+            f"{source}: not a model folder (no config.json); give a Hugging Face model id, an "
+            "offline alias (offline-minilm) or a folder holding a model",
+            code="E713",
+        )
 
 
 def make_model(name: str, **params: Any) -> PairClassifier:

@@ -34,7 +34,7 @@ import numpy as np
 
 from parakit.errors import ModelError
 from parakit.evaluate.base import Evaluator
-from parakit.models.base import MODEL_FILE, PairClassifier, PairInput
+from parakit.models.base import MODEL_FILE, PairClassifier, PairInput, check_pretrained
 from parakit.models.training import TrainSettings, plan_steps, train_transformer
 from parakit.vectors.precision import autocast
 
@@ -159,6 +159,7 @@ class TransformerPairClassifier(PairClassifier):
         path = Path(source)
         if (path / MODEL_FILE).is_file() and (path / "network").is_dir():
             return str(path / "network")
+        check_pretrained(source)
         return source
 
     def _positive_label(self) -> str | None:
@@ -176,8 +177,9 @@ class TransformerPairClassifier(PairClassifier):
         evaluator = SelectionEvaluator(dev, self.selection_metric) if dev is not None else None
         rates = list(self.learning_rates or [self.learning_rate])
         self.history_: list[dict[str, Any]] = []
+        source = self._source()  # a folder that is not a model is said so, not wrapped here
         try:
-            self.tokenizer_ = AutoTokenizer.from_pretrained(self._source())
+            self.tokenizer_ = AutoTokenizer.from_pretrained(source)
         except (OSError, ValueError) as err:
             raise ModelError(
                 f"cannot load a tokenizer from {self.model_name_or_path!r}: {err}", code="E713"

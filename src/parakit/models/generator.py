@@ -243,9 +243,11 @@ class Seq2SeqGenerator:
             EncoderDecoderModel,
         )
 
+        from parakit.models.base import check_pretrained
         from parakit.offline import resolve_model
 
         path = resolve_model(self.model_name_or_path)
+        check_pretrained(path)
         try:
             config = AutoConfig.from_pretrained(path)
         except OSError as err:
@@ -657,8 +659,9 @@ class Seq2SeqGenerator:
         config = path / CONFIG_NAME
         if not config.exists():
             raise GeneratorError(
-                f"{path} is not a saved parakit generator (no {CONFIG_NAME}); "
-                "use Seq2SeqGenerator.from_pretrained for a plain model",
+                f"{path} is not a generator saved by 'parakit generate train' (no "
+                f"{CONFIG_NAME}); a plain Hugging Face model is loaded with "
+                "Seq2SeqGenerator.from_pretrained",
                 code="E929",
             )
         info = json.loads(config.read_text(encoding="utf-8"))
