@@ -245,7 +245,7 @@ def comparison(d, sv, opus, out, sample_size):
 
     print("Corpus comparison")
     multipit = read(d / "multipit/expert-train.csv")
-    multipit = multipit._derive(
+    multipit = multipit.derive(
         list(multipit) + [p.replace(id=f"val-{p.id}") for p in read(d / "multipit/expert-val.csv")]
     )
     corpora = {

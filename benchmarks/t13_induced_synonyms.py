@@ -54,8 +54,8 @@ def main() -> None:
     judged: dict[str, str] = {}
     entries = []
     for k in range(args.folds):
-        train = pairs._derive([p for p, f in zip(pairs, fold, strict=True) if f != k])
-        held = pairs._derive([p for p, f in zip(pairs, fold, strict=True) if f == k])
+        train = pairs.derive([p for p, f in zip(pairs, fold, strict=True) if f != k])
+        held = pairs.derive([p for p, f in zip(pairs, fold, strict=True) if f == k])
         resource = induce_synonyms(train, "fi", min_count=1)
         entries.append(len(resource.counts))
         judged.update(_positive_patterns(held, resource))

@@ -298,7 +298,7 @@ class PairSet(Sequence[Pair]):
     def __getitem__(self, index: slice) -> PairSet: ...
     def __getitem__(self, index: int | slice) -> Pair | PairSet:
         if isinstance(index, slice):
-            return self._derive(self.pairs[index])
+            return self.derive(self.pairs[index])
         return self.pairs[index]
 
     def __iter__(self) -> Iterator[Pair]:
@@ -404,7 +404,9 @@ class PairSet(Sequence[Pair]):
         return checked
 
     # -- derived views ------------------------------------------------------------------------
-    def _derive(self, pairs: Iterable[Pair], **changes: Any) -> PairSet:
+    def derive(self, pairs: Iterable[Pair], **changes: Any) -> PairSet:
+        """A new set of ``pairs`` with this set's scheme, documents, name, language and
+        metadata (``changes`` replace any of them); the pairs are not validated again."""
         kwargs: dict[str, Any] = {
             "scheme": self.scheme,
             "documents": self.documents,
@@ -417,18 +419,18 @@ class PairSet(Sequence[Pair]):
 
     def filter(self, predicate: Callable[[Pair], bool]) -> PairSet:
         """The pairs for which ``predicate`` is true, as a new set."""
-        return self._derive(p for p in self.pairs if predicate(p))
+        return self.derive(p for p in self.pairs if predicate(p))
 
     def map(self, function: Callable[[Pair], Pair]) -> PairSet:
         """A new set with ``function`` applied to every pair."""
-        return self._derive(function(p) for p in self.pairs)
+        return self.derive(function(p) for p in self.pairs)
 
     def by_split(self) -> dict[str, PairSet]:
         """The pairs grouped by their ``split`` (pairs without one are under ``None``)."""
         groups: dict[Any, list[Pair]] = {}
         for pair in self.pairs:
             groups.setdefault(pair.split, []).append(pair)
-        return {key: self._derive(value) for key, value in groups.items()}
+        return {key: self.derive(value) for key, value in groups.items()}
 
     def binary_labels(self, reading: str | None = None) -> list[int | None]:
         """Each pair's binary reading (None for unlabelled or undecided pairs)."""
@@ -449,7 +451,7 @@ class PairSet(Sequence[Pair]):
             if pair.label is not None:
                 meta["original_label"] = pair.label
             out.append(pair.replace(label=None if value is None else str(value), metadata=meta))
-        return self._derive(out, scheme=get_scheme("binary"))
+        return self.derive(out, scheme=get_scheme("binary"))
 
     def label_counts(self) -> Counter[str | None]:
         """How many pairs carry each label."""

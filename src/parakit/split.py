@@ -167,7 +167,7 @@ def assign_folds(
             heapq.heappush(heap, (size + sizes[group], fold))
         relabel = rng.permutation(n_folds)  # so fold numbers carry no size order
         folds = [int(relabel[fold_of_group[key]]) for key in keys]
-    return pairs._derive(p.replace(fold=f) for p, f in zip(pairs, folds, strict=True))
+    return pairs.derive(p.replace(fold=f) for p, f in zip(pairs, folds, strict=True))
 
 
 def _check_ratios(ratios: Sequence[float], names: Sequence[str]) -> None:
@@ -227,7 +227,7 @@ def random_split(
         choice = int(np.argmax(score))
         current[choice] += counts
         section_of[group] = names[choice]
-    return pairs._derive(p.replace(split=section_of[k]) for p, k in zip(pairs, keys, strict=True))
+    return pairs.derive(p.replace(split=section_of[k]) for p, k in zip(pairs, keys, strict=True))
 
 
 def _parse_time(pair: Pair) -> datetime:
@@ -273,4 +273,4 @@ def time_split(
             index = int(np.searchsorted(bounds, placed, side="right"))
             split_of_group[key] = names[min(index, len(names) - 1)]
         section[i] = split_of_group[key]
-    return pairs._derive(p.replace(split=s) for p, s in zip(pairs, section, strict=True))
+    return pairs.derive(p.replace(split=s) for p, s in zip(pairs, section, strict=True))

@@ -138,7 +138,7 @@ def test_clean_labels_flips_what_the_teacher_doubts(tmp_path, capsys):
     assert main(["identify", "predict", str(teacher), EXAMPLE, "-o", str(predicted)]) == 0
     proba = {p.id: p.metadata["prediction"]["proba"] for p in read(predicted)}
     noisy_set = read(EXAMPLE).to_binary()
-    noisy_set = noisy_set._derive(  # three labels turned around
+    noisy_set = noisy_set.derive(  # three labels turned around
         [p.replace(label=str(1 - int(p.label))) if i < 3 else p for i, p in enumerate(noisy_set)]
     )
     noisy = tmp_path / "noisy.jsonl"

@@ -20,7 +20,7 @@ def noisy(tmp_path):
     pairs = read(EXAMPLE).to_binary()
     turned = [p.replace(label=str(1 - int(p.label))) if i < 3 else p for i, p in enumerate(pairs)]
     path = tmp_path / "noisy.jsonl"
-    write(pairs._derive(turned), path)
+    write(pairs.derive(turned), path)
     return path
 
 

@@ -167,7 +167,7 @@ def _change(pair_id: str, **changes):
         (_change("p2", split=None), "E131", "split"),
         (_change("p2", split="va-lid"), "E131", "split"),
         (_change("p2", split="test"), "E133", "split"),  # document a1 in train and test
-        (lambda ps: ps._derive(ps.pairs, documents={}), "E132", "span1"),
+        (lambda ps: ps.derive(ps.pairs, documents={}), "E132", "span1"),
     ],
 )
 def test_what_a_release_refuses(tmp_path, change, code, field):

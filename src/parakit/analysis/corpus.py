@@ -220,7 +220,7 @@ def corpus_stats(
     if sample_size is not None and n_total > sample_size:
         rng = np.random.default_rng(seed)
         idx = np.sort(rng.choice(n_total, size=sample_size, replace=False))
-        pairs = pairs._derive([pairs[int(i)] for i in idx])
+        pairs = pairs.derive([pairs[int(i)] for i in idx])
     lang = lang or pairs.lang
     texts1, texts2 = pairs.texts()
     binary = (

@@ -391,4 +391,4 @@ def attach(
         if drop_unlabelled and label is None:
             continue
         out.append(pair.replace(label=label, judgments=tuple(by_pair.get(pair.id, ()))))
-    return pairs._derive(out)
+    return pairs.derive(out)

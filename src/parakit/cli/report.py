@@ -99,7 +99,7 @@ def profile_command(
         ):
             pairs = pairs.filter(lambda p: bool(p.metadata.get("phenomena_annotated")))
         binary = pairs.binary_labels(reading)
-        pairs = pairs._derive([p for p, b in zip(pairs, binary, strict=True) if b is not None])
+        pairs = pairs.derive([p for p, b in zip(pairs, binary, strict=True) if b is not None])
         y = np.array([b for b in binary if b is not None], dtype=int)
         options = {} if phenomena in ("etpc", "turku", "auto") else {"lang": lang}
         if phenomena in ("automatic", "patterns"):

@@ -52,6 +52,6 @@ def read_mrpc(
         meta = {"sent1_id": pair.metadata["#1 ID"], "sent2_id": pair.metadata["#2 ID"]}
         return pair.replace(id=str(index + 1), metadata=meta)
 
-    out = ps._derive(finish(item) for item in enumerate(ps))
+    out = ps.derive(finish(item) for item in enumerate(ps))
     out.metadata = {"format": "mrpc"}
     return out

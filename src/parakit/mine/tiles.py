@@ -281,4 +281,4 @@ def select_pairs(
             meta = dict(pair.metadata, lex_similarity=float(lex[i]), neg_conf=float(neg[i]))
             meta.update(pos_conf=float(pos[i]), tile_selection=kind)
             out[kind].append(pair.replace(label=None, metadata=meta))
-    return pairs._derive(out["negative"]), pairs._derive(out["positive"])
+    return pairs.derive(out["negative"]), pairs.derive(out["positive"])

@@ -32,19 +32,6 @@ DEFAULT_BLEU_THRESHOLD = 14.0
 Directions = Literal["forward", "backward", "both", "label"]
 
 
-def _like(template: PairSet, pairs: Iterable[Pair]) -> PairSet:
-    """A new set with ``template``'s scheme, documents and corpus metadata."""
-    return PairSet(
-        pairs,
-        scheme=template.scheme,
-        documents=template.documents,
-        name=template.name,
-        lang=template.lang,
-        metadata=template.metadata,
-        validate=False,
-    )
-
-
 def directed_pairs(
     pairs: PairSet,
     directions: Directions = "label",
@@ -103,7 +90,7 @@ def directed_pairs(
                     metadata=meta,
                 )
             )
-    return _like(pairs, out)
+    return pairs.derive(out)
 
 
 def pair_bleu(pairs: PairSet, tokenize: str = "13a", lowercase: bool = False) -> list[float]:
@@ -134,8 +121,7 @@ def bleu_filter(
         The kept pairs, each with ``metadata["bleu"]``.
     """
     scores = pair_bleu(pairs, tokenize=tokenize, lowercase=lowercase)
-    return _like(
-        pairs,
+    return pairs.derive(
         [
             p.replace(metadata=dict(p.metadata, bleu=round(s, 4)))
             for p, s in zip(pairs, scores, strict=True)
@@ -156,7 +142,7 @@ def deduplicate(pairs: PairSet, drop_identical: bool = True) -> PairSet:
             continue
         seen.add(key)
         out.append(pair)
-    return _like(pairs, out)
+    return pairs.derive(out)
 
 
 def remove_test_overlap(

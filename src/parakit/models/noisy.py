@@ -112,7 +112,7 @@ def relabel(
         "flipped": flipped,
         "kept": len(out),
     }
-    return noisy._derive(out), report
+    return noisy.derive(out), report
 
 
 def combine(
