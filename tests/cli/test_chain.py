@@ -89,6 +89,12 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
     assert len(annotated) == labelled
     assert all(p.label == gold[(p.text1, p.text2)] for p in annotated)
 
+    # release: the export as a folder datasets.load_dataset loads, read back as the same pairs
+    run("release", tmp_path / "annotated.jsonl", "-o", tmp_path / "hub", "--license", "cc-by-4.0")
+    published = read(tmp_path / "hub")
+    assert {p.id: p.replace(split=None) for p in published} == {p.id: p for p in annotated}
+    assert {p.split for p in published} == {"train", "validation", "test"}
+
     # release: split
     run(
         "split",
