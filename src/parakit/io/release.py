@@ -390,8 +390,8 @@ def write_release(
         folder: the release folder (created; files of an earlier release are replaced).
         license: a Hub license id (``cc-by-sa-4.0``, ``cc-by-4.0``, ``mit``...).
         pretty_name: the card's title (default: the set's name).
-        agreement: ``{"<level>_<metric>": value}`` as :func:`parakit.annotate.agreement.
-            agreement_report` returns it (from the annotation store).
+        agreement: ``{"<level>_<metric>": value}`` as the annotation store's agreement
+            report returns it (:func:`parakit.annotate.agreement.agreement_report`).
         candidates: how the candidates were made (a paragraph of the card).
         citation: a BibTeX entry for the card (a placeholder entry when omitted).
         turku: also write the Turku JSON files of the original release under ``turku/``
