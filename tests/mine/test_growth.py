@@ -74,3 +74,14 @@ def test_grow_two_versions(tmp_path):
     texts = sorted(tuple(sorted((p.text1, p.text2))) for p in ds.pairs())
     assert texts == [("a b c", "a b c d"), ("g h", "g h a")]
     assert {p.group for p in ds.pairs()} == {"t1", "t8"}
+
+
+def test_versions_whose_batches_give_the_same_pair_ids(tmp_path):
+    """Every batch numbers its pairs by store row ("0-1"): a third batch read the earlier
+    versions back and stopped with E102 (duplicate pair id) before ids carried the version."""
+    enc = BagOfWords(list("abcdefgh"))
+    ds = GrowingDataset(tmp_path / "ds")
+    for n, rows in enumerate([("a b c", "a b c d"), ("e f", "e f g"), ("g h", "g h a")]):
+        batch = _batch(tmp_path / f"b{n}.jsonl", [(text, f"t{n}") for text in rows])
+        assert ds.grow(batch, enc, Overlap(), threshold=0.5, k=1)["counts"]["added"] == 1
+    assert [p.id for p in ds.pairs()] == ["v0001:0-1", "v0002:0-1", "v0003:0-1"]

@@ -62,12 +62,14 @@ class GrowingDataset:
         return [v["version"] for v in self.manifest["versions"]]
 
     def pairs(self) -> PairSet:
-        """All pairs of all versions, oldest first."""
+        """All pairs of all versions, oldest first, with ids ``<version>:<id>`` (each version's
+        ids come from its own batch, so they repeat across versions)."""
         from parakit.io import read
 
         out = []
         for version in self.versions():
-            out.extend(read(self.root / version / "pairs.jsonl"))
+            pairs = read(self.root / version / "pairs.jsonl")
+            out.extend(p.replace(id=f"{version}:{p.id}") for p in pairs)
         return PairSet(out, scheme="binary", name=self.root.name)
 
     def grow(
