@@ -27,6 +27,8 @@ def files(tmp_path):
     (tmp_path / "bad.json").write_text("{oops")
     (tmp_path / "plain.jsonl").write_text('{"id": "a", "text1": "x", "text2": "y"}\n')
     (tmp_path / "pairs.dat").write_text("x\n")
+    (tmp_path / "toy-texts.json").write_text('{"d1": "Hello there.", "d2": "Hi."}')
+    (tmp_path / "bin.csv").write_text("sentence1,sentence2,label\na,b,1\n")
     (tmp_path / "bad.jsonl").write_text(
         '{"parakit": 1}\n{"id": "a", "text1": "x", "text2": "y", "label": "7"}\n'
     )
@@ -132,6 +134,12 @@ CASES = [
         "no labels",
     ),
     ("format not guessed", ["info", "{t}/pairs.dat"], "-f/--format"),
+    ("info on a Turku texts file", ["info", "{t}/toy-texts.json"], "a Turku texts file"),
+    (
+        "binary labels into the Turku layout",
+        ["convert", "{t}/bin.csv", "-o", "{t}/t.json"],
+        "-o NAME.jsonl",
+    ),
 ]
 
 
@@ -372,3 +380,42 @@ def test_info_reads_a_csv_without_a_final_line_break(tmp_path, capsys):
     path.write_text('id,text1,text2,label\na,hello there,hi there,1\nb,"good bye,farewell,0')
     code = main(["info", str(path)])  # cut inside a quoted field: still refused
     _check(capsys.readouterr().err, "[E118]", code)
+
+
+def test_annotate_export_says_what_it_left_out_and_keeps_lang(tmp_path, capsys):
+    """12 example pairs double-annotated: the disagreements nobody resolved are left out, and
+    the export says so (and keeps the corpus language)."""
+    import json
+
+    from parakit.annotate.store import Store
+    from parakit.cli.demo import load_example
+
+    pairs = load_example()
+    db = str(tmp_path / "s.sqlite")
+    assert main(["annotate", "init", db]) == 0
+    assert main(["annotate", "create-project", db, "p", "--candidates", EXAMPLE]) == 0
+    store = Store.open(db, cheap_hashing=True)
+    pid = store.projects.project_id("p")
+    a, b = (store.accounts.add_annotator(n, "a-long-password") for n in ("a", "b"))
+    store.queue.assign(pid, mode="double", seed=0)
+    gold = {p.id: p.label for p in pairs}
+    other = {"4": "3", "3": "2", "2": "1", "1": "2"}
+    for who in (a, b):
+        for k in range(6):  # each annotator labels 6 of the pairs: some items get one label
+            work = store.queue.lease_next(pid, who)
+            key = store.item(work.item_id).key
+            label = gold[key] if who == a or k % 2 else other.get(gold[key][:1], "4")
+            store.queue.save(work.item_id, who, label=label, revision=0, submit=True)
+    unresolved = len(store.review.disagreements(pid))
+    labelled = sum(1 for p in store.exports.to_pairset(pid))
+    store.close()
+    capsys.readouterr()
+    out = tmp_path / "x.jsonl"
+    assert main(["annotate", "export", db, "p", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert unresolved > 0 and labelled > 0
+    assert f"wrote {labelled} pairs" in text
+    assert f"{unresolved} disagreements unresolved" in text
+    assert f"{len(pairs) - labelled - unresolved} pairs not yet labelled" in text
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["lang"] == pairs.lang == "en,fi,ja"

@@ -143,6 +143,8 @@ def create_project(
         settings["descriptions"] = json.loads(descriptions.read_text(encoding="utf-8"))
     if suggestions:
         settings["suggestions"] = True
+    if pairs.lang:  # kept for the export (the store has no other place for it)
+        settings["lang"] = pairs.lang
     st = Store.open(store)
     pid, count = st.projects.create_with_pairs(
         name,
@@ -414,13 +416,22 @@ def export(
     from parakit.annotate.store import Store
 
     st = Store.open(store)
-    path = st.exports.export(
-        st.projects.project_id(project),
-        output,
-        drop_labels=tuple(_names(drop) or ()),
-        judgments=judgments,
+    pid = st.projects.project_id(project)
+    dropped = tuple(_names(drop) or ())
+    path = st.exports.export(pid, output, drop_labels=dropped, judgments=judgments)
+    left = st.exports.left_out(pid, dropped)
+    notes = [
+        f"{left['disagreements']} disagreements unresolved (resolve them on the consensus "
+        "page, /admin/p/ID/consensus, then export again)"
+        if left["disagreements"]
+        else "",
+        f"{left['unlabelled']} pairs not yet labelled" if left["unlabelled"] else "",
+        f"{left['dropped']} pairs with labels {drop} dropped" if left["dropped"] else "",
+    ]
+    said = "; ".join(note for note in notes if note)
+    typer.echo(
+        f"wrote {left['exported']} pairs to {path}" + (f"; left out: {said}" if said else "")
     )
-    typer.echo(f"wrote {path}")
 
 
 @app.command()

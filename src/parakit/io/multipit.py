@@ -62,6 +62,14 @@ def read_multireference(path: str | Path, allow_unsafe_text: bool = False) -> Pa
     """
     path = Path(path)
     data = load_json(path)
+    if isinstance(data, dict) and data and all(isinstance(v, str) for v in data.values()):
+        raise DataFormatError(
+            "an object of texts by id: this looks like a Turku texts file (the documents), not "
+            "pairs; read the Turku data file that goes with it (sv-test.json beside "
+            "sv-texts.json.gz), which finds it by name",
+            path=path,
+            code="E113",
+        )
     if isinstance(data, dict):
         items = [
             (number, {"source": k, "references": v})

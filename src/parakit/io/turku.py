@@ -348,8 +348,8 @@ def write_turku(
     if pairs.scheme.name != "turku" and label_map is None:
         raise DataFormatError(
             f"the Turku layout holds Turku labels (1-4, x with flags); this set's scheme is "
-            f"{pairs.scheme.name!r}. Pass label_map= with the Turku label of each of its labels "
-            "(e.g. label_map={'1': '4', '0': '2'} for binary labels), or write JSONL",
+            f"{pairs.scheme.name!r}. Write JSONL instead (CLI: -o NAME.jsonl), or map each "
+            "label to a Turku one (Python: label_map={'1': '4', '0': '2'} for binary labels)",
             path=target,
             code="E120",
         )

@@ -94,8 +94,36 @@ class Exports(Service):
                 )
             )
         return PairSet(
-            pairs, scheme=scheme_from_spec(project.scheme), documents=used, name=project.name
+            pairs,
+            scheme=scheme_from_spec(project.scheme),
+            documents=used,
+            name=project.name,
+            lang=(project.settings or {}).get("lang"),
         )
+
+    def left_out(self, project_id: int, drop_labels: tuple[str, ...] = ()) -> dict[str, int]:
+        """What :meth:`export` writes (``exported``) and leaves out of the project's pairs, so
+        it can be said: ``disagreements`` (two labels differ, nobody resolved them),
+        ``unlabelled`` (not annotated yet, or waiting for a second annotation) and ``dropped``
+        (``drop_labels``)."""
+        with self.transaction() as session:
+            items = list(
+                session.scalars(
+                    select(Item).where(Item.project_id == project_id, Item.origin != "rewrite")
+                )
+            )
+        conflicts = {item.id for item, _ in self.db.review.disagreements(project_id)}
+        unlabelled = [item for item in items if item.label is None]
+        disagreements = sum(1 for item in unlabelled if item.id in conflicts)
+        dropped = sum(
+            1 for item in items if item.label is not None and item.label[:1] in drop_labels
+        )
+        return {
+            "exported": len(items) - len(unlabelled) - dropped,
+            "disagreements": disagreements,
+            "unlabelled": len(unlabelled) - disagreements,
+            "dropped": dropped,
+        }
 
     def export(
         self,
