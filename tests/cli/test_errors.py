@@ -419,3 +419,23 @@ def test_annotate_export_says_what_it_left_out_and_keeps_lang(tmp_path, capsys):
     assert f"{len(pairs) - labelled - unresolved} pairs not yet labelled" in text
     header = json.loads(out.read_text().splitlines()[0])
     assert header["lang"] == pairs.lang == "en,fi,ja"
+
+
+def test_report_patterns_says_when_synonyms_are_off(capsys):
+    """Without a thesaurus patterns (5) and (6) are 0 % by construction: say so."""
+    assert main(["report", "patterns", EXAMPLE]) == 0  # lang en,fi,ja: no one thesaurus
+    out = capsys.readouterr().out
+    assert "synonyms off" in out and "--synonyms" in out
+    assert main(["report", "patterns", EXAMPLE, "--synonyms", "none"]) == 0
+    assert "synonyms off (--synonyms none)" in capsys.readouterr().out
+
+
+def test_identify_and_report_print_metrics_alike(tmp_path, capsys):
+    """Accuracy and F1 are fractions (0.000-1.000) on every command, as in the JSON files."""
+    import re
+
+    model = str(tmp_path / "m")
+    assert main(["identify", "train", EXAMPLE, "--binary", "-o", model, "--dev", EXAMPLE]) == 0
+    assert re.search(r"dev accuracy [01]\.\d{3}  F1 [01]\.\d{3}$", capsys.readouterr().out, re.M)
+    assert main(["identify", "evaluate", model, EXAMPLE, "--binary"]) == 0
+    assert re.search(r"accuracy [01]\.\d{3}  macro F1 [01]\.\d{3}", capsys.readouterr().out)

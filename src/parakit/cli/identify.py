@@ -157,7 +157,7 @@ def train(
         report.save(output, stem="dev_metrics")
         m = report.metrics
         f1 = m["positive"]["f1"] if "positive" in m else m["macro"]["f1"]
-        typer.echo(f"dev accuracy {100 * m['accuracy']:.2f}  F1 {100 * f1:.2f}")
+        typer.echo(f"dev accuracy {m['accuracy']:.3f}  F1 {f1:.3f}")
 
 
 @app.command()
@@ -232,9 +232,8 @@ def evaluate(
         typer.echo(f"wrote {json_path} and {md_path}")
     m = report.metrics
     typer.echo(
-        f"pairs {m['n']}  accuracy {100 * m['accuracy']:.2f}  macro F1 "
-        f"{100 * m['macro']['f1']:.2f}"
-        + (f"  positive F1 {100 * m['positive']['f1']:.2f}" if "positive" in m else "")
+        f"pairs {m['n']}  accuracy {m['accuracy']:.3f}  macro F1 {m['macro']['f1']:.3f}"
+        + (f"  positive F1 {m['positive']['f1']:.3f}" if "positive" in m else "")
     )
 
 
@@ -376,7 +375,7 @@ def _clean_labels_grid(
     cleaned.metadata["noisy_labels"] = {**report, "grid": result.rows, "selected_on": str(dev)}
     write(cleaned, output)
     typer.echo(
-        f"best {method} on dev: λ={best['threshold']} (F1 {100 * best['dev_f1']:.1f}); "
+        f"best {method} on dev: λ={best['threshold']} (F1 {best['dev_f1']:.3f}); "
         f"{report['dropped']} dropped, {report['flipped']} flipped, {report['kept']} written "
         f"to {output}"
     )

@@ -230,6 +230,12 @@ def patterns_command(
             progress.advance(task, len(texts1[start : start + 200]))
     shares = pattern_shares(patterns)
     typer.echo(f"{len(pairs)} pairs; {detector.signature}")
+    if not detector.signature["synonym_entries"]:
+        why = "--synonyms none" if synonyms.lower() == "none" else f"no thesaurus for {lang!r}"
+        typer.echo(
+            f"synonyms off ({why}): (5) and (6) cannot be found; give --synonyms PATH (a synonym "
+            "file or MyThes .dat) or --synonyms induced"
+        )
     for name, share in shares.items():
         typer.echo(f"  {PATTERN_TITLES[name]:<32} {100 * share:6.2f} %")
     if output is not None:
