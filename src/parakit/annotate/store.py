@@ -10,6 +10,7 @@ by id) that builds one service per area; the CLI and the web app call the same s
 ``store.extraction``  pairs selected in document pairs (T6)
 ``store.review``      disagreements, resolution, QA queue (T8), rewrite check (T10)
 ``store.exports``     the released corpus as a PairSet or a file
+``store.model``       an attached classifier: guesses, uncertainty order (model in the loop)
 ====================  =============================================================
 
 Example:
@@ -20,12 +21,16 @@ Example:
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Self
+
 from sqlalchemy import Engine
 
 from parakit.annotate.db import MIGRATIONS, Database, make_engine, store_url, upgrade, utcnow
 from parakit.annotate.services.accounts import Accounts, User, check_password, hash_password
 from parakit.annotate.services.export import Exports
 from parakit.annotate.services.extract import Extraction
+from parakit.annotate.services.model import ModelLoop
 from parakit.annotate.services.projects import Projects
 from parakit.annotate.services.queue import Queue, Saved
 from parakit.annotate.services.review import Review
@@ -69,3 +74,16 @@ class Store(Database):
         self.extraction = Extraction(self)
         self.review = Review(self)
         self.exports = Exports(self)
+        self.model = ModelLoop(self)
+
+    @classmethod
+    def open(
+        cls, target: str | Path, migrate: bool = True, cheap_hashing: bool = False, **kwargs: Any
+    ) -> Self:
+        """Open (and by default create or upgrade) the store at a path or database URL, and
+        delete what imports killed half-way left hidden (see
+        :meth:`~parakit.annotate.services.projects.Projects.discard_abandoned_imports`)."""
+        store = super().open(target, migrate=migrate, cheap_hashing=cheap_hashing, **kwargs)
+        if migrate:
+            store.projects.discard_abandoned_imports()
+        return store

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+import socket
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from more_itertools import chunked
 from sqlalchemy import delete, func, select
 from sqlalchemy import text as sql
 from sqlalchemy.exc import IntegrityError
@@ -25,7 +29,7 @@ from parakit.annotate.models import (
 from parakit.annotate.services.accounts import User
 from parakit.errors import AnnotateError, Conflict, NotFound, ParakitError, SpanError
 from parakit.labels import LabelScheme, scheme_from_spec
-from parakit.schema import Document, PairSet
+from parakit.schema import Document, Pair, PairSet
 
 
 class Projects(Service):
@@ -71,7 +75,9 @@ class Projects(Service):
                     Member.annotator_id == user.id
                 )
             rows = list(session.scalars(query))
-        return rows if user.is_admin else [p for p in rows if not _archived(p)]
+        if user.is_admin:  # everything but imports still being staged
+            return [p for p in rows if IMPORTING not in (p.settings or {})]
+        return [p for p in rows if not _archived(p)]
 
     def add_member(self, project_id: int, annotator_id: int) -> None:
         def work(session: Session) -> None:
@@ -192,7 +198,7 @@ class Projects(Service):
             ids[doc.id] = row.id
         return ids
 
-    # -- import: one use case for the CLI and the web app, one transaction ----------------------
+    # -- import: one use case for the CLI and the web app -------------------------------------
     def create_with_pairs(
         self,
         name: str,
@@ -202,9 +208,16 @@ class Projects(Service):
         kind: str = "candidates",
         settings: dict[str, Any] | None = None,
     ) -> tuple[int, int]:
-        """Create a project and import ``pairs`` into it in ONE transaction: when anything
+        """Create a project and import ``pairs`` into it, all or nothing: when anything
         fails (a bad span, a duplicate id, text the database refuses) nothing is left behind,
         so the same name can be used again at once.
+
+        Up to :data:`IMPORT_CHUNK` pairs are imported in one transaction. A larger import is
+        staged: the project is created hidden (``settings["importing"]``), filled in
+        transactions of :data:`IMPORT_CHUNK` pairs, so annotators' writes go on between them
+        instead of waiting for the whole file, and published by one last transaction. A
+        failure deletes the staged project; a process killed meanwhile leaves a hidden one,
+        which :meth:`discard_abandoned_imports` (run when a store is opened) deletes.
 
         Args:
             kind: ``candidates`` (pairs to classify) or ``documents`` (document pairs to
@@ -219,24 +232,70 @@ class Projects(Service):
         check_project_name(name)
         spec = scheme.spec() if isinstance(scheme, LabelScheme) else scheme_from_spec(scheme).spec()
         check_importable(pairs, spans=kind == "candidates")
+        add = self._add_document_pairs if kind == "documents" else self._add_pairs
+        if len(pairs) <= IMPORT_CHUNK:
 
-        def work(session: Session) -> tuple[int, int]:
-            project_id = self._new_project(session, name, spec, settings)
-            if kind == "documents":
-                return project_id, self._add_document_pairs(session, project_id, pairs)
-            return project_id, self._add_pairs(session, project_id, pairs)
+            def work(session: Session) -> tuple[int, int]:
+                project_id = self._new_project(session, name, spec, settings)
+                return project_id, add(session, project_id, list(pairs), pairs.documents)
 
+            try:
+                return self._write(work)
+            except IntegrityError as err:
+                raise Conflict(f"duplicate pair ids in the file: {err.orig}") from None
+        staged = {**(settings or {}), IMPORTING: _import_marker()}
+        project_id = self._write(lambda session: self._new_project(session, name, spec, staged))
         try:
-            return self._write(work)
-        except IntegrityError as err:
-            raise Conflict(f"duplicate pair ids in the file: {err.orig}") from None
+            for chunk in chunked(pairs, IMPORT_CHUNK):
+
+                def stage(session: Session, chunk: list[Pair] = chunk) -> int:
+                    project = session.get(Project, project_id)
+                    project.settings = {**project.settings, IMPORTING: _import_marker()}
+                    return add(session, project_id, chunk, pairs.documents)
+
+                self._write(stage)
+
+            def publish(session: Session) -> None:
+                project = session.get(Project, project_id)
+                project.settings = {k: v for k, v in project.settings.items() if k != IMPORTING}
+
+            self._write(publish)
+        except BaseException as err:
+            self.delete_project(project_id)
+            if isinstance(err, IntegrityError):
+                raise Conflict(f"duplicate pair ids in the file: {err.orig}") from None
+            raise
+        return project_id, len(pairs)
+
+    def discard_abandoned_imports(self, stale_after: float = 600.0) -> list[str]:
+        """Delete the hidden projects of staged imports whose process is gone: on this host a
+        process that no longer runs, elsewhere no progress for ``stale_after`` seconds.
+        Returns their names."""
+        with self.transaction() as session:
+            staged = [
+                (row.id, row.name, (row.settings or {}).get(IMPORTING))
+                for row in session.scalars(select(Project))
+                if IMPORTING in (row.settings or {})
+            ]
+        gone = []
+        for project_id, name, marker in staged:
+            marker = marker if isinstance(marker, dict) else {}
+            here = marker.get("host") == socket.gethostname()
+            if (here and not _running(marker.get("pid"))) or (
+                time.time() - float(marker.get("at", 0)) > stale_after
+            ):
+                self.delete_project(project_id)
+                gone.append(name)
+        return gone
 
     def import_pairs(self, project_id: int, pairs: PairSet) -> int:
         """Add candidate pairs (with their documents, for context) in one transaction;
         returns how many."""
         check_importable(pairs, spans=True)
         try:
-            return self._write(lambda session: self._add_pairs(session, project_id, pairs))
+            return self._write(
+                lambda session: self._add_pairs(session, project_id, list(pairs), pairs.documents)
+            )
         except IntegrityError as err:
             raise Conflict(
                 f"pair ids already present in project {project_id}: {err.orig}"
@@ -254,12 +313,25 @@ class Projects(Service):
         title of a subtitle pair) becomes the group of the pairs extracted from it."""
         check_importable(pairs, spans=False)
         try:
-            return self._write(lambda session: self._add_document_pairs(session, project_id, pairs))
+            return self._write(
+                lambda session: self._add_document_pairs(
+                    session, project_id, list(pairs), pairs.documents
+                )
+            )
         except IntegrityError as err:
             raise Conflict(f"document pair ids already present: {err.orig}") from None
 
-    def _add_pairs(self, session: Session, project_id: int, pairs: PairSet) -> int:
-        doc_ids = self._documents(session, project_id, pairs.documents.values())
+    def _add_pairs(
+        self,
+        session: Session,
+        project_id: int,
+        pairs: Sequence[Pair],
+        documents: Mapping[str, Document],
+    ) -> int:
+        needed = {s.doc_id for p in pairs for s in (p.span1, p.span2) if s is not None}
+        doc_ids = self._documents(
+            session, project_id, (documents[d] for d in sorted(needed) if d in documents)
+        )
         now = utcnow()
         for pair in pairs:
             s1, s2 = pair.span1, pair.span2
@@ -285,14 +357,20 @@ class Projects(Service):
         session.flush()
         return len(pairs)
 
-    def _add_document_pairs(self, session: Session, project_id: int, pairs: PairSet) -> int:
+    def _add_document_pairs(
+        self,
+        session: Session,
+        project_id: int,
+        pairs: Sequence[Pair],
+        documents: Mapping[str, Document],
+    ) -> int:
         for pair in pairs:
             meta = dict(pair.metadata)
             if pair.group is not None:
                 meta.setdefault("group", pair.group)
             docs = []
             for side, span, text in ((1, pair.span1, pair.text1), (2, pair.span2, pair.text2)):
-                own = pairs.documents.get(span.doc_id) if span is not None else None
+                own = documents.get(span.doc_id) if span is not None else None
                 if own is None or own.text != text:
                     own = Document(
                         f"{pair.id}-{side}",
@@ -349,7 +427,31 @@ class Projects(Service):
 
 
 def _archived(project: Project) -> bool:
-    return bool((project.settings or {}).get("archived"))
+    """Hidden from annotators: archived by an admin, or an import still being staged."""
+    settings = project.settings or {}
+    return bool(settings.get("archived")) or IMPORTING in settings
+
+
+#: pairs imported per transaction; larger imports are staged (see ``create_with_pairs``)
+IMPORT_CHUNK = 2000
+#: the project setting that marks a staged import (hidden until it is published)
+IMPORTING = "importing"
+
+
+def _import_marker() -> dict[str, Any]:
+    return {"host": socket.gethostname(), "pid": os.getpid(), "at": time.time()}
+
+
+def _running(pid: Any) -> bool:
+    if not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
 
 
 #: project names: letters, digits, space, ``_ . -``; starting with a letter or digit

@@ -1,0 +1,195 @@
+"""Large imports are staged in chunks (annotators keep working) and published at once; a
+failure, or a kill -9, leaves the store exactly as before."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+from sqlalchemy import select
+
+from parakit.annotate.models import Base
+from parakit.annotate.services import projects as projects_mod
+from parakit.annotate.store import Store, User
+from parakit.schema import Document, Pair, PairSet, Span
+
+
+def every_row(store: Store) -> dict[str, list[tuple]]:
+    with store.transaction() as session:
+        return {
+            t.name: [tuple(r) for r in session.execute(select(t).order_by(*t.primary_key))]
+            for t in Base.metadata.sorted_tables
+        }
+
+
+def big_set(n: int) -> PairSet:
+    docs = [Document(f"d{k}", f"Document {k}. It has two sentences.") for k in range(n // 10)]
+    pairs = [
+        Pair(
+            f"p{k}",
+            f"Document {k // 10}.",
+            f"Statement {k}",
+            span1=Span(f"d{k // 10}", 0, len(f"Document {k // 10}.")),
+        )
+        for k in range(n)
+    ]
+    return PairSet(pairs, scheme="binary", documents=docs)
+
+
+def test_a_staged_import_equals_a_one_transaction_import(store, monkeypatch):
+    admin = User(
+        store.accounts.add_annotator("boss", "boss-password", role="admin"), "boss", "admin"
+    )
+    pairs = big_set(500)
+    small_id, _ = store.projects.create_with_pairs("one", "binary", pairs)
+    chunks = []
+    real_add = store.projects._add_pairs
+
+    def add(session, project_id, chunk, documents):
+        # while staged, the project is hidden from every project list, admins' included (seen
+        # from another thread, as a web request would: this one is inside a write)
+        seen = []
+        reader = threading.Thread(
+            target=lambda: seen.extend(p.name for p in store.projects.projects_for(admin))
+        )
+        reader.start()
+        reader.join()
+        assert "one" in seen and "staged" not in seen
+        chunks.append(len(chunk))
+        return real_add(session, project_id, chunk, documents)
+
+    monkeypatch.setattr(projects_mod, "IMPORT_CHUNK", 120)
+    monkeypatch.setattr(store.projects, "_add_pairs", add)
+    staged_id, count = store.projects.create_with_pairs("staged", "binary", pairs)
+    assert count == 500 and chunks == [120, 120, 120, 120, 20]
+    assert "staged" in {p.name for p in store.projects.projects_for(admin)}
+    assert "importing" not in store.project(staged_id).settings
+    from parakit.annotate.models import DocumentRow, Item
+
+    def items(pid):
+        """Every column of the project's items but ids and times, documents by key + text."""
+        with store.transaction() as session:
+            docs = {d.id: (d.key, d.text) for d in session.scalars(select(DocumentRow))}
+            skip = {"id", "project_id", "created_at", "doc1_id", "doc2_id"}
+            return [
+                (
+                    {
+                        c.name: getattr(i, c.name)
+                        for c in Item.__table__.columns
+                        if c.name not in skip
+                    },
+                    docs.get(i.doc1_id),
+                    docs.get(i.doc2_id),
+                )
+                for i in session.scalars(
+                    select(Item).where(Item.project_id == pid).order_by(Item.id)
+                )
+            ]
+
+    assert len(items(staged_id)) == 500 and items(staged_id) == items(small_id)
+
+
+def test_a_failing_staged_import_leaves_nothing(store, monkeypatch):
+    monkeypatch.setattr(projects_mod, "IMPORT_CHUNK", 100)
+    before = every_row(store)
+    real_add, calls = store.projects._add_pairs, []
+
+    def failing(session, project_id, chunk, documents):
+        calls.append(1)
+        if len(calls) == 3:  # the database refuses the third chunk
+            raise OSError("disk full")
+        return real_add(session, project_id, chunk, documents)
+
+    monkeypatch.setattr(store.projects, "_add_pairs", failing)
+    with pytest.raises(OSError, match="disk full"):
+        store.projects.create_with_pairs("dup", "binary", big_set(400))
+    assert every_row(store) == before
+    monkeypatch.setattr(store.projects, "_add_pairs", real_add)
+    store.projects.create_with_pairs("dup", "binary", big_set(400))  # the name is free again
+
+
+def test_annotators_work_while_a_large_import_is_staged(store, monkeypatch):
+    """Between chunks the write lock is free: a submit does not wait for the whole import."""
+    uid = store.accounts.add_annotator("ann", "ann-password")
+    pid, _ = store.projects.create_with_pairs("work", "binary", big_set(20))
+    store.projects.add_member(pid, uid)
+    store.queue.assign(pid, mode="single")
+    monkeypatch.setattr(projects_mod, "IMPORT_CHUNK", 50)
+    real_add = store.projects._add_pairs
+    started, done = threading.Event(), threading.Event()
+
+    def slow_add(session, project_id, chunk, documents):
+        started.set()
+        time.sleep(0.15)  # a slow chunk: 20 of them make a 3 s import
+        return real_add(session, project_id, chunk, documents)
+
+    monkeypatch.setattr(store.projects, "_add_pairs", slow_add)
+    importer = threading.Thread(
+        target=lambda: (
+            store.projects.create_with_pairs("big", "binary", big_set(1000)),
+            done.set(),
+        )
+    )
+    importer.start()
+    started.wait(10)
+    saves = []
+    for _ in range(5):
+        a = store.queue.lease_next(pid, uid)
+        store.queue.save(a.item_id, uid, label="1", revision=0, submit=True)
+        saves.append(done.is_set())
+    importer.join(30)
+    assert done.is_set() and saves.count(False) >= 4  # submitted while the import ran
+
+
+def test_a_killed_import_leaves_the_store_as_before(tmp_path):
+    path = tmp_path / "kill.sqlite"
+    st = Store.open(path, cheap_hashing=True)
+    st.accounts.add_annotator("ann", "ann-password")
+    st.projects.create_with_pairs("keep", "binary", big_set(30))
+    before = every_row(st)
+    st.close()
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path.insert(0, {str(os.path.dirname(__file__))!r})
+        from test_staged_import import big_set
+        from parakit.annotate.services import projects
+        from parakit.annotate.store import Store
+        projects.IMPORT_CHUNK = 100
+        st = Store.open({str(path)!r})
+        real = st.projects._add_pairs
+        def slow(*a):
+            time.sleep(0.2)
+            return real(*a)
+        st.projects._add_pairs = slow
+        st.projects.create_with_pairs("huge", "binary", big_set(20000))
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        st = Store.open(path, migrate=False)
+        for _ in range(300):  # wait until chunks are in
+            time.sleep(0.1)
+            rows = every_row(st)
+            if len(rows["items"]) > len(before["items"]) + 150:
+                break
+        else:
+            raise AssertionError("the import never started")
+        staged = [r for r in rows["projects"] if r[1] == "huge"]
+        assert staged and "importing" in str(staged[0])  # hidden, unpublished
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        st.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reopened = Store.open(path)  # what a restarted server does
+    assert every_row(reopened) == before
+    reopened.projects.create_with_pairs("huge", "binary", big_set(30))  # the name is free
+    reopened.close()
