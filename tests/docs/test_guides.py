@@ -1,0 +1,517 @@
+"""Every code block of the guides in docs/ runs as written (issue 22), so a guide cannot drift
+from the code.
+
+A page's ```python and ```bash blocks run in order in one fresh working folder, with
+``../shared/data`` beside it (the papers' corpora, as on our machines and in the README) and the
+small inputs the page names made by the page's set-up below. Python blocks share one namespace
+(a later block uses what an earlier one made) and are compiled with the page's name and line
+numbers, so a traceback points at the Markdown line; bash blocks run with
+``bash -e -o pipefail``. (pytest-examples does the same for Python, but its rewritten
+tracebacks crash pytest's reporting on Python 3.11, and it has no bash.)
+
+A block that cannot run here says so on the line before it, with the reason, which the reader
+of the page does not see::
+
+    <!-- docs-test: skip needs a GPU for hours -->
+    <!-- docs-test: slow trains on the whole corpus (about a minute) -->   (only with -m slow)
+    <!-- docs-test: raises LabelError -->      (the block shows an error: its last line raises it)
+
+The README's blocks are run by tests/cli/test_readme.py; docs/benchmarks.md is a record of
+measurements whose commands take minutes to hours on the whole corpora, not a guide.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+DATA = Path(os.environ.get("PARAKIT_DATA", ROOT.parent / "shared" / "data"))
+
+_FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", flags=re.M | re.S)
+_MARK = re.compile(r"<!--\s*docs-test:\s*(\w+)\s*(.*?)\s*-->\s*$")
+
+
+@dataclass
+class Block:
+    page: str
+    line: int  # of the opening fence, 1-based
+    language: str
+    source: str
+    action: str = "run"  # run | skip | slow | raises
+    argument: str = ""  # the reason to skip, or the exception's class name
+
+
+def blocks(page: Path) -> list[Block]:
+    """The ```python and ```bash blocks of a page, with the marker on the line before each."""
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for match in _FENCE.finditer(text):
+        language = match.group(1)
+        if language not in ("python", "bash"):
+            continue
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        block = Block(page.name, text.count("\n", 0, match.start()) + 1, language, match.group(2))
+        marker = _MARK.search(before)
+        if marker:
+            block.action, block.argument = marker.group(1), marker.group(2)
+        found.append(block)
+    return found
+
+
+PAGES = sorted(p for p in DOCS.glob("*.md") if blocks(p) and p.name != "benchmarks.md")
+SLOW_PAGES = [p for p in PAGES if any(b.action == "slow" for b in blocks(p))]
+
+
+def test_markers_are_known_and_give_a_reason():
+    """A skipped block says why; no marker is misspelt (a typo would run or skip silently)."""
+    marks = [b for p in PAGES for b in blocks(p) if b.action != "run"]
+    assert marks, "no block is marked; the parser lost the markers"
+    for block in marks:
+        where = f"{block.page}:{block.line}"
+        assert block.action in ("skip", "slow", "raises"), f"{where}: unknown {block.action!r}"
+        assert len(block.argument) >= 10 or block.action == "raises", f"{where}: say why"
+    # every marker in a page belongs to a block (one left above a paragraph does nothing)
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        n_marks = len(re.findall(r"<!--\s*docs-test:", text))
+        assert n_marks == sum(b.action != "run" for b in blocks(page)), page.name
+
+
+# --- the small inputs the pages name -------------------------------------------------------
+
+
+def _jsonl(path: Path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+
+
+SETUP: dict[str, Callable[[Path], dict]] = {}
+
+
+def setup(page: str):
+    def register(function: Callable[[Path], dict]):
+        SETUP[page] = function
+        return function
+
+    return register
+
+
+# --- the runner ------------------------------------------------------------------------------
+
+
+def _bash(block: Block, work: Path) -> None:
+    env = {
+        **os.environ,
+        "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"],
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "PARAKIT_DATA": str(DATA),
+    }
+    run = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", block.source],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if run.returncode != 0:
+        pytest.fail(
+            f"docs/{block.page}:{block.line}: the bash block exits {run.returncode}\n"
+            f"{block.source}\nstdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}"
+        )
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_guide_runs_as_written(page, tmp_path, monkeypatch):
+    """The blocks of a page but those marked skip or slow."""
+    _run_page(page, ("skip", "slow"), tmp_path, monkeypatch)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", SLOW_PAGES, ids=[p.name for p in SLOW_PAGES])
+def test_guide_runs_as_written_with_its_slow_blocks(page, tmp_path, monkeypatch):
+    _run_page(page, ("skip",), tmp_path, monkeypatch)
+
+
+def _python(block: Block, namespace: dict) -> None:
+    # blank lines first, so the line numbers of a traceback are the Markdown file's
+    code = compile("\n" * block.line + block.source, str(DOCS / block.page), "exec")
+    exec(code, namespace)
+
+
+def _run_page(page: Path, leave_out: tuple[str, ...], tmp_path, monkeypatch):
+    text = page.read_text(encoding="utf-8")
+    runnable = [b for b in blocks(page) if b.action not in leave_out]
+    if not runnable:
+        pytest.skip(f"docs/{page.name}: every block is marked {' or '.join(leave_out)}")
+    if "../shared/data" in text and not DATA.exists():
+        pytest.skip(f"docs/{page.name} reads the shared corpora: {DATA} not found (PARAKIT_DATA)")
+    (tmp_path / "shared").mkdir()
+    if DATA.exists():
+        (tmp_path / "shared" / "data").symlink_to(DATA)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    namespace = {"__name__": "__main__", **(SETUP[page.name](work) if page.name in SETUP else {})}
+    for block in runnable:
+        started = time.perf_counter()
+        if block.language == "bash":
+            _bash(block, work)
+        elif block.action == "raises":
+            with pytest.raises(Exception) as raised:
+                _python(block, namespace)
+            assert type(raised.value).__name__ == block.argument, raised.value
+        else:
+            _python(block, namespace)
+        print(f"docs/{page.name}:{block.line} {block.language} {time.perf_counter() - started:.1f} s")
+
+
+def _sample(pairs, n: int, seed: int = 0):
+    """n pairs drawn with a seed (the corpora are ordered by topic), in file order."""
+    import numpy as np
+
+    from parakit.schema import PairSet
+
+    pick = sorted(np.random.default_rng(seed).choice(len(pairs), n, replace=False).tolist())
+    documents = list(pairs.documents.values())
+    return PairSet([pairs[i] for i in pick], scheme=pairs.scheme, name=pairs.name, documents=documents)
+
+
+@setup("identification.md")
+def _identification(work: Path) -> dict:
+    from parakit.io import read, write
+    from parakit.models.base import make_model
+
+    expert = read(DATA / "multipit" / "expert-train.csv", format="multipit")
+    clean, noisy = _sample(expert, 150, seed=1), _sample(expert, 150, seed=2)
+    write(clean, work / "expert-train.jsonl")
+    write(noisy, work / "crowd.jsonl")
+    make_model("tfidf").fit(clean).save(work / "models" / "tfidf")
+    turku = read(DATA / "turku" / "sv-test.json")
+    return {
+        "texts1": [p.text1 for p in clean],
+        "texts2": [p.text2 for p in clean],
+        "y": [int(p.label) for p in clean],
+        "turku_pairs": turku,
+        "clean": clean,
+        "noisy": noisy,
+    }
+
+
+EXAMPLE = ROOT / "src" / "parakit" / "examples" / "corpus.jsonl"
+
+
+def _example():
+    """The bundled example corpus: 25 Turku-labelled pairs of 12 news documents."""
+    from parakit.io import read
+
+    return read(EXAMPLE)
+
+
+def _document_pairs(corpus):
+    """The example's documents paired as the aligners write them (``x-a`` with ``x-b``)."""
+    from parakit.schema import Pair, PairSet, Span
+
+    docs = {d.id: d for d in corpus.documents.values()}
+    pairs = []
+    for a in sorted(i for i in docs if i.endswith("-a")):
+        b = docs.get(a[:-2] + "-b")
+        if b is not None:
+            pairs.append(
+                Pair(
+                    f"{a[:-2]}",
+                    docs[a].text,
+                    b.text,
+                    span1=Span(a, 0, len(docs[a].text)),
+                    span2=Span(b.id, 0, len(b.text)),
+                )
+            )
+    return PairSet(pairs, scheme="turku", documents=list(docs.values()), name="docpairs")
+
+
+def _with_judgments(corpus, annotators=("ann1", "ann2"), seed: int = 0):
+    """The corpus with one judgment per annotator: the gold label, or 3 now and then."""
+    import random
+
+    from parakit.schema import Judgment, PairSet
+
+    rng = random.Random(seed)
+    pairs = [
+        p.replace(judgments=[Judgment(a, p.label if rng.random() < 0.8 else "3") for a in annotators])
+        for p in corpus
+    ]
+    return PairSet(pairs, scheme=corpus.scheme, documents=list(corpus.documents.values()))
+
+
+@setup("annotate.md")
+def _annotate(work: Path) -> dict:
+    import csv
+    import random
+
+    import pandas as pd
+
+    from parakit.io import write
+
+    corpus = _example()
+    write(corpus, work / "candidates.jsonl")
+    write(_document_pairs(corpus), work / "docpairs.jsonl")
+    write(_with_judgments(corpus), work / "corpus.jsonl")
+    rng = random.Random(0)
+    # crowd judgments: 6 workers on every pair, two gold pairs, one careless worker
+    ids = [p.id for p in corpus]
+    truth = {i: rng.choice("01") for i in ids}
+    with (work / "mturk.csv").open("w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(["worker", "pair", "label", "gold", "gold_label"])
+        for w in range(6):
+            for n, i in enumerate(ids):
+                label = truth[i] if w < 5 and rng.random() < 0.9 else rng.choice("01")
+                gold = n < 2
+                out.writerow([f"w{w}", i, label, str(gold).lower(), truth[i] if gold else ""])
+    ratings = pd.DataFrame(
+        [(f"s{i}", f"r{r}", str(min(5, max(1, 1 + i % 5 + rng.choice((-1, 0, 0, 1))))))
+         for i in range(20) for r in range(3)],
+        columns=["item", "annotator", "label"],
+    )
+    ratings.to_csv(work / "ratings.csv", index=False)
+    return {}
+
+
+@setup("text.md")
+def _text(work: Path) -> dict:
+    return {
+        "texts1": ["The cat sat on the mat.", "It rained all day."],
+        "texts2": ["A cat was sitting on the mat.", "The whole day was rainy."],
+        "hyps": ["the cat sat on the mat", "it rained all day"],
+        "ref_a1": "the cat was sitting on the mat",
+        "ref_a2": "a cat sat on the mat",
+        "ref_b1": "it was raining the whole day",
+    }
+
+
+@setup("splits.md")
+def _splits(work: Path) -> dict:
+    from parakit.io import write
+
+    corpus = _example()
+    write(corpus, work / "corpus.jsonl")
+    # tweets: the example's pairs with a time each, two days apart
+    dated = [p.replace(time=f"2026-03-{1 + n % 28:02d}T12:00:00") for n, p in enumerate(corpus)]
+    documents = list(corpus.documents.values())
+    write(corpus.__class__(dated, scheme=corpus.scheme, documents=documents), work / "tweets.jsonl")
+    return {}
+
+
+@setup("generation.md")
+def _generation(work: Path) -> dict:
+    # a multi-reference test set: sources of MultiPIT expert val with their paraphrases
+    from parakit.io import read
+
+    val = read(DATA / "multipit" / "expert-val.csv", format="multipit")
+    refs: dict[str, list[str]] = {}
+    for pair in val:
+        if pair.label == "1" and len(refs) < 20:
+            refs.setdefault(pair.text1, []).append(pair.text2)
+    (work / "nmr.json").write_text(json.dumps(refs, ensure_ascii=False), encoding="utf-8")
+    return {}
+
+
+@setup("cli.md")
+def _cli(work: Path) -> dict:
+    # crowd votes in the MultiPIT layout, the number of yes votes in a column of its own
+    (work / "crowd.csv").write_text(
+        "sentence1,sentence2,n_yes\n"
+        "A cat sat on the mat.,On the mat sat a cat.,5\n"
+        "It rained all day.,The sun shone all day.,1\n",
+        encoding="utf-8",
+    )
+    return {}
+
+
+@setup("mining.md")
+def _mining(work: Path) -> dict:
+    import numpy as np
+
+    from parakit.io import write
+
+    rng = np.random.default_rng(0)
+
+    def unit(n: int) -> np.ndarray:
+        v = rng.normal(size=(n, 32)).astype("float32")
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    corpus = _example()
+    write(corpus, work / "train.jsonl")  # Turku labels, for the embedding baseline
+    write(_sample(corpus, 6, seed=3), work / "test.jsonl")  # the protected test pairs
+    # two monthly batches of sentences grouped by topic: the example's statements
+    sentences = [(p.group or p.id, t) for p in corpus for t in (p.text1, p.text2)]
+    for month, part in (("2024-05", sentences[::2]), ("2024-06", sentences[1::2])):
+        _jsonl(work / f"batch-{month}.jsonl", [{"text": t, "group": g} for g, t in part])
+    # large-scale evaluation: sv-test pairs against opus-pb-dev sentences, a TF-IDF encoder
+    # and an index of the distractors built with it
+    from parakit.io import read
+    from parakit.vectors.encode import TfidfEncoder
+    from parakit.vectors.index import VectorIndex
+
+    sv = _sample(read(DATA / "turku" / "sv-test.json"), 20)
+    opus = _sample(read(DATA / "turku" / "opus-pb-dev.json"), 150)
+    texts = [t for p in opus for t in (p.text1, p.text2)]
+    encoder = TfidfEncoder((2, 3), dense=True).fit(texts + [t for p in sv for t in (p.text1, p.text2)])
+    index = VectorIndex(kind="flat", metric="ip").build(lambda: iter([encoder.encode(texts)]))
+    index.save(work / "distractor-index")
+    n = 200  # an annotated sample of candidates, and all candidates, for the tiles
+    labels = [str(x) for x in rng.choice([1, 2, 3, 4], size=n)]
+    return {
+        "pairs": sv,
+        "texts": texts,
+        "encoder": encoder,
+        "d": "distractor-index",
+        "chunks": [unit(600), unit(400)],
+        "query_vectors": unit(3),
+        "lex": rng.uniform(size=n),
+        "neg_conf": rng.uniform(size=n),
+        "pos_conf": rng.uniform(size=n),
+        "labels": labels,
+        "lex_all": rng.uniform(size=5 * n),
+        "neg_all": rng.uniform(size=5 * n),
+        "pos_all": rng.uniform(size=5 * n),
+    }
+
+
+def _srt(lines: list[str], minutes_apart: float = 4.0) -> str:
+    """An SRT file: one subtitle every few minutes, each shown for three seconds."""
+
+    def stamp(seconds: float) -> str:
+        h, rest = divmod(int(seconds), 3600)
+        return f"{h:02d}:{rest // 60:02d}:{rest % 60:02d},000"
+
+    blocks = []
+    for n, line in enumerate(lines, start=1):
+        start = (n - 1) * minutes_apart * 60 + 5
+        blocks.append(f"{n}\n{stamp(start)} --> {stamp(start + 3)}\n{line}\n")
+    return "\n".join(blocks)
+
+
+SUBTITLES = {
+    "first": [
+        "Where have you been all night?",
+        "I was working late at the office.",
+        "You could have called me.",
+        "My phone ran out of battery.",
+        "Dinner is cold now.",
+        "I am sorry, it will not happen again.",
+    ],
+    "second": [
+        "Where were you the whole night?",
+        "I had to stay late at work.",
+        "You might have phoned me.",
+        "The battery of my phone died.",
+        "The food has gone cold.",
+        "Sorry, I promise it won't happen again.",
+    ],
+}
+
+
+@setup("build.md")
+def _build(work: Path) -> dict:
+    from parakit.io import read, write
+
+    corpus = _example()
+    documents = sorted(corpus.documents.values(), key=lambda d: d.id)
+    # T1: documents of two sites; T3: the same as two news streams
+    _jsonl(
+        work / "docs.jsonl",
+        [{"id": d.id, "text": d.text, "site": d.id.split("-")[0]} for d in documents],
+    )
+    for stream, suffix in (("yle", "-a"), ("hs", "-b")):
+        _jsonl(
+            work / f"{stream}.jsonl",
+            [
+                {
+                    "id": d.id,
+                    "source": stream,
+                    "time": d.metadata["time"],
+                    "heading": d.text.split(". ")[0],
+                    "body": d.text,
+                }
+                for d in documents
+                if d.id.endswith(suffix)
+            ],
+        )
+    # T2: two versions of two films
+    for title in ("film-one", "film-two"):
+        for version, lines in SUBTITLES.items():
+            path = work / "subs" / title / f"{version}.srt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_srt(lines), encoding="utf-8")
+    # T4 forum openers, T5 answers to one assignment
+    _jsonl(
+        work / "openers.jsonl",
+        [
+            {"id": f"o{n}", "title": "Printer offline", "subforum": "help", "text": text}
+            for n, text in enumerate(
+                [
+                    "My printer says it is offline although it is switched on. What can I do?",
+                    "The printer shows offline even though it is turned on, any ideas?",
+                    "Printer is offline while the power is on. How do I fix it?",
+                ]
+            )
+        ],
+    )
+    _jsonl(
+        work / "answers.jsonl",
+        [
+            {"id": f"a{n}", "assignment": "why-sky-blue", "text": text}
+            for n, text in enumerate(
+                [
+                    "The sky is blue because air scatters blue light more than red light.",
+                    "Blue light is scattered more by the air, so the sky looks blue.",
+                    "Rayleigh scattering of short wavelengths makes the sky appear blue.",
+                    "Air molecules scatter blue light the most, which is why the sky is blue.",
+                ]
+            )
+        ],
+    )
+    # extraction assist: the Swedish test set beside its texts file, two text files
+    for name in ("sv-test.json", "sv-texts.json.gz"):
+        (work / name).symlink_to(DATA / "turku" / name)
+    en = [d for d in documents if d.id.startswith("en-storm")]
+    (work / "a.txt").write_text(en[0].text, encoding="utf-8")
+    (work / "b.txt").write_text(en[1].text, encoding="utf-8")
+    doc_pairs = [(corpus.documents[f"{t}-a"], corpus.documents[f"{t}-b"]) for t in ("en-storm",)]
+    # J4: MT-like pairs with a QE score; J5: sentences; M1-M3: posts of trends and URLs
+    tmup = read(DATA / "tmup" / "tmup.tsv", format="tmup")
+    mt = [p.replace(metadata={**p.metadata, "qe": 1.0 / (1 + n % 7)}) for n, p in enumerate(tmup)]
+    write(tmup.__class__(mt, scheme=tmup.scheme), work / "mt-pairs.jsonl")
+    sentences = sorted({t for p in tmup for t in (p.text1, p.text2)})
+    (work / "ja-wiki-sentences.txt").write_text("\n".join(sentences) + "\n", encoding="utf-8")
+    posts = []
+    for g, (kind, texts) in enumerate(
+        [
+            ("trend", [p.text1 for p in corpus if p.id.startswith("en")][:8]),
+            ("trend", [p.text2 for p in corpus if p.id.startswith("en")][:8]),
+            ("url", [p.text1 for p in corpus][:6] + [p.text2 for p in corpus][:6]),
+        ]
+    ):
+        posts += [{"group": f"g{g}", "kind": kind, "text": t} for t in texts]
+    _jsonl(work / "posts.jsonl", posts)
+    (work / "counts.json").write_text(json.dumps({"g0": 3, "g1": 0}), encoding="utf-8")
+    (work / "seeds.json").write_text(json.dumps({"g2": 0}), encoding="utf-8")
+    return {
+        "doc1": en[0],
+        "doc2": en[1],
+        "doc_pairs": doc_pairs,
+        "gold_pairset": corpus,
+    }
