@@ -175,7 +175,9 @@ def _run_page(page: Path, leave_out: tuple[str, ...], tmp_path, monkeypatch):
             assert type(raised.value).__name__ == block.argument, raised.value
         else:
             _python(block, namespace)
-        print(f"docs/{page.name}:{block.line} {block.language} {time.perf_counter() - started:.1f} s")
+        print(
+            f"docs/{page.name}:{block.line} {block.language} {time.perf_counter() - started:.1f} s"
+        )
 
 
 def _sample(pairs, n: int, seed: int = 0):
@@ -186,7 +188,9 @@ def _sample(pairs, n: int, seed: int = 0):
 
     pick = sorted(np.random.default_rng(seed).choice(len(pairs), n, replace=False).tolist())
     documents = list(pairs.documents.values())
-    return PairSet([pairs[i] for i in pick], scheme=pairs.scheme, name=pairs.name, documents=documents)
+    return PairSet(
+        [pairs[i] for i in pick], scheme=pairs.scheme, name=pairs.name, documents=documents
+    )
 
 
 @setup("identification.md")
@@ -249,7 +253,9 @@ def _with_judgments(corpus, annotators=("ann1", "ann2"), seed: int = 0):
 
     rng = random.Random(seed)
     pairs = [
-        p.replace(judgments=[Judgment(a, p.label if rng.random() < 0.8 else "3") for a in annotators])
+        p.replace(
+            judgments=[Judgment(a, p.label if rng.random() < 0.8 else "3") for a in annotators]
+        )
         for p in corpus
     ]
     return PairSet(pairs, scheme=corpus.scheme, documents=list(corpus.documents.values()))
@@ -281,8 +287,11 @@ def _annotate(work: Path) -> dict:
                 gold = n < 2
                 out.writerow([f"w{w}", i, label, str(gold).lower(), truth[i] if gold else ""])
     ratings = pd.DataFrame(
-        [(f"s{i}", f"r{r}", str(min(5, max(1, 1 + i % 5 + rng.choice((-1, 0, 0, 1))))))
-         for i in range(20) for r in range(3)],
+        [
+            (f"s{i}", f"r{r}", str(min(5, max(1, 1 + i % 5 + rng.choice((-1, 0, 0, 1))))))
+            for i in range(20)
+            for r in range(3)
+        ],
         columns=["item", "annotator", "label"],
     )
     ratings.to_csv(work / "ratings.csv", index=False)
@@ -368,7 +377,9 @@ def _mining(work: Path) -> dict:
     sv = _sample(read(DATA / "turku" / "sv-test.json"), 20)
     opus = _sample(read(DATA / "turku" / "opus-pb-dev.json"), 150)
     texts = [t for p in opus for t in (p.text1, p.text2)]
-    encoder = TfidfEncoder((2, 3), dense=True).fit(texts + [t for p in sv for t in (p.text1, p.text2)])
+    encoder = TfidfEncoder((2, 3), dense=True).fit(
+        texts + [t for p in sv for t in (p.text1, p.text2)]
+    )
     index = VectorIndex(kind="flat", metric="ip").build(lambda: iter([encoder.encode(texts)]))
     index.save(work / "distractor-index")
     n = 200  # an annotated sample of candidates, and all candidates, for the tiles
