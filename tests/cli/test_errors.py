@@ -439,3 +439,15 @@ def test_identify_and_report_print_metrics_alike(tmp_path, capsys):
     assert re.search(r"dev accuracy [01]\.\d{3}  F1 [01]\.\d{3}$", capsys.readouterr().out, re.M)
     assert main(["identify", "evaluate", model, EXAMPLE, "--binary"]) == 0
     assert re.search(r"accuracy [01]\.\d{3}  macro F1 [01]\.\d{3}", capsys.readouterr().out)
+
+
+def test_shell_completion(capsys, monkeypatch):
+    """--show-completion prints a script; a completion request lists matching commands."""
+    assert main(["--show-completion", "bash"]) == 0
+    captured = capsys.readouterr()
+    assert "_PARAKIT_COMPLETE" in captured.out and captured.err == ""
+    monkeypatch.setenv("_PARAKIT_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", "parakit identify tr")
+    monkeypatch.setenv("COMP_CWORD", "2")
+    assert main([]) == 0
+    assert capsys.readouterr().out.split() == ["train"]

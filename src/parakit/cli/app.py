@@ -269,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     Ctrl-C exits 130."""
     command = root_command()
     args = sys.argv[1:] if argv is None else list(argv)
-    group = missing_command(command, args)
+    # a shell completion request names no command: typer answers it
+    group = None if os.environ.get("_PARAKIT_COMPLETE") else missing_command(command, args)
     if group is not None:
         error_line(f"missing command; run '{group} --help' to list the commands")
         return USAGE_EXIT
