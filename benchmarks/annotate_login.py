@@ -76,11 +76,73 @@ async def storm(url: str, project: int, logins: int) -> tuple[dict[int, int], li
     return counts, latencies, elapsed
 
 
+async def flood(
+    url: str, addresses: int, per_address: int, duration: float, returns: int
+) -> tuple[dict[int, int], list[tuple[int, float]], list[tuple[int, float]]]:
+    """``addresses`` attacking addresses (X-Forwarded-For through a trusted proxy), each
+    keeping ``per_address`` wrong-password logins in flight for ``duration`` seconds; meanwhile
+    a returning annotator (logged in before from the office address) and a first-time one
+    (an address never seen) log in ``returns`` times each. Returns the attackers' status
+    counts and (status, seconds) of each returning and first-time login."""
+    import httpx
+    from loadtest import PASSWORD
+
+    office = {"X-Forwarded-For": "198.51.100.7"}
+    async with httpx.AsyncClient(base_url=url, timeout=120) as c:
+        r = await c.post("/login", data={"name": "ann01", "password": PASSWORD}, headers=office)
+        assert r.status_code in (200, 303), r.status_code
+    counts: dict[int, int] = {}
+    end = time.monotonic() + duration
+
+    async def attacker(address: int) -> None:
+        headers = {"X-Forwarded-For": f"203.0.{address // 250}.{address % 250 + 1}"}
+        async with httpx.AsyncClient(base_url=url, timeout=120) as c:
+            n = 0
+            while time.monotonic() < end:
+                n += 1
+                r = await c.post(
+                    "/login", data={"name": f"victim{n % 7}", "password": "guess"}, headers=headers
+                )
+                counts[r.status_code] = counts.get(r.status_code, 0) + 1
+                if r.status_code in (429, 503):
+                    await asyncio.sleep(0.2)
+
+    async def timed(name: str, headers: dict[str, str]) -> tuple[int, float]:
+        async with httpx.AsyncClient(base_url=url, timeout=120) as c:
+            t0 = time.perf_counter()
+            r = await c.post("/login", data={"name": name, "password": PASSWORD}, headers=headers)
+            return r.status_code, time.perf_counter() - t0
+
+    async def users() -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        await asyncio.sleep(min(3.0, duration / 4))  # the flood is in full swing
+        back, first = [], []
+        for k in range(returns):
+            back.append(await timed("ann01", office))
+            first.append(await timed("ann00", {"X-Forwarded-For": f"192.0.2.{k + 1}"}))
+            await asyncio.sleep(0.5)
+        return back, first
+
+    attackers = [attacker(a) for a in range(addresses) for _ in range(per_address)]
+    *_, (back, first) = await asyncio.gather(*attackers, users())
+    return counts, back, first
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logins", type=int, default=40)
     parser.add_argument("--hash-concurrency", type=int, default=2)
+    parser.add_argument(
+        "--flood",
+        type=int,
+        default=0,
+        help="instead of the storm: this many attacking addresses (issue 21: 80), and the "
+        "time a returning annotator takes to log in meanwhile",
+    )
+    parser.add_argument("--per-address", type=int, default=3)
+    parser.add_argument("--duration", type=float, default=20.0)
     args = parser.parse_args()
+    if args.flood:
+        return main_flood(args)
 
     from loadtest import prepare_store, serve_process
 
@@ -128,6 +190,41 @@ def main() -> None:
         f"another user's GET /next during the storm: {len(ms)} requests, "
         f"median {ms[len(ms) // 2]:.0f} ms, max {ms[-1]:.0f} ms"
     )
+
+
+def main_flood(args: argparse.Namespace) -> None:
+    from loadtest import prepare_store, serve_process
+
+    with tempfile.TemporaryDirectory() as tmp:
+        target = str(Path(tmp) / "flood.sqlite")
+        prepare_store(target, n_annotators=2, n_items=100)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        extra = ("--hash-concurrency", str(args.hash_concurrency),
+                 "--forwarded-allow-ips", "127.0.0.1")  # fmt: skip
+        with serve_process(target, port, extra_args=extra) as url:
+            counts, back, first = asyncio.run(
+                flood(url, args.flood, args.per_address, args.duration, returns=5)
+            )
+    load = os.getloadavg()[0]
+    print(
+        f"# annotate login flood: {args.flood} attacking addresses x {args.per_address} logins "
+        f"in flight for {args.duration:.0f} s, hash concurrency {args.hash_concurrency}, "
+        f"{datetime.date.today()}, {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load average {load:.1f}"
+    )
+    print()
+    print(f"attackers' answers: {dict(sorted(counts.items()))}")
+    print("| login during the flood | statuses | median s | max s |")
+    print("|---|---|---:|---:|")
+    for label, rows in (("returning annotator (same name + address as before)", back),
+                        ("first login from a new address", first)):  # fmt: skip
+        seconds = sorted(t for _, t in rows)
+        print(
+            f"| {label} | {[code for code, _ in rows]} | {seconds[len(seconds) // 2]:.2f} | "
+            f"{seconds[-1]:.2f} |"
+        )
 
 
 if __name__ == "__main__":

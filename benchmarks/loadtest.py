@@ -194,7 +194,11 @@ async def _annotator(
     rng = random.Random(f"{seed}-{name}")
     timeout = httpx.Timeout(60.0)
     async with httpx.AsyncClient(base_url=base, timeout=timeout) as client:
-        response = await client.post("/login", data={"name": name, "password": PASSWORD})
+        for _attempt in range(30):  # like a person: wait as told when the server is busy
+            response = await client.post("/login", data={"name": name, "password": PASSWORD})
+            if response.status_code not in (429, 503):
+                break
+            await asyncio.sleep(float(response.headers.get("retry-after", "1")))
         if response.status_code not in (200, 303):
             result.record("login", 0.0, False, response.status_code)
             return

@@ -38,8 +38,9 @@ class LoginQueue:
 
     * At most ``slots`` checks at once in the general lane, ``max_waiting`` logins waiting
       for it; more get HTTP 503.
-    * At most ``per_address`` logins per client address waiting or being checked; more get
-      HTTP 429 at once, so many requests from one address hold no place in the queue.
+    * Once logins queue (more than ``slots``), at most ``per_address`` per client address
+      waiting or being checked; more get HTTP 429 at once, so many requests from one address
+      hold no place in the queue.
     * A name + address that logged in successfully before is checked in its own lane (one
       slot, outside both limits): attackers from other addresses, however many, cannot
       starve a returning user.
@@ -68,7 +69,10 @@ class LoginQueue:
 
     def refusal(self, address: str | None) -> tuple[str, int, str] | None:
         """``(message, status, retry_after)`` when a new login from ``address`` must wait."""
-        if self.by_address.get(address, 0) >= self.per_address:
+        # per-address places matter once logins queue (more than the slots): an office behind
+        # one NAT logs in freely until then
+        crowded = self.waiting >= self.slots
+        if crowded and self.by_address.get(address, 0) >= self.per_address:
             return "Too many logins at once from your address. Try again shortly.", 429, "2"
         if self.waiting >= self.max_waiting:
             return "The server is busy. Try again shortly.", 503, "5"
