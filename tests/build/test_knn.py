@@ -110,7 +110,8 @@ def test_mean_pooled_tiny_bert_end_to_end(tmp_path):
     lines = [" ".join(rng.choice(words, size=5)) for _ in range(40)]
     (tmp_path / "sents.txt").write_text("\n".join(lines))
     # a plain HF encoder (no modules.json): sentence-transformers wraps it with mean pooling
-    encoder = SentenceEncoder(model_dir, batch_size=8, normalize=False)
+    # fp32: the check below is exact mean pooling (auto precision may pick bf16 autocast)
+    encoder = SentenceEncoder(model_dir, batch_size=8, normalize=False, precision="fp32")
     vectors = encoder.encode(lines[:3])
     assert vectors.shape == (3, 16)
     assert type(encoder.model_[1]).__name__ == "Pooling"

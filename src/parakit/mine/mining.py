@@ -21,9 +21,11 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -236,12 +238,6 @@ def mine(
     if k < 1:
         raise MineError(f"k must be at least 1, got {k}", code="E801")
     work = Path(workdir)
-    work.mkdir(parents=True, exist_ok=True)
-    signature = (
-        encoder.signature()
-        if hasattr(encoder, "signature")
-        else {"encoder": type(encoder).__name__}
-    )
     settings = _job_settings(
         collection=Path(collection).resolve(),
         queries=queries and Path(queries).resolve(),
@@ -252,154 +248,132 @@ def mine(
         nprobe=nprobe,
         recall=recall,
         chunk_size=chunk_size,
-        encoder=signature,
+        encoder=encoder.signature()
+        if hasattr(encoder, "signature")
+        else {"encoder": type(encoder).__name__},
         index_options=index_options or {},
         classifier=_classifier_signature(classifier),
         rerank_batch=rerank_batch,
         positive_class=positive_class,
     )
-    job_file = work / "job.json"
-    if job_file.exists():
-        previous = json.loads(job_file.read_text())
-        if previous != json.loads(json.dumps(settings)):
-            if not overwrite:
-                raise MineError(
-                    f"{work} holds a mining job with other settings; use another "
-                    "workdir or --overwrite",
-                    code="E802",
-                )
-            import shutil
+    _open_job(work, settings, overwrite)
+    timer = _Timer()
+    with timer("store"):
+        store = build_store(collection, work / "store", text_field, source_field)
+    with timer("embed"):
+        embed_store(store, work / "emb", encoder, chunk_size, progress)
+        qstore, qcodes = store, np.load(work / "store" / "sources.npy")
+        if queries is not None:
+            qstore = build_store(queries, work / "qstore", text_field, source_field)
+            qcodes = _map_codes(work / "qstore", work / "store")
+            embed_store(qstore, work / "qemb", encoder, chunk_size, progress)
+    with timer("index"):
+        recall_options = {"recall": recall, "recall_k": k} if recall is not None else {}
+        options = {**recall_options, **(index_options or {})}
+        indexes = _build_indexes(
+            work, len(store), chunk_size, same_source, index_kind, metric, nprobe, options, progress
+        )
+    with timer("search"):
+        knn_ids, knn_scores = _search(
+            work, indexes, len(qstore), qcodes, k, same_source, chunk_size, queries, progress
+        )
+    with timer("filter"):
+        hashes = np.load(qstore.path / "hashes.npy"), np.load(store.path / "hashes.npy")
+        rows, cols, scores, ranks = _candidates(
+            knn_ids, knn_scores, k, queries is None, min_score, *hashes
+        )
+    proba = None
+    if classifier is not None:
+        with timer("rerank"):
+            proba = _rerank(
+                work / "rerank",
+                classifier,
+                qstore,
+                store,
+                rows,
+                cols,
+                rerank_batch,
+                positive_class,
+                progress,
+            )
+    index_info = _index_info(work, indexes)
+    written = 0
+    if output is not None:
+        with timer("write"):
+            written = _write_pairs(
+                Path(output),
+                qstore,
+                store,
+                rows,
+                cols,
+                scores,
+                ranks,
+                proba,
+                min_probability,
+                {"mining": settings, "index": index_info},
+            )
+    result = MiningResult(
+        Path(output) if output else None, len(store), len(rows), written, dict(timer), index_info
+    )
+    _write_run(work, settings, result)
+    return result
 
-            shutil.rmtree(work)
-            work.mkdir(parents=True)
+
+class _Timer(dict[str, float]):
+    """Seconds per step: ``with timer("embed"): ...``."""
+
+    @contextlib.contextmanager
+    def __call__(self, step: str) -> Iterator[None]:
+        tic = time.perf_counter()
+        yield
+        self[step] = time.perf_counter() - tic
+
+
+def _open_job(work: Path, settings: dict[str, Any], overwrite: bool) -> None:
+    """Start or resume the job in ``work``: a folder made with other settings is refused
+    (E802), or emptied with ``overwrite``; ``job.json`` records the settings."""
+    work.mkdir(parents=True, exist_ok=True)
+    job_file = work / "job.json"
+    if job_file.exists() and json.loads(job_file.read_text()) != json.loads(json.dumps(settings)):
+        if not overwrite:
+            raise MineError(
+                f"{work} holds a mining job with other settings; use another workdir or "
+                "--overwrite",
+                code="E802",
+            )
+        shutil.rmtree(work)
+        work.mkdir(parents=True)
     with atomic_write(job_file) as handle:
         json.dump(settings, handle, indent=2, ensure_ascii=False)
-    seconds: dict[str, float] = {}
 
-    tic = time.perf_counter()
-    store = build_store(collection, work / "store", text_field, source_field)
-    codes = np.load(work / "store" / "sources.npy")
-    n = len(store)
-    seconds["store"] = time.perf_counter() - tic
 
-    tic = time.perf_counter()
-    embed_store(store, work / "emb", encoder, chunk_size, progress)
-    qstore, qcodes = store, codes
-    if queries is not None:
-        qstore = build_store(queries, work / "qstore", text_field, source_field)
-        qcodes = _map_codes(work / "qstore", work / "store")
-        embed_store(qstore, work / "qemb", encoder, chunk_size, progress)
-    seconds["embed"] = time.perf_counter() - tic
-
-    tic = time.perf_counter()
-    indexes = _build_indexes(
-        work,
-        n,
-        chunk_size,
-        codes,
-        same_source,
-        index_kind,
-        metric,
-        nprobe,
-        {
-            **({"recall": recall, "recall_k": k} if recall is not None else {}),
-            **(index_options or {}),
-        },
-        progress,
-    )
-    seconds["index"] = time.perf_counter() - tic
+def _index_info(work: Path, indexes: dict[int, VectorIndex]) -> dict[str, Any]:
+    """Per index (``all`` or the source's name): its settings and calibration."""
     names = json.loads((work / "store" / "sources.json").read_text())
-    index_info = {
+    return {
         ("all" if key < 0 else names[key]): {
-            k_: v for k_, v in ix.meta().items() if k_ not in ("created", "on_disk")
+            k: v for k, v in ix.meta().items() if k not in ("created", "on_disk")
         }
         for key, ix in indexes.items()
     }
 
-    tic = time.perf_counter()
-    self_mining = queries is None
-    width = k + 1  # room for the sentence itself (or an identical collection sentence)
-    ids_path, scores_path = work / "knn_ids.npy", work / "knn_scores.npy"
-    nq = len(qstore)
-    if not ids_path.exists():
-        _new_memmap(ids_path, (nq, width), np.int64)
-        _new_memmap(scores_path, (nq, width), np.float32)
-    knn_ids = np.load(ids_path, mmap_mode="r+")
-    knn_scores = np.load(scores_path, mmap_mode="r+")
-    _search_all(
-        work,
-        indexes,
-        knn_ids,
-        knn_scores,
-        qcodes,
-        same_source,
-        chunk_size,
-        work / ("emb" if self_mining else "qemb"),
-        width,
-        progress,
-    )
-    seconds["search"] = time.perf_counter() - tic
 
-    tic = time.perf_counter()
-    rows, cols, scores, ranks = _candidates(
-        knn_ids,
-        knn_scores,
-        k,
-        self_mining,
-        min_score,
-        np.load(qstore.path / "hashes.npy"),
-        np.load(store.path / "hashes.npy"),
-    )
-    seconds["filter"] = time.perf_counter() - tic
-    proba = None
-    if classifier is not None:
-        tic = time.perf_counter()
-        proba = _rerank(
-            work / "rerank",
-            classifier,
-            qstore,
-            store,
-            rows,
-            cols,
-            rerank_batch,
-            positive_class,
-            progress,
-        )
-        seconds["rerank"] = time.perf_counter() - tic
-    written = 0
-    if output is not None:
-        tic = time.perf_counter()
-        written = _write_pairs(
-            Path(output),
-            qstore,
-            store,
-            rows,
-            cols,
-            scores,
-            ranks,
-            proba,
-            min_probability,
-            {"mining": settings, "index": index_info},
-        )
-        seconds["write"] = time.perf_counter() - tic
-    result = MiningResult(
-        Path(output) if output else None, n, len(rows), written, seconds, index_info
-    )
+def _write_run(work: Path, settings: dict[str, Any], result: MiningResult) -> None:
+    """``run.json``: the settings, counts, seconds per step and index of a finished run."""
     with atomic_write(work / "run.json") as handle:
         json.dump(
             {
                 "settings": settings,
-                "sentences": n,
-                "candidates": len(rows),
-                "written": written,
-                "seconds": {key: round(v, 3) for key, v in seconds.items()},
-                "index": index_info,
+                "sentences": result.n_sentences,
+                "candidates": result.n_candidates,
+                "written": result.n_written,
+                "seconds": {key: round(v, 3) for key, v in result.seconds.items()},
+                "index": result.index,
             },
             handle,
             indent=2,
             ensure_ascii=False,
         )
-    return result
 
 
 def build_index_folder(
@@ -465,7 +439,6 @@ def _build_indexes(
     work: Path,
     n: int,
     chunk_size: int,
-    codes: np.ndarray,
     same_source: bool,
     kind: str,
     metric: str,
@@ -474,6 +447,7 @@ def _build_indexes(
     progress: bool,
 ) -> dict[int, VectorIndex]:
     """One index for all sentences (key -1) or one per source code; built once, then loaded."""
+    codes = np.load(work / "store" / "sources.npy")
     done = work / "index" / "done.json"
     n_chunks = _n_chunks(n, chunk_size)
     keys = sorted(int(c) for c in np.unique(codes)) if same_source else [-1]
@@ -506,23 +480,32 @@ def _build_indexes(
     return out
 
 
-def _search_all(
+def _search(
     work: Path,
     indexes: dict[int, VectorIndex],
-    knn_ids: np.ndarray,
-    knn_scores: np.ndarray,
+    nq: int,
     qcodes: np.ndarray,
+    k: int,
     same_source: bool,
     chunk_size: int,
-    emb: Path,
-    width: int,
+    queries: Any,
     progress: bool,
-) -> None:
+) -> tuple[np.ndarray, np.ndarray]:
+    """``k + 1`` neighbours of every query (or collection) sentence, leaving room for the
+    sentence itself, in memory-mapped ``knn_ids.npy`` / ``knn_scores.npy``; a marker per
+    finished chunk, so a rerun searches only what is missing."""
     from tqdm.auto import tqdm
 
+    width = k + 1
+    emb = work / ("emb" if queries is None else "qemb")
+    ids_path, scores_path = work / "knn_ids.npy", work / "knn_scores.npy"
+    if not ids_path.exists():
+        _new_memmap(ids_path, (nq, width), np.int64)
+        _new_memmap(scores_path, (nq, width), np.float32)
+    knn_ids = np.load(ids_path, mmap_mode="r+")
+    knn_scores = np.load(scores_path, mmap_mode="r+")
     marks = work / "knn_done"
     marks.mkdir(exist_ok=True)
-    nq = knn_ids.shape[0]
     n_chunks = _n_chunks(nq, chunk_size)
     todo = [c for c in range(n_chunks) if not (marks / f"{c:05d}").exists()]
     done_rows = nq - sum(min(chunk_size, nq - c * chunk_size) for c in todo)
@@ -555,6 +538,7 @@ def _search_all(
             with atomic_write(marks / f"{chunk:05d}") as handle:
                 handle.write("done")
             bar.update(stop - start)
+    return knn_ids, knn_scores
 
 
 def _candidates(
