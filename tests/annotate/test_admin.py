@@ -161,7 +161,10 @@ def test_guidelines_page_and_label_descriptions(project):
         assert "Read both sides &lt;b&gt;first&lt;/b&gt;." in page  # escaped
         assert "<td>ours</td>" in page and "unrelated" in page  # override + Turku defaults
         classify = c.get(f"/p/{pid}/classify").text
-        assert 'title="ours"' in classify and 'id="guidelines-link"' in classify
+        # the meanings are on the page beside their keys, not in hover tooltips
+        assert '<span class="meaning" id="meaning-3">ours</span>' in classify
+        assert '<span class="meaning" id="meaning-1">unrelated</span>' in classify
+        assert 'id="guidelines-link"' in classify
     bad = admin.post(f"/api/admin/projects/{pid}/settings", headers=H, json={"question": "x\x00"})
     assert bad.status_code == 400
 

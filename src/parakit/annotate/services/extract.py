@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from parakit.annotate.db import Service, utcnow
 from parakit.annotate.models import (
     Annotation,
+    Annotator,
     Assignment,
     DocPair,
     DocumentRow,
@@ -20,13 +21,52 @@ from parakit.annotate.tasks import CLASSIFY, EXTRACT, SCREEN
 from parakit.errors import AnnotateError, Conflict, Forbidden
 
 
-def _provenance(suggestion: dict[str, Any]) -> dict[str, Any]:
+def doc_title(doc: DocumentRow) -> str:
+    """What the screens call a document: its metadata ``title`` (kept by the import), else
+    its id."""
+    title = (doc.meta or {}).get("title")
+    return str(title) if title else doc.key
+
+
+#: the key of :attr:`DocPair.meta` that caches a document pair's ranked suggestions
+CACHE_KEY = "suggestions"
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _provenance(
+    ranked: list[dict[str, Any]], spans: tuple[int, int, int, int], claimed: int | None
+) -> dict[str, Any] | None:
+    """Which served suggestion a submitted pair comes from, decided by the server.
+
+    A pair whose spans equal a suggestion's is that suggestion, unadjusted, whatever the
+    client says. Otherwise the client's ``claimed`` rank counts only when that suggestion
+    exists and overlaps the pair on both sides (accepted, then adjusted); anything else was
+    selected by hand (``None``).
+    """
+    for s in ranked:
+        if (s["begin1"], s["end1"], s["begin2"], s["end2"]) == spans:
+            return {"rank": s["rank"], "adjusted": False}
+    for s in ranked:
+        if (
+            s["rank"] == claimed
+            and _overlap((s["begin1"], s["end1"]), spans[:2])
+            and _overlap((s["begin2"], s["end2"]), spans[2:])
+        ):
+            return {"rank": s["rank"], "adjusted": True}
+    return None
+
+
+def _claimed(suggestion: dict[str, Any] | None) -> int | None:
+    """The rank a client says its pair was accepted from (``{"rank": 3}``), or None."""
+    if suggestion is None:
+        return None
     try:
-        return {"rank": int(suggestion["rank"]), "adjusted": bool(suggestion.get("adjusted"))}
+        return int(suggestion["rank"])
     except (KeyError, TypeError, ValueError):
-        raise AnnotateError(
-            "suggestion must look like {'rank': 3, 'adjusted': false}", code="E640"
-        ) from None
+        raise AnnotateError("suggestion must look like {'rank': 3}", code="E640") from None
 
 
 class Extraction(Service):
@@ -44,14 +84,42 @@ class Extraction(Service):
         Returns:
             ``{"rank", "begin1", "end1", "begin2", "end2", "score"}`` dicts.
         """
+        with self.transaction() as session:
+            self._extract_assignment(session, doc_pair_id, user_id)
+            own = [
+                (i.begin1 or 0, i.end1 or 0, i.begin2 or 0, i.end2 or 0)
+                for i in session.scalars(
+                    select(Item).where(Item.doc_pair_id == doc_pair_id, Item.author_id == user_id)
+                )
+            ]
+        return [
+            s
+            for s in self.ranked_suggestions(doc_pair_id)
+            if not any(
+                _overlap((b1, e1), (s["begin1"], s["end1"]))
+                or _overlap((b2, e2), (s["begin2"], s["end2"]))
+                for b1, e1, b2, e2 in own
+            )
+        ]
+
+    def ranked_suggestions(self, doc_pair_id: int) -> list[dict[str, Any]]:
+        """A document pair's kept (non-suppressed) suggestions, best first, for every
+        annotator: computed once per document pair and settings, then read from the store
+        (``DocPair.meta["suggestions"]``, keyed by the suggester's signature), so every server
+        worker and every later call reuses them and a settings change recomputes them.
+
+        Raises:
+            Forbidden: suggestions are off in the project.
+            AnnotateError: (E640) the project's ``suggestions`` setting is invalid.
+        """
         from parakit.build.suggest import PairSuggester
         from parakit.errors import ParakitError
         from parakit.schema import Document
 
         with self.transaction() as session:
-            self._extract_assignment(session, doc_pair_id, user_id)
             dp = session.get(DocPair, doc_pair_id)
-            assert dp is not None
+            if dp is None:
+                raise AnnotateError(f"no document pair {doc_pair_id}", code="E606")
             project = session.get(Project, dp.project_id)
             assert project is not None
             setting = (project.settings or {}).get("suggestions")
@@ -59,44 +127,47 @@ class Extraction(Service):
                 raise Forbidden(
                     "suggestions are off in this project (project setting 'suggestions')"
                 )
+            try:
+                suggester = PairSuggester(**(setting if isinstance(setting, dict) else {}))
+                signature = suggester.signature()
+            except TypeError as err:
+                raise AnnotateError(
+                    f"bad project setting 'suggestions': {err}", code="E640"
+                ) from None
+            cached = (dp.meta or {}).get(CACHE_KEY) or {}
+            if cached.get("signature") == signature:
+                return list(cached["ranked"])
             doc1 = session.get(DocumentRow, dp.doc1_id)
             doc2 = session.get(DocumentRow, dp.doc2_id)
             assert doc1 is not None and doc2 is not None
             first = Document(doc1.key, doc1.text)
             second = Document(doc2.key, doc2.text)
-            own = [
-                (i.begin1 or 0, i.end1 or 0, i.begin2 or 0, i.end2 or 0)
-                for i in session.scalars(
-                    select(Item).where(Item.doc_pair_id == dp.id, Item.author_id == user_id)
-                )
-            ]
-        options = setting if isinstance(setting, dict) else {}
-        try:
-            ranked = PairSuggester(**options).suggest(first, second)
+        try:  # outside any transaction: the ranking takes CPU seconds on long documents
+            ranking = suggester.suggest(first, second)
         except (TypeError, ParakitError) as err:
             raise AnnotateError(f"bad project setting 'suggestions': {err}", code="E640") from None
-        out = []
-        for rank, s in enumerate(ranked, 1):
+        ranked = []
+        for rank, s in enumerate(ranking, 1):
             if s.suppressed:
                 break
-            spans = (s.span1.begin, s.span1.end, s.span2.begin, s.span2.end)
-            if any(
-                (b1 < spans[1] and spans[0] < e1) or (b2 < spans[3] and spans[2] < e2)
-                for b1, e1, b2, e2 in own
-            ):
-                continue
-            begin1, end1, begin2, end2 = spans
-            out.append(
+            ranked.append(
                 {
                     "rank": rank,
-                    "begin1": begin1,
-                    "end1": end1,
-                    "begin2": begin2,
-                    "end2": end2,
+                    "begin1": s.span1.begin,
+                    "end1": s.span1.end,
+                    "begin2": s.span2.begin,
+                    "end2": s.span2.end,
                     "score": round(s.score, 4),
                 }
             )
-        return out
+
+        def store(session: Session) -> None:
+            row = session.get(DocPair, doc_pair_id)
+            assert row is not None
+            row.meta = {**(row.meta or {}), CACHE_KEY: {"signature": signature, "ranked": ranked}}
+
+        self._write(store)
+        return list(ranked)
 
     def _extract_assignment(self, session: Session, doc_pair_id: int, user_id: int) -> Assignment:
         row = session.scalar(
@@ -133,12 +204,15 @@ class Extraction(Service):
         project's ``classify_mode``. Only while the document pair is open (not finished or
         empty). Returns the new item id.
 
-        ``suggestion`` (``{"rank": int, "adjusted": bool}``) says the pair was accepted from a
-        suggestion of :meth:`suggestions` (and whether the annotator changed its spans): the
-        item records ``suggested=True`` and ``meta["suggestion"]``; otherwise
-        ``suggested=False`` (selected by hand) in a project with suggestions on and ``None``
-        (not applicable) in one without."""
+        The provenance is the server's: spans equal to a suggestion it served for this
+        document pair (:meth:`ranked_suggestions`) record ``suggested=True`` and
+        ``meta["suggestion"] = {"rank", "adjusted": False}``; ``suggestion``
+        (``{"rank": int}``, the client's claim) only names the suggestion the annotator
+        accepted and then adjusted, and counts when that suggestion overlaps the pair on both
+        sides (``adjusted: True``). Otherwise ``suggested=False`` (selected by hand) in a
+        project with suggestions on and ``None`` (not applicable) in one without."""
         now = utcnow()
+        claimed = _claimed(suggestion)
 
         def work(session: Session) -> int:
             self._extract_assignment(session, doc_pair_id, user_id)
@@ -158,6 +232,11 @@ class Extraction(Service):
                         f"{doc.key!r} of length {len(doc.text)}",
                         code="E608",
                     )
+            # only what this server served counts: the cached ranking (absent when no
+            # suggestion was ever served for this document pair)
+            served = ((dp.meta or {}).get(CACHE_KEY) or {}).get("ranked") or []
+            spans = (begin1, end1, begin2, end2)
+            provenance = _provenance(served, spans, claimed) if suggesting else None
             # keys <doc pair>-<n>: the next number after the highest one ever used here
             # (after a deletion the count would repeat an existing key)
             prefix = f"{dp.key}-"
@@ -184,8 +263,8 @@ class Extraction(Service):
                 origin="extracted",
                 author_id=user_id,
                 created_at=now,
-                meta={} if suggestion is None else {"suggestion": _provenance(suggestion)},
-                suggested=True if suggestion is not None else (False if suggesting else None),
+                meta={} if provenance is None else {"suggestion": provenance},
+                suggested=True if provenance is not None else (False if suggesting else None),
             )
             session.add(item)
             session.flush()
@@ -310,6 +389,103 @@ class Extraction(Service):
             assignment.lease_expires = None
 
         self._write(work)
+
+    def reopen_doc_pair(self, doc_pair_id: int, admin_id: int) -> str:
+        """Undo a finish (admins): a finished or empty document pair becomes open again and
+        its extraction assignment goes back, open, to the annotator who finished it (their
+        extracted pairs stay and can change again). ``meta["reopened"]`` records who re-opened
+        it, when, and the status it had. Returns the new status (``open``).
+
+        Raises:
+            Conflict: (E618) the document pair is not finished or empty (a rejected pair is
+                the quick pass's decision, and an open one has nothing to undo).
+        """
+        now = utcnow()
+
+        def work(session: Session) -> str:
+            dp = session.get(DocPair, doc_pair_id)
+            if dp is None:
+                raise AnnotateError(f"no document pair {doc_pair_id}", code="E606")
+            if dp.status not in ("finished", "empty"):
+                raise Conflict(
+                    f"document pair {dp.key!r} is {dp.status}: only a finished or empty "
+                    "document pair can be re-opened",
+                    code="E618",
+                )
+            finisher = dp.finished_by
+            meta = dict(dp.meta or {})
+            meta["reopened"] = [
+                *meta.get("reopened", []),
+                {"by": admin_id, "at": now.isoformat(), "was": dp.status, "finished_by": finisher},
+            ]
+            dp.meta = meta
+            dp.status = "open"
+            dp.finished_by = None
+            dp.finished_at = None
+            for assignment in session.scalars(
+                select(Assignment).where(
+                    Assignment.doc_pair_id == doc_pair_id,
+                    Assignment.task == EXTRACT,
+                    Assignment.status == "done",
+                )
+            ):
+                who = session.get(Annotator, assignment.done_by) if assignment.done_by else None
+                # back to the annotator whose pairs these are; to the pool if deactivated
+                assignment.annotator_id = who.id if who is not None and who.active else None
+                assignment.status = "open"
+                assignment.done_by = None
+                assignment.done_at = None
+                assignment.lease_owner = None
+                assignment.lease_expires = None
+            return dp.status
+
+        return self._write(work)
+
+    def doc_pairs(
+        self, project_id: int, *, status: str | None = None, page: int = 1, per_page: int = 50
+    ) -> tuple[list[dict[str, Any]], int]:
+        """A project's document pairs for the admin list, ``per_page`` at a time (in SQL),
+        optionally of one ``status``: rows ``{"doc_pair", "title1", "title2", "pairs"}``
+        (the count of extracted pairs), and the total."""
+        conditions: list[Any] = [DocPair.project_id == project_id]
+        if status:
+            conditions.append(DocPair.status == status)
+        with self.transaction() as session:
+            total = session.scalar(select(func.count()).select_from(DocPair).where(*conditions))
+            rows = list(
+                session.scalars(
+                    select(DocPair)
+                    .where(*conditions)
+                    .order_by(DocPair.id)
+                    .offset((max(page, 1) - 1) * per_page)
+                    .limit(per_page)
+                )
+            )
+            ids = [dp.id for dp in rows]
+            counts = dict(
+                session.execute(
+                    select(Item.doc_pair_id, func.count())
+                    .where(Item.doc_pair_id.in_(ids))
+                    .group_by(Item.doc_pair_id)
+                ).all()
+            )
+            docs = {
+                d.id: d
+                for d in session.scalars(
+                    select(DocumentRow).where(
+                        DocumentRow.id.in_([x for dp in rows for x in (dp.doc1_id, dp.doc2_id)])
+                    )
+                )
+            }
+        return [
+            {
+                "doc_pair": dp,
+                "title1": doc_title(docs[dp.doc1_id]),
+                "title2": doc_title(docs[dp.doc2_id]),
+                "pairs": int(counts.get(dp.id, 0)),
+            }
+            for dp in rows
+        ], int(total or 0)
 
     def extraction_rows(self, project_id: int) -> list[dict[str, Any]]:
         """Closed document pairs with their texts and selected spans (for statistics)."""

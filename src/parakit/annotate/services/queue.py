@@ -391,6 +391,29 @@ class Queue(Service):
                 select(Annotation).where(
                     Annotation.item_id == item_id,
                     Annotation.annotator_id == user_id,
+    def project_progress(self) -> dict[int, list[dict[str, Any]]]:
+        """Every project's queued work per task, for the admin overview: ``{project id:
+        [{"task", "done", "total"}]}`` in :data:`~parakit.annotate.tasks.TASKS` order, counted
+        in assignments (a double-annotated item is two), in one grouped query."""
+        with self.transaction() as session:
+            rows = session.execute(
+                select(
+                    Assignment.project_id,
+                    Assignment.task,
+                    func.count(),
+                    func.count().filter(Assignment.status == "done"),
+                ).group_by(Assignment.project_id, Assignment.task)
+            ).all()
+        order = {name: n for n, name in enumerate(TASKS)}
+        out: dict[int, list[dict[str, Any]]] = {}
+        for project_id, task, total, done in sorted(
+            rows, key=lambda r: (r[0], order.get(r[1], len(order)), r[1])
+        ):
+            out.setdefault(project_id, []).append(
+                {"task": task, "done": int(done), "total": int(total)}
+            )
+        return out
+
                     Annotation.task == task,
                 )
             )
@@ -586,9 +609,11 @@ class Queue(Service):
             return int(session.scalar(query) or 0)
 
     def skip(self, item_id: int, user_id: int, task: str = CLASSIFY) -> None:
-        """Give back a hard item: the caller's lease on it ends and the assignment moves to
-        the end of its queue, so the next lease brings another item (the caller's draft, if
-        any, stays theirs)."""
+        """Give back a hard item: the caller's lease on it ends and the item moves to the end
+        of its queue, so the next lease brings another item (the caller's draft, if any,
+        stays theirs). Every open slot of the item moves, not only the caller's: in a double
+        pool the other slot would otherwise be the very next assignment, and the same item
+        would come straight back."""
 
         def work(session: Session) -> None:
             row = session.scalar(
@@ -604,7 +629,15 @@ class Queue(Service):
             last = session.scalar(
                 select(func.max(Assignment.position)).where(Assignment.project_id == row.project_id)
             )
-            row.position = (last or 0) + 1
+            session.execute(
+                update(Assignment)
+                .where(
+                    Assignment.item_id == item_id,
+                    Assignment.task == task,
+                    Assignment.status == "open",
+                )
+                .values(position=(last or 0) + 1)
+            )
             row.lease_owner = None
             row.lease_expires = None
 

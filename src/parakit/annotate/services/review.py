@@ -10,7 +10,6 @@ from sqlalchemy.orm import Session
 
 from parakit.annotate.db import (
     Service,
-    submitted_by_item,
     utcnow,
 )
 from parakit.annotate.models import (
@@ -352,36 +351,62 @@ class Review(Service):
             (rows ``{"item", "annotations": [(name, Annotation)]}``, total matching).
         """
         names = self.db.accounts.annotator_names()
-        with self.transaction() as session:
-            query = select(Item).where(Item.project_id == project_id, Item.origin != "rewrite")
-            judged = select(Annotation.item_id).where(
-                Annotation.project_id == project_id,
-                Annotation.task == CLASSIFY,
-                Annotation.status == "submitted",
+        judged = select(Annotation.item_id).where(
+            Annotation.project_id == project_id,
+            Annotation.task == CLASSIFY,
+            Annotation.status == "submitted",
+        )
+        # every filter, the count and the page are SQL: a page reads ``per_page`` items and
+        # their annotations, never the whole project
+        conditions: list[Any] = [Item.project_id == project_id, Item.origin != "rewrite"]
+        if label:
+            conditions.append(
+                or_(Item.label == label, Item.id.in_(judged.where(Annotation.label == label)))
             )
-            if label:
-                query = query.where(
-                    or_(Item.label == label, Item.id.in_(judged.where(Annotation.label == label)))
+        if annotator is not None:
+            conditions.append(Item.id.in_(judged.where(Annotation.annotator_id == annotator)))
+        if state == "unlabelled":
+            conditions.append(Item.label.is_(None))
+        elif state == "labelled":
+            conditions.append(Item.label.is_not(None))
+        elif state == "resolved":
+            conditions.append(Item.resolved_by.is_not(None))
+        elif state == "disputed":
+            conditions.append(
+                Item.id.in_(
+                    judged.group_by(Annotation.item_id).having(
+                        func.count(func.distinct(Annotation.label)) > 1
+                    )
                 )
-            if annotator is not None:
-                query = query.where(Item.id.in_(judged.where(Annotation.annotator_id == annotator)))
-            if state == "unlabelled":
-                query = query.where(Item.label.is_(None))
-            elif state == "labelled":
-                query = query.where(Item.label.is_not(None))
-            elif state == "resolved":
-                query = query.where(Item.resolved_by.is_not(None))
-            if text:
-                pattern = f"%{text.lower()}%"
-                query = query.where(
-                    or_(func.lower(Item.text1).like(pattern), func.lower(Item.text2).like(pattern))
+            )
+        if text:
+            pattern = f"%{text.lower()}%"
+            conditions.append(
+                or_(func.lower(Item.text1).like(pattern), func.lower(Item.text2).like(pattern))
+            )
+        with self.transaction() as session:
+            total = session.scalar(select(func.count()).select_from(Item).where(*conditions)) or 0
+            items = list(
+                session.scalars(
+                    select(Item)
+                    .where(*conditions)
+                    .order_by(Item.id)
+                    .offset((max(page, 1) - 1) * per_page)
+                    .limit(per_page)
                 )
-            items = list(session.scalars(query.order_by(Item.id)))
-            anns = submitted_by_item(session, project_id)
-        if state == "disputed":
-            items = [i for i in items if len({a.label for a in anns.get(i.id, [])}) > 1]
-        total = len(items)
-        start = (max(page, 1) - 1) * per_page
+            )
+            anns: dict[int, list[Annotation]] = {}
+            if items:
+                for ann in session.scalars(
+                    select(Annotation)
+                    .where(
+                        Annotation.item_id.in_([i.id for i in items]),
+                        Annotation.task == CLASSIFY,
+                        Annotation.status == "submitted",
+                    )
+                    .order_by(Annotation.id)
+                ):
+                    anns.setdefault(ann.item_id, []).append(ann)
         rows = [
             {
                 "item": item,
@@ -390,6 +415,6 @@ class Review(Service):
                     for a in anns.get(item.id, [])
                 ],
             }
-            for item in items[start : start + per_page]
+            for item in items
         ]
-        return rows, total
+        return rows, int(total)

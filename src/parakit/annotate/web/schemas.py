@@ -19,10 +19,11 @@ class SaveBody(BaseModel):
 
 
 class SuggestionRef(BaseModel):
-    """The suggestion an extracted pair was accepted from (provenance)."""
+    """The suggestion the annotator accepted before adjusting its spans (a claim the server
+    checks: the stored provenance is decided by the server from the spans; a client's
+    ``adjusted`` is ignored)."""
 
     rank: int
-    adjusted: bool = False
 
 
 class SpanBody(BaseModel):

@@ -15,6 +15,7 @@ from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, Response
 
 from parakit.annotate.extraction import extraction_stats
+from parakit.annotate.services.extract import doc_title
 from parakit.annotate.services.projects import check_project_name, read_pairs
 from parakit.annotate.store import Store, User
 from parakit.annotate.tasks import EXTRACT, TASKS
@@ -46,6 +47,7 @@ router = APIRouter()
 @router.get("/admin", response_class=HTMLResponse)
 def admin_page(request: Request, user: PageUser, st: StoreDep) -> HTMLResponse:
     require_adjudicator(user)
+    progress = st.queue.project_progress()
     projects = []
     for project in st.projects.projects_for(user):
         projects.append(
@@ -54,6 +56,10 @@ def admin_page(request: Request, user: PageUser, st: StoreDep) -> HTMLResponse:
                 "conflicts": len(st.review.disagreements(project.id)),
                 "qa": len(st.review.qa_queue(project.id)),
                 "annotations": st.queue.count_annotations(project.id),
+                "progress": [
+                    {**row, "title": getattr(TASKS.get(row["task"]), "title", row["task"])}
+                    for row in progress.get(project.id, [])
+                ],
             }
         )
     return render(
@@ -80,7 +86,13 @@ def context_of(st: Store, item: Any) -> list[dict[str, Any]]:
             continue
         doc = st.document(doc_id)
         lo, hi = max(0, begin - 600), min(len(doc.text), end + 600)
-        out.append({"key": doc.key, "segments": segments(doc.text, lo, hi, [(begin, end, "span")])})
+        out.append(
+            {
+                "key": doc.key,
+                "title": doc_title(doc),
+                "segments": segments(doc.text, lo, hi, [(begin, end, "span")]),
+            }
+        )
     return out
 
 
@@ -330,7 +342,43 @@ def items_page(
     )
 
 
+@router.get("/admin/p/{project_id}/docpairs", response_class=HTMLResponse)
+def doc_pairs_page(
+    request: Request,
+    project_id: int,
+    user: PageUser,
+    st: StoreDep,
+    status: str = "",
+    page: int = 1,
+) -> HTMLResponse:
+    """A project's document pairs with their status; admins re-open a finished one here."""
+    require_adjudicator(user)
+    require_member(st, user, project_id)
+    rows, total = st.extraction.doc_pairs(
+        project_id, status=status or None, page=page, per_page=PER_PAGE
+    )
+    return render(
+        request,
+        "docpairs.html",
+        user,
+        project=st.project(project_id),
+        rows=rows,
+        total=total,
+        status=status,
+        page=max(page, 1),
+        pages=max(1, -(-total // PER_PAGE)),
+        names=st.accounts.annotator_names(),
+    )
+
+
 # -- admin API -------------------------------------------------------------------------------
+@router.post("/api/admin/docpairs/{doc_pair_id}/reopen")
+def reopen_doc_pair(doc_pair_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
+    """Undo the finish of a document pair: open again, back in its annotator's queue."""
+    require_admin(user)
+    return {"status": st.extraction.reopen_doc_pair(doc_pair_id, user.id)}
+
+
 @router.post("/api/admin/users")
 def create_user(body: UserBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
     require_admin(user)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
 from parakit.annotate.extraction import verbatim_overlaps
+from parakit.annotate.services.extract import doc_title
 from parakit.annotate.store import Store, User
 from parakit.annotate.tasks import CLASSIFY, EXTRACT, SCREEN, TASKS, task_spec
 from parakit.annotate.web.deps import (
@@ -18,7 +19,7 @@ from parakit.annotate.web.deps import (
     render,
     require_member,
 )
-from parakit.annotate.web.text import segments
+from parakit.annotate.web.text import markdown_html, segments
 from parakit.errors import Forbidden
 from parakit.labels import TurkuScheme
 
@@ -59,6 +60,7 @@ def _context(st: Store, doc_id: int | None, begin: int | None, end: int | None) 
     doc = st.document(doc_id)
     return {
         "key": doc.key,
+        "title": doc_title(doc),
         "segments": segments(doc.text, 0, len(doc.text), [(begin, end, "span")]),
     }
 
@@ -169,6 +171,8 @@ def extract(
         doc2=doc2,
         rows=rows,
         pairs=pairs,
+        title1=doc_title(doc1),
+        title2=doc_title(doc2),
         n_overlaps=len(overlaps),
         data={
             "doc_pair": dp.id,
@@ -203,12 +207,15 @@ def screen(
     dp = st.doc_pair(assignment.doc_pair_id)
     return render(
         request,
+    dp_docs = (st.document(dp.doc1_id), st.document(dp.doc2_id))
         TASKS[SCREEN].template,
         user,
         project=project,
         dp=dp,
-        doc1=st.document(dp.doc1_id),
-        doc2=st.document(dp.doc2_id),
+        doc1=dp_docs[0],
+        doc2=dp_docs[1],
+        title1=doc_title(dp_docs[0]),
+        title2=doc_title(dp_docs[1]),
         data={"doc_pair": dp.id},
         progress=st.queue.progress(project_id, user.id, SCREEN),
     )
@@ -242,14 +249,17 @@ def guidelines(
     user: PageUser,
     st: StoreDep,
 ) -> HTMLResponse:
-    """The project's guidelines and what each label means."""
+    """The project's guidelines (Markdown, rendered safely; admins edit them here) and what
+    each label means."""
     require_member(st, user, project_id)
     project = st.project(project_id)
     return render(
         request,
+    source = (project.settings or {}).get("guidelines") or ""
         "guidelines.html",
         user,
         project=project,
-        guidelines=(project.settings or {}).get("guidelines") or "",
+        guidelines=markdown_html(source) if source else "",
+        source=source,
         descriptions=label_descriptions(project, st.scheme(project_id)),
     )
