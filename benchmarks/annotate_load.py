@@ -17,8 +17,10 @@ import argparse
 import datetime
 import os
 import platform
+import signal
 import socket
 import tempfile
+import threading
 import uuid
 from pathlib import Path
 
@@ -32,6 +34,65 @@ def server_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+killed: list[int] = []
+imported: dict[str, float] = {}
+
+
+def server_tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of the server and its worker processes."""
+    return server_cpu_seconds(pid) + sum(server_cpu_seconds(c) for c in children(pid))
+
+
+def children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(x) for x in text.split()]
+
+
+def kill_one_worker(pid: int) -> None:
+    workers = children(pid)
+    if workers:
+        os.kill(workers[0], signal.SIGKILL)
+        killed.append(workers[0])
+
+
+def prepare_admin(target: str) -> None:
+    from loadtest import PASSWORD
+
+    from parakit.annotate.store import Store
+
+    store = Store.open(target, cheap_hashing=True)
+    store.accounts.add_annotator("boss", PASSWORD, role="admin")
+    store.close()
+
+
+def upload(url: str, n_pairs: int, into: dict[str, float]) -> None:
+    """An admin uploads a JSONL file of ``n_pairs`` pairs (a new project)."""
+    import json
+    import time
+
+    import httpx
+    from loadtest import HEADERS, PASSWORD
+
+    body = "".join(
+        json.dumps({"id": f"u{i}", "text1": f"uploaded sentence {i} " + "x" * 40,
+                    "text2": f"another uploaded sentence {i} " + "y" * 40}) + "\n"
+        for i in range(n_pairs)
+    ).encode()  # fmt: skip
+    with httpx.Client(base_url=url, timeout=600) as c:
+        c.post("/login", data={"name": "boss", "password": PASSWORD})
+        t0 = time.perf_counter()
+        r = c.post(
+            "/api/admin/projects",
+            headers=HEADERS,
+            data={"name": "uploaded", "scheme": "binary"},
+            files={"file": ("big.jsonl", body, "application/json")},
+        )
+        into.update(status=r.status_code, seconds=time.perf_counter() - t0, mb=len(body) / 2**20)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--annotators", type=int, default=50)
@@ -39,6 +100,20 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=30000)
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--pg-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--workers", type=int, default=1, help="annotate serve --workers N")
+    parser.add_argument(
+        "--kill-worker-after",
+        type=float,
+        default=None,
+        help="SIGKILL one server worker this many seconds into the run (with --workers > 1)",
+    )
+    parser.add_argument(
+        "--import-pairs",
+        type=int,
+        default=0,
+        help="an admin uploads a project of this many pairs 5 s into the run (155,000 pairs "
+        "make the 19 MB file of issue 21)",
+    )
     args = parser.parse_args()
 
     from loadtest import check_store, prepare_store, run_load, serve_process
@@ -60,12 +135,28 @@ def main() -> None:
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
                 port = s.getsockname()[1]
-            with serve_process(target, port) as url:
-                cpu_before = server_cpu_seconds(serve_process.last.pid)
+            extra = ("--workers", str(args.workers)) if args.workers > 1 else ()
+            if args.import_pairs:
+                prepare_admin(target)
+            with serve_process(target, port, extra_args=extra) as url:
+                cpu_before = server_tree_cpu_seconds(serve_process.last.pid)
+                side = []
+                if args.kill_worker_after is not None:
+                    side.append(
+                        threading.Timer(
+                            args.kill_worker_after, kill_one_worker, (serve_process.last.pid,)
+                        )
+                    )
+                if args.import_pairs:
+                    side.append(threading.Timer(5.0, upload, (url, args.import_pairs, imported)))
+                for timer in side:
+                    timer.start()
                 result = run_load(
                     url, project, n_annotators=args.annotators, duration=args.duration
                 )
-                cpu = server_cpu_seconds(serve_process.last.pid) - cpu_before
+                for timer in side:
+                    timer.join()
+                cpu = server_tree_cpu_seconds(serve_process.last.pid) - cpu_before
             check = check_store(target, project, result.acknowledged)
         finally:
             if schema:
@@ -73,9 +164,16 @@ def main() -> None:
                     conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
     print(
         f"# annotate load: {args.annotators} annotators, {args.duration:.0f} s, "
-        f"{args.backend}, {datetime.date.today()}, {platform.processor() or platform.machine()}"
-        f", Python {platform.python_version()}"
+        f"{args.backend}, {args.workers} worker(s), {datetime.date.today()}, "
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
     )
+    if args.kill_worker_after is not None:
+        print(f"\nkilled worker {killed} (SIGKILL) at {args.kill_worker_after:.0f} s")
+    if imported:
+        print(
+            f"\nimport of {args.import_pairs} pairs ({imported['mb']:.1f} MB) during the run: "
+            f"HTTP {imported['status']} in {imported['seconds']:.1f} s"
+        )
     print()
     print("| request | count | errors | p50 ms | p99 ms | max ms | per s |")
     print("|---|---:|---:|---:|---:|---:|---:|")
