@@ -384,13 +384,6 @@ class Queue(Service):
             )
         return {"done": int(done), "remaining": int(remaining)}
 
-    def annotation(self, item_id: int, user_id: int, task: str = CLASSIFY) -> Annotation | None:
-        """This annotator's own annotation (draft or submitted) of an item, if any."""
-        with self.transaction() as session:
-            return session.scalar(
-                select(Annotation).where(
-                    Annotation.item_id == item_id,
-                    Annotation.annotator_id == user_id,
     def project_progress(self) -> dict[int, list[dict[str, Any]]]:
         """Every project's queued work per task, for the admin overview: ``{project id:
         [{"task", "done", "total"}]}`` in :data:`~parakit.annotate.tasks.TASKS` order, counted
@@ -414,6 +407,13 @@ class Queue(Service):
             )
         return out
 
+    def annotation(self, item_id: int, user_id: int, task: str = CLASSIFY) -> Annotation | None:
+        """This annotator's own annotation (draft or submitted) of an item, if any."""
+        with self.transaction() as session:
+            return session.scalar(
+                select(Annotation).where(
+                    Annotation.item_id == item_id,
+                    Annotation.annotator_id == user_id,
                     Annotation.task == task,
                 )
             )

@@ -169,10 +169,10 @@ def extract(
         dp=dp,
         doc1=doc1,
         doc2=doc2,
-        rows=rows,
-        pairs=pairs,
         title1=doc_title(doc1),
         title2=doc_title(doc2),
+        rows=rows,
+        pairs=pairs,
         n_overlaps=len(overlaps),
         data={
             "doc_pair": dp.id,
@@ -205,9 +205,9 @@ def screen(
         return _done_page(request, st, user, project, SCREEN)
     assert assignment.doc_pair_id is not None
     dp = st.doc_pair(assignment.doc_pair_id)
+    dp_docs = (st.document(dp.doc1_id), st.document(dp.doc2_id))
     return render(
         request,
-    dp_docs = (st.document(dp.doc1_id), st.document(dp.doc2_id))
         TASKS[SCREEN].template,
         user,
         project=project,
@@ -253,9 +253,9 @@ def guidelines(
     each label means."""
     require_member(st, user, project_id)
     project = st.project(project_id)
+    source = (project.settings or {}).get("guidelines") or ""
     return render(
         request,
-    source = (project.settings or {}).get("guidelines") or ""
         "guidelines.html",
         user,
         project=project,
