@@ -102,6 +102,12 @@ def main() -> None:
     parser.add_argument("--pg-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
     parser.add_argument("--workers", type=int, default=1, help="annotate serve --workers N")
     parser.add_argument(
+        "--think",
+        default=None,
+        help="LOW-HIGH seconds an annotator thinks after each submission (e.g. 10-30, a "
+        "person's pace); default none (the server's worst case)",
+    )
+    parser.add_argument(
         "--kill-worker-after",
         type=float,
         default=None,
@@ -151,8 +157,9 @@ def main() -> None:
                     side.append(threading.Timer(5.0, upload, (url, args.import_pairs, imported)))
                 for timer in side:
                     timer.start()
+                think = tuple(float(x) for x in args.think.split("-")) if args.think else None
                 result = run_load(
-                    url, project, n_annotators=args.annotators, duration=args.duration
+                    url, project, n_annotators=args.annotators, duration=args.duration, think=think
                 )
                 for timer in side:
                     timer.join()
@@ -164,7 +171,8 @@ def main() -> None:
                     conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
     print(
         f"# annotate load: {args.annotators} annotators, {args.duration:.0f} s, "
-        f"{args.backend}, {args.workers} worker(s), {datetime.date.today()}, "
+        f"{args.backend}, {args.workers} worker(s), think time "
+        f"{args.think + ' s' if args.think else 'none'}, {datetime.date.today()}, "
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
     )
     if args.kill_worker_after is not None:

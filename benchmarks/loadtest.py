@@ -188,6 +188,7 @@ async def _annotator(
     max_items: int | None,
     exit_on_error: bool,
     seed: int,
+    think: tuple[float, float] | None = None,
 ) -> None:
     import httpx
 
@@ -254,6 +255,8 @@ async def _annotator(
                         Ack(name, item, label, comment, unsure, reply["revision"], reply["id"])
                     )
                     done += 1
+                if think is not None:  # a person reads the next pair before answering
+                    await asyncio.sleep(rng.uniform(*think))
             except httpx.HTTPError as err:
                 result.record("transport", 0.0, False, type(err).__name__)
                 if exit_on_error:
@@ -271,6 +274,7 @@ async def run_load_async(
     exit_on_error: bool = False,
     result: LoadResult | None = None,
     seed: int = 0,
+    think: tuple[float, float] | None = None,
 ) -> LoadResult:
     """Run ``n_annotators`` concurrent simulated annotators for ``duration`` seconds.
 
@@ -280,6 +284,8 @@ async def run_load_async(
             a moment and goes on: the server may be restarting).
         result: collect into this object (lets another thread watch progress).
         seed: the annotators' answers are drawn from generators seeded with this.
+        think: seconds (low, high) an annotator waits after each submission (uniform);
+            None: no think time (the server's worst case).
     """
     result = result if result is not None else LoadResult()
     start = time.monotonic()
@@ -296,6 +302,7 @@ async def run_load_async(
                 max_items,
                 exit_on_error,
                 seed,
+                think,
             )
             for i in range(n_annotators)
         )
