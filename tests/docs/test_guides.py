@@ -526,3 +526,36 @@ def _build(work: Path) -> dict:
         "doc_pairs": doc_pairs,
         "gold_pairset": corpus,
     }
+
+
+@setup("analysis.md")
+def _analysis(work: Path) -> dict:
+    import csv
+
+    import numpy as np
+
+    from parakit.io import read, write
+
+    rng = np.random.default_rng(0)
+
+    def wide(path: Path, ids: list[str]) -> None:
+        """Two systems' 0/1 predictions, one column each."""
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            out = csv.writer(handle)
+            out.writerow(["id", "S1", "S2"])
+            out.writerows([i, *rng.integers(0, 2, size=2).tolist()] for i in ids)
+
+    val = read(DATA / "multipit" / "expert-val.csv")
+    wide(work / "preds.csv", [p.id for p in val])
+    etpc = read(DATA / "etpc", mrpc=DATA / "mrpc" / "msr_paraphrase_train.txt")
+    wide(work / "etpc-preds.csv", [p.id for p in etpc])
+    sv = read(DATA / "turku" / "sv-test.json")
+    _jsonl(
+        work / "preds.jsonl",
+        [{"id": p.id, "predictions": {"S1": int(rng.integers(0, 2))}} for p in sv],
+    )
+    # a small Finnish corpus and a synonym file (one set per line, tab separated)
+    opus = read(DATA / "turku" / "opus-pb-dev.json")
+    write(_sample(opus, 60), work / "corpus.jsonl")
+    (work / "my-fi-synonyms.tsv").write_text("auto\tbil\tajoneuvo\nisä\tfaija\n", encoding="utf-8")
+    return {}
