@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
 
-from parakit.errors import BiEncoderError  # noqa: E402
+from parakit.errors import BiEncoderError, ModelError  # noqa: E402
+from parakit.models.base import load_model  # noqa: E402
 from parakit.models.biencoder import BiEncoder  # noqa: E402
 from parakit.schema import Pair, PairSet  # noqa: E402
 
@@ -68,6 +71,11 @@ def test_training_improves_dev_and_roundtrips(tmp_path, plain_bert, loss):
     texts = ["big cat", "small dog"]
     np.testing.assert_allclose(again.encode(texts), model.encode(texts), atol=1e-6)
     assert again.loss == loss and again.history_ == model.history_
+    # one save format for every model family: the classifier loader names what it found
+    meta = json.loads((tmp_path / "m" / "parakit_model.json").read_text())
+    assert meta["model_type"] == "biencoder" and meta["params"]["loss"] == loss
+    with pytest.raises(ModelError, match="E711.*bi-encoder"):
+        load_model(tmp_path / "m")
     metrics = again.evaluate(_data(2, 40))
     assert metrics["test_retrieval_top1"] >= 0 and "test_cosine_accuracy" in metrics
 

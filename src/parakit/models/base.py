@@ -269,21 +269,16 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
         state = self._save_state(folder)
-        meta = {
-            "format_version": FORMAT_VERSION,
-            "model_type": self.model_type,
-            "class": f"{type(self).__module__}.{type(self).__qualname__}",
-            "params": _jsonable(self.get_params(deep=False)),
-            "classes": [str(c) for c in self.classes_],
-            "label_type": self.label_type_,
-            "scheme": self.scheme_,
-            "state": state,
-            "python": platform.python_version(),
-        }
-        from parakit.io.atomic import atomic_write
-
-        with atomic_write(folder / MODEL_FILE) as handle:
-            handle.write(json.dumps(meta, indent=2, ensure_ascii=False))
+        write_model_file(
+            folder,
+            self.model_type,
+            self,
+            self.get_params(deep=False),
+            classes=[str(c) for c in self.classes_],
+            label_type=self.label_type_,
+            scheme=self.scheme_,
+            state=state,
+        )
         return folder
 
     @classmethod
@@ -294,20 +289,20 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
             ModelError: the folder is not a parakit model (E710) or holds another type (E711).
         """
         folder = Path(path)
-        meta_path = folder / MODEL_FILE
-        if not meta_path.is_file():
+        meta = read_model_file(folder)
+        if meta is None:
             raise ModelError(
                 f"{folder} is not a parakit model folder: {MODEL_FILE} is missing (train one "
                 "with `parakit identify train` or PairClassifier.save)",
                 code="E710",
             )
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            model_type = meta["model_type"]
-        except (json.JSONDecodeError, KeyError) as err:
+        model_type = meta["model_type"]
+        if model_type == "biencoder":
             raise ModelError(
-                f"{meta_path}: unreadable model description ({err})", code="E710"
-            ) from None
+                f"{folder} holds a bi-encoder (sentence embeddings), not a pair classifier: "
+                "load it with BiEncoder.load or use it as an encoder (-m)",
+                code="E711",
+            )
         klass = get_model_class(model_type)
         if cls is not PairClassifier and not issubclass(klass, cls):
             raise ModelError(
@@ -389,6 +384,44 @@ def _guess_scheme(classes: Sequence[str]) -> dict[str, Any]:
     if all(turku.is_valid(c) for c in classes):
         return turku.spec()
     return get_scheme("binary").spec()
+
+
+def write_model_file(
+    folder: Path, model_type: str, model: Any, params: dict[str, Any], **extra: Any
+) -> None:
+    """Write ``parakit_model.json``, the one description of a saved model of every family
+    (classifiers, bi-encoders): format version, type, class, hyperparameters and what the
+    family adds (``extra``: classes and scheme, training history...)."""
+    from parakit.io.atomic import atomic_write
+
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "model_type": model_type,
+        "class": f"{type(model).__module__}.{type(model).__qualname__}",
+        "params": _jsonable(params),
+        **extra,
+        "python": platform.python_version(),
+    }
+    with atomic_write(folder / MODEL_FILE) as handle:
+        handle.write(json.dumps(meta, indent=2, ensure_ascii=False))
+
+
+def read_model_file(folder: Path) -> dict[str, Any] | None:
+    """The ``parakit_model.json`` of a saved model; None when the folder has none.
+
+    Raises:
+        ModelError: the file is unreadable or names no model type (E710).
+    """
+    path = Path(folder) / MODEL_FILE
+    if not path.is_file():
+        return None
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(meta, dict) or not isinstance(meta.get("model_type"), str):
+            raise KeyError("model_type")
+    except (json.JSONDecodeError, KeyError) as err:
+        raise ModelError(f"{path}: unreadable model description ({err})", code="E710") from None
+    return meta
 
 
 def _jsonable(params: dict[str, Any]) -> dict[str, Any]:

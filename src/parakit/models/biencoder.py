@@ -27,7 +27,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Sequence
@@ -296,20 +295,14 @@ class BiEncoder:
         }
 
     def save(self, path: str | Path) -> Path:
-        """A sentence-transformers folder plus ``parakit_biencoder.json`` (settings, history)."""
-        from parakit.io.atomic import atomic_write
+        """A sentence-transformers folder plus ``parakit_model.json`` (the one model description:
+        settings as ``params``, training ``history``)."""
+        from parakit.models.base import write_model_file
 
         folder = Path(path)
         self.model_.save(str(folder))
-        settings = {
-            k: (str(v) if isinstance(v, Path) else v)
-            for k, v in self.__dict__.items()
-            if not k.endswith("_")
-        }
-        with atomic_write(folder / "parakit_biencoder.json") as handle:
-            json.dump(
-                {"settings": settings, "history": getattr(self, "history_", [])}, handle, indent=2
-            )
+        settings = {k: v for k, v in self.__dict__.items() if not k.endswith("_")}
+        write_model_file(folder, "biencoder", self, settings, history=getattr(self, "history_", []))
         return folder
 
     @classmethod
@@ -323,9 +316,10 @@ class BiEncoder:
                 f"{folder}: not a sentence-transformers model folder (modules.json missing)",
                 code="E753",
             )
-        meta_path = folder / "parakit_biencoder.json"
-        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"settings": {}}
-        settings = {k: v for k, v in meta["settings"].items() if k != "device"}
+        from parakit.models.base import read_model_file
+
+        meta = read_model_file(folder) or {}  # a plain sentence-transformers folder has none
+        settings = {k: v for k, v in meta.get("params", {}).items() if k != "device"}
         self = cls(**settings, device=device)
         self.model_ = load_sentence_transformer(folder, device=device)
         self.history_ = meta.get("history", [])
