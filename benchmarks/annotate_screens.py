@@ -40,7 +40,21 @@ def build(store: Any, items: int, seed: int = 0) -> tuple[int, int]:
     pid = store.projects.create_project("big", "turku")
     rng = random.Random(seed)
     now = utcnow()
-    words = "the a cat dog sat ran on under mat house river quickly slowly".split()
+    words = [
+        "the",
+        "a",
+        "cat",
+        "dog",
+        "sat",
+        "ran",
+        "on",
+        "under",
+        "mat",
+        "house",
+        "river",
+        "quickly",
+        "slowly",
+    ]
     rows = [
         {
             "project_id": pid,
