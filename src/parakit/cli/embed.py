@@ -14,6 +14,7 @@ from parakit.cli.options import (
     check_model,
     output_option,
     read_pairs,
+    show_progress,
     status,
 )
 
@@ -66,6 +67,7 @@ def train(
         eval_steps=eval_steps,
         max_seq_length=max_seq_length,
         seed=seed,
+        progress=show_progress(),
     )
     model.fit(
         read_pairs(train_file, fmt),

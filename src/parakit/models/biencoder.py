@@ -27,7 +27,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -71,6 +70,7 @@ class BiEncoder:
         device: ``cpu`` or ``cuda``.
         precision: ``auto`` (bf16 autocast on CPUs with AMX/AVX512-BF16 and bf16 GPUs),
             ``fp32`` or ``bf16``: training and :meth:`encode` (:mod:`parakit.vectors.precision`).
+        progress: show the training progress bar.
     """
 
     def __init__(
@@ -88,6 +88,7 @@ class BiEncoder:
         seed: int = 42,
         device: str = "cpu",
         precision: str = "auto",
+        progress: bool = True,
     ) -> None:
         self.base_model = base_model
         self.loss = loss
@@ -102,6 +103,7 @@ class BiEncoder:
         self.seed = seed
         self.device = device
         self.precision = precision
+        self.progress = progress
 
     # -- model ------------------------------------------------------------------------------
     def _base(self) -> Any:
@@ -234,7 +236,7 @@ class BiEncoder:
             bf16=resolve_precision(self.precision, self.device) == "bf16",
             fp16=resolve_precision(self.precision, self.device) == "fp16",
             batch_sampler="no_duplicates" if self.loss == "mnrl" else "batch_sampler",
-            disable_tqdm=os.environ.get("TQDM_DISABLE") == "1",  # a training bar unless -q
+            disable_tqdm=not self.progress,
         )
         self.history_: list[dict[str, float]] = []
         if evaluator is not None:
