@@ -135,6 +135,10 @@ def test_annotators_extract_classify_adjudicate_export(browser, server, drag_sel
         expect(page.locator("#count")).to_have_text(str(pairs.index((left, right)) + 1))
     assert page.locator("#pairs tr").count() == 3
     page.click("#finish")
+    expect(page.locator("#confirm-text")).to_have_text(
+        "Finish this document pair with 2 pairs? It cannot be changed afterwards."
+    )
+    page.click("#confirm-yes")
     page.wait_for_selector("#done")
 
     # -- ann1 classifies: flags via keyboard, a rewrite, the unsure tag --------------------------
@@ -269,7 +273,15 @@ def test_extraction_delete_add_and_the_admin_pages(browser, server, drag_select)
     keys = [p.key for p in store.extraction.extracted_pairs(1)]
     assert keys == ["dp1-2", "dp1-3", "dp1-4"]
     page.click("body", position={"x": 5, "y": 5})
-    page.keyboard.press("f")  # finished, from the keyboard
+    # finishing from the keyboard asks first: a stray f, then any other key, changes nothing
+    page.keyboard.press("f")
+    expect(page.locator("#confirm")).to_be_visible()
+    page.keyboard.press("a")
+    expect(page.locator("#confirm")).to_be_hidden()
+    expect(page.locator("#count")).to_have_text("3")  # that a was no "add pair" either
+    assert store.doc_pair(1).status == "open"
+    page.keyboard.press("f")
+    page.keyboard.press("y")  # confirmed
     page.wait_for_selector("#done")
     assert store.doc_pair(1).status == "finished"
     # an annotator asking for an admin page gets an HTML error page, not JSON
@@ -302,3 +314,114 @@ def test_extraction_delete_add_and_the_admin_pages(browser, server, drag_select)
     expect(page.locator("#total")).to_contain_text("1 items")
     page.screenshot(path=str(IMG / "annotate-items.png"), full_page=True)
     page.close()
+
+
+def test_screens_for_all_day_work(browser, serve, tmp_path):
+    """Issue 21: label meanings beside their keys, document titles in the context headers,
+    skip to the back of a double pool, finishing that asks first and an admin's re-open,
+    per-project progress, guidelines written in Markdown in the admin UI (raw HTML inert)."""
+    from parakit.annotate.store import Store
+    from parakit.schema import Document, Pair, PairSet, Span
+
+    store = Store.open(tmp_path / "screens.sqlite", cheap_hashing=True)
+    store.accounts.add_annotator("admin", "admin-password", role="admin")
+    ann1 = store.accounts.add_annotator("ann1", "password-one")
+    ann2 = store.accounts.add_annotator("ann2", "password-two")
+    hexid = "3037fc54687a277b4ac11f96c0a7a76d2569725d"
+    docs = [
+        Document(hexid, DOC1, {"title": "Council meeting, Monday"}),
+        Document("ac46abcde0167e9cd651aa8f615b2860bd40b629", DOC2),
+    ]
+    sentences = [(s1, s2) for s1, s2 in zip(DOC1.split("\n\n"), DOC2.split("\n\n"), strict=True)]
+    pairs = [
+        Pair(
+            f"p{n}",
+            s1,
+            s2,
+            span1=Span(hexid, DOC1.index(s1), DOC1.index(s1) + len(s1)),
+            span2=Span(docs[1].id, DOC2.index(s2), DOC2.index(s2) + len(s2)),
+        )
+        for n, (s1, s2) in enumerate(sentences, 1)
+    ]
+    classify_pid = store.projects.create_project("news", "turku")
+    store.projects.import_pairs(classify_pid, PairSet(pairs, scheme="turku", documents=docs))
+    extract_pid = store.projects.create_project("threads", "turku")
+    store.projects.import_document_pairs(
+        extract_pid, PairSet([Pair("dp1", DOC1, DOC2, metadata={"title": "Library plans"})])
+    )
+    for pid in (classify_pid, extract_pid):
+        store.projects.add_member(pid, ann1)
+        store.projects.add_member(pid, ann2)
+    store.queue.assign(classify_pid, mode="double")
+    store.queue.assign_document_pairs(extract_pid, [ann1])
+    base = serve(store)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.on("dialog", lambda dialog: dialog.accept())
+
+    # -- ann1 classifies: meanings beside the keys, titles over the contexts, skip ------------
+    login(page, base, "ann1", "password-one")
+    page.goto(f"{base}/p/{classify_pid}/classify")
+    expect(page.locator("#label-4 .meaning")).to_have_text(
+        "paraphrase: the same meaning in any context"
+    )
+    expect(page.locator("#label-4 .meaning")).to_be_visible()
+    expect(page.locator("#flag-i .meaning")).to_be_visible()
+    expect(page.locator("#title1")).to_have_text("Council meeting, Monday")
+    expect(page.locator("#title2")).to_have_text(docs[1].id)  # no title: the id
+    page.screenshot(path=str(IMG / "annotate-classify-meanings.png"), full_page=True)
+    skipped = page.inner_text("#text1")
+    page.click("body", position={"x": 5, "y": 5})
+    page.keyboard.press("k")  # skip: the item goes to the back, both of its slots
+    page.wait_for_url(f"{base}/p/{classify_pid}/classify")
+    page.wait_for_selector("#text1")
+    order = [page.inner_text("#text1")]
+    assert order[0] != skipped
+    for _ in range(2):
+        classify(page, base, classify_pid, "4")
+        order.append(page.inner_text("#text1"))
+    assert order[-1] == skipped and len(set(order)) == 3
+
+    # -- ann1 extracts: titles, and a finish that asks first ----------------------------------
+    page.goto(f"{base}/p/{extract_pid}/extract")
+    expect(page.locator("#title1")).to_have_text("Library plans")
+    page.click("#empty")
+    expect(page.locator("#confirm-text")).to_contain_text("Mark this document pair empty")
+    page.click("#confirm-no")
+    expect(page.locator("#confirm")).to_be_hidden()
+    assert store.doc_pair(1).status == "open"
+    page.click("body", position={"x": 5, "y": 5})
+    page.keyboard.press("e")
+    page.keyboard.press("y")
+    page.wait_for_selector("#done")
+    assert store.doc_pair(1).status == "empty"
+    logout(page)
+
+    # -- the admin: progress per project, re-open, guidelines in Markdown ----------------------
+    login(page, base, "admin", "admin-password")
+    page.goto(f"{base}/admin")
+    expect(page.locator(f"#project-progress-{classify_pid}")).to_contain_text("Classify: 2 / 6")
+    expect(page.locator(f"#project-progress-{extract_pid}")).to_contain_text("Extract: 1 / 1")
+    page.click(f"#docpairs-{extract_pid}")
+    expect(page.locator("#docpairs td.status")).to_contain_text("empty by ann1")
+    page.click("#reopen-1")  # confirmed in the dialog
+    expect(page.locator("#docpairs td.status")).to_have_text("open")
+    assert store.doc_pair(1).status == "open"
+    page.goto(f"{base}/p/{classify_pid}/guidelines")
+    page.fill(
+        "#guidelines-source",
+        "## Before you start\n\n**Read** both sides.\n\n<script>window.pwned = 1</script>",
+    )
+    page.click("#save-guidelines")
+    expect(page.locator("#guidelines h2")).to_have_text("Before you start")
+    expect(page.locator("#guidelines strong")).to_have_text("Read")
+    expect(page.locator("#guidelines")).to_contain_text("<script>window.pwned = 1</script>")
+    assert page.evaluate("window.pwned") is None  # shown as text, never run
+    page.screenshot(path=str(IMG / "annotate-guidelines.png"), full_page=True)
+    logout(page)
+
+    # -- the re-opened document pair is back in ann1's queue ----------------------------------
+    login(page, base, "ann1", "password-one")
+    page.goto(f"{base}/p/{extract_pid}/extract")
+    expect(page.locator("#title1")).to_have_text("Library plans")
+    page.close()
+    store.close()

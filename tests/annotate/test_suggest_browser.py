@@ -100,16 +100,20 @@ def test_accept_suggestions_with_the_keyboard(browser, server, drag_select, tmp_
     page.keyboard.press("a")
     expect(page.locator("#count")).to_have_text("2")
 
-    # 3. a pair selected by hand, without a suggestion (the skipped one)
+    # 3. a pair selected by hand, without a suggestion (the skipped one, its right passage
+    # without its last word: spans equal to a served suggestion would count as that
+    # suggestion, since the server, not the page, decides the provenance)
     skipped = suggestions[1]
     started = time.perf_counter()
     drag_select(page, 1, DOC1, DOC1[skipped["begin1"] : skipped["end1"]])
-    drag_select(page, 2, DOC2, DOC2[skipped["begin2"] : skipped["end2"]])
+    drag_select(page, 2, DOC2, DOC2[skipped["begin2"] : skipped["end2"]].rsplit(" ", 1)[0])
     page.keyboard.press("a")
     expect(page.locator("#count")).to_have_text("3")
     hand_seconds = time.perf_counter() - started
     print(f"\nper pair: keyboard suggestion {keyboard_seconds:.2f} s, mouse {hand_seconds:.2f} s")
-    page.click("#finish")
+    page.click("#finish")  # asks first (issue 21): one stray click or key never finishes
+    expect(page.locator("#confirm")).to_be_visible()
+    page.click("#confirm-yes")
     page.wait_for_selector("#done")
 
     # classification stays blind to provenance: the page shows the texts only
