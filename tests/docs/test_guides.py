@@ -559,3 +559,13 @@ def _analysis(work: Path) -> dict:
     write(_sample(opus, 60), work / "corpus.jsonl")
     (work / "my-fi-synonyms.tsv").write_text("auto\tbil\tajoneuvo\nisä\tfaija\n", encoding="utf-8")
     return {}
+
+
+@setup("embeddings.md")
+def _embeddings(work: Path) -> dict:
+    from parakit.io import read, write
+
+    expert = read(DATA / "multipit" / "expert-train.csv", format="multipit")
+    for name, seed, n in (("train", 1, 64), ("dev", 2, 32), ("test", 3, 32)):
+        write(_sample(expert, n, seed=seed), work / f"{name}.jsonl")
+    return {}
