@@ -54,6 +54,11 @@ def test_turku3_classes_fit_and_out_of_fold():
     assert oof[:60:3, 2].mean() > 0.8  # the label-1 pairs: 'neg' column
     with pytest.raises(ModelError, match="E712"):
         EmbeddingClassifier(_encoder(pairs), "turku4").fit(pairs)
+    # what mining's job.json records: the same fit gives the same signature, a refit another
+    again = EmbeddingClassifier(_encoder(pairs), "turku3", C=10).fit(with_skips)
+    assert again.signature()["weights"] == clf.signature()["weights"]
+    other = EmbeddingClassifier(_encoder(pairs), "turku3", C=0.1).fit(with_skips)
+    assert other.signature()["weights"] != clf.signature()["weights"]
 
 
 def test_turku_paraphrase_proba_is_the_scheme_reading():

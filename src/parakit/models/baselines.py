@@ -332,6 +332,17 @@ class _PairFeatureLR(PairClassifier):
         proba[:, self.logistic_.classes_] = self.logistic_.predict_proba(self._pair_features(data))
         return proba
 
+    def signature(self) -> dict[str, Any]:
+        """Type, hyperparameters and a hash of the fitted weights: a mining job's re-rank
+        checkpoints are reused only with the same fitted model (``mine()``'s ``job.json``)."""
+        import hashlib
+
+        self._check_fitted()
+        weights = np.concatenate([self.logistic_.coef_.ravel(), self.logistic_.intercept_])
+        digest = hashlib.sha1(weights.astype(np.float64).tobytes()).hexdigest()[:12]
+        params = {k: str(v) for k, v in self.get_params(deep=False).items()}
+        return {"model_type": self.model_type, "params": params, "weights": digest}
+
     def _save_state(self, folder: Path) -> dict[str, Any]:
         import joblib
 
