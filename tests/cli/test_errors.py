@@ -221,8 +221,24 @@ def _interrupt(*args, **kwargs):
             ("parakit.models.base", "make_model"),
             "interrupted",
         ),
+        (
+            [
+                "identify",
+                "train",
+                EXAMPLE,
+                "--binary",
+                "-o",
+                "{t}/m",
+                "-m",
+                "cross-encoder",
+                "-p",
+                "output_dir={t}/checkpoints",
+            ],
+            ("parakit.models.cross_encoder", "CrossEncoderClassifier.fit"),
+            "interrupted; rerun to resume",
+        ),
     ],
-    ids=["mine run", "build suggest", "identify train"],
+    ids=["mine run", "build suggest", "identify train", "identify train with checkpoints"],
 )
 def test_ctrl_c_exits_130(argv, patch, expected, files, monkeypatch, capsys):
     """Ctrl-C is not success: `step && next-step` must not run the next step."""

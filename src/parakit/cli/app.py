@@ -5,8 +5,8 @@ Every mistake a user can make on the command line ends the same way: one line
 argument, a value that is not a number), a :class:`~parakit.errors.ParakitError` (bad data,
 unknown model, ...) or a file that cannot be read or written. ``--verbose`` shows library
 warnings and, for an unexpected internal error, the traceback. Ctrl-C exits 130 with
-``interrupted`` (``; rerun to resume`` for a command marked
-:func:`~parakit.cli.options.resumable`).
+``interrupted`` (``; rerun to resume`` where the run said it resumes:
+:func:`~parakit.cli.options.mark_resumable`).
 """
 
 from __future__ import annotations
@@ -246,24 +246,6 @@ def root_command() -> Any:
     return finish_tree(typer.main.get_command(build_app()))
 
 
-def invoked_command(command: Any, args: list[str]) -> Any:
-    """The command ``args`` name (the deepest one reached), for what an interrupt says."""
-    node = command
-    for token in (arg for arg in args if not arg.startswith("-")):
-        commands = getattr(node, "commands", None)
-        if commands is None or token not in commands:
-            break
-        node = commands[token]
-    return node
-
-
-def interrupted_message(command: Any) -> str:
-    """What Ctrl-C prints: where rerunning the command resumes the work, say so."""
-    if getattr(getattr(command, "callback", None), "parakit_resumable", False):
-        return "interrupted; rerun to resume"
-    return "interrupted"
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI; every error becomes one ``error: ...`` line and exit code 2;
     Ctrl-C exits 130."""
@@ -322,8 +304,9 @@ def _run(command: Any, args: list[str], output: Output) -> int:
             "please report it with the output of the same command run with --verbose"
         )
         return 1
-    if result == INTERRUPT_EXIT:
-        typer.secho(interrupted_message(invoked_command(command, args)), fg="yellow", err=True)
+    if result == INTERRUPT_EXIT:  # where a rerun resumes the work, say so
+        message = "interrupted; rerun to resume" if output.resumes else "interrupted"
+        typer.secho(message, fg="yellow", err=True)
     if isinstance(result, int) and not isinstance(result, bool):
         return result
     return 0

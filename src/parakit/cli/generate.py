@@ -17,6 +17,7 @@ from parakit.cli.options import (
     PrecisionOpt,
     SeedOpt,
     check_model,
+    mark_resumable,
     output_option,
     parse_numbers,
     read_pairs,
@@ -186,6 +187,8 @@ def train(
         precision=precision,
         output_dir=str(workdir) if workdir is not None else None,
     )
+    if workdir is not None:
+        mark_resumable()  # its checkpoints: the same command run again goes on from them
     train_pairs = read_pairs(train_file, format)
     dev_pairs = read_pairs(dev, format) if dev is not None else None
     if len(rates) > 1:

@@ -20,6 +20,7 @@ import typer
 from parakit.cli.options import (
     FormatOpt,
     SeedOpt,
+    mark_resumable,
     model_params,
     output_option,
     read_pairs,
@@ -137,6 +138,8 @@ def train(
         )
     dev_pairs = _load_pairs(dev, dev_format, binary, reading) if dev is not None else None
     classifier = make_model(model, **model_params(model, param))
+    if getattr(classifier, "output_dir", None) and getattr(classifier, "resume", False):
+        mark_resumable()  # -p output_dir=...: checkpoints a rerun goes on from
     start = time.perf_counter()
     if soft_labels is not None:
         if not hasattr(classifier, "fit_soft"):

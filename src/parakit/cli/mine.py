@@ -16,11 +16,11 @@ from parakit.cli.options import (
     PrecisionOpt,
     SeedOpt,
     echo_json,
+    mark_resumable,
     output_option,
     progress_bar,
     read_pairs,
     resolve_model,
-    resumable,
     show_progress,
 )
 
@@ -73,7 +73,6 @@ class _ChunkedProgress:
 
 
 @app.command("run")
-@resumable
 def run(
     collection: Annotated[
         Path, typer.Argument(help="Sentences: .txt, .jsonl, .tsv/.csv or a pair corpus.")
@@ -119,6 +118,8 @@ def run(
     """Embed a collection, find k nearest neighbours, filter, optionally re-rank; resumable."""
     from parakit.mine.mining import mine
     from parakit.mine.rerank import load_classifier
+
+    mark_resumable()  # the --workdir checkpoints: a rerun goes on from them
 
     clf = load_classifier(str(classifier)) if classifier else None
     if hasattr(clf, "mixed_precision"):  # a torch re-ranker runs at --precision too

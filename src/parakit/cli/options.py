@@ -218,6 +218,8 @@ class Output:
 
     verbose: bool = False
     quiet: bool = False
+    #: set by a command whose rerun resumes where it stopped (:func:`mark_resumable`)
+    resumes: bool = False
 
 
 def output_settings() -> Output:
@@ -232,11 +234,10 @@ def show_progress() -> bool:
     return not output_settings().quiet
 
 
-def resumable(command: Any) -> Any:
-    """Mark a command that resumes where it stopped when rerun: Ctrl-C then prints
-    ``interrupted; rerun to resume`` (exit 130 either way)."""
-    command.parakit_resumable = True
-    return command
+def mark_resumable() -> None:
+    """Say that this run resumes where it stopped when started again (a checkpoint folder):
+    Ctrl-C then prints ``interrupted; rerun to resume`` (exit 130 either way)."""
+    output_settings().resumes = True
 
 
 def progress_bar(transient: bool = True) -> Any:
@@ -290,6 +291,7 @@ __all__ = [
     "coerce",
     "echo_json",
     "format_option",
+    "mark_resumable",
     "model_params",
     "output_option",
     "output_settings",
@@ -299,7 +301,6 @@ __all__ = [
     "progress_bar",
     "read_pairs",
     "resolve_model",
-    "resumable",
     "show_progress",
     "status",
 ]
