@@ -166,6 +166,10 @@ class Item(Base):
     #: adjusted), False when selected by hand in a project with suggestions on; None for
     #: pairs extracted without suggestions, imported pairs and rewrites
     suggested: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    #: model in the loop: P(paraphrase) of the project's attached model and the label it
+    #: guesses (pre-selected on single-annotation pages), stored once when it is attached
+    model_p: Mapped[float | None] = mapped_column(Float, nullable=True)
+    model_label: Mapped[str | None] = mapped_column(String(50), nullable=True)
 
 
 class Assignment(Base):
@@ -239,3 +243,7 @@ class Annotation(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime)
     updated_at: Mapped[datetime] = mapped_column(DateTime)
     submitted_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    #: the model's guess pre-selected on the annotator's page (decided by the server: None when
+    #: no guess was shown, e.g. in double annotation) and whether the saved label kept it
+    model_guess: Mapped[str | None] = mapped_column(String(50), nullable=True)
+    model_kept: Mapped[bool | None] = mapped_column(Boolean, nullable=True)

@@ -204,9 +204,11 @@ def restore(
 
 
 def _rows(counts: dict[str, int]) -> str:
-    return f"{sum(counts.values())} rows (" + ", ".join(
-        f"{table} {n}" for table, n in counts.items() if n
-    ) + ")"
+    return (
+        f"{sum(counts.values())} rows ("
+        + ", ".join(f"{table} {n}" for table, n in counts.items() if n)
+        + ")"
+    )
 
 
 @app.command()
@@ -274,6 +276,67 @@ def assign(
         seed=seed,
     )
     typer.echo(f"{made} assignments made")
+
+
+@app.command("attach-model")
+def attach_model(
+    store: Annotated[str, STORE],
+    project: Annotated[str, typer.Argument()],
+    model_dir: Annotated[
+        Path | None,
+        typer.Argument(help="a folder from 'parakit identify train' (omit with --detach)"),
+    ] = None,
+    order: Annotated[
+        str,
+        typer.Option(
+            help="uncertainty: single-annotation queues serve |P(paraphrase) - 0.5| smallest "
+            "first; queue: keep the seeded random order (the model only pre-selects)"
+        ),
+    ] = "uncertainty",
+    reading: Annotated[
+        str | None,
+        typer.Option(help="binary reading of the model's scheme for P(paraphrase), e.g. strict"),
+    ] = None,
+    detach: Annotated[bool, typer.Option(help="forget the project's model instead")] = False,
+) -> None:
+    """Attach a trained classifier to a project (model in the loop): every item is scored
+    once; single-annotation pages pre-select the model's guess and record whether the
+    annotator kept it, and --order uncertainty serves the most uncertain items first.
+    Double annotation stays blind: no guess shown, order unchanged."""
+    from parakit.annotate.services.model import ORDERS, scores_for
+    from parakit.annotate.store import Store
+    from parakit.mine.rerank import as_pairset, load_classifier, paraphrase_proba
+
+    if order not in ORDERS:
+        raise typer.BadParameter(f"use one of {', '.join(ORDERS)}", param_hint="--order")
+    st = Store.open(store)
+    pid = st.projects.project_id(project)
+    if detach:
+        st.model.detach(pid)
+        typer.echo(f"model detached from {project}")
+        return
+    if model_dir is None:
+        raise typer.BadParameter("name the model folder (or use --detach)", param_hint="MODEL_DIR")
+    classifier = load_classifier(model_dir)
+    rows = st.model.items(pid)
+    ids, proba, guesses = [], [], []
+    for start in range(0, len(rows), 4096):  # bounded memory on large projects
+        chunk = rows[start : start + 4096]
+        pairs = as_pairset([r[2] for r in chunk], [r[3] for r in chunk], [r[1] for r in chunk])
+        ids += [r[0] for r in chunk]
+        proba += paraphrase_proba(classifier, pairs, reading=reading).tolist()
+        guesses += [str(g) for g in classifier.predict(pairs)]
+    info = {
+        "name": Path(model_dir).name,
+        "type": getattr(classifier, "model_type", type(classifier).__name__),
+        "path": str(Path(model_dir).resolve()),
+        "reading": reading,
+    }
+    done = st.model.attach(pid, scores_for(ids, proba, guesses), model=info, order=order)
+    typer.echo(
+        f"{done.scored} items scored, {done.guesses} guesses in the project's scheme, "
+        f"{done.reordered} single-annotation assignments re-ordered (order: {order})"
+    )
 
 
 @app.command("rewrite-check")
@@ -387,9 +450,7 @@ def serve(
     os.environ[SERVE_ENVIRONMENT] = json.dumps(settings)
     shown = f"[{host}]" if ":" in host else host
     many = f" with {workers} workers" if workers > 1 else ""
-    typer.echo(
-        f"parakit annotate: serving {store}{many} at http://{shown}:{port}/ (Ctrl+C stops)"
-    )
+    typer.echo(f"parakit annotate: serving {store}{many} at http://{shown}:{port}/ (Ctrl+C stops)")
     # proxy headers are handled by the app (--forwarded-allow-ips), never by uvicorn's default
     uvicorn.run(
         "parakit.annotate.web.app:app_from_environment",
@@ -449,6 +510,9 @@ def stats(store: Annotated[str, STORE], project: Annotated[str, typer.Argument()
         typer.echo(f"{key}\t{value:.4f}")
     for key, value in st.review.rewrite_check_report(pid).items():
         typer.echo(f"rewrite_check_{key}\t{value:.4f}")
+    if st.model.info(pid):
+        for key, value in st.model.summary(pid).items():
+            typer.echo(f"model_guess_{key}\t{value:.4f}")
 
 
 @app.command()

@@ -20,6 +20,7 @@ from parakit.annotate.models import (
     DocPair,
     Item,
 )
+from parakit.annotate.services.model import shown_guess, uncertainty_order
 from parakit.annotate.tasks import CLASSIFY, EXTRACT, REWRITE_CHECK, SCREEN, TASKS, task_spec
 from parakit.errors import AnnotateError, Conflict
 
@@ -115,7 +116,9 @@ class Queue(Service):
                 a shared pool that anyone in the project draws from.
             batch: batch name; queues serve batches in name order.
             items: restrict to these item ids.
-            seed: shuffles the order of the batch.
+            seed: shuffles the order of the batch (single annotation in a project whose
+                attached model orders by uncertainty: ``|p - 0.5|`` smallest first, see
+                :mod:`parakit.annotate.services.model`).
         Returns:
             the number of assignments made.
         """
@@ -137,6 +140,10 @@ class Queue(Service):
                 query = query.where(Item.id.in_(items))
             ids = list(session.scalars(query.order_by(Item.id)))
             random.Random(seed).shuffle(ids)
+            if slots == 1 and task == CLASSIFY:
+                # model in the loop: most uncertain first when the project asks for it;
+                # double annotation keeps the seeded order (blind to the model)
+                ids = uncertainty_order(session, project_id, ids)
             start = (
                 session.scalar(
                     select(func.coalesce(func.max(Assignment.position), 0)).where(
@@ -478,6 +485,8 @@ class Queue(Service):
 
         def work(session: Session) -> Saved:
             assignment = self._own_assignment(session, item_id, user_id, task)
+            # provenance decided here, never by the client: the guess the page pre-selected
+            guess = shown_guess(session, item, task)
             row = session.scalar(
                 select(Annotation).where(
                     Annotation.item_id == item_id,
@@ -495,6 +504,8 @@ class Queue(Service):
                 unsure=unsure,
                 comment=comment or None,
                 updated_at=now,
+                model_guess=guess,
+                model_kept=None if guess is None or canonical is None else canonical == guess,
             )
             if submit:
                 values.update(status="submitted", submitted_at=now)

@@ -196,6 +196,8 @@ def stats(
             (key, value, why_nan(key, value))
             for key, value in st.review.rewrite_check_report(project_id).items()
         ],
+        model=st.model.info(project_id),
+        model_summary=st.model.summary(project_id),
     )
 
 
@@ -568,3 +570,25 @@ def rewrite_check(
 ) -> dict[str, Any]:
     require_admin(user)
     return {"assigned": st.review.make_rewrite_check(project_id, seed=seed)}
+
+
+@router.get("/api/admin/projects/{project_id}/model")
+def model_info(project_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
+    """The project's attached model and how often annotators kept its guess. Models are
+    attached with ``parakit annotate attach-model``: the server never loads a model folder
+    (model files can run code when unpickled)."""
+    require_admin(user)
+    summary = st.model.summary(project_id)
+    rate = summary["kept_rate"]
+    return {
+        "model": st.model.info(project_id),
+        "guesses": {**summary, "kept_rate": None if rate != rate else rate},  # NaN: none shown
+    }
+
+
+@router.post("/api/admin/projects/{project_id}/model/detach")
+def model_detach(project_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
+    """Forget the project's model: no more guesses; the queue keeps its current order."""
+    require_admin(user)
+    st.model.detach(project_id)
+    return {"model": None}

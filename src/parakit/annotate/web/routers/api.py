@@ -47,6 +47,8 @@ def next_item(
         "text2": row.text2,
         "revision": 0 if own is None else own.revision,
         "label": None if own is None else own.label,
+        # the attached model's pre-selection; None in double annotation (blind)
+        "guess": st.model.guess(row.id, task),
     }
 
 

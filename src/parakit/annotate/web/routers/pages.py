@@ -98,6 +98,8 @@ def classify(
     data = {
         "item": item_id,
         "task": task,
+        # model in the loop: the server decides (None in double annotation: blind)
+        "guess": st.model.guess(item_id, task),
         "scheme": scheme.spec(),
         "values": scheme.values,
         "turku": isinstance(scheme, TurkuScheme),
