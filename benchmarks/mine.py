@@ -2,7 +2,7 @@
 
 Run from the repository root (HF_HUB_OFFLINE=1, the offline MiniLM installed)::
 
-    python benchmarks/mine.py embed  --n 2000            # ST vs ONNX fp32 vs ONNX int8
+    python benchmarks/mine.py embed  --n 2000            # ST fp32 vs bf16 vs ONNX fp32
     python benchmarks/mine.py vectors --n 159979 --out out/bench-vectors   # real MiniLM vectors
     python benchmarks/mine.py compare --sizes 2000 4000 8000   # ST encode + paraphrase mining
                                            # against `parakit mine run`, one process each
@@ -67,13 +67,12 @@ def bench_embed(args: argparse.Namespace) -> None:
     rows = []
     reference = None
     for name, encoder in (
-        ("sentence-transformers fp32 (batch 64)", SentenceEncoder(model, batch_size=64)),
-        ("ONNX Runtime fp32, length-sorted", OnnxEncoder(model, quantize=False, batch_size=64)),
-        ("ONNX Runtime int8, length-sorted", OnnxEncoder(model, quantize=True, batch_size=64)),
         (
-            "ONNX Runtime int8 blocks of 32 (MatMulNBits)",
-            OnnxEncoder(model, quantize="block", batch_size=64),
+            "sentence-transformers fp32 (batch 64)",
+            SentenceEncoder(model, batch_size=64, precision="fp32"),
         ),
+        ("sentence-transformers bf16 where the CPU has it", SentenceEncoder(model, batch_size=64)),
+        ("ONNX Runtime fp32, length-sorted", OnnxEncoder(model, batch_size=64)),
     ):
         encoder.encode(texts[:64])  # load / export outside the timing
         start = time.perf_counter()

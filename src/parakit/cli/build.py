@@ -629,7 +629,7 @@ def knn_cmd(
         ),
     ],
     backend: Annotated[
-        str, typer.Option(help="Encoder backend: torch | onnx | onnx-int8.")
+        str, typer.Option(help="Encoder backend: torch | onnx.")
     ] = "torch",
     k: Annotated[int, typer.Option(help="Neighbours per sentence.")] = 5,
     n_per_bin: Annotated[int, typer.Option("--n", help="Sample size per similarity bin.")] = 100,
@@ -702,7 +702,7 @@ def suggest_cmd(
             "folder); default: lexical similarity only.",
         ),
     ] = None,
-    backend: Annotated[str, typer.Option(help="Encoder backend: torch | onnx | onnx-int8.")] = (
+    backend: Annotated[str, typer.Option(help="Encoder backend: torch | onnx.")] = (
         "torch"
     ),
     limit: Annotated[

@@ -35,7 +35,7 @@ ModelOpt = Annotated[
         "--model", "-m", help="Sentence encoder: HF id, local folder, or 'offline-minilm'."
     ),
 ]
-BackendOpt = Annotated[str, typer.Option(help="Encoder backend: torch | onnx | onnx-int8.")]
+BackendOpt = Annotated[str, typer.Option(help="Encoder backend: torch | onnx.")]
 
 
 def _encoder(model: str, backend: str, batch_size: int = 64, precision: str = "auto"):

@@ -120,7 +120,7 @@ def build_sharded(
         out: folder for the shards (shared file system).
         n_shards: number of shards (≥ number of workers for full parallelism).
         client: a ``dask.distributed.Client``.
-        backend: encoder backend (``torch``, ``onnx``, ``onnx-int8``).
+        backend: encoder backend (``torch``, ``onnx``).
         kind: index kind per shard.
 
     Returns:

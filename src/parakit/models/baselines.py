@@ -496,7 +496,7 @@ class EmbeddingClassifier(_PairFeatureLR):
         target: ``labels`` (the labels as given) or ``turku3``: Turku labels as the classes the
             tile rules (T16) need, ``neg`` (1, 2), ``3`` and ``4`` (any flags); ``x`` and
             unlabelled pairs are left out of training.
-        backend: ``torch``, ``onnx``, ``onnx-int8`` or ``onnx-int8-block``
+        backend: ``torch`` or ``onnx``
             (:func:`parakit.vectors.encode.load_encoder`).
         C: inverse regularisation strength of the logistic regression.
         max_iter: solver iterations.

@@ -1,4 +1,4 @@
-"""Sentence encoders: sentence-transformers, a faster ONNX Runtime (int8) path, TF-IDF char n-grams.
+"""Sentence encoders: sentence-transformers (fp32 or bf16), ONNX Runtime (fp32), TF-IDF n-grams.
 
 Every encoder has ``encode(texts) -> array`` (one row per text, L2-normalised by default so that
 inner product = cosine) and ``signature() -> dict`` naming the settings that produced the vectors
@@ -65,8 +65,8 @@ class SentenceEncoder:
         max_seq_length: truncate inputs to this many tokens (None: the model's own limit).
         normalize: L2-normalise vectors so inner product = cosine.
         device: ``cpu`` (default) or ``cuda``.
-        precision: ``auto`` (bf16 autocast on CPUs with AMX/AVX512-BF16 and bf16 GPUs: about
-            2x faster with neighbour recall@5 >= 0.99 against fp32, docs/benchmarks.md),
+        precision: ``auto`` (bf16 weights and activations on CPUs with AMX/AVX512-BF16 and on
+            bf16 GPUs, with neighbour recall@5 >= 0.99 against fp32: docs/benchmarks.md),
             ``fp32`` or ``bf16`` (:mod:`parakit.vectors.precision`). The vectors are float32.
 
     sentence-transformers already sorts each ``encode`` call by length, so passing large chunks
@@ -96,10 +96,19 @@ class SentenceEncoder:
     def model_(self) -> Any:
         if getattr(self, "_model", None) is None:
             from parakit.vectors.loading import load_sentence_transformer
+            from parakit.vectors.precision import resolve_precision
 
-            self._model = load_sentence_transformer(
+            model = load_sentence_transformer(
                 self.model, device=self.device, max_seq_length=self.max_seq_length
             )
+            resolved = resolve_precision(self.precision, self.device)
+            if resolved != "fp32":
+                import torch
+
+                # bf16 weights, not autocast: autocast casts every weight again for each batch
+                # (its cache is off in inference mode), which ate the gain at batch 64
+                model = model.to(torch.bfloat16 if resolved == "bf16" else torch.float16)
+            self._model = model
         return self._model
 
     @property
@@ -108,19 +117,16 @@ class SentenceEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into a float32 array of shape (len(texts), dim)."""
-        from parakit.vectors.precision import autocast
-
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with autocast(self.precision, self.device):
-            vectors = self.model_.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                normalize_embeddings=False,
-                convert_to_tensor=True,
-                show_progress_bar=False,
-            )
-        # pooled in bf16 under autocast: normalise in float32
+        vectors = self.model_.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=False,
+            convert_to_tensor=True,
+            show_progress_bar=False,
+        )
+        # pooled in bf16 with bf16 weights: normalise in float32
         vectors = vectors.float().cpu().numpy()
         if self.normalize:
             vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
@@ -143,23 +149,21 @@ class SentenceEncoder:
 
 
 class OnnxEncoder:
-    """The same model through ONNX Runtime, optionally int8-quantised, with length-sorted batches.
+    """The same model through ONNX Runtime (fp32), with length-sorted batches.
 
     The transformer of a sentence-transformers model (mean pooling only) is exported once to
-    ``cache_dir`` (default: ``$PARAKIT_CACHE`` or ``~/.cache/parakit/onnx/<model hash>``), then
-    quantised to int8 when asked. Texts are sorted by length so each batch is padded only to its
-    own longest text (length-bucketed batches: pass thousands of texts per call).
+    ``cache_dir`` (default: ``$PARAKIT_CACHE`` or ``~/.cache/parakit/onnx/<model hash>``). Texts
+    are sorted by length so each batch is padded only to its own longest text (length-bucketed
+    batches: pass thousands of texts per call). The vectors are those of sentence-transformers.
+
+    There is no int8 graph any more (issue 24): on the measured CPU (AMD EPYC, AVX512-VNNI and
+    AVX512-BF16, no AMX) dynamic int8 was 2x cheaper but kept only 93 % of the fp32 nearest
+    neighbours, and blockwise int8 (``MatMulNBits``) kept 98.5-99 % at fp32 speed; bf16 on the
+    torch backend keeps 99.7 % instead (docs/benchmarks.md#precision-bf16-and-int8-on-this-cpu,
+    ``benchmarks/precision.py int8`` rebuilds both graphs and profiles them).
 
     Args:
         model: a sentence-transformers model folder or id with mean pooling.
-        quantize: ``False`` runs the fp32 graph (the same vectors as sentence-transformers,
-            2.3x cheaper: recommended for mining). ``True`` / ``"dynamic"``:
-            int8 weights per channel and int8 activations per tensor (ONNX Runtime dynamic
-            quantisation): about 2x cheaper than fp32 again, but keeps only ~93 % of the fp32
-            nearest neighbours (recall@5 0.93 on MultiPIT sentences). ``"block"``: int8 weights
-            and activations in blocks of 32 values (``MatMulNBits``, accuracy level 4): recall@5
-            0.98-0.99 against fp32, but on the measured CPU (AMD EPYC, AVX-512 VNNI) no faster
-            than fp32. Figures: docs/benchmarks.md#embeddings-and-mining.
         batch_size: texts per ONNX run.
         max_seq_length: token limit (None: the model's own).
         normalize: L2-normalise the pooled vectors.
@@ -175,7 +179,6 @@ class OnnxEncoder:
     def __init__(
         self,
         model: str | Path,
-        quantize: bool = True,
         batch_size: int = 64,
         max_seq_length: int | None = None,
         normalize: bool = True,
@@ -183,7 +186,6 @@ class OnnxEncoder:
         cache_dir: str | Path | None = None,
     ) -> None:
         self.model = model
-        self.quantize = quantize
         self.batch_size = batch_size
         self.max_seq_length = max_seq_length
         self.normalize = normalize
@@ -199,17 +201,8 @@ class OnnxEncoder:
         )
         folder = root / digest
         fp32 = folder / "model.onnx"
-        mode = self._mode()
-        target = {
-            None: fp32,
-            "dynamic": folder / "model-int8-pc.onnx",
-            "block": folder / "model-int8-block32.onnx",
-        }[mode]
-        if target.exists() and (folder / "encoder.json").exists():
-            return target
         if fp32.exists() and (folder / "encoder.json").exists():
-            self._quantize(fp32, target, mode)
-            return target
+            return fp32
         import json
 
         import torch
@@ -255,7 +248,6 @@ class OnnxEncoder:
                 dynamo=False,
             )
         os.replace(tmp, fp32)
-        self._quantize(fp32, target, mode)
         (folder / "encoder.json").write_text(
             json.dumps(
                 {
@@ -265,47 +257,7 @@ class OnnxEncoder:
                 }
             )
         )
-        return target
-
-    def _mode(self) -> str | None:
-        if self.quantize in (False, None):
-            return None
-        if self.quantize in (True, "dynamic"):
-            return "dynamic"
-        if self.quantize == "block":
-            return "block"
-        raise MineError(
-            f"unknown quantize={self.quantize!r}; use False, 'dynamic' (True) or 'block'",
-            code="E806",
-        )
-
-    @staticmethod
-    def _quantize(fp32: Path, target: Path, mode: str | None) -> None:
-        """Write the int8 graph ``target`` from ``fp32`` (atomically) for ``mode``."""
-        if mode is None or target.exists():
-            return
-        tmp8 = target.with_suffix(".tmp.onnx")
-        if mode == "dynamic":
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            # per-channel weight scales: cosine to fp32 ~0.99 on MiniLM, against ~0.96 per-tensor
-            quantize_dynamic(str(fp32), str(tmp8), weight_type=QuantType.QInt8, per_channel=True)
-        else:
-            import onnx
-
-            try:
-                from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
-            except ImportError as err:  # needs the onnx-ir package
-                raise MineError(
-                    f"block int8 quantisation needs onnx-ir: pip install onnx-ir ({err})",
-                    code="E806",
-                ) from err
-            quantizer = MatMulNBitsQuantizer(
-                onnx.load(str(fp32)), bits=8, block_size=32, is_symmetric=True, accuracy_level=4
-            )
-            quantizer.process()
-            quantizer.model.save_model_to_file(str(tmp8), use_external_data_format=False)
-        os.replace(tmp8, target)
+        return fp32
 
     def _session(self) -> Any:
         if getattr(self, "_sess", None) is None:
@@ -359,8 +311,9 @@ class OnnxEncoder:
             "encoder": "onnxruntime",
             "model": str(self.model),
             "model_digest": _model_digest(self.model),
-            "quantize": bool(self._mode()),
-            "quantization": self._mode(),
+            # fp32 graphs only now; the keys stay so that existing workdirs resume
+            "quantize": False,
+            "quantization": None,
             "normalize": self.normalize,
         }
 
@@ -428,25 +381,26 @@ def resolve_model(model: str | Path) -> str:
 
 
 def load_encoder(model: str | Path, backend: str = "torch", **options: Any) -> Any:
-    """An encoder by backend name: ``torch`` (sentence-transformers), ``onnx`` (fp32, the same
-    vectors), ``onnx-int8`` (dynamic int8: fastest, recall@5 ~0.93 against fp32) or
-    ``onnx-int8-block`` (blockwise int8: recall@5 ~0.98, fp32 speed on the measured CPU).
+    """An encoder by backend name: ``torch`` (sentence-transformers; bf16 where the CPU has it,
+    ``precision=``) or ``onnx`` (ONNX Runtime fp32, the same vectors as torch fp32). The int8
+    backends were removed (issue 24: none was faster at neighbour recall@5 >= 0.99; see
+    :class:`OnnxEncoder`).
 
     Example:
-        >>> load_encoder("offline-minilm", backend="onnx-int8")  # doctest: +SKIP
+        >>> load_encoder("offline-minilm", backend="onnx")  # doctest: +SKIP
     """
     return ENCODERS.lookup(backend)(resolve_model(model), **options)
 
 
-def _onnx(backend: str, quantize: bool | str) -> Callable[..., OnnxEncoder]:
+def _onnx(backend: str) -> Callable[..., OnnxEncoder]:
     def make(model: str, precision: str | None = "auto", **options: Any) -> OnnxEncoder:
         if precision not in ("auto", "fp32", None):
             raise MineError(
                 f"precision {precision!r} is for the torch backend; the {backend} graph has "
-                "its own (fp32 or int8)",
+                "its own (fp32)",
                 code="E808",
             )
-        return OnnxEncoder(model, quantize=quantize, **options)
+        return OnnxEncoder(model, **options)
 
     return make
 
@@ -457,9 +411,7 @@ ENCODERS: Registry[Callable[..., Any]] = Registry(
     "encoders",
     {
         "torch": SentenceEncoder,
-        "onnx": _onnx("onnx", False),
-        "onnx-int8": _onnx("onnx-int8", "dynamic"),
-        "onnx-int8-block": _onnx("onnx-int8-block", "block"),
+        "onnx": _onnx("onnx"),
     },
     what="encoder backend",
     error=MineError,
