@@ -17,6 +17,7 @@ from parakit.cli.options import (
     show_progress,
     status,
 )
+from parakit.cli.release import PrivateOpt, PushOpt, biencoder_card, push
 
 app = typer.Typer(
     add_completion=False,
@@ -26,6 +27,7 @@ app = typer.Typer(
 
 @app.command("train")
 def train(
+    ctx: typer.Context,
     train_file: Annotated[Path, typer.Argument(help="Training pairs (any parakit format).")],
     output: Annotated[Path, output_option("Model folder to write.")],
     base_model: Annotated[
@@ -53,8 +55,11 @@ def train(
     max_seq_length: Annotated[int, typer.Option(min=1, help="Token limit per sentence.")] = 128,
     seed: SeedOpt = 0,
     fmt: FormatOpt = None,
+    push_to_hub: PushOpt = None,
+    private: PrivateOpt = False,
 ) -> None:
-    """Fine-tune a bi-encoder with mean pooling on the binary reading of the labels."""
+    """Fine-tune a bi-encoder with mean pooling on the binary reading of the labels; the folder
+    gets a model card README.md."""
     from parakit.models.biencoder import BiEncoder
 
     model = BiEncoder(
@@ -69,13 +74,20 @@ def train(
         seed=seed,
         progress=show_progress(),
     )
+    train_pairs = read_pairs(train_file, fmt)
+    dev_pairs = read_pairs(dev, fmt) if dev else None
     model.fit(
-        read_pairs(train_file, fmt),
-        dev=read_pairs(dev, fmt) if dev else None,
+        train_pairs,
+        dev=dev_pairs,
         hard_negatives=read_pairs(hard_negatives) if hard_negatives else None,
     )
     model.save(output)
+    biencoder_card(
+        ctx, model, output, train_path=train_file, pairs=train_pairs, dev_pairs=dev_pairs
+    )
     typer.echo(json.dumps({"saved": str(output), "history": model.history_}, indent=2))
+    if push_to_hub:
+        push(output, push_to_hub, "model", private)
 
 
 @app.command("evaluate")

@@ -26,6 +26,7 @@ from parakit.cli.options import (
     read_pairs,
     status,
 )
+from parakit.cli.release import PrivateOpt, PushOpt, classifier_card, push
 
 app = typer.Typer(
     add_completion=False,
@@ -67,6 +68,7 @@ ReadingOpt = Annotated[
 
 @app.command()
 def train(
+    ctx: typer.Context,
     train_paths: Annotated[
         list[Path],
         typer.Argument(
@@ -118,9 +120,12 @@ def train(
             "with a teacher model",
         ),
     ] = None,
+    push_to_hub: PushOpt = None,
+    private: PrivateOpt = False,
     seed: SeedOpt = 0,
 ) -> None:
-    """Train a classifier and save it to --output (with dev metrics when --dev is given)."""
+    """Train a classifier and save it to --output with a model card README.md (and dev metrics
+    when --dev is given)."""
     import time
 
     from parakit.models.base import make_model
@@ -161,6 +166,20 @@ def train(
         m = report.metrics
         f1 = m["positive"]["f1"] if "positive" in m else m["macro"]["f1"]
         typer.echo(f"dev accuracy {m['accuracy']:.3f}  F1 {f1:.3f}")
+    card = classifier_card(
+        ctx,
+        classifier,
+        output,
+        train_paths=list(train_paths),
+        pairs=pairs,
+        dev=dev,
+        dev_pairs=dev_pairs,
+        metrics=report.metrics if dev_pairs is not None else None,
+        reading=reading,
+    )
+    typer.echo(f"model card: {card}")
+    if push_to_hub:
+        push(output, push_to_hub, "model", private)
 
 
 @app.command()
