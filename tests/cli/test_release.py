@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import pytest
+import typer
 
 from parakit.cli import main
 from parakit.cli.demo import example_path
@@ -133,6 +135,40 @@ def test_release_from_an_annotation_store(tmp_path, run):
     # 20 judgments of 10 double-annotated items, 2 wrong against the consensus: 18/20
     assert "| full | 0.900 |" in text
     assert "News headings (T3)." in text
+    assert all(not p.judgments for p in back)  # annotator names stay out unless --judgments
+
+    # the same figures from a file: the store's export with its judgments
+    run("annotate", "export", store, "ex", "-o", tmp_path / "judged.jsonl", "--judgments")
+    run("release", tmp_path / "judged.jsonl", "-o", tmp_path / "rel-file", "--license",
+        "cc-by-4.0", "--judgments")  # fmt: skip
+    text = (tmp_path / "rel-file" / "README.md").read_text()
+    assert "| full | 0.900 |" in text
+    judged = read(tmp_path / "rel-file")
+    assert all(sorted(j.annotator for j in p.judgments) == ["ann1", "ann2"] for p in judged)
+
+
+def test_recipe_command_names_what_differs_from_the_defaults():
+    from parakit.cli.release import recipe_command
+
+    app = typer.Typer()
+    seen: list[str] = []
+
+    @app.command()
+    def train(
+        ctx: typer.Context,
+        path: str,
+        param: Annotated[list[str] | None, typer.Option("--param", "-p")] = None,
+        binary: Annotated[bool, typer.Option("--binary")] = False,
+        wor: Annotated[bool, typer.Option("--wor/--no-wor")] = True,
+        seed: Annotated[int, typer.Option("--seed")] = 0,
+        name: Annotated[str, typer.Option("--name")] = "x",
+    ) -> None:
+        seen.append(recipe_command(ctx))
+
+    command = typer.main.get_command(app)
+    command.main(["a b.jsonl", "-p", "k=1", "-p", "m=2", "--binary", "--no-wor", "--seed", "0"],
+                 prog_name="parakit identify train", standalone_mode=False)  # fmt: skip
+    assert seen == ["parakit identify train 'a b.jsonl' --param k=1 --param m=2 --binary --no-wor"]
 
 
 def test_release_usage_errors(tmp_path, capsys):
