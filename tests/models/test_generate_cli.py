@@ -126,7 +126,7 @@ def test_full_loop(tmp_path, tiny_bart, minilm_path):
         )
         == 0
     )
-    info = json.loads((model / "parakit_generator.json").read_text())
+    info = json.loads((model / "parakit_model.json").read_text())
     assert info["architecture"] == "encoder-decoder" and info["best_dev_perplexity"] > 1
     generations = tmp_path / "gen.jsonl"
     assert (
@@ -262,7 +262,7 @@ def test_matrix_two_datasets(tmp_path, tiny_bart, minilm_path):
     table = (out / "matrix.tsv").read_text().splitlines()
     assert table[0].split("\t")[:3] == ["test \\ train", "julius:BL", "julius:S-B"]
     assert [line.split("\t")[0] for line in table[1:]] == ["julius", "austria"]
-    assert (out / "model-austria" / "parakit_generator.json").exists()
+    assert (out / "model-austria" / "parakit_model.json").exists()
 
 
 def test_run_with_llm_endpoint(tmp_path):
@@ -341,7 +341,7 @@ def test_learning_rate_grid_selects_on_dev_perplexity(tmp_path, tiny_bart, capsy
     }
     assert set(table) == {1e-6, 3e-3}
     assert table[3e-3] < table[1e-6]  # a rate of 1e-6 barely moves a random model
-    info = json.loads((tmp_path / "model" / "parakit_generator.json").read_text())
+    info = json.loads((tmp_path / "model" / "parakit_model.json").read_text())
     assert info["params"]["learning_rate"] == 3e-3
     assert info["best_dev_perplexity"] == pytest.approx(min(table.values()), rel=1e-3)
     assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["lr-0.003", "lr-1e-06"]

@@ -11,7 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from parakit.errors import GeneratorError  # noqa: E402
+from parakit.errors import GeneratorError, ModelError  # noqa: E402
+from parakit.models.base import load_model  # noqa: E402
 from parakit.models.generator import Seq2SeqGenerator, select_learning_rate  # noqa: E402
 from parakit.schema import Pair, PairSet  # noqa: E402
 
@@ -187,11 +188,15 @@ def test_save_load_roundtrip_gives_same_generations(fitted, tmp_path):
     gen = fitted["bart"]
     before = gen.generate(["the cat sat", "a dog ran"])
     gen.save(tmp_path / "model")
-    info = json.loads((tmp_path / "model" / "parakit_generator.json").read_text())
+    info = json.loads((tmp_path / "model" / "parakit_model.json").read_text())
     assert info["architecture"] == "encoder-decoder" and len(info["history"]) == 40
     loaded = Seq2SeqGenerator.load(tmp_path / "model")
     assert loaded.generate(["the cat sat", "a dog ran"]) == before
     assert loaded.best_dev_perplexity_ == pytest.approx(gen.best_dev_perplexity_)
+    # one model description for every family: the classifier loader says what it found
+    assert info["model_type"] == "generator"
+    with pytest.raises(ModelError, match="E711.*generator"):
+        load_model(tmp_path / "model")
 
 
 def test_warm_started_bert2bert_saves_and_loads(fitted, tmp_path):

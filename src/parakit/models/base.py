@@ -297,11 +297,11 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
                 code="E710",
             )
         model_type = meta["model_type"]
-        if model_type == "biencoder":
+        other = {"biencoder": "a bi-encoder (BiEncoder.load; an encoder for -m)",
+                 "generator": "a paraphrase generator (Seq2SeqGenerator.load)"}  # fmt: skip
+        if model_type in other:
             raise ModelError(
-                f"{folder} holds a bi-encoder (sentence embeddings), not a pair classifier: "
-                "load it with BiEncoder.load or use it as an encoder (-m)",
-                code="E711",
+                f"{folder} holds {other[model_type]}, not a pair classifier", code="E711"
             )
         klass = get_model_class(model_type)
         if cls is not PairClassifier and not issubclass(klass, cls):

@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import copy
-import json
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -43,8 +42,6 @@ ENCODER_ONLY = frozenset(
         "xlm-roberta-xl",
     }
 )
-
-CONFIG_NAME = "parakit_generator.json"
 
 
 def _as_pairs(data: PairSet | Iterable[tuple[str, str]] | None) -> list[tuple[str, str]]:
@@ -629,8 +626,9 @@ class Seq2SeqGenerator:
 
     # -- persistence ---------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        """Save model, tokenizer and settings to a folder that :meth:`load` reads."""
-        from parakit.io.atomic import atomic_write
+        """Save model, tokenizer and ``parakit_model.json`` (the one model description:
+        settings as ``params``, architecture, history) to a folder that :meth:`load` reads."""
+        from parakit.models.base import write_model_file
 
         self._check_fitted()
         path = Path(path)
@@ -640,31 +638,33 @@ class Seq2SeqGenerator:
         params = self.get_params()
         params["model_name_or_path"] = str(params["model_name_or_path"])
         params["output_dir"] = None  # the checkpoints belong to the training run, not the model
-        info = {
-            "params": params,
-            "architecture": self.architecture_,
-            "history": getattr(self, "history_", []),
-            "best_dev_perplexity": getattr(self, "best_dev_perplexity_", None),
-            "best_step": getattr(self, "best_step_", None),
-        }
-        with atomic_write(path / CONFIG_NAME) as handle:
-            json.dump(info, handle, indent=2)
+        write_model_file(
+            path,
+            "generator",
+            self,
+            params,
+            architecture=self.architecture_,
+            history=getattr(self, "history_", []),
+            best_dev_perplexity=getattr(self, "best_dev_perplexity_", None),
+            best_step=getattr(self, "best_step_", None),
+        )
         return path
 
     @classmethod
     def load(cls, path: str | Path, **overrides: Any) -> Seq2SeqGenerator:
         """Load a generator saved with :meth:`save`; ``overrides`` change settings (for example
         ``num_beams`` or ``device``)."""
+        from parakit.models.base import MODEL_FILE, read_model_file
+
         path = Path(path)
-        config = path / CONFIG_NAME
-        if not config.exists():
+        info = read_model_file(path)
+        if info is None or info["model_type"] != "generator":
             raise GeneratorError(
-                f"{path} is not a generator saved by 'parakit generate train' (no "
-                f"{CONFIG_NAME}); a plain Hugging Face model is loaded with "
+                f"{path} is not a generator saved by 'parakit generate train' (no generator "
+                f"{MODEL_FILE}); a plain Hugging Face model is loaded with "
                 "Seq2SeqGenerator.from_pretrained",
                 code="E929",
             )
-        info = json.loads(config.read_text(encoding="utf-8"))
         params = dict(info["params"], **overrides)
         params["model_name_or_path"] = str(path)
         params["architecture"] = info["architecture"]
