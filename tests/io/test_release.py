@@ -224,3 +224,22 @@ def test_splits_without_documents_are_left_out_of_the_documents_config(tmp_path)
     configs = huggingface_hub.DatasetCard.load(folder / "README.md").data.to_dict()["configs"]
     assert [c["config_name"] for c in configs] == ["pairs"]
     assert read(folder) == bare
+
+
+def test_the_input_order_comes_back(tmp_path):
+    # splits interleaved in the input: the files hold them split by split, parakit.json the order
+    pairs = _corpus()
+    mixed = pairs.derive([pairs[2], pairs[0], pairs[3], pairs[1]])
+    folder = write_release(mixed, tmp_path / "rel", license="mit")
+    assert [p.id for p in read(folder)] == ["p3", "p1", "p4", "p2"]
+    assert read(folder) == mixed
+    assert [r["id"] for r in datasets.load_dataset(str(folder))["train"]] == ["p1", "p2"]
+    meta = json.loads((folder / "parakit.json").read_text())
+    meta["order"] = ["p3", "p1", "p4"]  # a pair missing from the order
+    (folder / "parakit.json").write_text(json.dumps(meta))
+    with pytest.raises(DataFormatError) as err:
+        read(folder)
+    assert err.value.code == "E135" and err.value.field == "order"
+    # written in split order, the folder needs no order list
+    write_release(pairs, tmp_path / "plain", license="mit")
+    assert "order" not in json.loads((tmp_path / "plain" / "parakit.json").read_text())

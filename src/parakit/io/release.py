@@ -496,6 +496,9 @@ def write_release(
         ],
         "license": license,
     }
+    original = [p.id for p in pairs]
+    if original != [p.id for split in splits for p in by_split[split]]:
+        header["order"] = original  # the reader gives the pairs back in the input's order
     files[RELEASE_FILE] = json.dumps(header, ensure_ascii=False, indent=2).encode("utf-8")
     _remove_stale(target, files)
     names = list(files)
@@ -548,8 +551,8 @@ def is_release(folder: str | Path) -> bool:
 
 
 def read_release(folder: str | Path) -> PairSet:
-    """Read a release folder back into the pair set it was written from (pairs split by split,
-    each split in the written order; ``Pair.split`` is the split).
+    """Read a release folder back into the pair set it was written from, in its order
+    (``Pair.split`` is the split the release put the pair in).
 
     Raises:
         DataFormatError: E135 not a release folder or a damaged one (names the file and field).
@@ -603,6 +606,17 @@ def read_release(folder: str | Path) -> PairSet:
                     metadata=_json(row["metadata"], pair_path, index, "metadata"),
                 )
             )
+    order = meta.get("order")
+    if order is not None:
+        position = {pair_id: i for i, pair_id in enumerate(order)}
+        if len(position) != len(pairs) or any(p.id not in position for p in pairs):
+            raise DataFormatError(
+                "the pair order does not list the pairs of the split files",
+                path=meta_path,
+                field="order",
+                code="E135",
+            )
+        pairs.sort(key=lambda p: position[p.id])
     return PairSet(
         pairs,
         scheme=scheme_from_spec(header.get("scheme", "binary")),
