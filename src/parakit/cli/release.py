@@ -274,7 +274,13 @@ def release(
         )
     agreement: dict[str, float] = {}
     if store is not None:
-        from parakit.annotate.store import Store
+        try:
+            from parakit.annotate.store import Store
+        except ImportError:
+            raise typer.BadParameter(
+                "releasing from a store needs the annotate extra: pip install 'parakit[annotate]'",
+                param_hint="--store",
+            ) from None
 
         st = Store.open(store)
         pid = st.projects.project_id(str(project))
