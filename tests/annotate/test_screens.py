@@ -64,6 +64,17 @@ def test_skip_in_a_double_pool_sends_the_item_to_the_back(project):
     assert sorted(got) == sorted(seen)
 
 
+def test_skip_leaves_another_annotators_personal_slot_in_place(project):
+    """Double annotation in personal queues: ann1's skip moves ann1's slot only; ann2's slot
+    of the same item keeps its place at the head of ann2's queue."""
+    store, pid, ids = project
+    store.queue.assign(pid, mode="double", annotators=[ids["ann1"], ids["ann2"]], seed=3)
+    first = store.queue.lease_next(pid, ids["ann1"]).item_id
+    store.queue.skip(first, ids["ann1"])
+    assert store.queue.lease_next(pid, ids["ann2"]).item_id == first
+    assert store.queue.lease_next(pid, ids["ann1"]).item_id != first
+
+
 def test_label_meanings_and_document_titles_on_the_classify_page(store):
     ids = _users(store)
     pid = store.projects.create_project("titled", "turku", settings={"descriptions": {"4": "ours"}})

@@ -622,9 +622,10 @@ class Queue(Service):
     def skip(self, item_id: int, user_id: int, task: str = CLASSIFY) -> None:
         """Give back a hard item: the caller's lease on it ends and the item moves to the end
         of its queue, so the next lease brings another item (the caller's draft, if any,
-        stays theirs). Every open slot of the item moves, not only the caller's: in a double
+        stays theirs). The item's open slots in the shared pool move with it: in a double
         pool the other slot would otherwise be the very next assignment, and the same item
-        would come straight back."""
+        would come straight back (another annotator's personal slot keeps its place in their
+        queue)."""
 
         def work(session: Session) -> None:
             row = session.scalar(
@@ -646,6 +647,7 @@ class Queue(Service):
                     Assignment.item_id == item_id,
                     Assignment.task == task,
                     Assignment.status == "open",
+                    or_(Assignment.id == row.id, Assignment.annotator_id.is_(None)),
                 )
                 .values(position=(last or 0) + 1)
             )
