@@ -4,6 +4,9 @@ training shows a progress bar."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -41,9 +44,20 @@ def test_embed_train_shows_a_training_bar(tiny_model, tmp_path, capsys):
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "it/s" in err or "s/it" in err  # the trainer's tqdm bar
-    assert main(["-q", *argv]) == 0  # -q: no bars, not even those a library forces on
-    assert "it/s" not in capsys.readouterr().err
-    assert main(argv) == 0  # and the next run in the same process has its bars again
+    # -q: no bars, not even a library's own: tqdm reads TQDM_DISABLE when first imported, so
+    # this is a fresh process, as a user runs it
+    quiet = subprocess.run(
+        [sys.executable, "-m", "parakit", *argv, "-q"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert quiet.returncode == 0, quiet.stderr
+    assert "it/s" not in quiet.stderr and "s/it" not in quiet.stderr
+    assert main(["-q", *argv]) == 0
+    capsys.readouterr()
+    assert main(argv) == 0  # and a run after a quiet one (in one process) has its bars
     assert "it/s" in capsys.readouterr().err
 
 
