@@ -403,10 +403,19 @@ def write_release(
     Raises:
         DataFormatError: E130 unlabelled pair, E131 missing or bad split name, E132 a span
             into a document the set does not hold, E133 a document in two splits, E134 a
-            language code the Hub does not know.
+            language code the Hub does not know; E136 ``datasets`` or ``huggingface_hub``
+            missing.
     """
-    import datasets
-    from huggingface_hub import DatasetCard, DatasetCardData
+    try:
+        import datasets
+        from huggingface_hub import DatasetCard, DatasetCardData
+    except ImportError as err:
+        raise DataFormatError(
+            f"a release needs the datasets extra ({err.name} is missing): "
+            "pip install 'parakit[datasets]'",
+            path=folder,
+            code="E136",
+        ) from None
 
     target = Path(folder)
     splits = _check(pairs, target)
