@@ -469,7 +469,7 @@ def paper_recipe(argv: list[str]) -> None:
             "dev_f1_per_epoch": [round(100 * h["dev_score"], 2) for h in model.history_],
             "best_dev_f1": round(100 * model.best_score_, 2),
             "seconds_this_run": round(time.perf_counter() - start, 1),
-            "load": round(load.mean(), 2),
+            "load": round(load.mean, 2),
         }
         work.mkdir(parents=True, exist_ok=True)
         with atomic_write(results_file) as handle:
