@@ -287,3 +287,54 @@ def test_cli_attaches_a_model_from_identify_train(tmp_path):
     assert [abs(want_p[k] - 0.5) for k in served] == sorted(abs(p - 0.5) for p in want_p.values())
     assert "model_guess_kept_rate\t1.0000" in run("annotate", "stats", db, "demo")
     st.close()
+
+
+def test_browser_preselects_the_guess_and_double_stays_blind(tmp_path, browser, serve):
+    """In Chromium: the guess (flags included) is chosen when the page opens, Enter keeps it,
+    another key changes it; a double-annotated item opens with nothing chosen."""
+    from playwright.sync_api import expect
+
+    from parakit.annotate.store import Store
+
+    store = Store.open(tmp_path / "b.sqlite", cheap_hashing=True)
+    uid = store.accounts.add_annotator("a", "a-password-x")
+    pid = store.projects.create_project("loop", "turku")
+    store.projects.add_member(pid, uid)
+    store.projects.add_member(pid, store.accounts.add_annotator("b", "b-password-x"))
+    store.projects.import_pairs(pid, _pairs())
+    keys = {key: i for i, key, _, _ in store.model.items(pid)}
+    _attach(store, pid, keys)
+    # single: i2 (|p-.5| .06, guess 3), i5 (.20, 4<), i1 (.40, 4); then the double items
+    store.queue.assign(pid, mode="single", items=[keys[k] for k in ("i1", "i2", "i5")])
+    store.queue.assign(pid, mode="double", items=[keys["i4"], keys["i6"]])
+    base = serve(store)
+    page = browser.new_page()
+    page.goto(f"{base}/login")
+    page.fill("#name", "a")
+    page.fill("#password", "a-password-x")
+    page.click("#login")
+    page.wait_for_url(f"{base}/")
+    shown = []
+    for press in ("2", None, None):  # change the first guess, keep the next two
+        page.goto(f"{base}/p/{pid}/classify")
+        expect(page.locator("#model-guess")).to_be_visible()
+        shown.append((page.inner_text("#label-value"), page.locator("#flag-lt.on").count()))
+        page.click("body", position={"x": 5, "y": 5})
+        if press:
+            page.keyboard.press(press)
+            expect(page.locator("#saved")).to_contain_text("draft")
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{base}/p/{pid}/classify?task=classify")
+    assert shown == [("3", 0), ("4<", 1), ("4", 0)]  # the guess's flag is chosen too
+    kept = {k: store.queue.annotation(keys[k], uid) for k in ("i2", "i5", "i1")}
+    assert {k: (a.label, a.model_guess, a.model_kept) for k, a in kept.items()} == {
+        "i2": ("2", "3", False),
+        "i5": ("4<", "4<", True),
+        "i1": ("4", "4", True),
+    }
+    # a double item: blind, nothing chosen
+    page.goto(f"{base}/p/{pid}/classify")
+    expect(page.locator("#label-value")).to_have_text("–")
+    assert page.locator("#model-guess").count() == 0
+    assert page.locator("button.label.on").count() == 0
+    store.close()
