@@ -361,6 +361,8 @@ def test_make_model_checks_types():
 def test_quiet_and_verbose_after_the_command(flag, tmp_path, capsys):
     code = main(["convert", EXAMPLE, "-o", str(tmp_path / "x.jsonl"), flag])
     assert code == 0, capsys.readouterr().err
+    code = main(["build", flag, "sample", EXAMPLE, "-o", str(tmp_path / "y.jsonl"), "--n", "3"])
+    assert code == 0, capsys.readouterr().err
 
 
 def test_quiet_hides_progress_after_the_command(tmp_path, capsys):

@@ -129,7 +129,8 @@ def build_app() -> typer.Typer:
 
 
 def finish_tree(root: Any) -> Any:
-    """The click tree as parakit shows it: ``-q/-v`` on every command, help text as written.
+    """The click tree as parakit shows it: ``-q/-v`` on every command and group, help text as
+    written.
 
     typer 0.29 shows ``{input}`` for an argument in the usage line, ``<bool>`` beside a flag and
     reads ``[...]`` in help as rich markup (``[low, high]`` vanished); click's own style is kept.
@@ -152,7 +153,7 @@ def finish_tree(root: Any) -> Any:
                 param.__class__ = _Argument
             elif getattr(param, "is_flag", False):
                 param.metavar = ""  # a flag takes no value
-        if getattr(command, "commands", None) is None:
+        if command is not root:  # groups too: `parakit mine -q run ...`
             for option in shared:
                 copied = copy.copy(option)
                 copied.expose_value = False
