@@ -10,6 +10,7 @@ import typer
 
 from parakit.cli.options import (
     FormatOpt,
+    PrecisionOpt,
     SeedOpt,
     check_model,
     output_option,
@@ -55,6 +56,7 @@ def train(
     max_seq_length: Annotated[int, typer.Option(min=1, help="Token limit per sentence.")] = 128,
     seed: SeedOpt = 0,
     fmt: FormatOpt = None,
+    precision: PrecisionOpt = "auto",
     push_to_hub: PushOpt = None,
     private: PrivateOpt = False,
 ) -> None:
@@ -72,6 +74,7 @@ def train(
         eval_steps=eval_steps,
         max_seq_length=max_seq_length,
         seed=seed,
+        precision=precision,
         progress=show_progress(),
     )
     train_pairs = read_pairs(train_file, fmt)

@@ -19,6 +19,7 @@ import typer
 
 from parakit.cli.options import (
     FormatOpt,
+    PrecisionOpt,
     SeedOpt,
     mark_resumable,
     model_params,
@@ -56,6 +57,14 @@ def _load_training_sets(
     prefixes = [s if stems.count(s) == 1 else f"{i}-{s}" for i, s in enumerate(stems)]
     sets = [_load_pairs(p, fmt, binary, reading) for p in paths]
     return concatenate(sets, prefixes)
+
+
+def _set_precision(classifier: Any, precision: str, params: dict[str, Any] | None = None) -> Any:
+    """``--precision`` for the torch classifiers (their ``mixed_precision``; an explicit
+    ``-p mixed_precision=...`` wins); other models have no precision to set."""
+    if hasattr(classifier, "mixed_precision") and "mixed_precision" not in (params or {}):
+        classifier.mixed_precision = precision
+    return classifier
 
 
 BinaryOpt = Annotated[
@@ -123,6 +132,7 @@ def train(
     push_to_hub: PushOpt = None,
     private: PrivateOpt = False,
     seed: SeedOpt = 0,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Train a classifier and save it to --output with a model card README.md (and dev metrics
     when --dev is given)."""
@@ -142,7 +152,8 @@ def train(
             seed=seed,
         )
     dev_pairs = _load_pairs(dev, dev_format, binary, reading) if dev is not None else None
-    classifier = make_model(model, **model_params(model, param))
+    params = model_params(model, param)
+    classifier = _set_precision(make_model(model, **params), precision, params)
     if getattr(classifier, "output_dir", None) and getattr(classifier, "resume", False):
         mark_resumable()  # -p output_dir=...: checkpoints a rerun goes on from
     start = time.perf_counter()
@@ -192,6 +203,7 @@ def predict(
     ],
     fmt: FormatOpt = None,
     reading: ReadingOpt = None,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Label pairs; the gold label (if any) moves to metadata.gold_label and the probabilities
     go to metadata.prediction."""
@@ -200,7 +212,7 @@ def predict(
     from parakit.models.base import load_model
     from parakit.schema import PairSet
 
-    classifier = load_model(model_dir)
+    classifier = _set_precision(load_model(model_dir), precision)
     pairs = read_pairs(input_path, fmt)
     with status(f"predicting {len(pairs)} pairs with {classifier.model_type}"):
         labels = classifier.predict(pairs)
@@ -237,13 +249,14 @@ def evaluate(
     fmt: FormatOpt = None,
     binary: BinaryOpt = False,
     reading: ReadingOpt = None,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Evaluate a saved model: accuracy, per-class P/R/F, confusion matrix, threshold sweep,
     calibration (and the Turku table for Turku labels)."""
     from parakit.evaluate.classification import evaluate_classifier
     from parakit.models.base import load_model
 
-    classifier = load_model(model_dir)
+    classifier = _set_precision(load_model(model_dir), precision)
     pairs = _load_pairs(input_path, fmt, binary, reading)
     with status(f"evaluating {classifier.model_type} on {len(pairs)} pairs"):
         report = evaluate_classifier(
