@@ -185,3 +185,27 @@ def test_training_continues_from_a_saved_cross_encoder(tiny_encoder, multipit, t
 def test_not_a_model_path_fails_clearly(tmp_path, multipit):
     with pytest.raises(ModelError, match="E713"):
         small(str(tmp_path / "missing")).fit(multipit[0][:20])
+
+
+def test_precision_from_the_command_line(tiny_encoder, multipit, tmp_path):
+    """`identify predict --precision fp32` gives the fp32 probabilities of the library; bf16
+    (what `auto` means on a CPU with AVX512-BF16/AMX) moves them only slightly."""
+    from parakit.cli import main
+    from parakit.io import read, write
+
+    train, dev = multipit
+    small(tiny_encoder, epochs=1).fit(train[:64]).save(tmp_path / "ce")
+    write(PairSet(list(dev[:40]), scheme="binary"), tmp_path / "dev.jsonl")
+    fp32 = load_model(tmp_path / "ce")
+    fp32.mixed_precision = "fp32"
+    expected = fp32.paraphrase_proba(dev[:40])
+    for precision in ("fp32", "bf16"):
+        out = tmp_path / f"{precision}.jsonl"
+        args = ["identify", "predict", str(tmp_path / "ce"), str(tmp_path / "dev.jsonl")]
+        assert main([*args, "-o", str(out), "--precision", precision]) == 0
+        got = np.array([p.metadata["prediction"]["p_paraphrase"] for p in read(out)])
+        if precision == "fp32":
+            assert np.allclose(got, expected, atol=2e-6)
+        else:
+            assert np.abs(got - expected).max() < 0.02
+    assert main([*args, "-o", str(out), "--precision", "int4"]) == 2

@@ -210,8 +210,9 @@ def _trainer_class() -> Any:
             return_outputs: bool = False,
             num_items_in_batch: Any = None,
         ) -> Any:
-            # our own autocast: Trainer's bf16 flag does not reach the loss on CPU (checked in
-            # tests/models/test_training.py); on CUDA it adds fp16 loss scaling as well
+            # our own autocast around the whole loss: Trainer's bf16 flag only wraps the model's
+            # forward (accelerate), not a loss computed around it (tests/models/test_training.py
+            # checks the loss sees bf16); on CUDA the flags add fp16 loss scaling as well
             with autocast(self.precision, self.args.device):
                 loss = self.loss_fn(model, inputs)
             return (loss, None) if return_outputs else loss
