@@ -242,8 +242,7 @@ def with_location(
     unit: str = "line",
 ) -> DataFormatError:
     """Wrap a label/span error raised inside a reader into a located :class:`DataFormatError`."""
-    message = str(error)
-    # drop the inner code prefix, keep the inner code on the new error
-    if message.startswith(f"[{error.code}] "):
-        message = message[len(error.code) + 3 :]
-    return DataFormatError(message, path=path, line=line, field=field, code=error.code, unit=unit)
+    # the inner message without its code; the inner code goes on the new error (shown once)
+    return DataFormatError(
+        error.message, path=path, line=line, field=field, code=error.code, unit=unit
+    )

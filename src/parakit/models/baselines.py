@@ -577,7 +577,7 @@ class EmbeddingClassifier(_PairFeatureLR):
         try:
             self._encoder_model = load_encoder(self.encoder, self.backend, **options)
         except ParakitError as err:
-            raise ModelError(str(err).split("] ", 1)[-1], code="E713") from None
+            raise ModelError(err.message, code="E713") from None
         return self._encoder_model
 
     def _pair_features(self, data: PairInput) -> np.ndarray:
@@ -587,7 +587,7 @@ class EmbeddingClassifier(_PairFeatureLR):
         try:
             vectors = np.asarray(encoder.encode(unique), dtype=np.float32)
         except ParakitError as err:  # the model is loaded on first use
-            raise ModelError(str(err).split("] ", 1)[-1], code="E713") from None
+            raise ModelError(err.message, code="E713") from None
         index = {text: i for i, text in enumerate(unique)}
         vectors = vectors[[index[t] for t in texts]]
         n = len(data)
