@@ -22,8 +22,10 @@ from typing import Annotated, Any
 
 import typer
 
-# typer >= 0.2x vendors click: its contexts are not click's, so ask typer's copy
-from typer._click.globals import get_current_context
+try:  # typer >= 0.2x vendors click: its contexts are not click's, so ask typer's copy
+    from typer._click.globals import get_current_context
+except ImportError:  # pragma: no cover - older typer runs on click itself
+    from click import get_current_context
 
 FORMAT_HELP = "Input format (guessed from the file when omitted); see 'parakit formats'."
 
