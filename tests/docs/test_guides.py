@@ -22,6 +22,7 @@ measurements whose commands take minutes to hours on the whole corpora, not a gu
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -145,10 +146,76 @@ def test_guide_runs_as_written_with_its_slow_blocks(page, tmp_path, monkeypatch)
     _run_page(page, ("skip",), tmp_path, monkeypatch)
 
 
+def _shown_value(comment: str) -> tuple[bool, object]:
+    """The value a comment shows, when it starts with a Python literal: ``# 0.5``,
+    ``# ['Mr. Smith arrived.', 'He sat down!']``, ``# '4<is'`` (text after it is allowed)."""
+    comment = comment.strip()
+    ends = [len(comment)] + [m.start() for m in re.finditer(r"\s{2,}|\s\(|:\s|\s=\s", comment)]
+    for end in sorted(set(ends), reverse=True):
+        try:
+            value = ast.literal_eval(comment[:end])
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        # "[..., ...]" and "{'read': [...]}" abbreviate: nothing to compare
+        return "Ellipsis" not in repr(value), value
+    return False, None
+
+
+def _check_shown(actual: object, shown: object, text: str, where: str) -> None:
+    if isinstance(shown, float) and not isinstance(actual, str):
+        decimals = len(text.split(".", 1)[1]) if "." in text else 0
+        tolerance = 0.5 * 10**-decimals
+        assert abs(float(actual) - shown) <= tolerance, (
+            f"{where}: {actual!r}, the page shows {shown}"
+        )
+        return
+    if isinstance(actual, tuple) and isinstance(shown, list):
+        actual = list(actual)
+    assert actual == shown, f"{where}: {actual!r}, the page shows {shown!r}"
+
+
 def _python(block: Block, namespace: dict) -> None:
-    # blank lines first, so the line numbers of a traceback are the Markdown file's
-    code = compile("\n" * block.line + block.source, str(DOCS / block.page), "exec")
-    exec(code, namespace)
+    """Run a block; a bare expression whose comment shows a value must give that value."""
+    source = "\n" * block.line + block.source  # so a traceback names the Markdown line
+    tree = ast.parse(source)
+    lines = source.split("\n")
+    checks: dict[int, tuple[object, str]] = {}
+    body = []
+    for node in tree.body:
+        # ast's column offsets count UTF-8 bytes
+        rest = lines[node.end_lineno - 1].encode("utf-8")[node.end_col_offset :]
+        comment = rest.decode("utf-8").strip()
+        if isinstance(node, ast.Expr) and comment.startswith("#"):
+            found, shown = _shown_value(comment[1:])
+            value = node.value
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id == "print"
+            ):
+                found = False  # a comment after print() describes the output, not a value
+            if found:
+                checks[node.lineno] = (shown, comment[1:].strip())
+                node = ast.copy_location(
+                    ast.Expr(
+                        ast.Call(
+                            ast.Name("__shown__", ast.Load()),
+                            [node.value, ast.Constant(node.lineno)],
+                            [],
+                        )
+                    ),
+                    node,
+                )
+        body.append(node)
+    tree.body = body
+    ast.fix_missing_locations(tree)
+
+    def shown(actual: object, line: int) -> None:
+        value, text = checks[line]
+        _check_shown(actual, value, text, f"docs/{block.page}:{line}")
+
+    namespace["__shown__"] = shown
+    exec(compile(tree, str(DOCS / block.page), "exec"), namespace)
 
 
 def _run_page(page: Path, leave_out: tuple[str, ...], tmp_path, monkeypatch):
