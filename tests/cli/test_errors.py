@@ -469,3 +469,23 @@ def test_shell_completion(capsys, monkeypatch):
     monkeypatch.setenv("COMP_CWORD", "2")
     assert main([]) == 0
     assert capsys.readouterr().out.split() == ["train"]
+
+
+def test_ctrl_c_through_click_abort(monkeypatch, capsys):
+    """click itself (typer < 0.2x) turns Ctrl-C into Abort: still exit 130, not 'aborted'."""
+    from parakit.cli import app as app_module
+
+    abort = app_module._exception_types("Abort")[0]
+
+    class Interrupted:
+        commands = None
+
+        def main(self, **kwargs):
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt as err:
+                raise abort() from err
+
+    monkeypatch.setattr(app_module, "root_command", Interrupted)
+    assert main(["info", EXAMPLE]) == 130
+    assert capsys.readouterr().err.strip() == "interrupted"

@@ -296,15 +296,18 @@ def _run(command: Any, args: list[str], output: Output) -> int:
         if isinstance(err, _exception_types("Exit")):
             return int(getattr(err, "exit_code", 0) or 0)
         if isinstance(err, _exception_types("Abort")):
-            typer.secho("aborted", fg="yellow", err=True)
+            if not isinstance(err.__cause__ or err.__context__, KeyboardInterrupt):
+                typer.secho("aborted", fg="yellow", err=True)
+                return 1
+            result = INTERRUPT_EXIT  # click (typer < 0.2x) turns Ctrl-C into Abort
+        else:
+            if output.verbose:
+                raise
+            error_line(
+                f"internal error ({type(err).__name__}: {err}); "
+                "please report it with the output of the same command run with --verbose"
+            )
             return 1
-        if output.verbose:
-            raise
-        error_line(
-            f"internal error ({type(err).__name__}: {err}); "
-            "please report it with the output of the same command run with --verbose"
-        )
-        return 1
     if result == INTERRUPT_EXIT:  # where a rerun resumes the work, say so
         message = "interrupted; rerun to resume" if output.resumes else "interrupted"
         typer.secho(message, fg="yellow", err=True)
