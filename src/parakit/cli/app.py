@@ -150,7 +150,8 @@ def finish_tree(root: Any) -> Any:
             if param.param_type_name == "argument":
                 if param.metavar is None:
                     param.metavar = param.name.upper()
-                param.__class__ = _Argument
+                if type(param) is TyperArgument:
+                    param.__class__ = _Argument
             elif getattr(param, "is_flag", False):
                 param.metavar = ""  # a flag takes no value
         if command is not root:  # groups too: `parakit mine -q run ...`
