@@ -126,6 +126,21 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
         "-o",
         tmp_path / "mt-model",
     )
+    # annotate <- identify train: the model in the loop of a new single-annotation project
+    # (scored once on attach; the most uncertain pair first, the model's guess pre-selected)
+    run("annotate", "create-project", store_path, "opus-next", "--candidates",
+        tmp_path / "test.jsonl", "--scheme", "turku")  # fmt: skip
+    run("annotate", "attach-model", store_path, "opus-next", tmp_path / "mt-model")
+    run("annotate", "assign", store_path, "opus-next", "--annotators", "ann1")
+    from parakit.models.base import load_model
+
+    mt_model = load_model(tmp_path / "mt-model")
+    test_p = mt_model.paraphrase_proba(sections["test"])
+    p_test = {(q.text1, q.text2): v for q, v in zip(sections["test"], test_p, strict=True)}
+    first = store.item(store.queue.lease_next(store.projects.project_id("opus-next"), uid).item_id)
+    p_first = p_test[(first.text1, first.text2)]
+    assert abs(p_first - 0.5) == min(abs(v - 0.5) for v in p_test.values())
+    assert store.model.guess(first.id)["p"] == pytest.approx(p_first, abs=1e-12)
     run(
         "identify",
         "train",
