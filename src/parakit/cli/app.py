@@ -138,14 +138,16 @@ def finish_tree(root: Any) -> Any:
     from rich.markup import escape
 
     shared = [p for p in root.params if p.name in ("verbose", "quiet")]
+    rich_help = getattr(typer.core, "HAS_RICH", False)  # off with TYPER_USE_RICH=0
     for command in [root, *_walk(root)]:
-        if command.help:
+        markup = rich_help and getattr(command, "rich_markup_mode", None) == "rich"
+        if command.help and markup:
             command.help = escape(command.help)
         help_option = command.get_help_option(
             typer.Context(command, help_option_names=["-h", "--help"])
         )
         for param in [*command.params, *([help_option] if help_option else [])]:
-            if param.help:
+            if param.help and markup:
                 param.help = escape(param.help)
             if param.param_type_name == "argument":
                 if param.metavar is None:
