@@ -628,9 +628,7 @@ def knn_cmd(
             "offline-mpnet.",
         ),
     ],
-    backend: Annotated[
-        str, typer.Option(help="Encoder backend: torch | onnx.")
-    ] = "torch",
+    backend: Annotated[str, typer.Option(help="Encoder backend: torch | onnx.")] = "torch",
     k: Annotated[int, typer.Option(help="Neighbours per sentence.")] = 5,
     n_per_bin: Annotated[int, typer.Option("--n", help="Sample size per similarity bin.")] = 100,
     n_bins: Annotated[int, typer.Option()] = 20,
@@ -702,9 +700,7 @@ def suggest_cmd(
             "folder); default: lexical similarity only.",
         ),
     ] = None,
-    backend: Annotated[str, typer.Option(help="Encoder backend: torch | onnx.")] = (
-        "torch"
-    ),
+    backend: Annotated[str, typer.Option(help="Encoder backend: torch | onnx.")] = "torch",
     limit: Annotated[
         int | None,
         typer.Option(
@@ -726,6 +722,7 @@ def suggest_cmd(
             "per gold pair."
         ),
     ] = False,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Suggest aligned passage pairs for extraction, best first, per document pair."""
     from parakit.build.documents import read_text_file
@@ -748,7 +745,9 @@ def suggest_cmd(
     if model is not None:
         from parakit.vectors.encode import load_encoder
 
-        encoder = load_encoder(resolve_model(model), backend)
+        # ONNX graphs have their own precision; the torch encoder takes --precision
+        options = {"precision": precision} if backend == "torch" or precision != "auto" else {}
+        encoder = load_encoder(resolve_model(model), backend, **options)
     suggester = PairSuggester(
         max_window=max_window,
         encoder=encoder,

@@ -104,13 +104,16 @@ def evaluate(
     pairs: Annotated[Path, typer.Argument(help="Labelled test pairs.")],
     output: Annotated[Path | None, output_option("Metrics JSON.")] = None,
     fmt: FormatOpt = None,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Cosine classification metrics and retrieval metrics (T18) on labelled pairs."""
     from parakit.models.biencoder import BiEncoder
 
     test = read_pairs(pairs, fmt)
     with status(f"encoding and ranking {len(test)} pairs"):
-        metrics = BiEncoder.load(model).evaluate(test)
+        encoder = BiEncoder.load(model)
+        encoder.precision = precision
+        metrics = encoder.evaluate(test)
     if output:
         from parakit.io.atomic import atomic_write
 

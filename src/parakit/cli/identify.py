@@ -319,6 +319,7 @@ def clean_labels(
     fmt: FormatOpt = None,
     binary: BinaryOpt = False,
     reading: ReadingOpt = None,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Noisy-label cleaning (M8): a teacher drops or flips the labels it doubts."""
     from parakit.io import write
@@ -332,16 +333,18 @@ def clean_labels(
     if grid is not None:
         _clean_labels_grid(
             noisy_path, output, grid, dev, teacher, clean, model, param, method, threshold,
-            fmt, binary, reading,
+            fmt, binary, reading, precision,
         )  # fmt: skip
         return
     if threshold is None:
         threshold = 0.35 if method == "filter" else 0.25
     noisy = _load_pairs(noisy_path, fmt, binary, reading)
     if teacher is not None:
-        cleaner = NoisyLabelCleaner(load_model(teacher), method, threshold, refit=False).fit()
+        teacher_model = _set_precision(load_model(teacher), precision)
+        cleaner = NoisyLabelCleaner(teacher_model, method, threshold, refit=False).fit()
     else:
-        classifier = make_model(model, **model_params(model, param))
+        params = model_params(model, param)
+        classifier = _set_precision(make_model(model, **params), precision, params)
         cleaner = NoisyLabelCleaner(classifier, method, threshold).fit(
             _load_pairs(clean, None, binary, reading)
         )
@@ -369,6 +372,7 @@ def _clean_labels_grid(
     fmt: str | None,
     binary: bool,
     reading: str | None,
+    precision: str = "auto",
 ) -> None:
     """``clean-labels --grid``: MultiPIT's λ search (Table 3), selected on dev F1."""
     from parakit.cli.options import parse_numbers
@@ -388,14 +392,15 @@ def _clean_labels_grid(
     if any(x > 1 for x in lambdas):
         raise typer.BadParameter(f"{grid!r}: every λ must lie in [0, 1]", param_hint="--grid")
     noisy = _load_pairs(noisy_path, fmt, binary, reading)
-    student = make_model(model, **model_params(model, param))
+    params = model_params(model, param)
+    student = _set_precision(make_model(model, **params), precision, params)
     with status(f"λ grid: {2 * len(lambdas) + 2} students of {model}"):
         result = noisy_label_grid(
             student,
             _load_pairs(clean, None, binary, reading),
             noisy,
             _load_pairs(dev, None, binary, reading),
-            teacher=load_model(teacher) if teacher is not None else None,
+            teacher=_set_precision(load_model(teacher), precision) if teacher else None,
             methods=METHODS,
             thresholds=lambdas,
             refit_teacher=teacher is None,

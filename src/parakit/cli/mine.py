@@ -174,6 +174,7 @@ def index_cmd(
     metric: str = "ip",
     on_disk: bool = False,
     chunk_size: int = 10_000,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Build a saved index folder (FAISS index + sentence store) for `parakit mine search`."""
     from parakit.mine.mining import build_index_folder
@@ -182,7 +183,7 @@ def index_cmd(
     index = build_index_folder(
         collection,
         output,
-        _encoder(model, backend),
+        _encoder(model, backend, precision=precision),
         kind=kind,
         metric=metric,
         chunk_size=chunk_size,
@@ -197,13 +198,13 @@ def search_cmd(
     query: Annotated[list[str], typer.Argument(help="Query sentence(s).")],
     k: Annotated[int, typer.Option("--k", "-k", help="Neighbours per query.")] = 5,
     backend: BackendOpt = "torch",
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Nearest sentences of the indexed collection for each query."""
-    from parakit.vectors.encode import load_encoder
     from parakit.vectors.index import VectorIndex
 
     index = VectorIndex.load(index_dir)
-    encoder = load_encoder(index.meta_["encoder"]["model"], backend)
+    encoder = _encoder(index.meta_["encoder"]["model"], backend, precision=precision)
     scores, ids = index.search(encoder.encode(query), k)
     for text, row_scores, row_ids in zip(query, scores, ids, strict=True):
         typer.echo(f"# {text}")
@@ -224,6 +225,7 @@ def eval_retrieval(
     output: Annotated[Path | None, output_option("Metrics (JSON).")] = None,
     top_n: Annotated[list[int], typer.Option(help="Top-N cut-offs.")] = (1, 5, 10),
     fmt: FormatOpt = None,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Retrieval evaluation (T18): all unique statements as candidates, rank of s2 for s1."""
     from parakit.evaluate.retrieval import RetrievalEvaluator, plot_retrieval
@@ -242,7 +244,9 @@ def eval_retrieval(
                 encoder: Any = TfidfEncoder((2, 3)).fit(evaluator.candidates_)
                 progress.update(task, completed=len(evaluator.candidates_))
             else:
-                encoder = _ChunkedProgress(_encoder(name, backend), progress, task)
+                encoder = _ChunkedProgress(
+                    _encoder(name, backend, precision=precision), progress, task
+                )
             results[label] = evaluator(encoder)
     if plot:
         plot_retrieval(
@@ -267,6 +271,7 @@ def eval_large(
     plot: Annotated[Path | None, typer.Option(help="Figure (PNG) like Fig. 11.")] = None,
     output: Annotated[Path | None, output_option("Metrics (JSON).")] = None,
     fmt: FormatOpt = None,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Large-scale evaluation (T19): rank of s2 among a distractor collection, top-N per label."""
     import itertools
@@ -291,7 +296,9 @@ def eval_large(
         max_rank=max_rank,
         top_n=tuple(n for n in (1, 10, 100, 1000, 2048) if n <= max_rank),
     )
-    metrics = evaluator(_encoder(model, backend), distractors=texts, output_path=output)
+    metrics = evaluator(
+        _encoder(model, backend, precision=precision), distractors=texts, output_path=output
+    )
     if plot:
         plot_large_scale({Path(model).name: metrics}, plot, top_n=evaluator.top_n)
     echo_json(metrics)
@@ -535,6 +542,7 @@ def grow_cmd(
     k: Annotated[int, typer.Option("--k", "-k", help="Neighbours per query.")] = 5,
     group_field: str = "group",
     notes: str | None = None,
+    precision: PrecisionOpt = "auto",
 ) -> None:
     """Append a mined, classified, cleaned batch as a new dataset version (M9)."""
     from parakit.mine.growth import GrowingDataset
@@ -542,7 +550,7 @@ def grow_cmd(
 
     entry = GrowingDataset(dataset).grow(
         batch,
-        _encoder(model, backend),
+        _encoder(model, backend, precision=precision),
         load_classifier(str(classifier)),
         threshold=threshold,
         protected=read_pairs(protected) if protected else None,
