@@ -444,11 +444,22 @@ def _mining(work: Path) -> dict:
     sv = _sample(read(DATA / "turku" / "sv-test.json"), 20)
     opus = _sample(read(DATA / "turku" / "opus-pb-dev.json"), 150)
     texts = [t for p in opus for t in (p.text1, p.text2)]
-    encoder = TfidfEncoder((2, 3), dense=True).fit(
-        texts + [t for p in sv for t in (p.text1, p.text2)]
-    )
+    statements = [t for p in sv for t in (p.text1, p.text2)]
+    encoder = TfidfEncoder((2, 3), dense=True).fit(texts + statements)
     index = VectorIndex(kind="flat", metric="ip").build(lambda: iter([encoder.encode(texts)]))
     index.save(work / "distractor-index")
+    # the slow blocks' collections: sentences, sentences with a source, queries, distractors
+    (work / "sentences.txt").write_text("\n".join(texts[:200]) + "\n", encoding="utf-8")
+    (work / "collection.txt").write_text("\n".join(texts[200:]) + "\n", encoding="utf-8")
+    (work / "queries.txt").write_text("\n".join(statements[:10]) + "\n", encoding="utf-8")
+    (work / "distractors.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+    _jsonl(
+        work / "collection.jsonl",
+        [{"text": t, "source": p.id} for p in opus for t in (p.text1, p.text2)],
+    )
+    from parakit.models.base import make_model
+
+    make_model("tfidf").fit(corpus.to_binary("loose")).save(work / "clf")
     n = 200  # an annotated sample of candidates, and all candidates, for the tiles
     labels = [str(x) for x in rng.choice([1, 2, 3, 4], size=n)]
     return {
