@@ -81,12 +81,15 @@ def _fit(model: str, encoder: Any, pairs: Any) -> Any:
     return make_model(model).fit(pairs)
 
 
-def _f1(model: Any, dev: Any, gold: np.ndarray) -> float:
-    from sklearn.metrics import f1_score
+def _scores(model: Any, dev: Any, gold: np.ndarray) -> tuple[float, float]:
+    """Dev F1 of the paraphrase class (P >= 0.5, the model's own decision) and average
+    precision (the ranking, free of the threshold)."""
+    from sklearn.metrics import average_precision_score, f1_score
 
     from parakit.mine.rerank import paraphrase_proba
 
-    return float(f1_score(gold, paraphrase_proba(model, dev) >= 0.5))
+    p = paraphrase_proba(model, dev)
+    return float(f1_score(gold, p >= 0.5)), float(average_precision_score(gold, p))
 
 
 def simulate(
@@ -100,7 +103,7 @@ def simulate(
     seed_size: int,
     batch: int,
     budget: int,
-) -> list[tuple[int, float]]:
+) -> list[tuple[int, float, float]]:
     """``(labels, dev F1)`` after the seed set and after every batch, up to ``budget``."""
     from parakit.mine.rerank import paraphrase_proba
 
@@ -116,7 +119,7 @@ def simulate(
     curve = []
     while True:
         clf = _fit(model, encoder, _subset(pool, labelled))
-        curve.append((len(labelled), _f1(clf, dev, gold_dev)))
+        curve.append((len(labelled), *_scores(clf, dev, gold_dev)))
         if len(labelled) >= budget or not rest:
             return curve
         if order == "uncertainty":
@@ -135,20 +138,20 @@ def _subset(pairs: Any, rows: list[int]) -> Any:
 
 
 def labels_to_reach(
-    curve: list[tuple[int, float]], target: float, hold: bool = False
+    curve: list[tuple[int, float, float]], target: float, hold: bool = False
 ) -> int | None:
     """The first label count whose dev F1 is at least ``target`` (None: never); with
     ``hold``, the first from which every later batch stays at or above it (F1 on 555 dev
     pairs moves by a few points between batches, so a first touch can be luck)."""
-    for k, (n, _) in enumerate(curve):
-        later = [f1 for _, f1 in curve[k:]]
+    for k, (n, *_) in enumerate(curve):
+        later = [point[1] for point in curve[k:]]
         if (min(later) if hold else later[0]) >= target:
             return n
     return None
 
 
 def _table(
-    curves: dict[str, list[list[tuple[int, float]]]],
+    curves: dict[str, list[list[tuple[int, float, float]]]],
     full: float,
     targets: list[float],
     budget: int,
@@ -207,8 +210,9 @@ def main() -> None:
     texts = [t for pairs in (pool, dev) for p in pairs for t in (p.text1, p.text2)]
     encoder, encode_s = _encoder(args.model, texts, args.threads, args.cache)
     start = time.process_time()
-    full = _f1(_fit(args.model, encoder, pool), dev, np.array([p.label == "1" for p in dev]))
-    curves: dict[str, list[list[tuple[int, float]]]] = {"random": [], "uncertainty": []}
+    gold = np.array([p.label == "1" for p in dev])
+    full, full_ap = _scores(_fit(args.model, encoder, pool), dev, gold)
+    curves: dict[str, list[list[tuple[int, float, float]]]] = {"random": [], "uncertainty": []}
     for seed in args.seeds:
         for order in curves:
             curves[order].append(
@@ -228,18 +232,27 @@ def main() -> None:
     print(
         f"model {args.model}; pool {len(pool)}, dev {len(dev)}; seeds {args.seeds}; seed set "
         f"{args.seed_size}, batches of {args.batch}, up to {args.budget} labels; dev F1 with the "
-        f"whole pool labelled: {full:.3f}; CPU: encoding {encode_s:.0f} s, simulation {sim_s:.0f} s"
+        f"whole pool labelled: {full:.3f} (AP {full_ap:.3f}); CPU: encoding {encode_s:.0f} s, "
+        f"simulation {sim_s:.0f} s"
     )
     for hold in (False, True):
         _table(curves, full, args.targets, args.budget, hold)
-    print("\nmean dev F1 by labels:")
-    counts = [n for n, _ in curves["random"][0]]
+    print("\nmean over seeds by labels:\n")
+    print("| labels | F1 random | F1 uncertainty | AP random | AP uncertainty |")
+    print("|---:|---:|---:|---:|---:|")
+    counts = [point[0] for point in curves["random"][0]]
     for k, n in enumerate(counts):
         if k % max(1, len(counts) // 10) == 0 or k == len(counts) - 1:
-            means = {o: np.mean([c[k][1] for c in runs]) for o, runs in curves.items()}
-            print(f"  {n:5d}  random {means['random']:.3f}  uncertainty {means['uncertainty']:.3f}")
+            f1 = {o: np.mean([c[k][1] for c in runs]) for o, runs in curves.items()}
+            ap = {o: np.mean([c[k][2] for c in runs]) for o, runs in curves.items()}
+            print(
+                f"| {n} | {f1['random']:.3f} | {f1['uncertainty']:.3f} "
+                f"| {ap['random']:.3f} | {ap['uncertainty']:.3f} |"
+            )
     if args.json:
-        args.json.write_text(json.dumps({"full_f1": full, "curves": curves}, indent=1))
+        args.json.write_text(
+            json.dumps({"full_f1": full, "full_ap": full_ap, "curves": curves}, indent=1)
+        )
 
 
 if __name__ == "__main__":

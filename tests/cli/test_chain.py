@@ -130,7 +130,8 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
     # (scored once on attach; the most uncertain pair first, the model's guess pre-selected)
     run("annotate", "create-project", store_path, "opus-next", "--candidates",
         tmp_path / "test.jsonl", "--scheme", "turku")  # fmt: skip
-    run("annotate", "attach-model", store_path, "opus-next", tmp_path / "mt-model")
+    run("annotate", "attach-model", store_path, "opus-next", tmp_path / "mt-model",
+        "--order", "uncertainty")  # fmt: skip
     run("annotate", "assign", store_path, "opus-next", "--annotators", "ann1")
     from parakit.models.base import load_model
 

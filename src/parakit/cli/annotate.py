@@ -289,10 +289,10 @@ def attach_model(
     order: Annotated[
         str,
         typer.Option(
-            help="uncertainty: single-annotation queues serve |P(paraphrase) - 0.5| smallest "
-            "first; queue: keep the seeded random order (the model only pre-selects)"
+            help="queue: keep the seeded random order (the model only pre-selects); "
+            "uncertainty: single-annotation queues serve |P(paraphrase) - 0.5| smallest first"
         ),
-    ] = "uncertainty",
+    ] = "queue",
     reading: Annotated[
         str | None,
         typer.Option(help="binary reading of the model's scheme for P(paraphrase), e.g. strict"),

@@ -120,7 +120,7 @@ class ModelLoop(Service):
         scores: Mapping[int, tuple[float, str | None]],
         *,
         model: Mapping[str, Any],
-        order: str = "uncertainty",
+        order: str = "queue",
     ) -> Attached:
         """Store a model's ``(P(paraphrase), guessed label)`` per item id and attach it.
 
