@@ -327,7 +327,8 @@ def train_transformer(
             dataloader_num_workers=0,
             remove_unused_columns=False,
             disable_tqdm=not settings.progress or os.environ.get("TQDM_DISABLE") == "1",
-            save_only_model=False,
+            # a temporary folder is never resumed: weights only (the best model), no optimiser
+            save_only_model=temporary,
         )
         extra = list(callbacks)
         if selecting and settings.early_stopping_patience:
