@@ -143,6 +143,13 @@ def test_kept_or_changed_guess_is_recorded_by_the_server(loop):
         "i5": ("4<", True),
     }
     assert store.model.summary(pid) == {"shown": 3, "kept": 2, "kept_rate": 2 / 3}
+    # the export's judgments carry the provenance (and only where a guess was shown)
+    exported = store.exports.to_pairset(pid, judgments=True)
+    assert {p.id: p.judgments[0].metadata for p in exported} == {
+        "i1": {"model_guess": "4", "model_kept": True},
+        "i2": {"model_guess": "3", "model_kept": False},
+        "i5": {"model_guess": "4<", "model_kept": True},
+    }
     store.model.detach(pid)
     assert store.model.info(pid) is None and store.model.guess(keys["i1"]) is None
 

@@ -71,6 +71,10 @@ class Exports(Service):
                         unsure=a.unsure,
                         comment=a.comment,
                         rewrite=(a.rewrite1 or "", a.rewrite2 or "") if a.rewrite1 else None,
+                        # model in the loop: the pre-selected guess and whether it was kept
+                        metadata={}
+                        if a.model_guess is None
+                        else {"model_guess": a.model_guess, "model_kept": a.model_kept},
                     )
                     for a in own
                 )
