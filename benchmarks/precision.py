@@ -6,6 +6,7 @@ Run from the repository root (HF_HUB_OFFLINE=1, the offline models installed)::
     python benchmarks/precision.py embed --n 1000 --model offline-mpnet
     python benchmarks/precision.py steps --model offline-minilm    # cross-encoder step + predict
     python benchmarks/precision.py int8 --n 1000                   # where the ONNX time goes
+    python benchmarks/precision.py f1 --train 320 --dev 300        # cross-encoder dev F1, both
 
 ``embed``: real MultiPIT auto sentences through sentence-transformers' own fp32 ``encode`` (the
 reference) and parakit's encoders; per row sentences/s (wall and per CPU-second of the process),
@@ -295,6 +296,48 @@ def bench_int8(args: argparse.Namespace) -> None:
     )
 
 
+def bench_f1(args: argparse.Namespace) -> None:
+    """The same cross-encoder recipe trained and evaluated in fp32 and in bf16: dev F1 and time."""
+    from parakit.io import read
+    from parakit.models.cross_encoder import CrossEncoderClassifier
+    from parakit.schema import PairSet
+
+    train = read(DATA / "multipit" / "expert-train.csv", format="multipit")
+    dev = read(DATA / "multipit" / "expert-val.csv", format="multipit")
+    rng = np.random.default_rng(0)  # the files are ordered by topic: sample, do not slice
+    train = PairSet([train[i] for i in sorted(rng.choice(len(train), args.train, False))])
+    dev = PairSet([dev[i] for i in sorted(rng.choice(len(dev), args.dev, False))])
+    header(f"Cross-encoder {args.model}: {len(train)} train / {len(dev)} dev MultiPIT expert pairs")
+    rows = []
+    for precision in ("fp32", "bf16"):
+        start, cpu0 = time.perf_counter(), time.process_time()
+        model = CrossEncoderClassifier(
+            args.model,
+            max_length=64,
+            learning_rate=args.lr,
+            epochs=args.epochs,
+            batch_size=32,
+            per_device_batch_size=32,
+            mixed_precision=precision,
+            seed=args.seed,
+            progress=False,
+        ).fit(train, eval_set=dev)
+        rows.append(
+            (
+                precision,
+                [round(100 * h["dev_score"], 2) for h in model.history_],
+                100 * model.best_score_,
+                time.perf_counter() - start,
+                time.process_time() - cpu0,
+            )
+        )
+    print(f"load average {os.getloadavg()[0]:.2f} at the end\n")
+    print("| precision | dev F1 per evaluation | best dev F1 | wall s | CPU s |")
+    print("|---|---|---:|---:|---:|")
+    for precision, f1s, best, wall, cpu in rows:
+        print(f"| {precision} | {f1s} | {best:.2f} | {wall:.0f} | {cpu:.0f} |")
+
+
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -308,12 +351,21 @@ def main() -> None:
     p.add_argument("--n", type=int, default=1000)
     p.add_argument("--model", default="offline-minilm")
     p.add_argument("--threads", type=int, default=None)
+    p = sub.add_parser("f1")
+    p.add_argument("--model", default="offline-minilm")
+    p.add_argument("--train", type=int, default=320)
+    p.add_argument("--dev", type=int, default=300)
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--lr", type=float, default=5e-5)
+    p.add_argument("--seed", type=int, default=42)
     p = sub.add_parser("steps")
     p.add_argument("--model", default="offline-minilm")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    {"embed": bench_embed, "steps": bench_steps, "int8": bench_int8}[args.what](args)
+    {"embed": bench_embed, "steps": bench_steps, "int8": bench_int8, "f1": bench_f1}[args.what](
+        args
+    )
 
 
 if __name__ == "__main__":
