@@ -100,9 +100,17 @@ def _jsonl(path: Path, records: list[dict]) -> None:
 SETUP: dict[str, Callable[[Path], dict]] = {}
 
 
-def setup(page: str):
+#: pages whose set-up draws its inputs from the shared corpora
+NEEDS_DATA: set[str] = set()
+
+
+def setup(page: str, data: bool = False):
+    """Register the set-up of a page: ``function(work) -> namespace`` writes its inputs."""
+
     def register(function: Callable[[Path], dict]):
         SETUP[page] = function
+        if data:
+            NEEDS_DATA.add(page)
         return function
 
     return register
@@ -223,7 +231,7 @@ def _run_page(page: Path, leave_out: tuple[str, ...], tmp_path, monkeypatch):
     runnable = [b for b in blocks(page) if b.action not in leave_out]
     if not runnable:
         pytest.skip(f"docs/{page.name}: every block is marked {' or '.join(leave_out)}")
-    if "../shared/data" in text and not DATA.exists():
+    if ("../shared/data" in text or page.name in NEEDS_DATA) and not DATA.exists():
         pytest.skip(f"docs/{page.name} reads the shared corpora: {DATA} not found (PARAKIT_DATA)")
     (tmp_path / "shared").mkdir()
     if DATA.exists():
@@ -260,7 +268,7 @@ def _sample(pairs, n: int, seed: int = 0):
     )
 
 
-@setup("identification.md")
+@setup("identification.md", data=True)
 def _identification(work: Path) -> dict:
     from parakit.io import read, write
     from parakit.models.base import make_model
@@ -390,7 +398,7 @@ def _splits(work: Path) -> dict:
     return {}
 
 
-@setup("generation.md")
+@setup("generation.md", data=True)
 def _generation(work: Path) -> dict:
     # a multi-reference test set: sources of MultiPIT expert val with their paraphrases
     from parakit.io import read
@@ -416,7 +424,7 @@ def _cli(work: Path) -> dict:
     return {}
 
 
-@setup("mining.md")
+@setup("mining.md", data=True)
 def _mining(work: Path) -> dict:
     import numpy as np
 
@@ -513,7 +521,7 @@ SUBTITLES = {
 }
 
 
-@setup("build.md")
+@setup("build.md", data=True)
 def _build(work: Path) -> dict:
     from parakit.io import read, write
 
@@ -606,7 +614,7 @@ def _build(work: Path) -> dict:
     }
 
 
-@setup("analysis.md")
+@setup("analysis.md", data=True)
 def _analysis(work: Path) -> dict:
     import csv
 
@@ -639,7 +647,7 @@ def _analysis(work: Path) -> dict:
     return {}
 
 
-@setup("embeddings.md")
+@setup("embeddings.md", data=True)
 def _embeddings(work: Path) -> dict:
     from parakit.io import read, write
 
