@@ -14,7 +14,11 @@ of the page does not see::
 
     <!-- docs-test: skip needs a GPU for hours -->
     <!-- docs-test: slow trains on the whole corpus (about a minute) -->   (only with -m slow)
-    <!-- docs-test: raises LabelError -->      (the block shows an error: its last line raises it)
+    <!-- docs-test: raises LabelError -->      (the block ends in the error it shows)
+
+A bare expression whose comment starts with a Python literal (``tokenize("a b")  # ['a', 'b']``)
+must give that value; ``...`` inside the literal, or a comment after ``print()``, is read as an
+illustration and not compared.
 
 The README's blocks are run by tests/cli/test_readme.py; docs/benchmarks.md is a record of
 measurements whose commands take minutes to hours on the whole corpora, not a guide.
