@@ -1,4 +1,6 @@
+import importlib.util
 import math
+import sys
 
 import pytest
 
@@ -66,8 +68,19 @@ def test_order_save_load_and_errors(tmp_path):
         NgramLM(order=3).fit([])
     with pytest.raises(ParakitError, match="E507"):
         NgramLM(discount=1.5).fit(["a"])
-    with pytest.raises(ParakitError, match="kenlm"):
+    with pytest.raises(ParakitError, match=r"E507.*model\.arpa: language model file not found"):
         load_lm(tmp_path / "model.arpa")
+
+
+def test_kenlm_errors_name_the_file_or_the_missing_package(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.arpa"
+    bad.write_text("\\data\\\nngram 1=two\n", encoding="utf-8")
+    if importlib.util.find_spec("kenlm") is not None:
+        with pytest.raises(ParakitError, match=r"E507.*bad\.arpa: KenLM cannot read"):
+            load_lm(bad)
+    monkeypatch.setitem(sys.modules, "kenlm", None)  # as if it were not installed
+    with pytest.raises(ParakitError, match="E507.*pip install kenlm"):
+        load_lm(bad)
 
 
 # Interpolated Kneser–Ney by hand on two sentences, D = 0.75, order 4:

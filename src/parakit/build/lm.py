@@ -292,7 +292,14 @@ class KenLM:
                 code="E507",
             ) from None
         self.path = str(path)
-        self.model_ = kenlm.Model(self.path)
+        if not Path(path).is_file():
+            raise ParakitError(f"{path}: language model file not found", code="E507")
+        try:
+            self.model_ = kenlm.Model(self.path)
+        except (OSError, RuntimeError) as err:  # KenLM's own message names the line at fault
+            raise ParakitError(
+                f"{path}: KenLM cannot read the model: {str(err)[:300]}", code="E507"
+            ) from None
 
     def log_prob(self, sentence: str) -> float:
         return float(self.model_.score(sentence, bos=True, eos=True))
