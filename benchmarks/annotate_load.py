@@ -108,6 +108,9 @@ def main() -> None:
         "person's pace); default none (the server's worst case)",
     )
     parser.add_argument(
+        "--ramp", type=float, default=0.0, help="annotators arrive over this many seconds"
+    )
+    parser.add_argument(
         "--kill-worker-after",
         type=float,
         default=None,
@@ -159,7 +162,12 @@ def main() -> None:
                     timer.start()
                 think = tuple(float(x) for x in args.think.split("-")) if args.think else None
                 result = run_load(
-                    url, project, n_annotators=args.annotators, duration=args.duration, think=think
+                    url,
+                    project,
+                    n_annotators=args.annotators,
+                    duration=args.duration,
+                    think=think,
+                    ramp=args.ramp,
                 )
                 for timer in side:
                     timer.join()
@@ -172,7 +180,8 @@ def main() -> None:
     print(
         f"# annotate load: {args.annotators} annotators, {args.duration:.0f} s, "
         f"{args.backend}, {args.workers} worker(s), think time "
-        f"{args.think + ' s' if args.think else 'none'}, {datetime.date.today()}, "
+        f"{args.think + ' s' if args.think else 'none'}, arrivals over {args.ramp:.0f} s, "
+        f"{datetime.date.today()}, "
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
     )
     if args.kill_worker_after is not None:

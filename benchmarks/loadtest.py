@@ -27,6 +27,7 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -95,7 +96,8 @@ def serve_process(
         ],
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        # a file, not a pipe: a pipe nobody reads fills up and blocks the server's logging
+        stderr=tempfile.TemporaryFile(),  # noqa: SIM115 - closed with the process
     )
     serve_process.last = process  # type: ignore[attr-defined]
     url = f"http://127.0.0.1:{port}"
@@ -103,11 +105,8 @@ def serve_process(
     try:
         while True:
             if process.poll() is not None:
-                raise RuntimeError(
-                    "server exited: " + (process.stderr.read() or b"").decode()
-                    if process.stderr
-                    else "server exited"
-                )
+                process.stderr.seek(0)
+                raise RuntimeError("server exited: " + process.stderr.read().decode())
             try:
                 if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
                     break
@@ -189,19 +188,29 @@ async def _annotator(
     exit_on_error: bool,
     seed: int,
     think: tuple[float, float] | None = None,
+    ramp: float = 0.0,
 ) -> None:
     import httpx
 
     rng = random.Random(f"{seed}-{name}")
+    if ramp:  # people arrive over a while, not in the same second
+        await asyncio.sleep(rng.uniform(0, ramp))
     timeout = httpx.Timeout(60.0)
     async with httpx.AsyncClient(base_url=base, timeout=timeout) as client:
+        status: int | str = "none"
         for _attempt in range(30):  # like a person: wait as told when the server is busy
-            response = await client.post("/login", data={"name": name, "password": PASSWORD})
-            if response.status_code not in (429, 503):
+            try:
+                response = await client.post("/login", data={"name": name, "password": PASSWORD})
+            except httpx.HTTPError as err:
+                status = type(err).__name__
+                await asyncio.sleep(1.0)
+                continue
+            status = response.status_code
+            if status not in (429, 503):
                 break
             await asyncio.sleep(float(response.headers.get("retry-after", "1")))
-        if response.status_code not in (200, 303):
-            result.record("login", 0.0, False, response.status_code)
+        if status not in (200, 303):
+            result.record("login", 0.0, False, status)
             return
         done = 0
         while (
@@ -275,6 +284,7 @@ async def run_load_async(
     result: LoadResult | None = None,
     seed: int = 0,
     think: tuple[float, float] | None = None,
+    ramp: float = 0.0,
 ) -> LoadResult:
     """Run ``n_annotators`` concurrent simulated annotators for ``duration`` seconds.
 
@@ -286,6 +296,7 @@ async def run_load_async(
         seed: the annotators' answers are drawn from generators seeded with this.
         think: seconds (low, high) an annotator waits after each submission (uniform);
             None: no think time (the server's worst case).
+        ramp: annotators start at random moments over this many seconds (logins included).
     """
     result = result if result is not None else LoadResult()
     start = time.monotonic()
@@ -303,6 +314,7 @@ async def run_load_async(
                 exit_on_error,
                 seed,
                 think,
+                ramp,
             )
             for i in range(n_annotators)
         )

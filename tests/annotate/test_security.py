@@ -42,7 +42,9 @@ def test_twenty_concurrent_wrong_passwords_get_429_after_the_limit(project):
 
     with ThreadPoolExecutor(20) as pool:
         codes = list(pool.map(guess, range(20)))
-    assert sorted(codes).count(401) == 5 and codes.count(429) == 15, codes
+    # at most 5 passwords checked (the throttle); the rest refused before any check, by the
+    # throttle or because one address holds at most 2 places in a busy hashing queue
+    assert set(codes) <= {401, 429} and codes.count(401) <= 5 and codes.count(429) >= 15, codes
 
 
 def test_rotated_x_forwarded_for_does_not_bypass_the_throttle(project):

@@ -82,7 +82,9 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE" if _WRITING.get() else "BEGIN")
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, **kwargs)
+    kwargs.setdefault("pool_size", 10)
+    kwargs.setdefault("max_overflow", 20)
+    return create_engine(url, pool_pre_ping=True, **kwargs)
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
@@ -136,11 +138,23 @@ class Database:
     # -- life cycle ----------------------------------------------------------------------------
     @classmethod
     def open(
-        cls, target: str | Path, migrate: bool = True, cheap_hashing: bool = False, **kwargs: Any
+        cls,
+        target: str | Path,
+        migrate: bool = True,
+        cheap_hashing: bool = False,
+        connections: int | None = None,
+        **kwargs: Any,
     ) -> Self:
         """Open (and by default create or upgrade) the store at a path or database URL;
-        ``kwargs`` go to the constructor."""
-        store = cls(make_engine(store_url(target)), cheap_hashing=cheap_hashing, **kwargs)
+        ``connections``: the most database connections this process opens (PostgreSQL; by
+        default 30), ``kwargs`` go to the constructor."""
+        options = {}
+        if connections is not None and "://" in str(target):
+            half = max(1, connections // 2)  # half kept open, half opened under load
+            options = {"pool_size": half, "max_overflow": max(0, connections - half)}
+        store = cls(
+            make_engine(store_url(target), **options), cheap_hashing=cheap_hashing, **kwargs
+        )
         if migrate:
             upgrade(store.engine)
         return store
@@ -191,6 +205,19 @@ class Database:
 
     def project(self, project_id: int) -> Project:
         return self._get(Project, project_id, f"no project with id {project_id}")
+
+    def analyze(self, *tables: str) -> None:
+        """Refresh PostgreSQL's planner statistics of ``tables`` after a bulk change (an
+        import, an assignment of thousands of items): with the statistics of an empty table
+        the planner sorts the whole queue for every lease (85 ms at 20k items) instead of
+        walking the queue index (0.1 ms). Autovacuum gets there too, but only a minute or so
+        later. SQLite plans without statistics; nothing to do there."""
+        if self.engine.dialect.name != "postgresql":
+            return
+        with self.engine.connect() as connection:
+            for table in tables:
+                connection.exec_driver_sql(f'ANALYZE "{table}"')
+            connection.commit()
 
     def forget_scheme(self, project_id: int) -> None:
         self._schemes.pop(project_id, None)

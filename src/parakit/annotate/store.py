@@ -78,12 +78,19 @@ class Store(Database):
 
     @classmethod
     def open(
-        cls, target: str | Path, migrate: bool = True, cheap_hashing: bool = False, **kwargs: Any
+        cls,
+        target: str | Path,
+        migrate: bool = True,
+        cheap_hashing: bool = False,
+        connections: int | None = None,
+        **kwargs: Any,
     ) -> Self:
         """Open (and by default create or upgrade) the store at a path or database URL, and
         delete what imports killed half-way left hidden (see
         :meth:`~parakit.annotate.services.projects.Projects.discard_abandoned_imports`)."""
-        store = super().open(target, migrate=migrate, cheap_hashing=cheap_hashing, **kwargs)
+        store = super().open(
+            target, migrate=migrate, cheap_hashing=cheap_hashing, connections=connections, **kwargs
+        )
         if migrate:
             store.projects.discard_abandoned_imports()
         return store

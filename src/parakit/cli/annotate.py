@@ -425,6 +425,14 @@ def serve(
             "in the store, so they share them. Use PostgreSQL for more than one.",
         ),
     ] = 1,
+    db_connections: Annotated[
+        int,
+        typer.Option(
+            min=2,
+            help="PostgreSQL connections all workers together may open (shared out evenly; "
+            "keep it under the server's max_connections, 100 by default)",
+        ),
+    ] = 60,
 ) -> None:
     """Run the annotation web app (prints its URL)."""
     import uvicorn
@@ -445,6 +453,8 @@ def serve(
         "max_body_mb": max_upload_mb,
         "max_expanded_mb": max_expanded_mb,
         "hash_concurrency": hash_concurrency,
+        "workers": workers,
+        "db_connections": db_connections,
     }
     # every worker builds the same app from these settings (workers are separate processes)
     os.environ[SERVE_ENVIRONMENT] = json.dumps(settings)

@@ -260,6 +260,7 @@ class Projects(Service):
                 project.settings = {k: v for k, v in project.settings.items() if k != IMPORTING}
 
             self._write(publish)
+            self.db.analyze("items", "documents", "doc_pairs")
         except BaseException as err:
             self.delete_project(project_id)
             if isinstance(err, IntegrityError):

@@ -25,6 +25,10 @@ from parakit.annotate.tasks import CLASSIFY, EXTRACT, REWRITE_CHECK, SCREEN, TAS
 from parakit.errors import AnnotateError, Conflict
 
 
+#: bulk changes of at least this many rows refresh the planner statistics (PostgreSQL)
+ANALYZE_AFTER = 1000
+
+
 def _fresh_eyes(task: str, user_id: int) -> tuple[Any, ...]:
     """The lease condition of a ``fresh_eyes`` task (T10): the assignment's item was never
     classified by ``user_id``, nor, for a rewrite, the pair it rewrites; ``()`` for other
@@ -173,7 +177,10 @@ class Queue(Service):
                     made += 1
             return made
 
-        return self._write(work)
+        made = self._write(work)
+        if made >= ANALYZE_AFTER:
+            self.db.analyze("assignments", "items")
+        return made
 
     def _require_active(self, annotator_ids: list[int]) -> None:
         """Work given to a deactivated account would wait for nobody: refuse it."""

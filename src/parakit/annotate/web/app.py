@@ -181,7 +181,13 @@ def app_from_environment() -> FastAPI:
         raise RuntimeError(f"{SERVE_ENVIRONMENT} is not set: start with 'parakit annotate serve'")
     settings = json.loads(raw)
     return create_app(
-        Store.open(settings["store"], migrate=False, hash_concurrency=settings["hash_concurrency"]),
+        Store.open(
+            settings["store"],
+            migrate=False,
+            hash_concurrency=settings["hash_concurrency"],
+            # the database's connection limit is shared by every worker
+            connections=max(2, settings.get("db_connections", 60) // settings.get("workers", 1)),
+        ),
         session_ttl=timedelta(hours=settings["session_hours"]),
         lease=timedelta(minutes=settings["lease_minutes"]),
         secure_cookies=settings["secure_cookies"],

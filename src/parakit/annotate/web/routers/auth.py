@@ -118,22 +118,23 @@ async def login(
     store, settings, throttle = get_store(request), get_settings(request), get_throttle(request)
     queue: LoginQueue = request.app.state.login_queue
     address = client_address(request)
-    # the throttle's counts live in the store: off the event loop
-    wait, ticket = await run_in_threadpool(throttle.attempt, name, address)
-    if wait:
-        return _page(
-            request,
-            f"Too many failed logins. Try again in {wait} seconds.",
-            429,
-            **{"Retry-After": str(wait)},
-        )
+    # a login that will not be checked now is refused before anything is written: under a
+    # flood the store then only records the attempts that reach a password check
     known = await run_in_threadpool(throttle.known, name, address)
     refusal = None if known else queue.refusal(address)
     if refusal is not None:
-        await run_in_threadpool(throttle.cancel, ticket)  # not checked: do not count it
         message, status, retry = refusal
         return _page(request, message, status, **{"Retry-After": retry})
-    with queue.entered(address, known):
+    with queue.entered(address, known):  # counted at once: the checks above see it
+        # the throttle's counts live in the store: off the event loop
+        wait, ticket = await run_in_threadpool(throttle.attempt, name, address)
+        if wait:
+            return _page(
+                request,
+                f"Too many failed logins. Try again in {wait} seconds.",
+                429,
+                **{"Retry-After": str(wait)},
+            )
         user = await anyio.to_thread.run_sync(
             store.accounts.authenticate, name, password, limiter=queue.limiter(known)
         )
