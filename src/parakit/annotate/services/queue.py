@@ -24,7 +24,6 @@ from parakit.annotate.services.model import shown_guess, uncertainty_order
 from parakit.annotate.tasks import CLASSIFY, EXTRACT, REWRITE_CHECK, SCREEN, TASKS, task_spec
 from parakit.errors import AnnotateError, Conflict
 
-
 #: bulk changes of at least this many rows refresh the planner statistics (PostgreSQL)
 ANALYZE_AFTER = 1000
 
