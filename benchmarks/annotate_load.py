@@ -77,8 +77,8 @@ def upload(url: str, n_pairs: int, into: dict[str, float]) -> None:
     from loadtest import HEADERS, PASSWORD
 
     body = "".join(
-        json.dumps({"id": f"u{i}", "text1": f"uploaded sentence {i} " + "x" * 40,
-                    "text2": f"another uploaded sentence {i} " + "y" * 40}) + "\n"
+        json.dumps({"id": f"u{i}", "text1": f"uploaded sentence {i} " + "x" * 14,
+                    "text2": f"another uploaded sentence {i} " + "y" * 14}) + "\n"
         for i in range(n_pairs)
     ).encode()  # fmt: skip
     with httpx.Client(base_url=url, timeout=600) as c:

@@ -434,7 +434,7 @@ def _archived(project: Project) -> bool:
 
 
 #: pairs imported per transaction; larger imports are staged (see ``create_with_pairs``)
-IMPORT_CHUNK = 2000
+IMPORT_CHUNK = 500
 #: the project setting that marks a staged import (hidden until it is published)
 IMPORTING = "importing"
 
