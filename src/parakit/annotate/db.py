@@ -157,7 +157,12 @@ class Database:
         )
         if migrate:
             upgrade(store.engine)
+            store.tidy()
         return store
+
+    def tidy(self) -> None:
+        """Clean up what a killed process left behind; :meth:`open` runs it after migrating
+        (the store with its services fills it in)."""
 
     def close(self) -> None:
         self.engine.dispose()

@@ -21,9 +21,6 @@ Example:
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Self
-
 from sqlalchemy import Engine
 
 from parakit.annotate.db import MIGRATIONS, Database, make_engine, store_url, upgrade, utcnow
@@ -76,21 +73,7 @@ class Store(Database):
         self.exports = Exports(self)
         self.model = ModelLoop(self)
 
-    @classmethod
-    def open(
-        cls,
-        target: str | Path,
-        migrate: bool = True,
-        cheap_hashing: bool = False,
-        connections: int | None = None,
-        **kwargs: Any,
-    ) -> Self:
-        """Open (and by default create or upgrade) the store at a path or database URL, and
-        delete what imports killed half-way left hidden (see
+    def tidy(self) -> None:
+        """Delete what imports killed half-way left hidden (see
         :meth:`~parakit.annotate.services.projects.Projects.discard_abandoned_imports`)."""
-        store = super().open(
-            target, migrate=migrate, cheap_hashing=cheap_hashing, connections=connections, **kwargs
-        )
-        if migrate:
-            store.projects.discard_abandoned_imports()
-        return store
+        self.projects.discard_abandoned_imports()
