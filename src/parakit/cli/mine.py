@@ -340,6 +340,21 @@ def _nan_to_null(value: Any) -> Any:
     return value
 
 
+def _read_confidences(scores: Path, n: int) -> tuple[Any, Any]:
+    """The ``neg_conf`` and ``pos_conf`` columns of a scores CSV with one row per pair."""
+    import pandas as pd
+
+    from parakit.errors import MineError
+
+    try:
+        frame = pd.read_csv(scores)
+    except (ValueError, pd.errors.ParserError) as err:
+        raise MineError(f"{scores}: not a CSV file: {err}", code="E805") from None
+    if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != n:
+        raise MineError(f"{scores}: need columns neg_conf, pos_conf and {n} rows", code="E805")
+    return frame["neg_conf"].to_numpy(), frame["pos_conf"].to_numpy()
+
+
 @app.command("tiles")
 def tiles_cmd(
     sample: Annotated[
@@ -386,17 +401,7 @@ def tiles_cmd(
     if sum(x is not None for x in (scores, classifier, baseline_model)) != 1:
         raise MineError("give exactly one of --scores, --classifier, --baseline-model", code="E805")
     if scores is not None:
-        import pandas as pd
-
-        try:
-            frame = pd.read_csv(scores)
-        except (ValueError, pd.errors.ParserError) as err:
-            raise MineError(f"{scores}: not a CSV file: {err}", code="E805") from None
-        if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != len(data):
-            raise MineError(
-                f"{scores}: need columns neg_conf, pos_conf and {len(data)} rows", code="E805"
-            )
-        neg, pos = frame["neg_conf"].to_numpy(), frame["pos_conf"].to_numpy()
+        neg, pos = _read_confidences(scores, len(data))
         source = f"scores file {scores}"
     else:
         if classifier is not None:
@@ -496,17 +501,7 @@ def select_cmd(
              "pos_lex_min": pos_lex_min, "pos_conf_min": pos_conf_min}  # fmt: skip
     rules.update({k: v for k, v in given.items() if v is not None})
     if scores is not None:
-        import pandas as pd
-
-        try:
-            frame = pd.read_csv(scores)
-        except (ValueError, pd.errors.ParserError) as err:
-            raise MineError(f"{scores}: not a CSV file: {err}", code="E805") from None
-        if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != len(data):
-            raise MineError(
-                f"{scores}: need columns neg_conf, pos_conf and {len(data)} rows", code="E805"
-            )
-        neg, pos = frame["neg_conf"].to_numpy(), frame["pos_conf"].to_numpy()
+        neg, pos = _read_confidences(scores, len(data))
     else:
         from parakit.mine.rerank import load_classifier, tile_confidences
 
