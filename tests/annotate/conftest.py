@@ -229,3 +229,29 @@ def drag_select():
     """``drag_select(page, side, text, phrase) -> (begin, end)``: a mouse selection in the
     extraction view."""
     return _drag_select
+
+
+# -- web clients of the test users (admin and screen tests) ------------------------------------
+PASSWORDS = {
+    "admin": "admin-password",
+    "ann1": "password-one",
+    "ann2": "password-two",
+    "ann3": "password-three",
+}
+
+
+def client_for(app, name):
+    """A TestClient logged in as ``name`` (one of :data:`PASSWORDS`)."""
+    from fastapi.testclient import TestClient
+
+    c = TestClient(app)
+    r = c.post("/login", data={"name": name, "password": PASSWORDS[name]}, follow_redirects=False)
+    assert r.status_code == 303
+    return c
+
+
+def item_of(html: str) -> int:
+    """The item id a classification page embeds."""
+    import re
+
+    return int(re.search(r'"item": (\d+)', html).group(1))

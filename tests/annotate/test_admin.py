@@ -14,25 +14,10 @@ from fastapi.testclient import TestClient
 from parakit.annotate.web import create_app
 from parakit.errors import AnnotateError
 
+from .conftest import client_for, item_of
+
 H = {"X-Parakit": "1"}
 HTML = {"Accept": "text/html"}
-PASSWORDS = {
-    "admin": "admin-password",
-    "ann1": "password-one",
-    "ann2": "password-two",
-    "ann3": "password-three",
-}
-
-
-def client_for(app, name):
-    c = TestClient(app)
-    r = c.post("/login", data={"name": name, "password": PASSWORDS[name]}, follow_redirects=False)
-    assert r.status_code == 303
-    return c
-
-
-def item_of(html: str) -> int:
-    return int(re.search(r'"item": (\d+)', html).group(1))
 
 
 def test_skip_gives_the_next_item_and_keeps_the_skipped_one_in_the_queue(project):

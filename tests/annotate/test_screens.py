@@ -11,24 +11,13 @@ import pytest
 
 pytest.importorskip("fastapi", reason="install parakit[annotate] for the web app")
 pytest.importorskip("httpx", reason="pip install httpx (FastAPI's TestClient needs it)")
-from fastapi.testclient import TestClient
 
 from parakit.annotate.web import create_app
 from parakit.schema import Document, Pair, PairSet, Span
 
+from .conftest import client_for, item_of
+
 H = {"X-Parakit": "1"}
-PASSWORDS = {"admin": "admin-password", "ann1": "password-one", "ann2": "password-two"}
-
-
-def client_for(app, name):
-    c = TestClient(app)
-    r = c.post("/login", data={"name": name, "password": PASSWORDS[name]}, follow_redirects=False)
-    assert r.status_code == 303
-    return c
-
-
-def item_of(html: str) -> int:
-    return int(re.search(r'"item": (\d+)', html).group(1))
 
 
 def _users(store):
