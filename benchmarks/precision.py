@@ -23,31 +23,13 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-DATA = Path(os.environ.get("PARAKIT_DATA", ROOT.parent / "shared" / "data"))
-if not DATA.exists():
-    DATA = Path("/work/shared/data")
-
-
-def multipit_sentences(n: int) -> list[str]:
-    """The first ``n`` unique sentences of the MultiPIT auto train file (both columns)."""
-    seen: dict[str, None] = {}
-    with open(DATA / "multipit" / "auto-train.csv", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            for key in ("sentence1", "sentence2"):
-                text = (row[key] or "").strip()
-                if text:
-                    seen.setdefault(text, None)
-            if len(seen) >= n:
-                break
-    return list(seen)[:n]
+# the data folder and the MultiPIT sentence sampler of the mining benchmark, not a second copy
+from mine import DATA, multipit_sentences, recall_at
 
 
 def multipit_pairs(n: int) -> tuple[list[str], list[str]]:
@@ -61,11 +43,6 @@ def neighbours(vectors: np.ndarray, k: int = 5) -> np.ndarray:
     scores = vectors @ vectors.T
     np.fill_diagonal(scores, -np.inf)
     return np.argsort(-scores, axis=1, kind="stable")[:, :k]
-
-
-def recall_at(found: np.ndarray, truth: np.ndarray) -> float:
-    k = truth.shape[1]
-    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(found, truth, strict=True)]))
 
 
 def int8_encoder(model: str, mode: str | None, **options):
