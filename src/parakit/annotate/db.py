@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
-from sqlalchemy import Engine, create_engine, event, select
+from sqlalchemy import Engine, create_engine, event, func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -97,6 +97,22 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
+
+
+def page_of(
+    session: Session, model: type[Any], conditions: list[Any], page: int, per_page: int
+) -> tuple[list[Any], int]:
+    """Page ``page`` (1-based) of the ``model`` rows matching ``conditions`` in id order, and
+    how many match: the count and the page both in SQL, never the whole table."""
+    total = session.scalar(select(func.count()).select_from(model).where(*conditions)) or 0
+    rows = session.scalars(
+        select(model)
+        .where(*conditions)
+        .order_by(model.id)
+        .offset((max(page, 1) - 1) * per_page)
+        .limit(per_page)
+    )
+    return list(rows), int(total)
 
 
 def submitted_by_item(

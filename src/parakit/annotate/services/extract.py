@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
-from parakit.annotate.db import Service, utcnow
+from parakit.annotate.db import Service, page_of, utcnow
 from parakit.annotate.models import (
     Annotation,
     Annotator,
@@ -451,16 +451,7 @@ class Extraction(Service):
         if status:
             conditions.append(DocPair.status == status)
         with self.transaction() as session:
-            total = session.scalar(select(func.count()).select_from(DocPair).where(*conditions))
-            rows = list(
-                session.scalars(
-                    select(DocPair)
-                    .where(*conditions)
-                    .order_by(DocPair.id)
-                    .offset((max(page, 1) - 1) * per_page)
-                    .limit(per_page)
-                )
-            )
+            rows, total = page_of(session, DocPair, conditions, page, per_page)
             ids = [dp.id for dp in rows]
             counts = dict(
                 session.execute(

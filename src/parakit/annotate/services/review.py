@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from parakit.annotate.db import (
     Service,
+    page_of,
     utcnow,
 )
 from parakit.annotate.models import (
@@ -385,16 +386,7 @@ class Review(Service):
                 or_(func.lower(Item.text1).like(pattern), func.lower(Item.text2).like(pattern))
             )
         with self.transaction() as session:
-            total = session.scalar(select(func.count()).select_from(Item).where(*conditions)) or 0
-            items = list(
-                session.scalars(
-                    select(Item)
-                    .where(*conditions)
-                    .order_by(Item.id)
-                    .offset((max(page, 1) - 1) * per_page)
-                    .limit(per_page)
-                )
-            )
+            items, total = page_of(session, Item, conditions, page, per_page)
             anns: dict[int, list[Annotation]] = {}
             if items:
                 for ann in session.scalars(
