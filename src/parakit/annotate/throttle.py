@@ -319,16 +319,6 @@ class LoginThrottle:
         with self.ledger.section([k for k, _ in keys]) as counts:
             return self._retry_after(counts, keys, self._clock())
 
-    def failed(self, name: str, address: str | None) -> None:
-        """Record a wrong password checked without :meth:`attempt`."""
-        if not self.max_failures:
-            return
-        keys = self._keys(name, address)
-        with self.ledger.section([k for k, _ in keys]) as counts:
-            now = self._clock()
-            for key, _ in keys:
-                counts.add(key, now)
-
     def known(self, name: str, address: str | None) -> bool:
         """Whether ``name`` logged in successfully from ``address`` within ``remember_for``."""
         return self.ledger.remembered(

@@ -78,7 +78,7 @@ def normalize_name(name: str) -> str:
         AnnotateError: E605 for a name with an invisible or control character (a zero-width
             space makes a look-alike of another account) or other space than ``" "``.
     """
-    name = unicodedata.normalize("NFKC", name).strip()
+    name = normalize_name_loosely(name)
     for char in name:
         category = unicodedata.category(char)
         if category[0] == "C" or (category[0] == "Z" and char != " "):
