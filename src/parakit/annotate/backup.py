@@ -72,10 +72,9 @@ def backup(store: str | Path, path: str | Path) -> dict[str, int]:
         return table_counts(path)
     engine = make_engine(url)
     try:
-        _dump(engine, path)
+        return _dump(engine, path)
     finally:
         engine.dispose()
-    return _read_header(path)["counts"]
 
 
 def restore(path: str | Path, store: str | Path) -> dict[str, int]:
@@ -173,7 +172,7 @@ def _open(path: Path, mode: str) -> IO[Any]:
     return open(path, mode, encoding="utf-8")
 
 
-def _dump(engine: Engine, path: Path) -> None:
+def _dump(engine: Engine, path: Path) -> dict[str, int]:
     from parakit.io.atomic import atomic_write
 
     options = {"isolation_level": "REPEATABLE READ"} if engine.dialect.name != "sqlite" else {}
@@ -201,6 +200,7 @@ def _dump(engine: Engine, path: Path) -> None:
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
                     written += 1
             handle.write(json.dumps({"end": True, "rows": written}) + "\n")
+    return counts
 
 
 # -- reading ------------------------------------------------------------------------------------
