@@ -260,12 +260,13 @@ class Projects(Service):
                 project.settings = {k: v for k, v in project.settings.items() if k != IMPORTING}
 
             self._write(publish)
-            self.db.analyze("items", "documents", "doc_pairs")
         except BaseException as err:
             self.delete_project(project_id)
             if isinstance(err, IntegrityError):
                 raise Conflict(f"duplicate pair ids in the file: {err.orig}") from None
             raise
+        # after the publish, outside the clean-up: a published project is never deleted
+        self.db.analyze("items", "documents", "doc_pairs")
         return project_id, len(pairs)
 
     def discard_abandoned_imports(self, stale_after: float = 600.0) -> list[str]:
