@@ -408,14 +408,65 @@ def noisy_part(args: argparse.Namespace) -> list[dict]:
     return result.rows
 
 
+def ledger_callback(ledger: Any, unit: dict, config: dict, steps_per_epoch: int) -> Any:
+    """A ``transformers.TrainerCallback`` that writes one ledger line per evaluation (one
+    learning rate x epoch of the recipe) the moment it happens, with the unit's wall and CPU
+    seconds and the load since the previous one."""
+    from transformers import TrainerCallback
+
+    from ledger import UnitClock
+
+    class _Callback(TrainerCallback):
+        def __init__(self) -> None:
+            self.ledger, self.unit, self.config = ledger, unit, config
+            self.steps_per_epoch = steps_per_epoch
+            self.clock = UnitClock()
+            self.first_step: int | None = None
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.clock.start()
+            self.first_step = state.global_step  # > 0 when resumed from a checkpoint
+
+        def on_evaluate(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            metrics = kw.get("metrics") or {}
+            if "eval_dev_score" not in metrics:
+                return
+            epoch = round(state.global_step / self.steps_per_epoch, 2)
+            epoch = int(epoch) if float(epoch).is_integer() else epoch
+            unit = {**self.unit, "epoch": epoch}
+            clock = self.clock.read()
+            steps = state.global_step - (self.first_step or 0)
+            self.first_step = state.global_step
+            if not self.ledger.has(unit):
+                self.ledger.record(
+                    unit,
+                    {
+                        "dev_f1": round(100 * metrics["eval_dev_score"], 2),
+                        "s_per_step": round(clock["wall_s"] / max(1, steps), 2),
+                        "step": state.global_step,
+                    },
+                    config=self.config,
+                    clock=clock,
+                    resumed=steps < self.steps_per_epoch,
+                )
+            self.clock.start()
+
+    return _Callback()
+
+
 def paper_recipe(argv: list[str]) -> None:
     """MultiPIT Table 9 (App. C): a cross-encoder per learning rate, up to 5 epochs, dev F1
-    after every epoch, resumable per learning rate; prints dev F1 per rate x epoch."""
+    after every epoch; every epoch is a unit of ``benchmarks/results/paper-recipe.jsonl``
+    (the ledger): a rerun skips the rates whose epochs the ledger holds and resumes the rate in
+    progress from its last checkpoint under ``--work-dir`` (where the machine kept it)."""
     import torch
 
-    from parakit.io.atomic import atomic_write
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ledger import Ledger, table
+
     from parakit.models.cross_encoder import CrossEncoderClassifier
     from parakit.models.training import plan_steps
+    from parakit.vectors.precision import resolve_precision
 
     parser = argparse.ArgumentParser(prog="identify.py paper-recipe", description=__doc__)
     parser.add_argument("--model", default="offline-mpnet")
@@ -427,61 +478,80 @@ def paper_recipe(argv: list[str]) -> None:
     parser.add_argument("--precision", default="auto", help="auto, fp32 or bf16")
     parser.add_argument("--device", default=None, help="default: cuda when available, else cpu")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument(
+        "--no-group-by-length",
+        dest="group_by_length",
+        action="store_false",
+        help="batches in random order of any lengths (the slower sampling before issue 27)",
+    )
     parser.add_argument("--train-limit", type=int, default=None, help="smoke runs: first N")
     parser.add_argument("--dev-limit", type=int, default=None, help="smoke runs: first N")
     parser.add_argument("--work-dir", type=Path, default=Path("benchmarks-out/paper-recipe"))
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--ledger",
+        default=None,
+        help="ledger name under benchmarks/results/ (default paper-recipe; smoke runs with a "
+        "limit go to paper-recipe-smoke)",
+    )
+    parser.add_argument(
+        "--commit", action="store_true", help="git-commit the ledger after every unit"
+    )
     args = parser.parse_args(argv)
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    precision = resolve_precision(args.precision, device)
     train = read(DATA / "multipit" / "expert-train.csv", format="multipit")
     dev = read(DATA / "multipit" / "expert-val.csv", format="multipit")
     train = PairSet(list(train)[: args.train_limit], scheme="binary")
     dev = PairSet(list(dev)[: args.dev_limit], scheme="binary")
     _, per_epoch, _ = plan_steps(len(train), args.batch, args.per_device, args.epochs)
+    smoke = args.train_limit is not None or args.dev_limit is not None
+    ledger = Ledger(args.ledger or ("paper-recipe-smoke" if smoke else "paper-recipe"),
+                    commit=args.commit)
     work = args.work_dir / str(args.model).replace("/", "_")
-    results_file = work / "results.json"
-    results = json.loads(results_file.read_text()) if results_file.exists() else {}
     print(
         f"MultiPIT Table 9 recipe: {args.model}, {len(train)} train / {len(dev)} dev pairs, "
-        f"{per_epoch} steps per epoch, device {device}, precision {args.precision}, "
-        f"load {os.getloadavg()[0]:.2f}",
+        f"{per_epoch} steps per epoch, device {device}, precision {precision}, "
+        f"load {os.getloadavg()[0]:.2f}; ledger {ledger.path}",
         flush=True,
     )
     for rate in args.lrs:
-        start = time.perf_counter()
-        with LoadSampler() as load:
-            model = CrossEncoderClassifier(
-                args.model,
-                max_length=args.max_length,
-                learning_rate=rate,
-                epochs=args.epochs,
-                batch_size=args.batch,
-                per_device_batch_size=args.per_device,
-                eval_steps=per_epoch,  # dev F1 after every epoch
-                mixed_precision=args.precision,
-                seed=args.seed,
-                output_dir=str(work),  # checkpoints in work/lr-<rate>: a rerun resumes
-                device=device,
-                num_threads=args.threads,
-            ).fit(train, eval_set=dev)
-        results[f"{rate:g}"] = {
-            "dev_f1_per_epoch": [round(100 * h["dev_score"], 2) for h in model.history_],
-            "best_dev_f1": round(100 * model.best_score_, 2),
-            "seconds_this_run": round(time.perf_counter() - start, 1),
-            "load": round(load.mean, 2),
+        unit = {
+            "model": args.model,
+            "lr": rate,
+            "max_length": args.max_length,
+            "batch": args.batch,
+            "precision": precision,
+            "train": len(train),
+            "dev": len(dev),
         }
-        work.mkdir(parents=True, exist_ok=True)
-        with atomic_write(results_file) as handle:
-            json.dump(results, handle, indent=2)
-        print(json.dumps({f"lr {rate:g}": results[f"{rate:g}"]}), flush=True)
-    epochs = max(len(r["dev_f1_per_epoch"]) for r in results.values())
-    print(f"\n| learning rate | {' | '.join(f'epoch {e + 1}' for e in range(epochs))} | best |")
-    print("|---|" + "---:|" * (epochs + 1))
-    for rate, r in results.items():
-        cells = [f"{v:.2f}" for v in r["dev_f1_per_epoch"]]
-        cells += [""] * (epochs - len(cells))
-        print(f"| {rate} | {' | '.join(cells)} | {r['best_dev_f1']:.2f} |")
+        if all(ledger.has({**unit, "epoch": e}) for e in range(1, args.epochs + 1)):
+            print(f"lr {rate:g}: every epoch is in the ledger, skipped", flush=True)
+            continue
+        config = {
+            "per_device": args.per_device,
+            "seed": args.seed,
+            "group_by_length": args.group_by_length,
+            "threads": args.threads or torch.get_num_threads(),
+            "steps_per_epoch": per_epoch,
+        }
+        CrossEncoderClassifier(
+            args.model,
+            max_length=args.max_length,
+            learning_rate=rate,
+            epochs=args.epochs,
+            batch_size=args.batch,
+            per_device_batch_size=args.per_device,
+            eval_steps=per_epoch,  # dev F1 after every epoch
+            mixed_precision=args.precision,
+            seed=args.seed,
+            output_dir=str(work),  # checkpoints in work/lr-<rate>: a rerun resumes
+            device=device,
+            num_threads=args.threads,
+            group_by_length=args.group_by_length,
+        ).fit(train, eval_set=dev, callbacks=[ledger_callback(ledger, unit, config, per_epoch)])
+    print(table(ledger.run, ledger.path.parent))
 
 
 def main() -> None:

@@ -169,6 +169,7 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
         y: Sequence[Any] | None = None,
         *,
         eval_set: PairSet | tuple[Sequence[str], Sequence[str], Sequence[Any]] | None = None,
+        callbacks: Sequence[Any] = (),
     ) -> PairClassifier:
         """Train on labelled pairs.
 
@@ -178,6 +179,8 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
             y: labels (with ``X`` as texts).
             eval_set: development data for model selection (neural models use it; baselines
                 ignore it): a PairSet or ``(texts1, texts2, labels)``.
+            callbacks: ``transformers.TrainerCallback`` objects for the transformer models'
+                training (e.g. to record each evaluation as it happens); others ignore them.
 
         Returns:
             self.
@@ -208,7 +211,11 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
                 else as_pair_input(eval_set[0], eval_set[1], eval_set[2], require_labels=True)
             )
             self._check_dev_labels(dev, classes)
-        self._fit(data, dev)
+        self._fit_callbacks = tuple(callbacks)  # not a parameter: lives for this call only
+        try:
+            self._fit(data, dev)
+        finally:
+            del self._fit_callbacks
         return self
 
     def predict_proba(

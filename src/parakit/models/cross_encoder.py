@@ -227,17 +227,15 @@ class TransformerPairClassifier(PairClassifier):
         network = self._build_network(self._source()).to(device)
         _, steps_per_epoch, total = self._total_steps(len(labels))
 
-        def collate(batch: list[int]) -> dict[str, Any]:
-            t1, t2 = [texts1[i] for i in batch], [texts2[i] for i in batch]
-            encoded = self.tokenizer_(
-                t1,
-                t2,
-                truncation=True,
-                max_length=self.max_length,
-                padding=True,
-                return_tensors="pt",
-            )
-            return {"encoded": dict(encoded), "targets": self._targets([labels[i] for i in batch])}
+        # tokenised once, not in every collate call; each batch is padded to its own longest
+        # pair, and with group_by_length the trainer draws batches of similar lengths
+        examples = self._tokenised_examples(texts1, texts2)
+
+        def collate(batch: list[dict[str, Any]]) -> dict[str, Any]:
+            indexes = [example["index"] for example in batch]
+            features = [{k: v for k, v in ex.items() if k != "index"} for ex in batch]
+            encoded = self.tokenizer_.pad(features, padding=True, return_tensors="pt")
+            return {"encoded": dict(encoded), "targets": self._targets([labels[i] for i in indexes])}
 
         def loss(model: Any, batch: dict[str, Any]) -> Any:
             return self._loss(model, batch["encoded"], batch["targets"])
@@ -257,13 +255,14 @@ class TransformerPairClassifier(PairClassifier):
             precision=self.mixed_precision,
             device=str(device),
             progress=self.progress,
+            group_by_length=self.group_by_length,
         )
         # the evaluator scores this classifier with the network being trained
         self.network_ = network
         try:
             result = train_transformer(
                 network,
-                list(range(len(labels))),
+                examples,
                 collate,
                 loss,
                 settings,
@@ -272,6 +271,7 @@ class TransformerPairClassifier(PairClassifier):
                 output_dir=Path(self.output_dir) / f"lr-{rate:g}" if self.output_dir else None,
                 resume=self.resume,
                 signature=self._signature(rate, len(labels)),
+                callbacks=getattr(self, "_fit_callbacks", ()),
             )
         finally:
             del self.network_
@@ -282,6 +282,14 @@ class TransformerPairClassifier(PairClassifier):
         self.history_.extend(result.history)
         state = {k: v.detach().to("cpu", copy=True) for k, v in network.state_dict().items()}
         return (result.best_score if evaluator is not None else 0.0) or 0.0, state
+
+    def _tokenised_examples(self, texts1: list[str], texts2: list[str]) -> list[dict[str, Any]]:
+        """Each pair tokenised (truncated to ``max_length``, not padded), with its index."""
+        encoded = self.tokenizer_(texts1, texts2, truncation=True, max_length=self.max_length)
+        keys = list(encoded.keys())
+        return [
+            {"index": i, **{k: encoded[k][i] for k in keys}} for i in range(len(texts1))
+        ]
 
     def _signature(self, rate: float, n_pairs: int) -> dict[str, Any]:
         params = {
@@ -424,6 +432,8 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         soft_loss: the loss of :meth:`fit_soft` (knowledge distillation): ``ce`` (cross-entropy
             against the teacher's distribution ``[1 - p, p]``, i.e. BCE on the probability) or
             ``mse`` (squared error of the predicted P(paraphrase)).
+        group_by_length: draw training batches of pairs of similar token lengths (the
+            trainer's length-grouped sampling: less padding, the same data each epoch).
     """
 
     model_type = "cross-encoder"
@@ -455,6 +465,7 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         eval_batch_size: int = 64,
         progress: bool = True,
         soft_loss: str = "ce",
+        group_by_length: bool = True,
     ) -> None:
         self.model_name_or_path = model_name_or_path
         self.max_length = max_length
@@ -481,6 +492,7 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         self.eval_batch_size = eval_batch_size
         self.progress = progress
         self.soft_loss = soft_loss
+        self.group_by_length = group_by_length
 
     def fit_soft(
         self,
