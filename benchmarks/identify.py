@@ -412,9 +412,8 @@ def ledger_callback(ledger: Any, unit: dict, config: dict, steps_per_epoch: int)
     """A ``transformers.TrainerCallback`` that writes one ledger line per evaluation (one
     learning rate x epoch of the recipe) the moment it happens, with the unit's wall and CPU
     seconds and the load since the previous one."""
-    from transformers import TrainerCallback
-
     from ledger import UnitClock
+    from transformers import TrainerCallback
 
     class _Callback(TrainerCallback):
         def __init__(self) -> None:
@@ -507,8 +506,9 @@ def paper_recipe(argv: list[str]) -> None:
     dev = PairSet(list(dev)[: args.dev_limit], scheme="binary")
     _, per_epoch, _ = plan_steps(len(train), args.batch, args.per_device, args.epochs)
     smoke = args.train_limit is not None or args.dev_limit is not None
-    ledger = Ledger(args.ledger or ("paper-recipe-smoke" if smoke else "paper-recipe"),
-                    commit=args.commit)
+    ledger = Ledger(
+        args.ledger or ("paper-recipe-smoke" if smoke else "paper-recipe"), commit=args.commit
+    )
     work = args.work_dir / str(args.model).replace("/", "_")
     print(
         f"MultiPIT Table 9 recipe: {args.model}, {len(train)} train / {len(dev)} dev pairs, "

@@ -187,11 +187,9 @@ class Ledger:
     ) -> None:
         self.run = run
         self.path = Path(folder) / f"{run}.jsonl"
-        self.command = command or "python " + shlex.join(
-            [str(Path(sys.argv[0]).resolve().relative_to(ROOT))] + sys.argv[1:]
-            if Path(sys.argv[0]).resolve().is_relative_to(ROOT)
-            else sys.argv
-        )
+        script = Path(sys.argv[0]).resolve()
+        shown = str(script.relative_to(ROOT)) if script.is_relative_to(ROOT) else sys.argv[0]
+        self.command = command or "python " + shlex.join([shown, *sys.argv[1:]])
         self.commit = commit
         self._machine: dict[str, Any] | None = None
 
@@ -243,7 +241,7 @@ class Ledger:
             "machine": self._machine,
             "command": self.command,
             "commit": git_commit(),
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             **extra,
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -263,7 +261,9 @@ class Ledger:
         relative = self.path.relative_to(ROOT)
         message = f"ledger {self.run}: {unit_key(unit)}"
         for attempt in range(5):  # another commit may hold the index lock for a moment
-            add = subprocess.run(["git", "-C", str(ROOT), "add", str(relative)], capture_output=True)
+            add = subprocess.run(
+                ["git", "-C", str(ROOT), "add", str(relative)], capture_output=True
+            )
             done = subprocess.run(
                 ["git", "-C", str(ROOT), "commit", "-q", "-m", message, "--", str(relative)],
                 capture_output=True,
@@ -303,7 +303,10 @@ def _paper_recipe_table(lines: list[dict[str, Any]]) -> str:
         "|---|---:|" + "---:|" * (epochs + 3) + "---|---|",
     ]
     for (model, rate, _), by_epoch in sorted(cells.items()):
-        f1 = [by_epoch[e]["metrics"]["dev_f1"] if e in by_epoch else None for e in range(1, epochs + 1)]
+        f1 = [
+            by_epoch[e]["metrics"]["dev_f1"] if e in by_epoch else None
+            for e in range(1, epochs + 1)
+        ]
         done = [v for v in f1 if v is not None]
         last = by_epoch[max(by_epoch)]
         wall = [line["wall_s"] for line in by_epoch.values() if "wall_s" in line]

@@ -235,7 +235,8 @@ class TransformerPairClassifier(PairClassifier):
             indexes = [example["index"] for example in batch]
             features = [{k: v for k, v in ex.items() if k != "index"} for ex in batch]
             encoded = self.tokenizer_.pad(features, padding=True, return_tensors="pt")
-            return {"encoded": dict(encoded), "targets": self._targets([labels[i] for i in indexes])}
+            targets = self._targets([labels[i] for i in indexes])
+            return {"encoded": dict(encoded), "targets": targets}
 
         def loss(model: Any, batch: dict[str, Any]) -> Any:
             return self._loss(model, batch["encoded"], batch["targets"])
@@ -287,9 +288,7 @@ class TransformerPairClassifier(PairClassifier):
         """Each pair tokenised (truncated to ``max_length``, not padded), with its index."""
         encoded = self.tokenizer_(texts1, texts2, truncation=True, max_length=self.max_length)
         keys = list(encoded.keys())
-        return [
-            {"index": i, **{k: encoded[k][i] for k in keys}} for i in range(len(texts1))
-        ]
+        return [{"index": i, **{k: encoded[k][i] for k in keys}} for i in range(len(texts1))]
 
     def _signature(self, rate: float, n_pairs: int) -> dict[str, Any]:
         params = {
