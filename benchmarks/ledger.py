@@ -23,14 +23,14 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import resource
 import shlex
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -258,21 +258,29 @@ class Ledger:
         return line
 
     def _git_commit(self, unit: dict[str, Any]) -> None:
-        relative = self.path.relative_to(ROOT)
+        """Commit the ledger and the docs' tables regenerated from it (only those two files:
+        whatever else is staged or edited in the checkout stays out of this commit)."""
+        paths = [str(self.path.relative_to(ROOT))]
+        if self.path.parent == RESULTS and DOCS.is_file():
+            old = DOCS.read_text(encoding="utf-8")
+            new = render_docs(old)
+            if new != old:
+                tmp = DOCS.with_suffix(".md.tmp")
+                tmp.write_text(new, encoding="utf-8")
+                tmp.replace(DOCS)
+            paths.append(str(DOCS.relative_to(ROOT)))
         message = f"ledger {self.run}: {unit_key(unit)}"
         for attempt in range(5):  # another commit may hold the index lock for a moment
-            add = subprocess.run(
-                ["git", "-C", str(ROOT), "add", str(relative)], capture_output=True
-            )
+            add = subprocess.run(["git", "-C", str(ROOT), "add", *paths], capture_output=True)
             done = subprocess.run(
-                ["git", "-C", str(ROOT), "commit", "-q", "-m", message, "--", str(relative)],
+                ["git", "-C", str(ROOT), "commit", "-q", "-m", message, "--", *paths],
                 capture_output=True,
                 text=True,
             )
             if add.returncode == 0 and done.returncode == 0:
                 return
             time.sleep(2 + 3 * attempt)
-        print(f"ledger: could not commit {relative}: {done.stderr.strip()}", file=sys.stderr)
+        print(f"ledger: could not commit {paths}: {done.stderr.strip()}", file=sys.stderr)
 
 
 # -- tables for docs/benchmarks.md -------------------------------------------------------------
@@ -299,10 +307,11 @@ def _paper_recipe_table(lines: list[dict[str, Any]]) -> str:
     epochs = max(max(v) for v in cells.values())
     head = " | ".join(f"epoch {e}" for e in range(1, epochs + 1))
     out = [
-        f"| model | learning rate | {head} | best | s/epoch | load | machine | commit |",
-        "|---|---:|" + "---:|" * (epochs + 3) + "---|---|",
+        f"| model | learning rate | precision | {head} | best | s/epoch | load | machine "
+        "| commit |",
+        "|---|---:|---|" + "---:|" * (epochs + 3) + "---|---|",
     ]
-    for (model, rate, _), by_epoch in sorted(cells.items()):
+    for (model, rate, precision), by_epoch in sorted(cells.items()):
         f1 = [
             by_epoch[e]["metrics"]["dev_f1"] if e in by_epoch else None
             for e in range(1, epochs + 1)
@@ -312,7 +321,7 @@ def _paper_recipe_table(lines: list[dict[str, Any]]) -> str:
         wall = [line["wall_s"] for line in by_epoch.values() if "wall_s" in line]
         loads = [line["load"] for line in by_epoch.values() if "load" in line]
         out.append(
-            f"| {model} | {rate} | "
+            f"| {model} | {rate} | {precision} | "
             + " | ".join("—" if v is None else f"{v:.2f}" for v in f1)
             + f" | {max(done):.2f} | {sum(wall) / len(wall):.0f} | "
             + f"{sum(loads) / len(loads):.1f} | {_machine_cell(last)} | {last['commit'][:8]} |"
@@ -362,23 +371,14 @@ def table(run: str, folder: Path = RESULTS) -> str:
     return body
 
 
-@contextmanager
-def _markers(text: str, name: str) -> Iterator[tuple[int, int]]:
-    start_tag, end_tag = f"<!-- ledger:{name} -->", f"<!-- /ledger:{name} -->"
-    start = text.find(start_tag)
-    end = text.find(end_tag)
-    if start < 0 or end < start:
-        raise SystemExit(f"{DOCS}: no {start_tag} ... {end_tag} block for ledger {name!r}")
-    yield start + len(start_tag), end
-
-
 def render_docs(text: str, folder: Path = RESULTS) -> str:
     """``text`` with every ``<!-- ledger:NAME -->`` block replaced by the table of NAME."""
-    import re
-
     for name in re.findall(r"<!-- ledger:([\w.-]+) -->", text):
-        with _markers(text, name) as (start, end):
-            text = text[:start] + "\n" + table(name, folder) + text[end:]
+        start_tag, end_tag = f"<!-- ledger:{name} -->", f"<!-- /ledger:{name} -->"
+        start, end = text.find(start_tag), text.find(end_tag)
+        if end < start:
+            raise SystemExit(f"{DOCS}: {start_tag} has no {end_tag} after it")
+        text = text[: start + len(start_tag)] + "\n" + table(name, folder) + text[end:]
     return text
 
 

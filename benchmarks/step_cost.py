@@ -151,7 +151,11 @@ def measure(args: argparse.Namespace, model_name: str, max_length: int, ledger: 
             ledger.record(
                 unit,
                 metrics,
-                config={"steps_measured": len(picks), "steps_per_epoch": n_steps, "seed": args.seed},
+                config={
+                    "steps_measured": len(picks),
+                    "steps_per_epoch": n_steps,
+                    "seed": args.seed,
+                },
                 clock={
                     "wall_s": round(clocks[variant], 1),
                     "cpu_s": round(cpu[variant], 1),
