@@ -354,9 +354,32 @@ def _generic_table(lines: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _step_cost_table(lines: list[dict[str, Any]]) -> str:
+    """A recipe step before/after issue 27, part by part (``benchmarks/step_cost.py``)."""
+    if not lines:
+        return "_no units recorded yet_\n"
+    out = [
+        "| encoder | max length | variant | s/step | s/epoch | tokenise+pad | forward | backward "
+        "| optimiser | padded tokens/epoch | load | machine | commit |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for line in lines:
+        u, m = line["unit"], line["metrics"]
+        out.append(
+            f"| {u['model']} | {u['max_length']} | {u['variant']} | {m['s_per_step']:.2f} | "
+            f"{m['s_per_epoch']:.0f} | {m['collate_s']:.4f} | {m['forward_s']:.2f} | "
+            f"{m['backward_s']:.2f} | {m['optimiser_s']:.2f} | "
+            f"{m['padded_tokens_per_epoch']:,} | {line.get('load', 0):.1f} | "
+            f"{_machine_cell(line)} | {line['commit'][:8]} |"
+        )
+    return "\n".join(out) + "\n"
+
+
 #: how each ledger becomes a table (the others get the generic one)
 TABLES: dict[str, Callable[[list[dict[str, Any]]], str]] = {
     "paper-recipe": _paper_recipe_table,
+    "paper-recipe-random-order": _paper_recipe_table,
+    "step-cost": _step_cost_table,
 }
 
 

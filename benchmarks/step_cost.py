@@ -64,7 +64,7 @@ def measure(args: argparse.Namespace, model_name: str, max_length: int, ledger: 
         print(f"{model_name} @ {max_length}: in the ledger, skipped", flush=True)
         return
     train = read(DATA / "multipit" / "expert-train.csv", format="multipit")
-    texts1, texts2 = list(train.texts1), list(train.texts2)
+    texts1, texts2 = (list(t) for t in train.texts())
     labels = torch.tensor([int(p.label) for p in train])
     source = resolve_model(model_name)
     tokenizer = AutoTokenizer.from_pretrained(source)
