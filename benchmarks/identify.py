@@ -32,6 +32,15 @@ Usage::
     HF_HUB_OFFLINE=1 python benchmarks/identify.py paper-recipe --model offline-minilm \
         --lrs 2e-5 --epochs 1 --train-limit 64 --dev-limit 32     # a smoke run
 
+The three ledger recipes write one line per finished unit to ``benchmarks/results/`` (see
+``benchmarks/ledger.py``; ``--commit`` commits each line with the docs' tables) and skip the
+units already there::
+
+    python benchmarks/identify.py paper-recipe --lrs 1e-5 3e-5 5e-5 --commit
+    python benchmarks/identify.py paper-recipe --data mrpc --commit          # MRPC 80/20
+    python benchmarks/identify.py noisy-recipe --commit      # Table 3 analogue, best teacher
+    python benchmarks/identify.py distill-recipe --commit    # MiniLM student of that teacher
+
 ``paper-recipe`` is MultiPIT's Table 9 recipe (App. C) with ``offline-mpnet``: one cross-encoder
 per learning rate in {1e-5, 2e-5, 3e-5, 5e-5}, up to 5 epochs, effective batch 32, max length 64,
 dev F1 after every epoch (model selection), on a GPU when one is available (bf16 autocast where
@@ -417,8 +426,6 @@ def ledger_callback(ledger: Any, unit: dict, config: dict, steps_per_epoch: int)
 
     class _Callback(TrainerCallback):
         def __init__(self) -> None:
-            self.ledger, self.unit, self.config = ledger, unit, config
-            self.steps_per_epoch = steps_per_epoch
             self.clock = UnitClock()
             self.first_step: int | None = None
 
@@ -430,50 +437,39 @@ def ledger_callback(ledger: Any, unit: dict, config: dict, steps_per_epoch: int)
             metrics = kw.get("metrics") or {}
             if "eval_dev_score" not in metrics:
                 return
-            epoch = round(state.global_step / self.steps_per_epoch, 2)
+            epoch = round(state.global_step / steps_per_epoch, 2)
             epoch = int(epoch) if float(epoch).is_integer() else epoch
-            unit = {**self.unit, "epoch": epoch}
             clock = self.clock.read()
             steps = state.global_step - (self.first_step or 0)
             self.first_step = state.global_step
-            if not self.ledger.has(unit):
-                self.ledger.record(
-                    unit,
-                    {
-                        "dev_f1": round(100 * metrics["eval_dev_score"], 2),
-                        "s_per_step": round(clock["wall_s"] / max(1, steps), 2),
-                        "step": state.global_step,
-                    },
-                    config=self.config,
+            figures = {
+                "dev_f1": round(100 * metrics["eval_dev_score"], 2),
+                "s_per_step": round(clock["wall_s"] / max(1, steps), 2),
+                "step": state.global_step,
+            }
+            if "eval_dev_accuracy" in metrics:
+                figures["dev_accuracy"] = round(100 * metrics["eval_dev_accuracy"], 2)
+            if not ledger.has({**unit, "epoch": epoch}):
+                ledger.record(
+                    {**unit, "epoch": epoch},
+                    figures,
+                    config=config,
                     clock=clock,
-                    resumed=steps < self.steps_per_epoch,
+                    resumed=steps < steps_per_epoch,
                 )
             self.clock.start()
 
     return _Callback()
 
 
-def paper_recipe(argv: list[str]) -> None:
-    """MultiPIT Table 9 (App. C): a cross-encoder per learning rate, up to 5 epochs, dev F1
-    after every epoch; every epoch is a unit of ``benchmarks/results/paper-recipe.jsonl``
-    (the ledger): a rerun skips the rates whose epochs the ledger holds and resumes the rate in
-    progress from its last checkpoint under ``--work-dir`` (where the machine kept it)."""
-    import torch
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from ledger import Ledger, table
-
-    from parakit.models.cross_encoder import CrossEncoderClassifier
-    from parakit.models.training import plan_steps
-    from parakit.vectors.precision import resolve_precision
-
-    parser = argparse.ArgumentParser(prog="identify.py paper-recipe", description=__doc__)
-    parser.add_argument("--model", default="offline-mpnet")
-    parser.add_argument("--lrs", type=float, nargs="+", default=[1e-5, 2e-5, 3e-5, 5e-5])
+def recipe_parser(prog: str, ledger: str, model: str = "offline-mpnet") -> argparse.ArgumentParser:
+    """The options every ledger recipe shares (the MultiPIT App. C recipe's settings)."""
+    parser = argparse.ArgumentParser(prog=f"identify.py {prog}", description=__doc__)
+    parser.add_argument("--model", default=model, help="the encoder trained")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch", type=int, default=32, help="effective batch (the recipe: 32)")
     parser.add_argument("--per-device", type=int, default=32, help="pairs per forward pass")
-    parser.add_argument("--max-length", type=int, default=64)
+    parser.add_argument("--max-length", type=int, default=None, help="64 MultiPIT, 128 MRPC")
     parser.add_argument("--precision", default="auto", help="auto, fp32 or bf16")
     parser.add_argument("--device", default=None, help="default: cuda when available, else cpu")
     parser.add_argument("--threads", type=int, default=None)
@@ -485,35 +481,90 @@ def paper_recipe(argv: list[str]) -> None:
     )
     parser.add_argument("--train-limit", type=int, default=None, help="smoke runs: first N")
     parser.add_argument("--dev-limit", type=int, default=None, help="smoke runs: first N")
-    parser.add_argument("--work-dir", type=Path, default=Path("benchmarks-out/paper-recipe"))
+    parser.add_argument("--work-dir", type=Path, default=Path(f"benchmarks-out/{prog}"))
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument(
         "--ledger",
         default=None,
-        help="ledger name under benchmarks/results/ (default paper-recipe; smoke runs with a "
-        "limit go to paper-recipe-smoke)",
+        help=f"ledger name under benchmarks/results/ (default {ledger}; smoke runs with a "
+        f"limit go to {ledger}-smoke, which git ignores)",
     )
     parser.add_argument(
         "--commit", action="store_true", help="git-commit the ledger after every unit"
     )
-    args = parser.parse_args(argv)
+    return parser
 
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    precision = resolve_precision(args.precision, device)
-    train = read(DATA / "multipit" / "expert-train.csv", format="multipit")
-    dev = read(DATA / "multipit" / "expert-val.csv", format="multipit")
-    train = PairSet(list(train)[: args.train_limit], scheme="binary")
-    dev = PairSet(list(dev)[: args.dev_limit], scheme="binary")
-    _, per_epoch, _ = plan_steps(len(train), args.batch, args.per_device, args.epochs)
-    smoke = args.train_limit is not None or args.dev_limit is not None
-    ledger = Ledger(
-        args.ledger or ("paper-recipe-smoke" if smoke else "paper-recipe"), commit=args.commit
+
+def recipe_data(name: str, train_limit: int | None, dev_limit: int | None) -> tuple:
+    """(train, dev) of a recipe: MultiPIT expert train/val, or MRPC train split 80/20
+    (stratified, seed 13, as ``datasets``)."""
+    key = {"multipit": "multipit-expert", "mrpc": "mrpc-train(80/20)"}[name]
+    train, dev = datasets([name])[key]
+    return (
+        PairSet(list(train)[:train_limit], scheme="binary"),
+        PairSet(list(dev)[:dev_limit], scheme="binary"),
     )
-    work = args.work_dir / str(args.model).replace("/", "_")
+
+
+def recipe_ledger(args: argparse.Namespace, default: str) -> Any:
+    from ledger import Ledger
+
+    smoke = args.train_limit is not None or args.dev_limit is not None
+    name = args.ledger or (f"{default}-smoke" if smoke else default)
+    return Ledger(name, commit=args.commit)
+
+
+def recipe_model(args: argparse.Namespace, rate: float, per_epoch: int, folder: Path) -> Any:
+    """A cross-encoder with the recipe's settings, dev F1 after every epoch, checkpoints in
+    ``folder/lr-<rate>`` (a rerun resumes)."""
+    from parakit.models.cross_encoder import CrossEncoderClassifier
+
+    return CrossEncoderClassifier(
+        args.model,
+        max_length=args.max_length,
+        learning_rate=rate,
+        epochs=args.epochs,
+        batch_size=args.batch,
+        per_device_batch_size=args.per_device,
+        eval_steps=per_epoch,
+        mixed_precision=args.precision,
+        seed=args.seed,
+        output_dir=str(folder),
+        device=args.device,
+        num_threads=args.threads,
+        group_by_length=args.group_by_length,
+    )
+
+
+def paper_recipe(argv: list[str]) -> None:
+    """MultiPIT Table 9 (App. C): a cross-encoder per learning rate, up to 5 epochs, dev F1
+    after every epoch; every epoch is a unit of ``benchmarks/results/paper-recipe.jsonl``
+    (the ledger): a rerun skips the rates whose epochs the ledger holds and resumes the rate in
+    progress from its last checkpoint under ``--work-dir`` (where the machine kept it). Each
+    rate trained to the end is saved to ``<work-dir>/<model>/lr-<rate>/model`` (the teacher of
+    ``noisy-recipe`` and ``distill-recipe``). ``--data mrpc``: the same recipe on MRPC train
+    split 80/20 (max length 128), with dev accuracy beside F1."""
+    import torch
+    from ledger import table
+
+    from parakit.models.training import plan_steps
+    from parakit.vectors.precision import resolve_precision
+
+    parser = recipe_parser("paper-recipe", "paper-recipe")
+    parser.add_argument("--lrs", type=float, nargs="+", default=[1e-5, 2e-5, 3e-5, 5e-5])
+    parser.add_argument("--data", choices=["multipit", "mrpc"], default="multipit")
+    args = parser.parse_args(argv)
+    args.device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    args.max_length = args.max_length or (128 if args.data == "mrpc" else 64)
+    precision = resolve_precision(args.precision, args.device)
+    train, dev = recipe_data(args.data, args.train_limit, args.dev_limit)
+    _, per_epoch, _ = plan_steps(len(train), args.batch, args.per_device, args.epochs)
+    ledger = recipe_ledger(args, "paper-recipe" if args.data == "multipit" else "mrpc-recipe")
+    work = args.work_dir / args.data.replace("multipit", "") / str(args.model).replace("/", "_")
     print(
-        f"MultiPIT Table 9 recipe: {args.model}, {len(train)} train / {len(dev)} dev pairs, "
-        f"{per_epoch} steps per epoch, device {device}, precision {precision}, "
-        f"load {os.getloadavg()[0]:.2f}; ledger {ledger.path}",
+        f"{args.data} recipe (MultiPIT Table 9): {args.model}, {len(train)} train / "
+        f"{len(dev)} dev pairs, {per_epoch} steps per epoch, device {args.device}, precision "
+        f"{precision}, load {os.getloadavg()[0]:.2f}; ledger {ledger.path}",
         flush=True,
     )
     for rate in args.lrs:
@@ -530,33 +581,263 @@ def paper_recipe(argv: list[str]) -> None:
             print(f"lr {rate:g}: every epoch is in the ledger, skipped", flush=True)
             continue
         config = {
+            "data": args.data,
             "per_device": args.per_device,
             "seed": args.seed,
             "group_by_length": args.group_by_length,
             "threads": args.threads or torch.get_num_threads(),
             "steps_per_epoch": per_epoch,
         }
-        CrossEncoderClassifier(
-            args.model,
-            max_length=args.max_length,
-            learning_rate=rate,
-            epochs=args.epochs,
-            batch_size=args.batch,
-            per_device_batch_size=args.per_device,
-            eval_steps=per_epoch,  # dev F1 after every epoch
-            mixed_precision=args.precision,
-            seed=args.seed,
-            output_dir=str(work),  # checkpoints in work/lr-<rate>: a rerun resumes
-            device=device,
-            num_threads=args.threads,
-            group_by_length=args.group_by_length,
-        ).fit(train, eval_set=dev, callbacks=[ledger_callback(ledger, unit, config, per_epoch)])
+        model = recipe_model(args, rate, per_epoch, work)
+        model.fit(train, eval_set=dev, callbacks=[ledger_callback(ledger, unit, config, per_epoch)])
+        model.save(work / f"lr-{rate:g}" / "model")
     print(table(ledger.run, ledger.path.parent))
 
 
+def best_teacher(model: str, work_dir: Path) -> tuple[Path, dict]:
+    """The saved model of the learning rate with the best dev F1 in the ``paper-recipe`` ledger
+    whose folder this machine still holds, and its ledger line."""
+    from ledger import Ledger
+
+    lines = [
+        line
+        for line in Ledger("paper-recipe", command="-").lines()
+        if line["unit"]["model"] == model
+    ]
+    for line in sorted(lines, key=lambda line: -line["metrics"]["dev_f1"]):
+        folder = work_dir / model / f"lr-{line['unit']['lr']:g}" / "model"
+        if (folder / "parakit_model.json").is_file():
+            return folder, line
+    raise SystemExit(
+        f"no saved {model} teacher under {work_dir} (run `identify.py paper-recipe --model "
+        f"{model}` on this machine first, or pass --teacher DIR)"
+    )
+
+
+def teacher_probabilities(teacher: Any, pairs: PairSet, cache: Path) -> np.ndarray:
+    """P(paraphrase) of the teacher for ``pairs``, computed once and kept in ``cache``."""
+    if cache.is_file():
+        proba = np.load(cache)
+        if len(proba) == len(pairs):
+            return proba
+    from parakit.io.atomic import atomic_write
+
+    proba = np.asarray(teacher.paraphrase_proba(pairs), dtype=np.float64)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(cache, mode="wb") as handle:
+        np.save(handle, proba)
+    return proba
+
+
+def auto_pairs(size: int, seed: int) -> PairSet:
+    """``size`` MultiPIT auto pairs (positives by construction), seeded, with one
+    nearest-neighbour negative each: the noisy set of the MultiPIT Table 3 analogue."""
+    from parakit.build.negatives import nearest_negatives
+
+    auto = read(DATA / "multipit" / "auto-train.csv", format="multipit")
+    chosen = sorted(np.random.default_rng(seed).choice(len(auto), size, replace=False).tolist())
+    positives = PairSet(
+        [auto[i].replace(id=f"auto-{i}", label="1", source="auto") for i in chosen],
+        scheme="binary",
+    )
+    return PairSet([*positives, *nearest_negatives(positives)], scheme="binary")
+
+
+def noisy_recipe(argv: list[str]) -> None:
+    """The MultiPIT Table 3 analogue (M8): the best recipe model labels MultiPIT auto pairs;
+    students of the same encoder train on expert alone, expert + auto filtered at λ and expert
+    + auto flipped at λ; one ledger unit (``noisy-recipe``) per student, best dev F1 over the
+    epochs. The paper's best λ (filter 0.35, flip 0.25) run first."""
+    import torch
+    from ledger import UnitClock, table
+
+    from parakit.models.noisy import combine, relabel
+    from parakit.models.training import plan_steps
+    from parakit.vectors.precision import resolve_precision
+
+    parser = recipe_parser("noisy-recipe", "noisy-recipe")
+    parser.add_argument("--teacher", type=Path, default=None, help="default: best paper-recipe")
+    parser.add_argument(
+        "--teacher-work-dir", type=Path, default=Path("benchmarks-out/paper-recipe")
+    )
+    parser.add_argument("--lr", type=float, default=2e-5)
+    parser.add_argument(
+        "--auto-size", type=int, default=4000, help="auto positives (+ as many negatives)"
+    )
+    parser.add_argument(
+        "--units",
+        nargs="+",
+        default=[
+            "expert",
+            "filter:0.35",
+            "flip:0.25",
+            "filter:0.15",
+            "flip:0.15",
+            "filter:0.05",
+            "flip:0.05",
+            "filter:0.25",
+            "flip:0.35",
+            "filter:0.45",
+            "flip:0.45",
+        ],
+        help="expert, or METHOD:λ",
+    )
+    args = parser.parse_args(argv)
+    args.device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    args.max_length = args.max_length or 64
+    precision = resolve_precision(args.precision, args.device)
+    ledger = recipe_ledger(args, "noisy-recipe")
+    clean, dev = recipe_data("multipit", args.train_limit, args.dev_limit)
+    if args.teacher is None:
+        teacher_dir, teacher_line = best_teacher(args.model, args.teacher_work_dir)
+        teacher_id = {k: teacher_line["unit"][k] for k in ("model", "lr", "precision")}
+    else:
+        teacher_dir, teacher_id = args.teacher, {"model": args.teacher.name}
+    teacher = load_teacher(teacher_dir, args.model)
+    noisy = auto_pairs(args.auto_size, args.seed)
+    work = args.work_dir / str(args.model).replace("/", "_") / f"auto-{args.auto_size}"
+    proba = teacher_probabilities(teacher, noisy, work / "teacher-p.npy")
+    # the teacher's probability of each pair's own label (given_label_proba, from the cache)
+    p_given = np.where(np.array([p.label == "1" for p in noisy]), proba, 1 - proba)
+    for spec in args.units:
+        method, _, lam = spec.partition(":")
+        unit = {
+            "student": args.model,
+            "teacher": teacher_id,
+            "auto": args.auto_size,
+            "method": method,
+            "lambda": float(lam) if lam else None,
+            "precision": precision,
+            "train": len(clean),
+            "dev": len(dev),
+        }
+        if ledger.has(unit):
+            print(f"{spec}: in the ledger, skipped", flush=True)
+            continue
+        clock = UnitClock()
+        report: dict[str, Any] = {}
+        train = clean
+        if method != "expert":
+            relabelled, report = relabel(noisy, p_given, ["0", "1"], method, float(lam))
+            train = combine(clean, relabelled)
+        _, per_epoch, _ = plan_steps(len(train), args.batch, args.per_device, args.epochs)
+        model = recipe_model(args, args.lr, per_epoch, work / spec.replace(":", "-"))
+        model.fit(train, eval_set=dev)
+        history = [round(100 * h["dev_score"], 2) for h in model.history_ if "dev_score" in h]
+        ledger.record(
+            unit,
+            {
+                "dev_f1": round(100 * model.best_score_, 2),
+                "dev_f1_per_epoch": history,
+                "n_train": len(train),
+                **{k: report[k] for k in ("dropped", "flipped") if k in report},
+            },
+            config={
+                "lr": args.lr,
+                "epochs": args.epochs,
+                "seed": args.seed,
+                "group_by_length": args.group_by_length,
+            },
+            clock=clock.read(),
+        )
+    print(table(ledger.run, ledger.path.parent))
+
+
+def distill_recipe(argv: list[str]) -> None:
+    """The distilled student: ``--model`` (MiniLM) trained on the best recipe teacher's soft
+    labels over MultiPIT auto pairs (+ gold expert train); teacher and student dev F1 and
+    prediction speed measured in one run, one ledger unit (``distill-recipe``) per student.
+    Target: >= 95% of the teacher's dev F1 at >= 4x its speed."""
+    import torch
+    from ledger import UnitClock, table
+
+    from parakit.models.cross_encoder import CrossEncoderClassifier
+    from parakit.models.distill import distill
+    from parakit.models.training import plan_steps
+    from parakit.vectors.precision import resolve_precision
+
+    parser = recipe_parser("distill-recipe", "distill-recipe", model="offline-minilm")
+    parser.add_argument("--teacher-model", default="offline-mpnet")
+    parser.add_argument("--teacher", type=Path, default=None, help="default: best paper-recipe")
+    parser.add_argument(
+        "--teacher-work-dir", type=Path, default=Path("benchmarks-out/paper-recipe")
+    )
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--auto-size", type=int, default=4000)
+    parser.add_argument("--no-gold", dest="gold", action="store_false")
+    args = parser.parse_args(argv)
+    args.device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    args.max_length = args.max_length or 64
+    precision = resolve_precision(args.precision, args.device)
+    ledger = recipe_ledger(args, "distill-recipe")
+    gold, dev = recipe_data("multipit", args.train_limit, args.dev_limit)
+    if args.teacher is None:
+        teacher_dir, teacher_line = best_teacher(args.teacher_model, args.teacher_work_dir)
+        teacher_id = {k: teacher_line["unit"][k] for k in ("model", "lr", "precision")}
+    else:
+        teacher_dir, teacher_id = args.teacher, {"model": args.teacher.name}
+    unit = {
+        "student": args.model,
+        "teacher": teacher_id,
+        "auto": args.auto_size,
+        "gold": args.gold,
+        "precision": precision,
+        "dev": len(dev),
+    }
+    if ledger.has(unit):
+        print("in the ledger, skipped")
+        print(table(ledger.run, ledger.path.parent))
+        return
+    clock = UnitClock()
+    teacher = load_teacher(teacher_dir, args.teacher_model)
+    transfer = auto_pairs(args.auto_size, args.seed)
+    n_train = len(transfer) + (len(gold) if args.gold else 0)
+    _, per_epoch, _ = plan_steps(n_train, args.batch, args.per_device, args.epochs)
+    student = recipe_model(args, args.lr, per_epoch, args.work_dir / args.model)
+    assert isinstance(student, CrossEncoderClassifier)
+    distill(teacher, transfer, student, gold=gold if args.gold else None, eval_set=dev)
+    train_clock = clock.read()
+    speed = {}
+    f1 = {}
+    for name, model in (("teacher", teacher), ("student", student)):
+        model.predict_proba(dev[:16])  # warm-up
+        start = time.perf_counter()
+        predicted = model.predict(dev)
+        speed[name] = len(dev) / (time.perf_counter() - start)
+        f1[name] = scores(name, dev, predicted, 1.0)["f1"]
+    ledger.record(
+        unit,
+        {
+            "teacher_dev_f1": round(f1["teacher"], 2),
+            "student_dev_f1": round(f1["student"], 2),
+            "f1_share": round(f1["student"] / f1["teacher"], 4),
+            "teacher_pairs_per_s": round(speed["teacher"], 1),
+            "student_pairs_per_s": round(speed["student"], 1),
+            "speed_up": round(speed["student"] / speed["teacher"], 2),
+            "n_train": n_train,
+        },
+        config={
+            "lr": args.lr,
+            "epochs": args.epochs,
+            "seed": args.seed,
+            "train_wall_s": train_clock["wall_s"],
+        },
+        clock=clock.read(),
+    )
+    print(table(ledger.run, ledger.path.parent))
+
+
+RECIPES = {
+    "paper-recipe": paper_recipe,
+    "noisy-recipe": noisy_recipe,
+    "distill-recipe": distill_recipe,
+}
+
+
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "paper-recipe":
-        paper_recipe(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] in RECIPES:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        RECIPES[sys.argv[1]](sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(

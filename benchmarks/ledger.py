@@ -91,6 +91,9 @@ def machine() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "device": "cpu",
     }
+    autogroup = Path("/proc/sys/kernel/sched_autogroup_enabled")
+    if autogroup.is_file():  # 1: nice only orders processes within one session (see docs)
+        info["sched_autogroup"] = int(autogroup.read_text().strip() or 0)
     try:
         import torch
 
@@ -379,6 +382,7 @@ def _step_cost_table(lines: list[dict[str, Any]]) -> str:
 TABLES: dict[str, Callable[[list[dict[str, Any]]], str]] = {
     "paper-recipe": _paper_recipe_table,
     "paper-recipe-random-order": _paper_recipe_table,
+    "mrpc-recipe": _paper_recipe_table,
     "step-cost": _step_cost_table,
 }
 

@@ -87,7 +87,12 @@ class SelectionEvaluator(Evaluator):
         predicted = [str(v) for v in model.predict(self.dev.texts1, self.dev.texts2)]
         classes = [str(c) for c in model.classes_]
         value = self.score(predicted, classes, model._positive_label())
-        return self.prefixed({"score": value, self.metric: value})
+        scores = {"score": value, self.metric: value}
+        if self.metric != "accuracy":  # beside the selection metric, for the record
+            from sklearn.metrics import accuracy_score
+
+            scores["accuracy"] = float(accuracy_score(list(self.dev.labels or []), predicted))
+        return self.prefixed(scores)
 
 
 class TransformerPairClassifier(PairClassifier):
