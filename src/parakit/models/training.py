@@ -96,8 +96,8 @@ class TrainResult:
     """What :func:`train_transformer` returns; the network holds the selected weights.
 
     Attributes:
-        history: one entry per evaluation: ``step``, ``epoch``, ``train_loss``, ``seconds`` and
-            the evaluator's metrics (none without an evaluator).
+        history: one entry per evaluation: ``step``, ``epoch``, ``train_loss``, ``elapsed_s``
+            (seconds since training started) and the evaluator's metrics (none without one).
         best_score: the evaluator's primary metric of the kept weights (None without one).
         best_step: the step of the kept weights.
         steps: optimiser steps done in all (over resumed runs too).
@@ -235,7 +235,8 @@ def _trainer_class() -> Any:
             if was_training:
                 self.model.train()
             metrics = {f"{metric_key_prefix}_{k}": float(v) for k, v in scores.items()}
-            metrics[f"{metric_key_prefix}_seconds"] = round(time.monotonic() - self.started, 1)
+            # seconds since training started (not the evaluation's own duration)
+            metrics[f"{metric_key_prefix}_elapsed_s"] = round(time.monotonic() - self.started, 1)
             self.log(metrics)
             self.control = self.callback_handler.on_evaluate(
                 self.args, self.state, self.control, metrics
