@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import json
 import random
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -441,12 +440,3 @@ def _check_priority(priority: Mapping[str, float], titles: Collection[str]) -> N
             f"subtitles (e.g. {example!r}; titles here look like {min(titles, default='')!r})",
             code="E502",
         )
-
-
-def write_manifest(entries: Iterable[dict[str, Any]], path: str | Path) -> None:
-    """Write a subtitle manifest JSONL (atomic)."""
-    from parakit.io.atomic import atomic_write
-
-    with atomic_write(path) as handle:
-        for entry in entries:
-            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")

@@ -19,9 +19,6 @@ from parakit.errors import MineError
 from parakit.labels import get_scheme
 from parakit.schema import Pair, PairSet
 
-#: class names taken to mean "paraphrase" when a classifier exposes ``classes_``
-POSITIVE_NAMES = (1, "1", True, "paraphrase", "positive", "pos", "4")
-
 
 def paraphrase_proba(
     classifier: Any, pairs: PairSet, positive: Any = None, reading: str | None = None

@@ -339,11 +339,6 @@ class TransformerPairClassifier(PairClassifier):
                 out[batch] = proba.cpu().numpy()
         return out
 
-    def _decode_network(self, network: Any, data: PairInput, device: Any) -> np.ndarray:
-        """Predicted labels of ``network`` (arg-max; the multi-head model decodes per head)."""
-        proba = self._network_proba(network, data, device)
-        return self.classes_[np.argmax(proba, axis=1)]
-
     def _predict_proba(self, data: PairInput) -> np.ndarray:
         self._set_threads()
         self.network_.eval()

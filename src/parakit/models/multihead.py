@@ -289,10 +289,6 @@ class MultiHeadClassifier(_PooledHeadsClassifier):
             columns.append(column)
         return torch.stack(columns, dim=1)
 
-    def _decode_network(self, network: Any, data: PairInput, device: Any) -> np.ndarray:
-        proba = self._network_proba(network, data, device)
-        return decode_heads(proba, [str(c) for c in self.classes_])
-
     def _predict(self, data: PairInput) -> np.ndarray:
         return decode_heads(self._predict_proba(data), [str(c) for c in self.classes_])
 
