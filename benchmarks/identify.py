@@ -514,6 +514,26 @@ def recipe_ledger(args: argparse.Namespace, default: str) -> Any:
     return Ledger(name, commit=args.commit)
 
 
+def recipe_setup(args: argparse.Namespace, max_length: int = 64) -> str:
+    """Fill in the device (CUDA where there is one) and max length; the precision it means."""
+    import torch
+
+    from parakit.vectors.precision import resolve_precision
+
+    args.device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    args.max_length = args.max_length or max_length
+    return resolve_precision(args.precision, args.device)
+
+
+def recipe_teacher(args: argparse.Namespace, model: str) -> tuple[Path, dict]:
+    """The teacher folder (``--teacher``, else the best ``paper-recipe`` rate of ``model`` this
+    machine saved) and what identifies it in a ledger unit."""
+    if args.teacher is not None:
+        return args.teacher, {"model": args.teacher.name}
+    folder, line = best_teacher(model, args.teacher_work_dir)
+    return folder, {k: line["unit"][k] for k in ("model", "lr", "precision")}
+
+
 def recipe_model(args: argparse.Namespace, rate: float, per_epoch: int, folder: Path) -> Any:
     """A cross-encoder with the recipe's settings, dev F1 after every epoch, checkpoints in
     ``folder/lr-<rate>`` (a rerun resumes)."""
@@ -548,15 +568,12 @@ def paper_recipe(argv: list[str]) -> None:
     from ledger import table
 
     from parakit.models.training import plan_steps
-    from parakit.vectors.precision import resolve_precision
 
     parser = recipe_parser("paper-recipe", "paper-recipe")
     parser.add_argument("--lrs", type=float, nargs="+", default=[1e-5, 2e-5, 3e-5, 5e-5])
     parser.add_argument("--data", choices=["multipit", "mrpc"], default="multipit")
     args = parser.parse_args(argv)
-    args.device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    args.max_length = args.max_length or (128 if args.data == "mrpc" else 64)
-    precision = resolve_precision(args.precision, args.device)
+    precision = recipe_setup(args, 128 if args.data == "mrpc" else 64)
     train, dev = recipe_data(args.data, args.train_limit, args.dev_limit)
     _, per_epoch, _ = plan_steps(len(train), args.batch, args.per_device, args.epochs)
     ledger = recipe_ledger(args, "paper-recipe" if args.data == "multipit" else "mrpc-recipe")
@@ -648,12 +665,10 @@ def noisy_recipe(argv: list[str]) -> None:
     students of the same encoder train on expert alone, expert + auto filtered at λ and expert
     + auto flipped at λ; one ledger unit (``noisy-recipe``) per student, best dev F1 over the
     epochs. The paper's best λ (filter 0.35, flip 0.25) run first."""
-    import torch
     from ledger import UnitClock, table
 
     from parakit.models.noisy import combine, relabel
     from parakit.models.training import plan_steps
-    from parakit.vectors.precision import resolve_precision
 
     parser = recipe_parser("noisy-recipe", "noisy-recipe")
     parser.add_argument("--teacher", type=Path, default=None, help="default: best paper-recipe")
@@ -683,16 +698,10 @@ def noisy_recipe(argv: list[str]) -> None:
         help="expert, or METHOD:λ",
     )
     args = parser.parse_args(argv)
-    args.device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    args.max_length = args.max_length or 64
-    precision = resolve_precision(args.precision, args.device)
+    precision = recipe_setup(args)
     ledger = recipe_ledger(args, "noisy-recipe")
     clean, dev = recipe_data("multipit", args.train_limit, args.dev_limit)
-    if args.teacher is None:
-        teacher_dir, teacher_line = best_teacher(args.model, args.teacher_work_dir)
-        teacher_id = {k: teacher_line["unit"][k] for k in ("model", "lr", "precision")}
-    else:
-        teacher_dir, teacher_id = args.teacher, {"model": args.teacher.name}
+    teacher_dir, teacher_id = recipe_teacher(args, args.model)
     teacher = load_teacher(teacher_dir, args.model)
     noisy = auto_pairs(args.auto_size, args.seed)
     work = args.work_dir / str(args.model).replace("/", "_") / f"auto-{args.auto_size}"
@@ -748,13 +757,11 @@ def distill_recipe(argv: list[str]) -> None:
     labels over MultiPIT auto pairs (+ gold expert train); teacher and student dev F1 and
     prediction speed measured in one run, one ledger unit (``distill-recipe``) per student.
     Target: >= 95% of the teacher's dev F1 at >= 4x its speed."""
-    import torch
     from ledger import UnitClock, table
 
     from parakit.models.cross_encoder import CrossEncoderClassifier
     from parakit.models.distill import distill
     from parakit.models.training import plan_steps
-    from parakit.vectors.precision import resolve_precision
 
     parser = recipe_parser("distill-recipe", "distill-recipe", model="offline-minilm")
     parser.add_argument("--teacher-model", default="offline-mpnet")
@@ -766,16 +773,10 @@ def distill_recipe(argv: list[str]) -> None:
     parser.add_argument("--auto-size", type=int, default=4000)
     parser.add_argument("--no-gold", dest="gold", action="store_false")
     args = parser.parse_args(argv)
-    args.device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    args.max_length = args.max_length or 64
-    precision = resolve_precision(args.precision, args.device)
+    precision = recipe_setup(args)
     ledger = recipe_ledger(args, "distill-recipe")
     gold, dev = recipe_data("multipit", args.train_limit, args.dev_limit)
-    if args.teacher is None:
-        teacher_dir, teacher_line = best_teacher(args.teacher_model, args.teacher_work_dir)
-        teacher_id = {k: teacher_line["unit"][k] for k in ("model", "lr", "precision")}
-    else:
-        teacher_dir, teacher_id = args.teacher, {"model": args.teacher.name}
+    teacher_dir, teacher_id = recipe_teacher(args, args.teacher_model)
     unit = {
         "student": args.model,
         "teacher": teacher_id,
