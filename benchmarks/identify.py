@@ -528,8 +528,8 @@ def recipe_setup(args: argparse.Namespace, max_length: int = 64) -> str:
 def recipe_teacher(args: argparse.Namespace, model: str) -> tuple[Path, dict]:
     """The teacher folder (``--teacher``, else the best ``paper-recipe`` rate of ``model`` this
     machine saved) and what identifies it in a ledger unit."""
-    if args.teacher is not None:
-        return args.teacher, {"model": args.teacher.name}
+    if args.teacher is not None:  # named by its last folders (lr-<rate>/model), not the machine
+        return args.teacher, {"path": "/".join(args.teacher.resolve().parts[-3:])}
     folder, line = best_teacher(model, args.teacher_work_dir)
     return folder, {k: line["unit"][k] for k in ("model", "lr", "precision")}
 
