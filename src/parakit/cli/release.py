@@ -256,9 +256,11 @@ def release(
     Parquet per split (documents never cross splits), a 'documents' config with the texts the
     spans point into, and a dataset card README.md; `parakit convert`, `parakit info` and
     `parakit.read` read the folder back into the same pairs."""
+    from parakit.io.hub import check_license
     from parakit.io.release import write_release
     from parakit.split import linked_groups, random_split
 
+    check_license(license, output)  # before reading anything: the Hub refuses it only at push
     if (input is None) == (store is None):
         raise typer.BadParameter("give an input file or --store with --project")
     if store is not None and not project:
@@ -282,7 +284,7 @@ def release(
                 param_hint="--store",
             ) from None
 
-        st = Store.open(store)
+        st = Store.open(store, create=False)
         pid = st.projects.project_id(str(project))
         pairs = st.exports.to_pairset(pid, judgments=judgments)
         agreement = st.review.agreement(pid)

@@ -38,6 +38,7 @@ from typing import Any
 
 from parakit.errors import DataFormatError
 from parakit.io.atomic import atomic_files
+from parakit.io.hub import check_license
 from parakit.labels import LabelScheme, scheme_from_spec
 from parakit.schema import Document, Judgment, Pair, PairSet, Span
 
@@ -405,6 +406,7 @@ def write_release(
             into a document the set does not hold, E133 a document in two splits, E134 a
             language code the Hub does not know; E136 ``datasets`` or ``huggingface_hub``
             missing.
+        WriteError: E142 a licence id the Hub does not know.
     """
     try:
         import datasets
@@ -418,6 +420,7 @@ def write_release(
         ) from None
 
     target = Path(folder)
+    check_license(license, target)
     splits = _check(pairs, target)
     doc_split = document_splits(pairs)
     # a multilingual set names its languages with commas ("en,fi,ja")
