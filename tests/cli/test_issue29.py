@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+import shlex
+from pathlib import Path
 
 from parakit.cli import main
 
@@ -48,3 +51,79 @@ def test_human_import_refuses_the_key_of_another_export(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2, err
     assert "[E140]" in err and "b/key.csv" in err and "field 'source'" in err, err
+
+
+# -- item 6: the commands that cards and guides print --------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _inline_commands(text: str) -> list[str]:
+    """The ``parakit ...`` commands quoted inline (in backticks) in Markdown text."""
+    return [" ".join(m.split()) for m in re.findall(r"`(parakit [^`]+)`", text)]
+
+
+def _usage_error(snippet: str) -> str | None:
+    """What the CLI's parser says about ``snippet`` (None: it parses).
+
+    Prose names commands and options without every argument (`parakit mine run`,
+    `parakit generate run --llm-base-url`): a missing argument counts only when the snippet
+    gives positional arguments, and options given as grammar (``[-f FMT]``, ``...``) are not
+    parsed at all. An unknown option or a missing required option of a full command always
+    counts.
+    """
+    from parakit.cli.app import root_command
+
+    if "..." in snippet or "[" in snippet or "\\|" in snippet:
+        return None
+    args = shlex.split(snippet)[1:]
+    command, names = root_command(), ["parakit"]
+    while hasattr(command, "commands") and args and args[0] in command.commands:
+        names.append(args[0])
+        command = command.commands[args.pop(0)]
+    if hasattr(command, "commands") or not args:
+        return None
+    positional = any(not a.startswith("-") for a in args[:1])
+    try:
+        command.make_context(" ".join(names), list(args), resilient_parsing=False)
+    except Exception as err:
+        kind = type(err).__name__
+        if kind == "Exit" or not hasattr(err, "format_message"):
+            return None
+        if kind == "BadParameter":  # a placeholder value (--n N): the option exists
+            return None
+        if kind == "BadOptionUsage" and snippet.split()[-1].startswith("-"):
+            return None  # an option named in prose, its value left out
+        if kind == "MissingParameter" and not positional and "argument" in err.format_message():
+            return None  # `parakit identify predict -o preds.jsonl`: the option is the point
+        return f"{kind}: {err.format_message()}"
+    return None
+
+
+def test_commands_in_the_guides_parse():
+    """Item 6: docs/release.md told users `parakit convert rel out.jsonl` (no -o) and
+    docs/benchmarks.md `mine tiles ... --out` (no such option)."""
+    bad = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for snippet in _inline_commands(page.read_text(encoding="utf-8")):
+            error = _usage_error(snippet)
+            if error:
+                bad.append(f"{page.relative_to(ROOT)}: `{snippet}`: {error}")
+    assert not bad, "\n".join(bad)
+
+
+def test_commands_of_the_dataset_card_run(tmp_path, capsys):
+    """Item 6: the released dataset card said `parakit convert FOLDER out.jsonl`, which fails."""
+    from parakit.cli.demo import example_path
+    from parakit.io import read
+
+    folder = tmp_path / "rel"
+    assert main(["release", str(example_path()), "-o", str(folder), "--license", "cc0-1.0"]) == 0
+    commands = _inline_commands((folder / "README.md").read_text(encoding="utf-8"))
+    assert commands, "the card prints no command"
+    for command in commands:
+        argv = [a.replace("FOLDER", str(folder)) for a in shlex.split(command)[1:]]
+        argv = [str(tmp_path / a) if a.endswith(".jsonl") else a for a in argv]
+        capsys.readouterr()
+        assert main(argv) == 0, f"`{command}` from the card: {capsys.readouterr().err}"
+    assert len(read(tmp_path / "out.jsonl")) == len(read(folder))

@@ -265,7 +265,7 @@ def card_body(
         "`span1`/`span2` are character offsets `[begin, end)` into the document `doc` of the "
         "`documents` config (`text[begin:end]`). `group` keeps pairs together in splits. "
         "`judgments` and `metadata` are JSON text. `parakit.read(FOLDER)` (or `parakit convert "
-        "FOLDER out.jsonl`) gives the corpus back as a parakit pair set."
+        "FOLDER -o out.jsonl`) gives the corpus back as a parakit pair set."
     )
     out += ["", "## Label scheme", ""]
     doc = inspect.getdoc(type(pairs.scheme)) or pairs.scheme.name
