@@ -580,6 +580,25 @@ ISSUE_29 = [
         "no store at {t}/typo.sqlite",
     ),
     (
+        "6 the convert command the dataset card printed",
+        ["convert", "{t}/dev.csv", "{t}/out.jsonl"],
+        "Missing option '--output' / '-o'",
+    ),
+    (
+        "7 binary pairs into a Turku project",
+        [
+            "annotate",
+            "create-project",
+            "{t}/store.sqlite",
+            "mp",
+            "--candidates",
+            "{t}/dev.csv",
+            "--scheme",
+            "turku",
+        ],
+        "[E661] the pairs are labelled in the 'binary' scheme (pair '0': '1')",
+    ),
+    (
         "4 order by a key no pair has",
         ["build", "sample", "{t}/qe.jsonl", "-o", "{t}/s.jsonl", "--n", "2", "--order-by", "QE"],
         "[E560] --order-by QE: no pair has the metadata key 'QE'",

@@ -127,3 +127,26 @@ def test_commands_of_the_dataset_card_run(tmp_path, capsys):
         capsys.readouterr()
         assert main(argv) == 0, f"`{command}` from the card: {capsys.readouterr().err}"
     assert len(read(tmp_path / "out.jsonl")) == len(read(folder))
+
+
+def test_create_project_takes_the_scheme_of_the_pairs(tmp_path, data_path, capsys):
+    """Item 7: binary MultiPIT pairs made a Turku project by default (Turku buttons, a
+    ``turku`` export header)."""
+    from parakit.annotate.store import Store
+
+    rows = data_path("multipit/expert-val.csv").read_text(encoding="utf-8").splitlines()[:21]
+    (tmp_path / "mp.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    store = str(tmp_path / "s.sqlite")
+    assert main(["annotate", "init", store]) == 0
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"id": "a", "text1": "One.", "text2": "Uno."}\n', encoding="utf-8")
+    for name, path in (("mp", tmp_path / "mp.csv"), ("un", plain)):
+        assert main(["annotate", "create-project", store, name, "--candidates", str(path)]) == 0
+    st = Store.open(store, create=False)
+    assert st.scheme(st.projects.project_id("mp")).name == "binary"
+    assert st.scheme(st.projects.project_id("un")).name == "turku"  # unlabelled: as before
+    st.close()
+    capsys.readouterr()
+    assert main(["annotate", "export", store, "mp", "-o", str(tmp_path / "x.jsonl")]) == 0
+    header = json.loads((tmp_path / "x.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert header["scheme"] in ("binary", {"name": "binary"}), header

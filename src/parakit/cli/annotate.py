@@ -105,7 +105,13 @@ def create_project(
         Path | None,
         typer.Option(help="the texts file of a Turku data file (default: found beside it)"),
     ] = None,
-    scheme: Annotated[str, typer.Option(help="turku, binary, japanese, likert, graded")] = "turku",
+    scheme: Annotated[
+        str | None,
+        typer.Option(
+            help="turku, binary, japanese, likert, graded (default: the labelled pairs' scheme, "
+            "else turku)"
+        ),
+    ] = None,
     classify_mode: Annotated[
         str, typer.Option(help="single or double annotation of extracted pairs")
     ] = "single",
@@ -126,7 +132,7 @@ def create_project(
 ) -> None:
     """Create a project from candidate pairs or document pairs (one transaction: a failed
     import leaves nothing behind)."""
-    from parakit.annotate.services.projects import read_pairs
+    from parakit.annotate.services.projects import pairs_scheme, read_pairs
     from parakit.annotate.store import Store
 
     if (candidates is None) == (documents is None):
@@ -148,7 +154,7 @@ def create_project(
     st = Store.open(store, create=False)
     pid, count = st.projects.create_with_pairs(
         name,
-        scheme,
+        scheme or pairs_scheme(pairs),
         pairs,
         kind="candidates" if candidates else "documents",
         settings=settings,
