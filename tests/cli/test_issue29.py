@@ -150,3 +150,22 @@ def test_create_project_takes_the_scheme_of_the_pairs(tmp_path, data_path, capsy
     assert main(["annotate", "export", store, "mp", "-o", str(tmp_path / "x.jsonl")]) == 0
     header = json.loads((tmp_path / "x.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert header["scheme"] in ("binary", {"name": "binary"}), header
+
+
+def test_stats_say_why_a_figure_is_undefined(tmp_path, capsys):
+    """Item 8: `annotate stats` printed bare `nan` where the statistics page shows "—" and a
+    reason (the disputed share_4_resolved is in tests/cli/test_tool_exports.py)."""
+    store = str(tmp_path / "s.sqlite")
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"id": "a", "text1": "One.", "text2": "Uno."}\n', encoding="utf-8")
+    assert main(["annotate", "init", store]) == 0
+    assert main(["annotate", "create-project", store, "p", "--candidates", str(plain)]) == 0
+    capsys.readouterr()
+    assert main(["annotate", "stats", store, "p"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines() if "\t" in line]
+    undefined = [row for row in rows if row[1] == "nan"]
+    assert undefined, rows
+    for row in undefined:
+        assert len(row) == 3 and row[2], row
+    reasons = {row[0]: row[2] for row in undefined}
+    assert "rewrite has a final label" in reasons["rewrite_check_share_4_resolved"]

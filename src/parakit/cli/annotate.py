@@ -517,6 +517,7 @@ def stats(store: Annotated[str, STORE], project: Annotated[str, typer.Argument()
     """Extraction statistics (Table 1), agreement on double-annotated items (T9) and the
     rewrite check (T10)."""
     from parakit.annotate.extraction import extraction_stats
+    from parakit.annotate.services.review import why_undefined
     from parakit.annotate.store import Store
 
     st = Store.open(store, create=False)
@@ -524,9 +525,12 @@ def stats(store: Annotated[str, STORE], project: Annotated[str, typer.Argument()
     for row in extraction_stats(st.extraction.extraction_rows(pid)):
         typer.echo(json.dumps(row))
     for key, value in st.review.agreement(pid).items():
-        typer.echo(f"{key}\t{value:.4f}")
-    for key, value in st.review.rewrite_check_report(pid).items():
-        typer.echo(f"rewrite_check_{key}\t{value:.4f}")
+        reason = why_undefined(key, value)  # nan: say what is undefined and why
+        typer.echo(f"{key}\t{value:.4f}" + (f"\t{reason}" if reason else ""))
+    check = st.review.rewrite_check_report(pid)
+    for key, value in check.items():
+        reason = why_undefined(key, value, check)
+        typer.echo(f"rewrite_check_{key}\t{value:.4f}" + (f"\t{reason}" if reason else ""))
     if st.model.info(pid):
         for key, value in st.model.summary(pid).items():
             typer.echo(f"model_guess_{key}\t{value:.4f}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
@@ -269,8 +270,10 @@ class Review(Service):
             ``final`` (rewrites with a final label: both judges agreed, or the consensus
             resolved them), ``unresolved`` (twice-judged rewrites still waiting for the
             consensus), ``share_4_resolved`` (share of the final labels whose base is 4: the
-            paper's "after merging and resolving ..., 78% of rewrites received the label 4");
-            ``nan`` where nothing was judged yet.
+            paper's "after merging and resolving ..., 78% of rewrites received the label 4";
+            ``nan`` while any dispute is open, the figure is over every resolved rewrite);
+            ``nan`` where nothing was judged yet. :func:`why_undefined` says why a figure is
+            ``nan``.
         """
         scheme = self.db.scheme(project_id)
         with self.transaction() as session:
@@ -303,6 +306,7 @@ class Review(Service):
             else:
                 control.append(label == item_label)
         judged = [labels for labels in by_item.values()]
+        unresolved = sum(1 for i, labels in by_item.items() if len(labels) >= 2 and i not in final)
         twice = [labels for labels in judged if len(labels) >= 2]
         flat = [label for labels in judged for label in labels]
         nan = float("nan")
@@ -318,12 +322,11 @@ class Review(Service):
             ),
             "control_agreement": sum(control) / len(control) if control else nan,
             "final": float(len(final)),
-            "unresolved": float(
-                sum(1 for i, labels in by_item.items() if len(labels) >= 2 and i not in final)
-            ),
+            "unresolved": float(unresolved),
+            # the paper's figure is over every rewrite resolved: undefined while any is open
             "share_4_resolved": (
                 sum(scheme.parse(label).base == "4" for label in final.values()) / len(final)
-                if final
+                if final and not unresolved
                 else nan
             ),
         }
@@ -410,3 +413,38 @@ class Review(Service):
             for item in items
         ]
         return rows, int(total)
+
+
+def why_undefined(metric: str, value: float, report: Mapping[str, float] | None = None) -> str:
+    """Why a figure of :meth:`ReviewService.agreement` or
+    :meth:`ReviewService.rewrite_check_report` is ``nan`` (empty when it is a number); the
+    statistics page and ``parakit annotate stats`` print it beside the figure.
+
+    Args:
+        metric: the figure's key (``rewrite_check_`` prefix allowed).
+        value: its value.
+        report: the whole report, for figures whose reason depends on others
+            (``share_4_resolved`` waits for ``unresolved``).
+    """
+    if value == value:  # not nan
+        return ""
+    metric = metric.removeprefix("rewrite_check_")
+    if metric == "share_4_resolved" and report and report.get("unresolved"):
+        count = int(report["unresolved"])
+        return (
+            f"undefined while {count} rewrite{'s are' if count > 1 else ' is'} still disputed: "
+            "resolve them on the consensus page (the figure is over every resolved rewrite)"
+        )
+    if metric == "share_4_resolved":
+        return "no rewrite has a final label yet (two agreeing judges or a resolution)"
+    if "kappa" in metric or "alpha" in metric:
+        return (
+            "undefined: at this label level all judgments (or all items) share one label, so "
+            "agreement by chance is 1 and the chance correction divides by zero; it becomes "
+            "defined once the annotators use at least two labels"
+        )
+    if "accuracy" in metric:
+        return "no double-annotated item has a consensus label yet"
+    if metric.startswith("share") or metric.startswith("control"):
+        return "nothing of this kind has been judged yet"
+    return "not enough annotations yet"
