@@ -530,7 +530,29 @@ def issue29(tmp_path_factory, data_path):
         + "\n",
         encoding="utf-8",
     )
+    (tmp_path / "few.csv").write_text("\n".join(dev_lines[:4]) + "\n", encoding="utf-8")
+    _store_with_a_rewrite(tmp_path / "rw.sqlite", tmp_path / "few.csv")
     return tmp_path
+
+
+def _store_with_a_rewrite(path, candidates):
+    """A project whose only member labelled every pair and rewrote one: nobody is left who
+    may judge the rewrite check."""
+    from parakit.annotate.store import Store
+
+    assert main(["annotate", "init", str(path)]) == 0
+    assert (
+        main(["annotate", "create-project", str(path), "p", "--candidates", str(candidates)]) == 0
+    )
+    store = Store.open(path, cheap_hashing=True)
+    pid = store.projects.project_id("p")
+    uid = store.accounts.add_annotator("ann1", "pw-ann1-123", projects=[pid])
+    store.queue.assign(pid, mode="single", annotators=[uid])
+    while (work := store.queue.lease_next(pid, uid)) is not None:
+        store.queue.save(
+            work.item_id, uid, label="1", revision=0, submit=True, rewrite=("a b", "b a")
+        )
+    store.close()
 
 
 ISSUE_29 = [
@@ -597,6 +619,11 @@ ISSUE_29 = [
             "turku",
         ],
         "[E661] the pairs are labelled in the 'binary' scheme (pair '0': '1')",
+    ),
+    (
+        "9 a rewrite check nobody may take",
+        ["annotate", "rewrite-check", "{t}/rw.sqlite", "p"],
+        "[E662] 3 of the 3 items of the rewrite check have fewer than 2 members",
     ),
     (
         "4 order by a key no pair has",

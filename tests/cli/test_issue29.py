@@ -169,3 +169,43 @@ def test_stats_say_why_a_figure_is_undefined(tmp_path, capsys):
         assert len(row) == 3 and row[2], row
     reasons = {row[0]: row[2] for row in undefined}
     assert "rewrite has a final label" in reasons["rewrite_check_share_4_resolved"]
+
+
+def test_rewrite_check_controls_are_not_the_rewritten_pairs(tmp_path, capsys):
+    """Item 9: a pair a rewrite came from was mixed in as a control of the same batch: one
+    judge saw an item and its rewrite, which reveals the provenance."""
+    from parakit.annotate.store import Store
+    from parakit.io import write
+    from parakit.schema import Pair, PairSet
+
+    candidates = tmp_path / "c.jsonl"
+    write(PairSet([Pair(f"p{i}", f"one {i}", f"two {i}") for i in range(6)]), candidates)
+    store_path = str(tmp_path / "s.sqlite")
+    assert main(["annotate", "init", store_path]) == 0
+    assert (
+        main(["annotate", "create-project", store_path, "p", "--candidates", str(candidates)]) == 0
+    )
+    store = Store.open(store_path, cheap_hashing=True)
+    pid = store.projects.project_id("p")
+    uid = {n: store.accounts.add_annotator(n, f"pw-{n}-123", projects=[pid]) for n in "abc"}
+    store.queue.assign(pid, mode="single", annotators=[uid["a"]])
+    while (work := store.queue.lease_next(pid, uid["a"])) is not None:
+        n = int(store.item(work.item_id).key[1:])
+        rewrite = (f"uno {n}", f"dos {n}") if n < 3 else None
+        store.queue.save(
+            work.item_id, uid["a"], label="3", revision=0, submit=True, rewrite=rewrite
+        )
+    store.close()
+    assert main(["annotate", "rewrite-check", store_path, "p"]) == 0
+    assert "12 rewrite-check assignments made" in capsys.readouterr().out  # (3 + 3) x 2
+    store = Store.open(store_path, create=False)
+    keys = []
+    while (work := store.queue.lease_next(pid, uid["b"], task="rewrite-check")) is not None:
+        item = store.item(work.item_id)
+        keys.append(item.key)
+        store.queue.save(
+            item.id, uid["b"], label="3", revision=0, submit=True, task="rewrite-check"
+        )
+    store.close()
+    controls = sorted(k for k in keys if not k.startswith("rewrite-"))
+    assert controls == ["p3", "p4", "p5"], keys
