@@ -12,6 +12,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 from parakit.cli import main
 
 
@@ -209,3 +211,66 @@ def test_rewrite_check_controls_are_not_the_rewritten_pairs(tmp_path, capsys):
     store.close()
     controls = sorted(k for k in keys if not k.startswith("rewrite-"))
     assert controls == ["p3", "p4", "p5"], keys
+
+
+# -- item 18: empty inputs are not empty corpora --------------------------------------------------
+
+
+EMPTY_INPUTS = [
+    ("empty.jsonl", "", [], "[E143] {p}, line 1: empty file"),
+    ("blank.jsonl", "\n\n", [], "[E143] {p}, line 1: empty file"),
+    ("empty.tsv", "", ["-f", "turku-opus-pb"], "[E143] {p}, line 1: no pairs"),
+    (
+        "header.tsv",
+        "label\tlex-similarity\tsource\ttxt1\ttxt2\n",
+        ["-f", "turku-opus-pb"],
+        "[E143] {p}, line 1: no pairs",
+    ),
+    ("empty.json", "[]", ["-f", "turku-opus-pb"], "[E143] {p}, line 1: no pairs"),
+    (
+        "mp.csv",
+        "sentence1,sentence2,label\na,b,1\nc,d,\n",
+        ["-f", "multipit"],
+        "[E144] {p}, line 3, field 'label': empty label in a labelled file",
+    ),
+    (
+        "detected.csv",
+        "sentence1,sentence2,label\na,b,1\nc,d,\n",
+        [],
+        "[E144] {p}, line 3, field 'label'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name, content, argv, expected", EMPTY_INPUTS, ids=[c[0] for c in EMPTY_INPUTS]
+)
+def test_empty_inputs_are_refused_with_file_and_line(
+    name, content, argv, expected, tmp_path, capsys
+):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    code = main(["info", str(path), *argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("error: "), err
+    assert expected.format(p=path) in err, err
+
+
+def test_etpc_folder_without_its_xml_files(tmp_path, data_path, capsys):
+    """Item 18: with `-O mrpc=...` a folder holding none of ETPC's XML files read as 4,076
+    MRPC pairs that no phenomenon annotates (a profile over nothing)."""
+    folder = tmp_path / "etpc"
+    folder.mkdir()
+    (folder / "README.txt").write_text("the XML files were not unpacked\n")
+    mrpc = data_path("mrpc/msr_paraphrase_train.txt")
+    code = main(["info", str(folder), "-f", "etpc", "-O", f"mrpc={mrpc}"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and f"[E143] {folder}: no ETPC XML files in the folder" in err, err
+
+
+def test_a_multipit_file_without_label_column_stays_unlabelled(data_path):
+    """The auto-* files have no label column: their pairs are unlabelled, as before."""
+    from parakit.io import read
+
+    pairs = read(data_path("multipit/auto-val.csv"), format="multipit")
+    assert len(pairs) > 0 and all(p.label is None for p in pairs)
