@@ -626,6 +626,16 @@ ISSUE_29 = [
         "[E662] 3 of the 3 items of the rewrite check have fewer than 2 members",
     ),
     (
+        "3 release into a model folder",
+        ["release", "{t}/dev.csv", "-o", "{t}/tfidf", "--license", "mit"],
+        "[E141] {t}/tfidf: the folder is not empty and is not a parakit release folder",
+    ),
+    (
+        "3 model into a folder of other files",
+        ["identify", "train", "{t}/dev.csv", "-o", "{t}"],
+        "[E141] {t}: the folder is not empty and is not a parakit model folder",
+    ),
+    (
         "4 order by a key no pair has",
         ["build", "sample", "{t}/qe.jsonl", "-o", "{t}/s.jsonl", "--n", "2", "--order-by", "QE"],
         "[E560] --order-by QE: no pair has the metadata key 'QE'",

@@ -274,3 +274,33 @@ def test_a_multipit_file_without_label_column_stays_unlabelled(data_path):
 
     pairs = read(data_path("multipit/auto-val.csv"), format="multipit")
     assert len(pairs) > 0 and all(p.label is None for p in pairs)
+
+
+def test_a_model_trained_into_a_model_folder_replaces_it_whole(tmp_path, capsys):
+    """Item 3: a second model trained into the same folder left the first one's
+    dev_metrics.json (and its other files) beside it."""
+    from parakit.cli.demo import example_path
+
+    example = str(example_path())
+    fresh, reused = tmp_path / "fresh", tmp_path / "reused"
+    base = ["identify", "train", example, "--binary"]
+    assert main([*base, "-m", "tfidf", "--dev", example, "-o", str(reused)]) == 0
+    assert (reused / "dev_metrics.json").exists()
+    assert main([*base, "-m", "wor", "-o", str(reused)]) == 0
+    assert main([*base, "-m", "wor", "-o", str(fresh)]) == 0
+    assert sorted(p.name for p in reused.iterdir()) == sorted(p.name for p in fresh.iterdir())
+    assert not any(p.name.endswith(".tmp") for p in tmp_path.iterdir())  # no temporary left
+    card = (reused / "README.md").read_text(encoding="utf-8")
+    assert 'load_model("reused")' in card and ".tmp" not in card
+
+
+def test_a_release_into_a_release_folder_leaves_no_turku_files(tmp_path):
+    """Item 3: a release replaces an earlier release whole (its turku/ files too)."""
+    from parakit.cli.demo import example_path
+
+    folder = tmp_path / "rel"
+    argv = ["release", str(example_path()), "-o", str(folder), "--license", "cc0-1.0"]
+    assert main([*argv, "--turku"]) == 0
+    assert (folder / "turku").is_dir()
+    assert main(argv) == 0
+    assert not (folder / "turku").exists()
