@@ -636,6 +636,11 @@ ISSUE_29 = [
         "[E141] {t}: the folder is not empty and is not a parakit model folder",
     ),
     (
+        "3 bi-encoder into a folder of other files",
+        ["embed", "train", "{t}/dev.csv", "-o", "{t}"],
+        "[E141] {t}: the folder is not empty and is not a parakit model folder",
+    ),
+    (
         "4 order by a key no pair has",
         ["build", "sample", "{t}/qe.jsonl", "-o", "{t}/s.jsonl", "--n", "2", "--order-by", "QE"],
         "[E560] --order-by QE: no pair has the metadata key 'QE'",

@@ -145,23 +145,32 @@ def classifier_card(
 
 
 def biencoder_card(
-    ctx: Any, model: Any, folder: Path, *, train_path: Path, pairs: Any, dev_pairs: Any = None
+    ctx: Any,
+    model: Any,
+    folder: Path,
+    *,
+    train_path: Path,
+    pairs: Any,
+    dev_pairs: Any = None,
+    name: str | None = None,
 ) -> Path:
-    """The model card of an ``embed train`` folder (replaces the sentence-transformers one)."""
+    """The model card of an ``embed train`` folder (replaces the sentence-transformers one;
+    ``name``: the folder's name in the card, when ``folder`` is a temporary folder)."""
     from parakit.models.card import write_model_card
 
+    folder_name = name or folder.name
     history = getattr(model, "history_", []) or []
     data = {"train": _describe_data("train", train_path, pairs)}
     if dev_pairs is not None:
         data["dev"] = f"{len(dev_pairs)} pairs"
     usage = (
         "```python\nfrom sentence_transformers import SentenceTransformer\n\n"
-        f'model = SentenceTransformer("{folder.name}")\n'
+        f'model = SentenceTransformer("{folder_name}")\n'
         'embeddings = model.encode(["text one", "text two"], normalize_embeddings=True)\n```'
     )
     return write_model_card(
         folder,
-        title=f"{folder.name}: paraphrase bi-encoder",
+        title=f"{folder_name}: paraphrase bi-encoder",
         model_type="bi-encoder",
         data=data,
         command=recipe_command(ctx),
