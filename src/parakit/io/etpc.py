@@ -173,6 +173,10 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
         )
     present = [name for name in ALL_FILES if (folder / name).exists()]
     missing = [name for name in ALL_FILES if name not in present]
+    types = read_paraphrase_types(folder / TYPES) if TYPES in present else None
+    relations = {
+        name: read_relations(folder / name, types) for name in ANNOTATION_FILES if name in present
+    }
     if not any(name in present for name in (TEXT_PAIRS, *ANNOTATION_FILES)):
         raise DataFormatError(
             "no ETPC XML files in the folder (expected text_pairs.xml and the annotation "
@@ -180,10 +184,6 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
             path=folder,
             code="E143",
         )
-    types = read_paraphrase_types(folder / TYPES) if TYPES in present else None
-    relations = {
-        name: read_relations(folder / name, types) for name in ANNOTATION_FILES if name in present
-    }
 
     base: list[Pair]
     if TEXT_PAIRS in present:
