@@ -27,6 +27,23 @@ E94x      :class:`HumanEvalError`
 E96x      :class:`EvaluationError`
 E10xx     :class:`AnalysisError` (analysis and reports)
 ========  ==========================================================================
+
+Codes of issue 29 ("never a silently wrong answer"), kept in one block:
+
+========  ==========================================================================
+E140      :class:`DataFormatError`: predictions, scores or ratings joined by id to pairs
+          whose texts they do not carry (made for another file)
+E141      :class:`WriteError`: an output folder that holds something else, or an earlier
+          output of the command without ``--overwrite``
+E142      :class:`WriteError`: a licence id the Hugging Face Hub does not know
+E143      :class:`DataFormatError`: an input file or folder with no pairs at all
+E144      :class:`DataFormatError`: an empty label field in a labelled file
+E560      :class:`ParakitError`: ``build sample --order-by`` a key no pair has
+E660      :class:`AnnotateError`: no store at the path (only ``annotate init`` and
+          ``restore`` create one)
+E661      :class:`AnnotateError`: pairs whose labels are not of the project's scheme
+E662      :class:`AnnotateError`: a rewrite check its members cannot take
+========  ==========================================================================
 """
 
 from __future__ import annotations

@@ -489,3 +489,175 @@ def test_ctrl_c_through_click_abort(monkeypatch, capsys):
     monkeypatch.setattr(app_module, "root_command", Interrupted)
     assert main(["info", EXAMPLE]) == 130
     assert capsys.readouterr().err.strip() == "interrupted"
+
+
+# -- issue 29: never a silently wrong answer (items 1-9) ----------------------------------------
+# Each command below exited 0 with a wrong result or a lost file; now it says why not.
+
+
+@pytest.fixture(scope="module")
+def issue29(tmp_path_factory, data_path):
+    """Real MultiPIT rows as two small CSV files (ids are row numbers in both), predictions and
+    scores made for the first, a store, and a Turku-labelled and a binary candidate file."""
+    import json
+
+    tmp_path = tmp_path_factory.mktemp("issue29")
+    lines = data_path("multipit/expert-train.csv").read_text(encoding="utf-8").splitlines()
+    dev_lines = data_path("multipit/expert-val.csv").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "train.csv").write_text("\n".join(lines[:41]) + "\n", encoding="utf-8")
+    (tmp_path / "dev.csv").write_text("\n".join(dev_lines[:41]) + "\n", encoding="utf-8")
+    model = tmp_path / "tfidf"
+    assert main(["identify", "train", str(tmp_path / "train.csv"), "-o", str(model), "-q"]) == 0
+    argv = ["identify", "predict", str(model), str(tmp_path / "train.csv"), "-o"]
+    assert main([*argv, str(tmp_path / "train-pred.jsonl")]) == 0
+    from parakit.io import read
+
+    train = read(tmp_path / "train.csv")
+    with (tmp_path / "train-scores.csv").open("w", encoding="utf-8", newline="") as handle:
+        import csv
+
+        writer = csv.writer(handle)
+        writer.writerow(["id", "text1", "text2", "neg_conf", "pos_conf"])
+        writer.writerows([p.id, p.text1, p.text2, 0.5, 0.5] for p in train)
+    assert main(["annotate", "init", str(tmp_path / "store.sqlite")]) == 0
+    (tmp_path / "qe.jsonl").write_text(
+        json.dumps({"parakit": 1, "scheme": "binary"})
+        + "".join(
+            "\n"
+            + json.dumps({"id": p.id, "text1": p.text1, "text2": p.text2, "metadata": {"qe": 0.5}})
+            for p in train
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "few.csv").write_text("\n".join(dev_lines[:4]) + "\n", encoding="utf-8")
+    _store_with_a_rewrite(tmp_path / "rw.sqlite", tmp_path / "few.csv")
+    return tmp_path
+
+
+def _store_with_a_rewrite(path, candidates):
+    """A project whose only member labelled every pair and rewrote one: nobody is left who
+    may judge the rewrite check."""
+    from parakit.annotate.store import Store
+
+    assert main(["annotate", "init", str(path)]) == 0
+    assert (
+        main(["annotate", "create-project", str(path), "p", "--candidates", str(candidates)]) == 0
+    )
+    store = Store.open(path, cheap_hashing=True)
+    pid = store.projects.project_id("p")
+    uid = store.accounts.add_annotator("ann1", "pw-ann1-123", projects=[pid])
+    store.queue.assign(pid, mode="single", annotators=[uid])
+    while (work := store.queue.lease_next(pid, uid)) is not None:
+        store.queue.save(
+            work.item_id, uid, label="1", revision=0, submit=True, rewrite=("a b", "b a")
+        )
+    store.close()
+
+
+ISSUE_29 = [
+    (
+        "1 profile of predictions for another file",
+        ["report", "profile", "{t}/dev.csv", "-p", "{t}/train-pred.jsonl", "-o", "{t}/rep"],
+        "[E140] {t}/train-pred.jsonl, line 2, field 'text1': pair id '0' has other texts",
+    ),
+    (
+        "1 select with the scores of another file",
+        ["mine", "select", "{t}/dev.csv", "--scores", "{t}/train-scores.csv", "-o", "{t}/n.jsonl"],
+        "[E140] {t}/train-scores.csv, line 2, field 'text1': pair id '0'",
+    ),
+    (
+        "2 serve a mistyped store",
+        ["annotate", "serve", "{t}/nosuch.sqlite", "--host", "256.0.0.1"],  # never serves
+        "[E660] no store at {t}/nosuch.sqlite; create one with `parakit annotate init",
+    ),
+    (
+        "2 export from a mistyped store",
+        ["annotate", "export", "{t}/typo.sqlite", "p", "-o", "{t}/x.jsonl"],
+        "no store at {t}/typo.sqlite",
+    ),
+    (
+        "2 stats of a mistyped store",
+        ["annotate", "stats", "{t}/typo.sqlite", "p"],
+        "no store at {t}/typo.sqlite",
+    ),
+    (
+        "2 release from a mistyped store",
+        [
+            "release",
+            "--store",
+            "{t}/typo.db",
+            "--project",
+            "p",
+            "-o",
+            "{t}/rel",
+            "--license",
+            "mit",
+        ],
+        "no store at {t}/typo.db",
+    ),
+    (
+        "2 create a project in a mistyped store",
+        ["annotate", "create-project", "{t}/typo.sqlite", "p", "--candidates", "{t}/dev.csv"],
+        "no store at {t}/typo.sqlite",
+    ),
+    (
+        "6 the convert command the dataset card printed",
+        ["convert", "{t}/dev.csv", "{t}/out.jsonl"],
+        "Missing option '--output' / '-o'",
+    ),
+    (
+        "7 binary pairs into a Turku project",
+        [
+            "annotate",
+            "create-project",
+            "{t}/store.sqlite",
+            "mp",
+            "--candidates",
+            "{t}/dev.csv",
+            "--scheme",
+            "turku",
+        ],
+        "[E661] the pairs are labelled in the 'binary' scheme (pair '0': '1')",
+    ),
+    (
+        "9 a rewrite check nobody may take",
+        ["annotate", "rewrite-check", "{t}/rw.sqlite", "p"],
+        "[E662] 3 of the 3 items of the rewrite check have fewer than 2 members",
+    ),
+    (
+        "3 release into a model folder",
+        ["release", "{t}/dev.csv", "-o", "{t}/tfidf", "--license", "mit"],
+        "[E141] {t}/tfidf: the folder is not empty and is not a parakit release folder",
+    ),
+    (
+        "3 model into a folder of other files",
+        ["identify", "train", "{t}/dev.csv", "-o", "{t}"],
+        "[E141] {t}: the folder is not empty and is not a parakit model folder",
+    ),
+    (
+        "3 bi-encoder into a folder of other files",
+        ["embed", "train", "{t}/dev.csv", "-o", "{t}"],
+        "[E141] {t}: the folder is not empty and is not a parakit model folder",
+    ),
+    (
+        "4 order by a key no pair has",
+        ["build", "sample", "{t}/qe.jsonl", "-o", "{t}/s.jsonl", "--n", "2", "--order-by", "QE"],
+        "[E560] --order-by QE: no pair has the metadata key 'QE'",
+    ),
+    (
+        "5 a licence the Hub does not know",
+        ["release", "{t}/dev.csv", "-o", "{t}/rel", "--license", "mit-ish"],
+        "[E142] {t}/rel: --license 'mit-ish' is not a Hugging Face Hub licence id; did you mean",
+    ),
+]
+
+
+@pytest.mark.parametrize("name, argv, expected", ISSUE_29, ids=[c[0] for c in ISSUE_29])
+def test_silently_wrong_answer_is_refused(name, argv, expected, issue29, capsys):
+    capsys.readouterr()
+    code = main(_argv(argv, issue29, issue29))
+    _check(capsys.readouterr().err, expected.format(t=issue29), code)
+    assert not (issue29 / "typo.sqlite").exists() and not (issue29 / "typo.db").exists()
+    assert not (issue29 / "nosuch.sqlite").exists()
+    assert not (issue29 / "rel").exists() and not (issue29 / "rep.html").exists()

@@ -8,6 +8,7 @@ export`` -> ``build subtitles --yields``), never by hand.
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -239,13 +240,14 @@ def test_rewrite_check_from_the_tools_own_classifications(tmp_path, capsys):
 
     _ok("annotate", "rewrite-check", store_path, "rw", "--seed", 0)
     out = capsys.readouterr()
-    assert "20 rewrite-check assignments made" in out.out  # (5 + 5) x 2
+    # (5 rewrites + 3 pairs none was rewritten from: p5-p7) x 2 (issue 29.9)
+    assert "16 rewrite-check assignments made" in out.out
     assert "warning" not in out.err
 
     store = Store.open(str(store_path))
     # two members (ann3, ann4) can judge each item: enough for two judgments, not for three
     assert store.review.rewrite_check_shortfall(pid) == 0
-    assert store.review.rewrite_check_shortfall(pid, annotations=3) == 10
+    assert store.review.rewrite_check_shortfall(pid, annotations=3) == 8
     # ann1 and ann2 labelled every pair (and wrote or saw every rewrite's original): the
     # check goes to ann3 and ann4 only, each item once to each
     for who in ("ann1", "ann2"):
@@ -267,7 +269,7 @@ def test_rewrite_check_from_the_tools_own_classifications(tmp_path, capsys):
                 item.id, uid[who], label=label, revision=0, submit=True, task="rewrite-check"
             )
             judged.setdefault(who, []).append(item.key)
-    assert sorted(judged["ann3"]) == sorted(judged["ann4"]) and len(judged["ann3"]) == 10
+    assert sorted(judged["ann3"]) == sorted(judged["ann4"]) and len(judged["ann3"]) == 8
     assert sum(k.startswith("rewrite-") for k in judged["ann3"]) == 5
     # the two disputed rewrites reach the consensus page (the classification dispute is gone)
     assert {item.id for item, _ in store.review.disagreements(pid)} == flip
@@ -275,14 +277,21 @@ def test_rewrite_check_from_the_tools_own_classifications(tmp_path, capsys):
     shown = set(map(int, re.findall(r'<section class="conflict" id="item-(\d+)"', consensus)))
     assert shown == flip
     report = store.review.rewrite_check_report(pid)
-    assert (report["final"], report["unresolved"], report["share_4_resolved"]) == (3, 2, 1.0)
+    # issue 29.8: not 1.0 (the 3 final labels so far) while 2 disputes are open
+    assert (report["final"], report["unresolved"]) == (3, 2)
+    assert math.isnan(report["share_4_resolved"])
+    capsys.readouterr()
+    _ok("annotate", "stats", store_path, "rw")
+    lines = {x.split("\t")[0]: x.split("\t")[1:] for x in capsys.readouterr().out.splitlines()}
+    value, reason = lines["rewrite_check_share_4_resolved"]
+    assert value == "nan" and "2 rewrites are still disputed" in reason, reason
     for item_id in flip:  # the adjudicator sides with ann4
         store.review.resolve(item_id, "2", uid["boss"])
     store.close()
 
     capsys.readouterr()
     _ok("annotate", "stats", store_path, "rw")
-    lines = dict(line.split("\t") for line in capsys.readouterr().out.splitlines() if "\t" in line)
+    lines = dict(x.split("\t")[:2] for x in capsys.readouterr().out.splitlines() if "\t" in x)
     # judgments on rewrites: 8 of 10 say 4; after resolution 3 of 5 rewrites are 4
     assert lines["rewrite_check_share_4"] == "0.8000"
     assert lines["rewrite_check_share_4_resolved"] == "0.6000"

@@ -47,6 +47,7 @@ from parakit.analysis.stats import (
 )
 from parakit.errors import AnalysisError, DataFormatError
 from parakit.io.jsonl import iter_jsonl
+from parakit.io.validate import Where, check_joined_texts
 
 _TRUE = {"1", "true", "yes", "paraphrase", "positive"}
 _FALSE = {"0", "false", "no", "non-paraphrase", "negative"}
@@ -81,7 +82,12 @@ def _is_canonical(path: Path) -> bool:
     return first is not None and isinstance(first[1], dict) and "parakit" in first[1]
 
 
-def load_predictions(path: str | Path, ids: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+def load_predictions(
+    path: str | Path,
+    ids: Sequence[str] | None = None,
+    texts: Mapping[str, tuple[str, str]] | None = None,
+    against: str = "the test set",
+) -> dict[str, np.ndarray]:
     """Read system predictions from CSV, TSV or JSONL.
 
     Layouts (header required for CSV/TSV):
@@ -98,12 +104,17 @@ def load_predictions(path: str | Path, ids: Sequence[str] | None = None) -> dict
         path: the file.
         ids: the test pairs' ids; predictions are returned in this order and every id must
             have a prediction from every system. Without ``ids``, the file's order is kept.
+        texts: the test pairs' ``(text1, text2)`` by id: a prediction that carries texts (the
+            canonical JSONL of ``identify predict``, or ``text1``/``text2`` columns) must carry
+            these, or it was made for another file (ids of CSV/TSV imports are row numbers).
+        against: the test set's name, for that message.
 
     Returns:
         system name -> 0/1 array.
 
     Raises:
-        DataFormatError: unknown layout, non-binary value, or a missing id (named).
+        DataFormatError: unknown layout, non-binary value, or a missing id (named); E140 a
+            prediction whose texts differ from the test pair of its id (the first one named).
     """
     path = Path(path)
     if not path.exists():
@@ -111,7 +122,11 @@ def load_predictions(path: str | Path, ids: Sequence[str] | None = None) -> dict
     table: dict[str, dict[str, int]] = {}
     order: list[str] = []
 
-    def put(system: str, pid: str, value: Any, line: int) -> None:
+    def put(system: str, pid: str, value: Any, line: int, record: Any = None) -> None:
+        if texts is not None and record is not None and "text1" in record and "text2" in record:
+            check_joined_texts(
+                texts, pid, (record["text1"], record["text2"]), Where(path, line), against
+            )
         table.setdefault(system, {})[pid] = _binary(value, path=path, line=line)
         if pid not in seen:
             seen.add(pid)
@@ -127,7 +142,7 @@ def load_predictions(path: str | Path, ids: Sequence[str] | None = None) -> dict
             if value is None:  # no binary reading of the label: P(paraphrase) decides
                 proba = (pair.metadata.get("prediction") or {}).get("p_paraphrase")
                 value = None if proba is None else int(proba >= 0.5)
-            put(path.stem, pair.id, value, number)
+            put(path.stem, pair.id, value, number, {"text1": pair.text1, "text2": pair.text2})
     elif path.suffix in (".jsonl", ".json"):
         for number, record in iter_jsonl(path, code="E1004"):
             if "id" not in record:
@@ -136,9 +151,9 @@ def load_predictions(path: str | Path, ids: Sequence[str] | None = None) -> dict
                 )
             if "predictions" in record:
                 for system, value in record["predictions"].items():
-                    put(str(system), str(record["id"]), value, number)
+                    put(str(system), str(record["id"]), value, number, record)
             elif "system" in record and "prediction" in record:
-                put(str(record["system"]), str(record["id"]), record["prediction"], number)
+                put(str(record["system"]), str(record["id"]), record["prediction"], number, record)
             else:
                 raise DataFormatError(
                     "expected 'system' + 'prediction' or 'predictions'",
@@ -158,11 +173,11 @@ def load_predictions(path: str | Path, ids: Sequence[str] | None = None) -> dict
             long = {"system", "prediction"} <= set(fields)
             for number, row in enumerate(reader, start=2):
                 if long:
-                    put(row["system"], row["id"], row["prediction"], number)
+                    put(row["system"], row["id"], row["prediction"], number, row)
                 else:
                     for system in fields:
-                        if system != "id":
-                            put(system, row["id"], row[system], number)
+                        if system not in ("id", "text1", "text2"):
+                            put(system, row["id"], row[system], number, row)
     if not table:
         raise DataFormatError("no predictions in the file", path=path, code="E1004")
     wanted = list(ids) if ids is not None else order

@@ -36,7 +36,7 @@ from typing import IO, Any
 
 from sqlalchemy import DateTime, Engine, LargeBinary, Table, func, inspect, select, text
 
-from parakit.annotate.db import make_engine, store_url, upgrade, utcnow
+from parakit.annotate.db import make_engine, require_store, store_url, upgrade, utcnow
 from parakit.annotate.models import Base
 from parakit.errors import AnnotateError
 
@@ -60,6 +60,7 @@ def backup(store: str | Path, path: str | Path) -> dict[str, int]:
     Raises:
         AnnotateError: a SQLite-file backup of a PostgreSQL store, or the store is unreadable.
     """
+    require_store(store)
     url, path = store_url(store), Path(path)
     if is_sqlite_file_name(path):
         if not url.startswith("sqlite"):

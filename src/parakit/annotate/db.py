@@ -30,7 +30,7 @@ from parakit.annotate.models import (
     Project,
 )
 from parakit.annotate.tasks import CLASSIFY
-from parakit.errors import NotFound
+from parakit.errors import AnnotateError, NotFound
 from parakit.labels import LabelScheme, scheme_from_spec
 
 T = TypeVar("T")
@@ -52,6 +52,21 @@ def store_url(target: str | Path) -> str:
             return "postgresql+psycopg://" + text[len("postgresql://") :]
         return text
     return f"sqlite:///{Path(text).resolve()}"
+
+
+def require_store(target: str | Path) -> None:
+    """Refuse a SQLite path with no file (E660); a database URL is left to the server.
+
+    Raises:
+        AnnotateError: E660 no store at the path (with the command that creates one).
+    """
+    text = str(target)
+    if "://" in text or Path(text).is_file():
+        return
+    what = "a folder, not a store" if Path(text).is_dir() else "no store"
+    raise AnnotateError(
+        f"{what} at {text}; create one with `parakit annotate init {text}`", code="E660"
+    )
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -159,11 +174,20 @@ class Database:
         migrate: bool = True,
         cheap_hashing: bool = False,
         connections: int | None = None,
+        create: bool = True,
         **kwargs: Any,
     ) -> Self:
         """Open (and by default create or upgrade) the store at a path or database URL;
         ``connections``: the most database connections this process opens (PostgreSQL; by
-        default 30), ``kwargs`` go to the constructor."""
+        default 30), ``kwargs`` go to the constructor.
+
+        Raises:
+            AnnotateError: E660 ``create=False`` and no SQLite file at the path (every command
+                but ``annotate init`` and ``restore`` opens so: a mistyped path must not become
+                a new, empty store).
+        """
+        if not create:
+            require_store(target)
         options = {}
         if connections is not None and "://" in str(target):
             half = max(1, connections // 2)  # half kept open, half opened under load

@@ -153,7 +153,7 @@ def balanced_sample(
         values: precomputed similarities (skip computing ``measure``).
         exclude_exact: drop pairs with identical texts (default: True for ``wor``).
         order_by: metadata key; take the highest values within a bin instead of a random
-            draw (the paper's descending QE order).
+            draw (the paper's descending QE order). A key no pair has is refused (E560).
         seed: random seed.
         lang, method: tokenisation for ``wor`` (TMUP text is pre-tokenised:
             ``method="whitespace"``).
@@ -163,6 +163,14 @@ def balanced_sample(
     """
     if n_per_bin < 0:
         raise ParakitError("n_per_bin must be >= 0", code="E508")
+    if order_by is not None and not any(order_by in p.metadata for p in pairs):
+        present = sorted({k for p in pairs for k in p.metadata})
+        raise ParakitError(
+            f"--order-by {order_by}: no pair has the metadata key {order_by!r}, so the sample "
+            "would not be ordered at all; keys present: "
+            + (", ".join(present) if present else "none"),
+            code="E560",
+        )
     if exclude_exact is None:
         exclude_exact = measure == "wor"
     sim = (

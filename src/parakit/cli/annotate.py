@@ -50,7 +50,7 @@ def init(
     """Create the store or upgrade its schema to the current version (Alembic)."""
     from parakit.annotate.store import Store
 
-    st = Store.open(store)
+    st = Store.open(store)  # the one command that creates a store
     if admin:
         st.accounts.add_annotator(admin, _password(password, admin), role="admin")
     typer.echo(f"store ready: {store}")
@@ -67,7 +67,7 @@ def add_user(
     """Create an annotator (the password is stored as an argon2 hash)."""
     from parakit.annotate.store import Store
 
-    st = Store.open(store)
+    st = Store.open(store, create=False)
     pids = [st.projects.project_id(name_) for name_ in project or ()]
     st.accounts.add_annotator(name, _password(password, name), role=role, projects=pids)
     typer.echo(f"user {name} ({role}) created")
@@ -82,7 +82,7 @@ def deactivate(
     """Deactivate an annotator: their sessions end and their open work returns to the pool."""
     from parakit.annotate.store import Store
 
-    st = Store.open(store)
+    st = Store.open(store, create=False)
     returned = st.accounts.set_active(st.accounts.annotator_id(name), reactivate)
     if reactivate:
         typer.echo(f"{name} is active again")
@@ -105,7 +105,13 @@ def create_project(
         Path | None,
         typer.Option(help="the texts file of a Turku data file (default: found beside it)"),
     ] = None,
-    scheme: Annotated[str, typer.Option(help="turku, binary, japanese, likert, graded")] = "turku",
+    scheme: Annotated[
+        str | None,
+        typer.Option(
+            help="turku, binary, japanese, likert, graded (default: the labelled pairs' scheme, "
+            "else turku)"
+        ),
+    ] = None,
     classify_mode: Annotated[
         str, typer.Option(help="single or double annotation of extracted pairs")
     ] = "single",
@@ -126,7 +132,7 @@ def create_project(
 ) -> None:
     """Create a project from candidate pairs or document pairs (one transaction: a failed
     import leaves nothing behind)."""
-    from parakit.annotate.services.projects import read_pairs
+    from parakit.annotate.services.projects import pairs_scheme, read_pairs
     from parakit.annotate.store import Store
 
     if (candidates is None) == (documents is None):
@@ -145,10 +151,10 @@ def create_project(
         settings["suggestions"] = True
     if pairs.lang:  # kept for the export (the store has no other place for it)
         settings["lang"] = pairs.lang
-    st = Store.open(store)
+    st = Store.open(store, create=False)
     pid, count = st.projects.create_with_pairs(
         name,
-        scheme,
+        scheme or pairs_scheme(pairs),
         pairs,
         kind="candidates" if candidates else "documents",
         settings=settings,
@@ -165,7 +171,7 @@ def delete_project(
     """Delete a project with its items, documents, annotations and queue (users stay)."""
     from parakit.annotate.store import Store
 
-    st = Store.open(store)
+    st = Store.open(store, create=False)
     pid = st.projects.project_id(project)
     if not yes:
         typer.confirm(f"delete project {project!r} and all its annotations?", abort=True)
@@ -216,7 +222,7 @@ def projects(store: Annotated[str, STORE]) -> None:
     """List the projects: id, name, scheme, items, submitted annotations, members."""
     from parakit.annotate.store import Store
 
-    st = Store.open(store)
+    st = Store.open(store, create=False)
     typer.echo("id\tname\tscheme\titems\tannotations\tmembers")
     for row in st.projects.overview():
         typer.echo(
@@ -235,7 +241,7 @@ def members(
     """Add (or remove) project members; with no names, list them."""
     from parakit.annotate.store import Store
 
-    st = Store.open(store)
+    st = Store.open(store, create=False)
     pid = st.projects.project_id(project)
     for name in names or []:
         uid = st.accounts.annotator_id(name)
@@ -266,7 +272,7 @@ def assign(
     """Queue a project's unassigned items (or document pairs) for annotation."""
     from parakit.annotate.store import Store
 
-    st = Store.open(store)
+    st = Store.open(store, create=False)
     made = st.queue.assign_task(
         st.projects.project_id(project),
         task=task,
@@ -309,7 +315,7 @@ def attach_model(
 
     if order not in ORDERS:
         raise typer.BadParameter(f"use one of {', '.join(ORDERS)}", param_hint="--order")
-    st = Store.open(store)
+    st = Store.open(store, create=False)
     pid = st.projects.project_id(project)
     if detach:
         st.model.detach(pid)
@@ -352,7 +358,7 @@ def rewrite_check(
     shuffled, for members who never labelled the item; `annotate stats` reports it."""
     from parakit.annotate.store import Store
 
-    st = Store.open(store)
+    st = Store.open(store, create=False)
     pid = st.projects.project_id(project)
     made = st.review.make_rewrite_check(pid, seed=seed, annotations=annotations)
     typer.echo(f"{made} rewrite-check assignments made")
@@ -440,8 +446,9 @@ def serve(
     from parakit.annotate.store import Store
     from parakit.annotate.web.app import SERVE_ENVIRONMENT
 
+    # upgrade the schema once, before any worker starts; a mistyped path is refused
+    Store.open(store, create=False).close()
     _check_port_free(host, port)
-    Store.open(store).close()  # create or upgrade the schema once, before any worker starts
     settings = {
         "store": store,
         "session_hours": session_hours,
@@ -486,7 +493,7 @@ def export(
     """Export the project's labelled pairs with their contexts."""
     from parakit.annotate.store import Store
 
-    st = Store.open(store)
+    st = Store.open(store, create=False)
     pid = st.projects.project_id(project)
     dropped = tuple(_names(drop) or ())
     path = st.exports.export(pid, output, drop_labels=dropped, judgments=judgments)
@@ -510,16 +517,20 @@ def stats(store: Annotated[str, STORE], project: Annotated[str, typer.Argument()
     """Extraction statistics (Table 1), agreement on double-annotated items (T9) and the
     rewrite check (T10)."""
     from parakit.annotate.extraction import extraction_stats
+    from parakit.annotate.services.review import why_undefined
     from parakit.annotate.store import Store
 
-    st = Store.open(store)
+    st = Store.open(store, create=False)
     pid = st.projects.project_id(project)
     for row in extraction_stats(st.extraction.extraction_rows(pid)):
         typer.echo(json.dumps(row))
     for key, value in st.review.agreement(pid).items():
-        typer.echo(f"{key}\t{value:.4f}")
-    for key, value in st.review.rewrite_check_report(pid).items():
-        typer.echo(f"rewrite_check_{key}\t{value:.4f}")
+        reason = why_undefined(key, value)  # nan: say what is undefined and why
+        typer.echo(f"{key}\t{value:.4f}" + (f"\t{reason}" if reason else ""))
+    check = st.review.rewrite_check_report(pid)
+    for key, value in check.items():
+        reason = why_undefined(key, value, check)
+        typer.echo(f"rewrite_check_{key}\t{value:.4f}" + (f"\t{reason}" if reason else ""))
     if st.model.info(pid):
         for key, value in st.model.summary(pid).items():
             typer.echo(f"model_guess_{key}\t{value:.4f}")

@@ -62,8 +62,11 @@ def train(
 ) -> None:
     """Fine-tune a bi-encoder with mean pooling on the binary reading of the labels; the folder
     gets a model card README.md."""
+    from parakit.io.atomic import check_output_folder, replace_folder
+    from parakit.models.base import is_model_folder
     from parakit.models.biencoder import BiEncoder
 
+    check_output_folder(output, is_model_folder, "a parakit model folder")  # before training
     model = BiEncoder(
         check_model(base_model, "--base-model"),
         loss=loss,
@@ -84,10 +87,17 @@ def train(
         dev=dev_pairs,
         hard_negatives=read_pairs(hard_negatives) if hard_negatives else None,
     )
-    model.save(output)
-    biencoder_card(
-        ctx, model, output, train_path=train_file, pairs=train_pairs, dev_pairs=dev_pairs
-    )
+    with replace_folder(output, is_model_folder, "a parakit model folder") as folder:
+        model.save(folder)
+        biencoder_card(
+            ctx,
+            model,
+            folder,
+            train_path=train_file,
+            pairs=train_pairs,
+            dev_pairs=dev_pairs,
+            name=output.name,
+        )
     typer.echo(json.dumps({"saved": str(output), "history": model.history_}, indent=2))
     if push_to_hub:
         push(output, push_to_hub, "model", private)

@@ -433,7 +433,7 @@ def human_import(
     from parakit.io.atomic import atomic_write
 
     ratings = read_ratings(sheets)
-    key_frame = read_key(key) if key is not None else None
+    key_frame = read_key(key, ratings) if key is not None else None
     alphas = {
         aspect: krippendorff_alpha(aspect_judgments(ratings, aspect), "ordinal", SCALE)
         for aspect in ASPECTS

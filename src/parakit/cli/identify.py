@@ -138,8 +138,11 @@ def train(
     when --dev is given)."""
     import time
 
-    from parakit.models.base import make_model
+    from parakit.io.atomic import check_output_folder, replace_folder
+    from parakit.models.base import is_model_folder, make_model
 
+    # before hours of training: a folder of another kind is refused at once (E141)
+    check_output_folder(output, is_model_folder, "a parakit model folder")
     pairs = _load_training_sets(train_paths, fmt, binary, reading)
     if negatives is not None:
         from parakit.models.bootstrap import bootstrap_training_set
@@ -167,27 +170,32 @@ def train(
     else:
         classifier.fit(pairs, eval_set=dev_pairs)
     seconds = time.perf_counter() - start
-    classifier.save(output)
+    # the folder is replaced whole: a model trained into it before leaves no file behind
+    with replace_folder(output, is_model_folder, "a parakit model folder") as folder:
+        classifier.save(folder)
+        if dev_pairs is not None:
+            from parakit.evaluate.classification import evaluate_classifier
+
+            report = evaluate_classifier(classifier, dev_pairs, reading=reading, name="dev")
+            report.save(folder, stem="dev_metrics")
+        classifier_card(
+            ctx,
+            classifier,
+            folder,
+            train_paths=list(train_paths),
+            pairs=pairs,
+            dev=dev,
+            dev_pairs=dev_pairs,
+            metrics=report.metrics if dev_pairs is not None else None,
+            reading=reading,
+            name=output.name,
+        )
     typer.echo(f"trained {model} on {len(pairs)} pairs in {seconds:.1f} s; saved to {output}")
     if dev_pairs is not None:
-        from parakit.evaluate.classification import evaluate_classifier
-
-        report = evaluate_classifier(classifier, dev_pairs, reading=reading, name="dev")
-        report.save(output, stem="dev_metrics")
         m = report.metrics
         f1 = m["positive"]["f1"] if "positive" in m else m["macro"]["f1"]
         typer.echo(f"dev accuracy {m['accuracy']:.3f}  F1 {f1:.3f}")
-    card = classifier_card(
-        ctx,
-        classifier,
-        output,
-        train_paths=list(train_paths),
-        pairs=pairs,
-        dev=dev,
-        dev_pairs=dev_pairs,
-        metrics=report.metrics if dev_pairs is not None else None,
-        reading=reading,
-    )
+    card = output / "README.md"
     typer.echo(f"model card: {card}")
     if push_to_hub:
         push(output, push_to_hub, "model", private)

@@ -5,6 +5,7 @@ Heavy libraries are imported inside the commands, so ``parakit --help`` stays fa
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -340,18 +341,42 @@ def _nan_to_null(value: Any) -> Any:
     return value
 
 
-def _read_confidences(scores: Path, n: int) -> tuple[Any, Any]:
-    """The ``neg_conf`` and ``pos_conf`` columns of a scores CSV with one row per pair."""
+def _read_confidences(scores: Path, data: Any, against: Path) -> tuple[Any, Any]:
+    """The ``neg_conf`` and ``pos_conf`` columns of a scores CSV with one row per pair; where
+    the file has ``id``/``text1``/``text2`` columns (``mine tiles`` writes them), each row must
+    name its pair (E140: scores made for another file)."""
     import pandas as pd
 
     from parakit.errors import MineError
+    from parakit.io.validate import Where, check_joined_texts
 
     try:
-        frame = pd.read_csv(scores)
+        frame = pd.read_csv(scores, dtype={"id": str, "text1": str, "text2": str},
+                            keep_default_na=False)  # fmt: skip
     except (ValueError, pd.errors.ParserError) as err:
         raise MineError(f"{scores}: not a CSV file: {err}", code="E805") from None
+    n = len(data)
     if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != n:
         raise MineError(f"{scores}: need columns neg_conf, pos_conf and {n} rows", code="E805")
+    if "id" in frame.columns:
+        texts = "text1" in frame.columns and "text2" in frame.columns
+        for line, (pair, row) in enumerate(zip(data, frame.itertuples(), strict=True), start=2):
+            where = Where(scores, line)
+            if row.id != pair.id:
+                raise where.error(
+                    f"pair id {row.id!r} where {against} has {pair.id!r} (row {line - 1}): "
+                    "scores made for another file?",
+                    "id",
+                    "E140",
+                )
+            if texts:
+                check_joined_texts(
+                    {pair.id: (pair.text1, pair.text2)},
+                    pair.id,
+                    (row.text1, row.text2),
+                    where,
+                    str(against),
+                )
     return frame["neg_conf"].to_numpy(), frame["pos_conf"].to_numpy()
 
 
@@ -401,7 +426,7 @@ def tiles_cmd(
     if sum(x is not None for x in (scores, classifier, baseline_model)) != 1:
         raise MineError("give exactly one of --scores, --classifier, --baseline-model", code="E805")
     if scores is not None:
-        neg, pos = _read_confidences(scores, len(data))
+        neg, pos = _read_confidences(scores, data, sample)
         source = f"scores file {scores}"
     else:
         if classifier is not None:
@@ -432,9 +457,13 @@ def tiles_cmd(
     output.mkdir(parents=True, exist_ok=True)
     tiles.plot(output / "tiles.png", title=f"{sample.name}: negative density per tile")
     if scores is None:  # keep the scores: other rules can then be tried with --scores
-        with atomic_write(output / "scores.csv") as handle:
-            handle.write("neg_conf,pos_conf\n")
-            handle.writelines(f"{a:.6f},{b:.6f}\n" for a, b in zip(neg, pos, strict=True))
+        with atomic_write(output / "scores.csv", newline="") as handle:
+            writer = csv.writer(handle)  # id and texts: --scores checks they name its pairs
+            writer.writerow(["id", "text1", "text2", "neg_conf", "pos_conf"])
+            writer.writerows(
+                [p.id, p.text1, p.text2, f"{a:.6f}", f"{b:.6f}"]
+                for p, a, b in zip(data, neg, pos, strict=True)
+            )
     with atomic_write(output / "tiles.md") as handle:
         handle.write(tiles.to_markdown() + "\n")
     with atomic_write(output / "selection.json") as handle:  # standard JSON: NaN -> null
@@ -501,7 +530,7 @@ def select_cmd(
              "pos_lex_min": pos_lex_min, "pos_conf_min": pos_conf_min}  # fmt: skip
     rules.update({k: v for k, v in given.items() if v is not None})
     if scores is not None:
-        neg, pos = _read_confidences(scores, len(data))
+        neg, pos = _read_confidences(scores, data, candidates)
     else:
         from parakit.mine.rerank import load_classifier, tile_confidences
 

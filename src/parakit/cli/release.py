@@ -91,8 +91,10 @@ def classifier_card(
     dev_pairs: Any = None,
     metrics: dict[str, Any] | None = None,
     reading: str | None = None,
+    name: str | None = None,
 ) -> Path:
-    """The model card of an ``identify train`` folder."""
+    """The model card of an ``identify train`` folder (``name``: the folder's name in the
+    card's examples, when ``folder`` is the temporary folder it is written in)."""
     from parakit.models.card import write_model_card
 
     classes = [str(c) for c in classifier.classes_]
@@ -105,7 +107,7 @@ def classifier_card(
     data = {"train": _describe_data("train", train_paths, pairs)}
     if dev is not None and dev_pairs is not None:
         data["dev"] = _describe_data("dev", dev, dev_pairs)
-    folder_name = folder.name
+    folder_name = name or folder.name
     if classifier.model_type == "cross-encoder":
         usage = (
             "```python\nfrom sentence_transformers import CrossEncoder\n\n"
@@ -143,23 +145,32 @@ def classifier_card(
 
 
 def biencoder_card(
-    ctx: Any, model: Any, folder: Path, *, train_path: Path, pairs: Any, dev_pairs: Any = None
+    ctx: Any,
+    model: Any,
+    folder: Path,
+    *,
+    train_path: Path,
+    pairs: Any,
+    dev_pairs: Any = None,
+    name: str | None = None,
 ) -> Path:
-    """The model card of an ``embed train`` folder (replaces the sentence-transformers one)."""
+    """The model card of an ``embed train`` folder (replaces the sentence-transformers one;
+    ``name``: the folder's name in the card, when ``folder`` is a temporary folder)."""
     from parakit.models.card import write_model_card
 
+    folder_name = name or folder.name
     history = getattr(model, "history_", []) or []
     data = {"train": _describe_data("train", train_path, pairs)}
     if dev_pairs is not None:
         data["dev"] = f"{len(dev_pairs)} pairs"
     usage = (
         "```python\nfrom sentence_transformers import SentenceTransformer\n\n"
-        f'model = SentenceTransformer("{folder.name}")\n'
+        f'model = SentenceTransformer("{folder_name}")\n'
         'embeddings = model.encode(["text one", "text two"], normalize_embeddings=True)\n```'
     )
     return write_model_card(
         folder,
-        title=f"{folder.name}: paraphrase bi-encoder",
+        title=f"{folder_name}: paraphrase bi-encoder",
         model_type="bi-encoder",
         data=data,
         command=recipe_command(ctx),
@@ -256,9 +267,13 @@ def release(
     Parquet per split (documents never cross splits), a 'documents' config with the texts the
     spans point into, and a dataset card README.md; `parakit convert`, `parakit info` and
     `parakit.read` read the folder back into the same pairs."""
-    from parakit.io.release import write_release
+    from parakit.io.atomic import check_output_folder
+    from parakit.io.hub import check_license
+    from parakit.io.release import is_release, write_release
     from parakit.split import linked_groups, random_split
 
+    check_license(license, output)  # before reading anything: the Hub refuses it only at push
+    check_output_folder(output, is_release, "a parakit release folder")
     if (input is None) == (store is None):
         raise typer.BadParameter("give an input file or --store with --project")
     if store is not None and not project:
@@ -282,7 +297,7 @@ def release(
                 param_hint="--store",
             ) from None
 
-        st = Store.open(store)
+        st = Store.open(store, create=False)
         pid = st.projects.project_id(str(project))
         pairs = st.exports.to_pairset(pid, judgments=judgments)
         agreement = st.review.agreement(pid)

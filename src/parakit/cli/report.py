@@ -101,6 +101,11 @@ def profile_command(
         binary = pairs.binary_labels(reading)
         pairs = pairs.derive([p for p, b in zip(pairs, binary, strict=True) if b is not None])
         y = np.array([b for b in binary if b is not None], dtype=int)
+        ids = [p.id for p in pairs]
+        texts = {p.id: (p.text1, p.text2) for p in pairs}  # the predictions' own?
+        preds: dict[str, np.ndarray] = {}
+        for path in predictions:
+            preds.update(load_predictions(path, ids=ids, texts=texts, against=test))
         options = {} if phenomena in ("etpc", "turku", "auto") else {"lang": lang}
         if phenomena in ("automatic", "patterns"):
             options["synonyms"] = _synonyms(synonyms)
@@ -112,11 +117,7 @@ def profile_command(
             options = {"lang": lang, "synonyms": _synonyms(synonyms)}
         progress.update(task, advance=1, description=f"phenomena ({phenomena})")
         table = get_phenomena(pairs, phenomena, **options)
-        progress.update(task, advance=1, description="predictions and profile")
-        ids = [p.id for p in pairs]
-        preds: dict[str, np.ndarray] = {}
-        for path in predictions:
-            preds.update(load_predictions(path, ids=ids))
+        progress.update(task, advance=1, description="profile")
         prof = profile(y, preds, table, min_support=min_support, alpha=alpha)
         progress.update(task, advance=1, description="report and figures")
         paths = profile_report(

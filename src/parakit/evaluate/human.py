@@ -286,9 +286,45 @@ def read_ratings(paths: Iterable[str | Path]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records)
 
 
-def read_key(path: str | Path) -> pd.DataFrame:
-    """The item -> system key written by :func:`export_rating_sheet`."""
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
+def read_key(path: str | Path, ratings: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The item -> system key written by :func:`export_rating_sheet`.
+
+    Args:
+        path: ``key.csv``.
+        ratings: the rated items (:func:`read_ratings`): each must be in the key with the
+            source and generation the sheet showed.
+
+    Raises:
+        DataFormatError: E140 a rated item the key gives other texts (the key of another
+            export; the first item named), E943 a rated item the key does not list.
+    """
+    key = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if ratings is None:
+        return key
+    from parakit.io.validate import Where, check_joined_texts
+
+    fields = [f for f in ("source", "generation") if f in key.columns and f in ratings.columns]
+    lines = {item: line for line, item in enumerate(key["item_id"], start=2)}
+    known = {row.item_id: tuple(getattr(row, f) for f in fields) for row in key.itertuples()}
+    rated = ratings.drop_duplicates("item_id")
+    for row in rated.itertuples():
+        if row.item_id not in known:
+            raise DataFormatError(
+                f"rated item {row.item_id!r} is not in the key: the key of another export?",
+                path=path,
+                field="item_id",
+                code="E943",
+            )
+        if len(fields) == 2:
+            check_joined_texts(
+                {row.item_id: (row.source, row.generation)},
+                row.item_id,
+                known[row.item_id],
+                Where(path, lines[row.item_id]),
+                "the rating sheets",
+                ("source", "generation"),
+            )
+    return key
 
 
 #: the rating scale, alpha's value domain: a point nobody used still counts as a level

@@ -4,6 +4,10 @@ A crash or an error half-way leaves the previous file (or no file) in place, nev
 half-written one. Several files that belong together (the Turku pair list and its texts) are
 written with :func:`atomic_files`: all of them appear, or none does.
 
+A command that writes a folder goes through :func:`replace_folder`: a non-empty folder that is
+not an earlier output of the same kind is refused (E141), and an earlier one is replaced whole
+(no stale file of the earlier run stays beside the new ones).
+
 Temporary files are named ``.<name>.<pid>.<random>.tmp``. They are removed when a write fails;
 one left behind by a killed process is removed by the next write to the same target (only when
 the process that made it is gone, so a concurrent write is never disturbed).
@@ -15,9 +19,10 @@ import contextlib
 import glob
 import gzip
 import os
+import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -232,6 +237,83 @@ def _commit(temps: list[_Temp]) -> None:
         if backup is not None:
             with contextlib.suppress(OSError):
                 os.unlink(backup)
+
+
+def check_output_folder(path: str | Path, is_own: Callable[[Path], bool], kind: str) -> None:
+    """Refuse a non-empty folder at ``path`` that is not an earlier output of this ``kind``.
+
+    Args:
+        path: the output folder (may not exist yet).
+        is_own: whether a folder is an earlier output of the command (it holds its marker
+            file, e.g. ``parakit_model.json`` or ``parakit_release.json``).
+        kind: what the command writes, for the message (``a parakit model folder``).
+
+    Raises:
+        WriteError: E141 a non-empty folder of another kind (a release into a model folder
+            would replace its model card and leave its files beside the corpus).
+    """
+    target = Path(path)
+    if target.is_dir() and any(target.iterdir()) and not is_own(target):
+        raise WriteError(
+            f"the folder is not empty and is not {kind}; its files would be replaced or left "
+            "beside the new ones: write into a new or empty folder",
+            path=target,
+            code="E141",
+        )
+
+
+@contextlib.contextmanager
+def replace_folder(path: str | Path, is_own: Callable[[Path], bool], kind: str) -> Iterator[Path]:
+    """Write a folder output all-or-nothing: the block fills a temporary folder beside
+    ``path``, which then takes the place of ``path`` whole (an earlier output of this ``kind``
+    goes, stale files and all); on an error nothing changes.
+
+    Raises:
+        WriteError: E141 (:func:`check_output_folder`) before the block runs; E121 the folder
+            cannot be written.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "model"
+        >>> for files in (["a", "stale"], ["a"]):
+        ...     with replace_folder(out, lambda p: (p / "a").exists(), "a test output") as tmp:
+        ...         for name in files:
+        ...             _ = (tmp / name).write_text(name)
+        >>> sorted(p.name for p in out.iterdir())
+        ['a']
+    """
+    target = Path(path)
+    check_output_folder(target, is_own, kind)
+    if target.exists() and not target.is_dir():
+        raise WriteError("a file is in the way", path=target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temp = Path(
+            tempfile.mkdtemp(
+                prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
+            )
+        )
+        os.chmod(temp, 0o777 & ~_umask())  # mkdtemp makes 0700; give the usual mode
+    except OSError as err:
+        raise _write_error(err, target) from None
+    old = temp.with_name(temp.name[: -len(".tmp")] + ".old.tmp")
+    try:
+        yield temp
+        try:
+            if target.exists():
+                os.replace(target, old)
+            try:
+                os.replace(temp, target)
+            except OSError:
+                if old.exists():
+                    os.replace(old, target)
+                raise
+        except OSError as err:
+            raise _write_error(err, target) from None
+    finally:
+        for leftover in (temp, old):
+            if leftover.exists():
+                shutil.rmtree(leftover, ignore_errors=True)
 
 
 def save_figure(figure: Any, path: str | Path, dpi: int = 120) -> Path:

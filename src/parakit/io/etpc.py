@@ -161,7 +161,8 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
         present. ``PairSet.metadata['etpc']`` lists present and missing files.
 
     Raises:
-        DataFormatError: no texts are available (neither ``text_pairs.xml`` nor ``mrpc``).
+        DataFormatError: no texts are available (neither ``text_pairs.xml`` nor ``mrpc``);
+            E143 neither ``text_pairs.xml`` nor any annotation file in the folder.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -176,6 +177,13 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
     relations = {
         name: read_relations(folder / name, types) for name in ANNOTATION_FILES if name in present
     }
+    if not any(name in present for name in (TEXT_PAIRS, *ANNOTATION_FILES)):
+        raise DataFormatError(
+            "no ETPC XML files in the folder (expected text_pairs.xml and the annotation "
+            f"files {', '.join(ANNOTATION_FILES)}): nothing would be annotated",
+            path=folder,
+            code="E143",
+        )
 
     base: list[Pair]
     if TEXT_PAIRS in present:

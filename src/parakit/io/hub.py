@@ -21,6 +21,48 @@ from parakit.errors import WriteError
 #: ``owner/name`` (or ``name``) as the Hub spells repository ids
 _REPO_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
 
+#: The Hub's licence identifiers (the ``license:`` of a card; the table of
+#: https://huggingface.co/docs/hub/repositories-licenses, copied: ``huggingface_hub`` ships none).
+#: The Hub refuses any other id, but only when the folder is pushed.
+_LICENSE_TABLE = """
+apache-2.0 mit openrail bigscience-openrail-m creativeml-openrail-m bigscience-bloom-rail-1.0
+bigcode-openrail-m afl-3.0 artistic-2.0 bsl-1.0 bsd bsd-2-clause bsd-3-clause
+bsd-3-clause-clear c-uda cc cc0-1.0 cc-by-2.0 cc-by-2.5 cc-by-3.0 cc-by-4.0 cc-by-sa-3.0
+cc-by-sa-4.0 cc-by-nc-2.0 cc-by-nc-3.0 cc-by-nc-4.0 cc-by-nd-4.0 cc-by-nc-nd-3.0
+cc-by-nc-nd-4.0 cc-by-nc-sa-2.0 cc-by-nc-sa-3.0 cc-by-nc-sa-4.0 cdla-sharing-1.0
+cdla-permissive-1.0 cdla-permissive-2.0 wtfpl ecl-2.0 epl-1.0 epl-2.0 etalab-2.0 eupl-1.1
+eupl-1.2 agpl-3.0 gfdl gpl gpl-2.0 gpl-3.0 lgpl lgpl-2.1 lgpl-3.0 isc h-research intel-research
+lppl-1.3c ms-pl apple-ascl apple-amlr mpl-2.0 odc-by odbl openmdw-1.0 openrail++ osl-3.0
+postgresql ofl-1.1 ncsa unlicense zlib pddl lgpl-lr deepfloyd-if-license
+fair-noncommercial-research-license llama2 llama3 llama3.1 llama3.2 llama3.3 llama4 gemma
+unknown other
+"""
+HUB_LICENSES = frozenset(_LICENSE_TABLE.split())
+
+
+def check_license(license: str, path: str | Path | None = None) -> str:
+    """``license`` if the Hub knows it, else E142 (offline: no push needed to find out).
+
+    Raises:
+        WriteError: E142 an id not in :data:`HUB_LICENSES` (with the closest ids).
+
+    Example:
+        >>> check_license("cc-by-sa-4.0")
+        'cc-by-sa-4.0'
+    """
+    if license in HUB_LICENSES:
+        return license
+    import difflib
+
+    close = difflib.get_close_matches(license.lower(), sorted(HUB_LICENSES), n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise WriteError(
+        f"--license {license!r} is not a Hugging Face Hub licence id; {hint}use one of the ids "
+        "of https://huggingface.co/docs/hub/repositories-licenses (or 'other')",
+        path=path,
+        code="E142",
+    )
+
 
 def push_folder(
     folder: str | Path,

@@ -99,7 +99,8 @@ def read_jsonl(
             differing is an error unless ``none``.
 
     Raises:
-        DataFormatError: naming the file, the line and the field at fault.
+        DataFormatError: naming the file, the line and the field at fault; E143 an empty file
+            (not even a header).
     """
     from parakit.io.table import row_to_pair
 
@@ -156,6 +157,13 @@ def read_jsonl(
                 pair = pair.replace(label=canonical)
         pairs.append(pair)
         lines.append(line_number)
+    if not (header or pairs or documents):  # not even a header: nothing was written here
+        raise where.at(1).error(
+            "empty file: no pairs and no header line (a canonical corpus with no pairs still "
+            "has its header)",
+            None,
+            "E143",
+        )
     if chosen is None:
         chosen = get_scheme("binary")
     check.check_spans(pairs, documents, lines, where)

@@ -27,7 +27,8 @@ def read_multipit(
     """Read a MultiPIT CSV (``sentence1,sentence2[,label]``).
 
     The expert files carry binary labels; the automatically identified ``auto-*`` files have
-    no label column (the pairs are unlabelled, ``label=None``).
+    no label column (the pairs are unlabelled, ``label=None``). In a file with a label column
+    an empty label (``c,d,``) is refused (E144), not read as an unlabelled pair.
 
     Crowd-style files with one vote count per pair are read with ``votes_column`` naming the
     column of paraphrase votes: labels then follow :class:`~parakit.labels.VoteScheme`
@@ -48,6 +49,7 @@ def read_multipit(
         lang="en",
         encoding=encoding,
         allow_unsafe_text=allow_unsafe_text,
+        require_labels=True,
     )
     ps.metadata["format"] = "multipit"
     return ps

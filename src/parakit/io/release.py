@@ -31,13 +31,15 @@ import io
 import json
 import math
 import re
+import shutil
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from parakit.errors import DataFormatError
-from parakit.io.atomic import atomic_files
+from parakit.io.atomic import atomic_files, check_output_folder
+from parakit.io.hub import check_license
 from parakit.labels import LabelScheme, scheme_from_spec
 from parakit.schema import Document, Judgment, Pair, PairSet, Span
 
@@ -264,7 +266,7 @@ def card_body(
         "`span1`/`span2` are character offsets `[begin, end)` into the document `doc` of the "
         "`documents` config (`text[begin:end]`). `group` keeps pairs together in splits. "
         "`judgments` and `metadata` are JSON text. `parakit.read(FOLDER)` (or `parakit convert "
-        "FOLDER out.jsonl`) gives the corpus back as a parakit pair set."
+        "FOLDER -o out.jsonl`) gives the corpus back as a parakit pair set."
     )
     out += ["", "## Label scheme", ""]
     doc = inspect.getdoc(type(pairs.scheme)) or pairs.scheme.name
@@ -387,7 +389,9 @@ def write_release(
         pairs: the corpus; splits come from ``Pair.split`` (assign them with
             :func:`parakit.split.random_split` and ``group_by=``
             :func:`parakit.split.linked_groups` so documents never cross splits).
-        folder: the release folder (created; files of an earlier release are replaced).
+        folder: the release folder (created; files of an earlier release are replaced, its
+            stale split files and ``turku/`` removed; a non-empty folder of another kind is
+            refused).
         license: a Hub license id (``cc-by-sa-4.0``, ``cc-by-4.0``, ``mit``...).
         pretty_name: the card's title (default: the set's name).
         agreement: ``{"<level>_<metric>": value}`` as the annotation store's agreement
@@ -405,6 +409,8 @@ def write_release(
             into a document the set does not hold, E133 a document in two splits, E134 a
             language code the Hub does not know; E136 ``datasets`` or ``huggingface_hub``
             missing.
+        WriteError: E142 a licence id the Hub does not know; E141 a non-empty folder that is
+            not a release.
     """
     try:
         import datasets
@@ -418,6 +424,9 @@ def write_release(
         ) from None
 
     target = Path(folder)
+    check_license(license, target)
+    # a release into a model folder replaced its card and left the model beside the corpus
+    check_output_folder(target, is_release, "a parakit release folder")
     splits = _check(pairs, target)
     doc_split = document_splits(pairs)
     # a multilingual set names its languages with commas ("en,fi,ja")
@@ -509,7 +518,7 @@ def write_release(
     if original != [p.id for split in splits for p in by_split[split]]:
         header["order"] = original  # the reader gives the pairs back in the input's order
     files[RELEASE_FILE] = json.dumps(header, ensure_ascii=False, indent=2).encode("utf-8")
-    _remove_stale(target, files)
+    _remove_stale(target, files, turku)
     names = list(files)
     with atomic_files([target / n for n in names], mode="wb") as handles:
         for handle, n in zip(handles, names, strict=True):
@@ -519,13 +528,16 @@ def write_release(
     return target
 
 
-def _remove_stale(target: Path, files: Mapping[str, bytes]) -> None:
+def _remove_stale(target: Path, files: Mapping[str, bytes], turku: bool) -> None:
     """Parquet files of an earlier release into the same folder whose split is gone (they would
-    not be loaded through the card, but ``read_release`` and a glob would see them)."""
+    not be loaded through the card, but ``read_release`` and a glob would see them), and its
+    ``turku/`` files (rewritten whole with ``turku``, else of the earlier release only)."""
     for sub in ("data", DOCUMENTS_CONFIG):
         for old in (target / sub).glob("*.parquet") if (target / sub).is_dir() else ():
             if f"{sub}/{old.name}" not in files:
                 old.unlink()
+    if (target / "turku").is_dir():
+        shutil.rmtree(target / "turku")
 
 
 def _write_turku_files(pairs: PairSet, folder: Path, splits: list[str]) -> None:

@@ -182,6 +182,7 @@ def read_table(
     name: str | None = None,
     lang: str | None = None,
     allow_unsafe_text: bool = False,
+    require_labels: bool = False,
 ) -> PairSet:
     """Read a CSV/TSV file of pairs with a header row (or ``fieldnames`` for headerless files).
 
@@ -192,6 +193,8 @@ def read_table(
             (``sentence1``, ``txt1``, ``label``, ``goeswith``... see :data:`DEFAULT_ALIASES`).
         scheme: the label scheme labels are validated against.
         label_map: rewrite raw labels before validation (``{"True": "1"}``).
+        require_labels: a file with a label column is labelled throughout: an empty label
+            cell is refused (E144) instead of read as an unlabelled pair.
         quoting: ``minimal`` (standard CSV quotes, checked strictly: a stray quote is an
             error) or ``none`` (quotes are ordinary characters, as in MRPC).
         fieldnames: column names of a headerless file.
@@ -255,6 +258,13 @@ def read_table(
             allow_unsafe_text=allow_unsafe_text,
             decode_columns=True,
         )
+        if require_labels and pair.label is None and "label" in mapping:
+            raise where.at(line).error(
+                "empty label in a labelled file; give every pair its label (or remove the "
+                "pair): an empty cell is not an unlabelled pair here",
+                mapping["label"],
+                "E144",
+            )
         ids.add(pair.id, where.at(line), mapping.get("id"))
         pairs.append(pair)
     return PairSet(

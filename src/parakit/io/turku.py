@@ -447,7 +447,8 @@ def read_opus_parsebank(
     decimal number; ``1_0``, ``nan`` are refused); labels follow the Turku scheme. A headerless
     TSV is read with ``fieldnames`` (default ``label, lex-similarity, source, txt1, txt2``).
     Other keys or columns go to metadata. A TSV cut inside its last record is refused (E117,
-    told by its structure: the last line may end without a line break).
+    told by its structure: the last line may end without a line break), a file with no pairs
+    too (E143).
     """
     path = Path(path)
     if path.suffix in (".json", ".gz") and not path.name.endswith(".tsv.gz"):
@@ -477,6 +478,14 @@ def read_opus_parsebank(
                 )
             records.append((number, dict(zip(names, row, strict=True))))
         unit = "line"
+    if not records:
+        raise DataFormatError(
+            "no pairs in the file (empty"
+            + (" list)" if unit == "record" else " or only a header)"),
+            path=path,
+            line=1,
+            code="E143",
+        )
     pairs = []
     ids = check.UniqueIds()
     safe = {"allow_unsafe_text": allow_unsafe_text}

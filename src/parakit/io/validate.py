@@ -17,6 +17,8 @@ E116    a header with a repeated or empty column name
 E117    a file cut inside its last record (a last row without line break, short of fields)
 E118    a stray quote in a CSV/TSV file
 E122    a duplicate document id
+E140    a record joined by id to a pair whose texts it does not carry (predictions or scores
+        made for another file)
 ======  =====================================================================================
 
 Example:
@@ -323,6 +325,49 @@ class UniqueIds:
 
     def __contains__(self, value: object) -> bool:
         return value in self.seen
+
+
+def check_joined_texts(
+    expected: Mapping[str, tuple[str, str]],
+    pair_id: str,
+    texts: tuple[Any, Any],
+    where: Where,
+    against: str,
+    fields: tuple[str, str] = ("text1", "text2"),
+) -> None:
+    """Refuse a record joined by id to a pair whose texts it does not carry (E140).
+
+    Predictions and scores are matched to pairs by id, and readers of CSV/TSV/MRPC files number
+    the rows: ids alone match the predictions made for any file of the same length. Every
+    command that joins such a record back to pairs checks the texts it carries with this.
+
+    Args:
+        expected: pair id -> ``(text1, text2)`` of the pairs joined to.
+        pair_id: the record's id (an id not in ``expected`` is left to the caller).
+        texts: the record's ``(text1, text2)``.
+        where: the record's file and line.
+        against: the pairs' file, for the message.
+        fields: the names of the two texts in the record.
+
+    Example:
+        >>> try:
+        ...     check_joined_texts({"1": ("a", "b")}, "1", ("a", "c"), Where("p", 4), "t")
+        ... except DataFormatError as err:
+        ...     print(err.message)
+        p, line 4, field 'text2': pair id '1' has other texts than in t ('c', there 'b'): ...
+    """
+    want = expected.get(pair_id)
+    if want is None:
+        return
+    for index, field in enumerate(fields):
+        got = texts[index]
+        if (got.strip() if isinstance(got, str) else got) != want[index].strip():
+            raise where.error(
+                f"pair id {quote(pair_id)} has other texts than in {against} "
+                f"({quote(got, 60)}, there {quote(want[index], 60)}): made for another file?",
+                field,
+                "E140",
+            )
 
 
 def check_header(names: list[str], where: Where) -> list[str]:

@@ -413,6 +413,12 @@ def write_model_file(
         handle.write(json.dumps(meta, indent=2, ensure_ascii=False))
 
 
+def is_model_folder(folder: str | Path) -> bool:
+    """Whether ``folder`` holds a saved parakit model (its ``parakit_model.json``): what a
+    command writing a model may replace whole (:func:`parakit.io.atomic.replace_folder`)."""
+    return (Path(folder) / MODEL_FILE).is_file()
+
+
 def read_model_file(folder: Path) -> dict[str, Any] | None:
     """The ``parakit_model.json`` of a saved model; None when the folder has none.
 

@@ -109,7 +109,7 @@ def write_model_card(
         metrics: the development metrics (an evaluation report's ``metrics``, or a flat dict).
         base_model: the encoder it started from (a Hub id goes into ``base_model``).
         language: the language code(s) of the training pairs (``en`` or ``en,fi,ja``).
-        license: a Hub license id.
+        license: a Hub license id (E142 for an id the Hub does not know).
         intended_use: a paragraph; a default one is written from the labels when omitted.
         usage: a code block showing how to load and apply the model.
         library: ``library_name`` of the front matter (``sentence-transformers``...).
@@ -120,6 +120,10 @@ def write_model_card(
     """
     from huggingface_hub import ModelCard, ModelCardData
 
+    from parakit.io.hub import check_license
+
+    if license is not None:
+        check_license(license, folder)
     hub_base = (
         base_model
         if base_model and "/" in base_model and not Path(base_model).expanduser().exists()

@@ -224,6 +224,8 @@ class Projects(Service):
                 extract from, see :meth:`import_document_pairs`).
         Returns:
             ``(project id, number imported)``.
+        Raises:
+            AnnotateError: E661 labelled pairs of another scheme than ``scheme``.
         """
         if kind not in ("candidates", "documents"):
             raise AnnotateError(
@@ -231,6 +233,7 @@ class Projects(Service):
             )
         check_project_name(name)
         spec = scheme.spec() if isinstance(scheme, LabelScheme) else scheme_from_spec(scheme).spec()
+        check_scheme_fits(pairs, spec)
         check_importable(pairs, spans=kind == "candidates")
         add = self._add_document_pairs if kind == "documents" else self._add_pairs
         if len(pairs) <= IMPORT_CHUNK:
@@ -574,6 +577,27 @@ def check_importable(pairs: PairSet, *, spans: bool) -> None:
         raise SpanError(
             f"{len(differ)} of {checked} context spans cover other words than their statements "
             f"(first: {differ[0]}): the documents do not belong to these pairs"
+        )
+
+
+def pairs_scheme(pairs: PairSet, default: str = "turku") -> str | dict[str, Any]:
+    """The scheme a project of ``pairs`` takes: theirs when any pair is labelled (binary
+    MultiPIT pairs make a binary project), else ``default``."""
+    return pairs.scheme.spec() if any(p.label is not None for p in pairs) else default
+
+
+def check_scheme_fits(pairs: PairSet, spec: Any) -> None:
+    """Refuse labelled pairs of another scheme than the project's (E661): binary pairs in a
+    Turku project get Turku buttons and a ``turku`` export header."""
+    wanted = scheme_from_spec(spec).name
+    labelled = next((p for p in pairs if p.label is not None), None)
+    if labelled is not None and pairs.scheme.name != wanted:
+        raise AnnotateError(
+            f"the pairs are labelled in the {pairs.scheme.name!r} scheme (pair "
+            f"{labelled.id!r}: {labelled.label!r}), the project would use {wanted!r}; leave "
+            f"--scheme out (the project then takes the pairs' scheme) or give "
+            f"--scheme {pairs.scheme.name}",
+            code="E661",
         )
 
 

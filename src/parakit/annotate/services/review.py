@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
@@ -19,6 +20,7 @@ from parakit.annotate.models import (
     Item,
 )
 from parakit.annotate.tasks import CLASSIFY, REWRITE_CHECK
+from parakit.errors import AnnotateError
 
 
 class Review(Service):
@@ -104,9 +106,16 @@ class Review(Service):
         other labellers of the pair it rewrites, every labeller of an ordinary pair (the lease
         rule of the task, :attr:`parakit.annotate.tasks.TaskSpec.fresh_eyes`). A rewrite whose
         two judgments agree takes that label; one whose judgments differ goes to the
-        consensus page (:meth:`disagreements`). Returns the number of assignments made.
+        consensus page (:meth:`disagreements`). The mixed-in pairs are never pairs a rewrite
+        came from (a judge who saw both would learn the rewrite's provenance). Returns the
+        number of assignments made.
+
+        Raises:
+            AnnotateError: E662 an item of the batch that fewer than ``annotations`` members may
+                judge (its assignments could never be taken); nothing is written then.
         """
         now = utcnow()
+        members = set(self.db.projects.members(project_id))
 
         def work(session: Session) -> int:
             rewrites = list(
@@ -168,15 +177,35 @@ class Review(Service):
                     .order_by(Annotation.id)
                 ).all()
             )
+            rewritten = set(  # pairs a rewrite came from: never mixed in as controls
+                session.scalars(
+                    select(Item.parent_id).where(
+                        Item.project_id == project_id,
+                        Item.origin == "rewrite",
+                        Item.parent_id.is_not(None),
+                    )
+                )
+            )
             seen: dict[int, int] = {}
             for item_id, who in normal:
-                if item_id not in checked:
+                if item_id not in checked and item_id not in rewritten:
                     seen.setdefault(item_id, who)
             rng = random.Random(seed)
             pool = sorted(seen.items())
             rng.shuffle(pool)
             entries += pool[: len(entries)]
             rng.shuffle(entries)
+            fresh = _fresh_judges(session, project_id, [i for i, _ in entries], members)
+            short = [i for i, _ in entries if fresh[i] < annotations]
+            if short:
+                raise AnnotateError(
+                    f"{len(short)} of the {len(entries)} items of the rewrite check have fewer "
+                    f"than {annotations} members who never labelled them (or the pair a "
+                    "rewrite came from), so their assignments could never be taken; add "
+                    "members ('parakit annotate members STORE PROJECT NAME') or ask for fewer "
+                    "--annotations. Nothing was queued.",
+                    code="E662",
+                )
             start = (
                 session.scalar(
                     select(func.max(Assignment.position)).where(Assignment.project_id == project_id)
@@ -208,8 +237,8 @@ class Review(Service):
         members = set(self.db.projects.members(project_id))
         with self.transaction() as session:
             items = list(
-                session.execute(
-                    select(Item.id, Item.parent_id)
+                session.scalars(
+                    select(Item.id)
                     .join(Assignment, Assignment.item_id == Item.id)
                     .where(
                         Assignment.project_id == project_id,
@@ -217,21 +246,10 @@ class Review(Service):
                         Assignment.status == "open",
                     )
                     .distinct()
-                ).all()
-            )
-            labelled: dict[int, set[int]] = {}
-            for item_id, who in session.execute(
-                select(Annotation.item_id, Annotation.annotator_id).where(
-                    Annotation.project_id == project_id, Annotation.task == CLASSIFY
                 )
-            ).all():
-                labelled.setdefault(item_id, set()).add(who)
-        return sum(
-            1
-            for item_id, parent in items
-            if len(members - labelled.get(item_id, set()) - labelled.get(parent or -1, set()))
-            < annotations
-        )
+            )
+            fresh = _fresh_judges(session, project_id, items, members)
+        return sum(1 for item_id in items if fresh[item_id] < annotations)
 
     def agreement(self, project_id: int) -> dict[str, float]:
         """T9: the agreement report of the project's classifications (every level), with
@@ -269,8 +287,10 @@ class Review(Service):
             ``final`` (rewrites with a final label: both judges agreed, or the consensus
             resolved them), ``unresolved`` (twice-judged rewrites still waiting for the
             consensus), ``share_4_resolved`` (share of the final labels whose base is 4: the
-            paper's "after merging and resolving ..., 78% of rewrites received the label 4");
-            ``nan`` where nothing was judged yet.
+            paper's "after merging and resolving ..., 78% of rewrites received the label 4";
+            ``nan`` while any dispute is open, the figure is over every resolved rewrite);
+            ``nan`` where nothing was judged yet. :func:`why_undefined` says why a figure is
+            ``nan``.
         """
         scheme = self.db.scheme(project_id)
         with self.transaction() as session:
@@ -303,6 +323,7 @@ class Review(Service):
             else:
                 control.append(label == item_label)
         judged = [labels for labels in by_item.values()]
+        unresolved = sum(1 for i, labels in by_item.items() if len(labels) >= 2 and i not in final)
         twice = [labels for labels in judged if len(labels) >= 2]
         flat = [label for labels in judged for label in labels]
         nan = float("nan")
@@ -318,12 +339,11 @@ class Review(Service):
             ),
             "control_agreement": sum(control) / len(control) if control else nan,
             "final": float(len(final)),
-            "unresolved": float(
-                sum(1 for i, labels in by_item.items() if len(labels) >= 2 and i not in final)
-            ),
+            "unresolved": float(unresolved),
+            # the paper's figure is over every rewrite resolved: undefined while any is open
             "share_4_resolved": (
                 sum(scheme.parse(label).base == "4" for label in final.values()) / len(final)
-                if final
+                if final and not unresolved
                 else nan
             ),
         }
@@ -410,3 +430,61 @@ class Review(Service):
             for item in items
         ]
         return rows, int(total)
+
+
+def _fresh_judges(
+    session: Session, project_id: int, item_ids: list[int], members: set[int]
+) -> dict[int, int]:
+    """Per item of the rewrite check, how many ``members`` may judge it: everyone but those
+    who classified it or, for a rewrite, the pair it rewrites (its author among them)."""
+    parents = dict(
+        session.execute(select(Item.id, Item.parent_id).where(Item.id.in_(item_ids))).all()
+    )
+    labelled: dict[int, set[int]] = {}
+    for item_id, who in session.execute(
+        select(Annotation.item_id, Annotation.annotator_id).where(
+            Annotation.project_id == project_id, Annotation.task == CLASSIFY
+        )
+    ).all():
+        labelled.setdefault(item_id, set()).add(who)
+    return {
+        item_id: len(
+            members - labelled.get(item_id, set()) - labelled.get(parents.get(item_id) or -1, set())
+        )
+        for item_id in item_ids
+    }
+
+
+def why_undefined(metric: str, value: float, report: Mapping[str, float] | None = None) -> str:
+    """Why a figure of :meth:`Review.agreement` or
+    :meth:`Review.rewrite_check_report` is ``nan`` (empty when it is a number); the
+    statistics page and ``parakit annotate stats`` print it beside the figure.
+
+    Args:
+        metric: the figure's key (``rewrite_check_`` prefix allowed).
+        value: its value.
+        report: the whole report, for figures whose reason depends on others
+            (``share_4_resolved`` waits for ``unresolved``).
+    """
+    if value == value:  # not nan
+        return ""
+    metric = metric.removeprefix("rewrite_check_")
+    if metric == "share_4_resolved" and report and report.get("unresolved"):
+        count = int(report["unresolved"])
+        return (
+            f"undefined while {count} rewrite{'s are' if count > 1 else ' is'} still disputed: "
+            "resolve them on the consensus page (the figure is over every resolved rewrite)"
+        )
+    if metric == "share_4_resolved":
+        return "no rewrite has a final label yet (two agreeing judges or a resolution)"
+    if "kappa" in metric or "alpha" in metric:
+        return (
+            "undefined: at this label level all judgments (or all items) share one label, so "
+            "agreement by chance is 1 and the chance correction divides by zero; it becomes "
+            "defined once the annotators use at least two labels"
+        )
+    if "accuracy" in metric:
+        return "no double-annotated item has a consensus label yet"
+    if metric.startswith("share") or metric.startswith("control"):
+        return "nothing of this kind has been judged yet"
+    return "not enough annotations yet"

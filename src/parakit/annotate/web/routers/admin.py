@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, Response
 from parakit.annotate.extraction import extraction_stats
 from parakit.annotate.services.extract import doc_title
 from parakit.annotate.services.projects import check_project_name, read_pairs
+from parakit.annotate.services.review import why_undefined
 from parakit.annotate.store import Store, User
 from parakit.annotate.tasks import EXTRACT, TASKS
 from parakit.annotate.web.deps import (
@@ -185,37 +186,20 @@ def stats(
     require_adjudicator(user)
     require_member(st, user, project_id)
     report = st.review.agreement(project_id)
+    check = st.review.rewrite_check_report(project_id)
     return render(
         request,
         "stats.html",
         user,
         project=st.project(project_id),
         extraction=extraction_stats(st.extraction.extraction_rows(project_id)),
-        agreement=[(key, value, why_nan(key, value)) for key, value in report.items()],
+        agreement=[(key, value, why_undefined(key, value)) for key, value in report.items()],
         rewrite_check=[
-            (key, value, why_nan(key, value))
-            for key, value in st.review.rewrite_check_report(project_id).items()
+            (key, value, why_undefined(key, value, check)) for key, value in check.items()
         ],
         model=st.model.info(project_id),
         model_summary=st.model.summary(project_id),
     )
-
-
-def why_nan(metric: str, value: float) -> str:
-    """Why a figure is ``nan`` (empty when it is a number)."""
-    if value == value:  # not nan
-        return ""
-    if "kappa" in metric or "alpha" in metric:
-        return (
-            "undefined: at this label level all judgments (or all items) share one label, so "
-            "agreement by chance is 1 and the chance correction divides by zero; it becomes "
-            "defined once the annotators use at least two labels"
-        )
-    if "accuracy" in metric:
-        return "no double-annotated item has a consensus label yet"
-    if metric.startswith("share") or metric.startswith("control"):
-        return "nothing of this kind has been judged yet"
-    return "not enough annotations yet"
 
 
 @router.get("/admin/p/{project_id}/export")
