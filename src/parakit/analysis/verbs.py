@@ -36,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from functools import lru_cache
@@ -85,6 +86,20 @@ class VoikkoVerbTest:
         """Whether any word of ``sentence`` can be a verb."""
         return any(self._is_verb(w) for w in _text.words(sentence))
 
+    def baseforms(self, word: str) -> frozenset[str]:
+        """The lower-cased base forms of every reading of ``word`` (empty when Voikko does not
+        know it): *halua* gives ``{"halu", "haluta"}`` (the noun's partitive, the verb's
+        imperative)."""
+        return self._baseforms(word.lower())
+
+    @functools.cached_property
+    def _baseforms(self) -> Callable[[str], frozenset[str]]:
+        def analyse(word: str) -> frozenset[str]:
+            forms = (a.get("BASEFORM") for a in self._voikko.analyze(word))
+            return frozenset(f.lower() for f in forms if f)
+
+        return lru_cache(maxsize=200_000)(analyse)
+
 
 def make_verb_test(spec: str | None, lang: str | None = None) -> Callable[[str], bool] | None:
     """The ``has_verb`` callable of a spec: ``voikko``, ``module:function`` or ``none``.
@@ -129,6 +144,14 @@ def make_verb_test(spec: str | None, lang: str | None = None) -> Callable[[str],
 def _voikko() -> VoikkoVerbTest:
     """One analyser per process: starting Voikko loads its dictionary."""
     return VoikkoVerbTest("fi")
+
+
+def finnish_analyser() -> VoikkoVerbTest | None:
+    """The process's Voikko analyser for Finnish, or None when Voikko is not installed."""
+    try:
+        return _voikko()
+    except AnalysisError:
+        return None
 
 
 def verb_test_label(has_verb: Callable[[str], bool] | None) -> str | None:
