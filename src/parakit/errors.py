@@ -7,6 +7,7 @@ line or record, and the field so the user can go straight to the problem. Catch
 ========  ==========================================================================
 codes     class
 ========  ==========================================================================
+E09x      :class:`MissingExtraError` (an optional extra is not installed)
 E1xx      :class:`DataFormatError`, :class:`SpanError` (data formats, documents),
           :class:`WriteError` (E121, an output that cannot be written)
 E2xx      :class:`LabelError` (label schemes)
@@ -45,6 +46,13 @@ class ParakitError(Exception):
         #: the message without its ``[Exxx]`` prefix (to wrap it without repeating the code)
         self.message = message
         super().__init__(f"[{self.code}] {message}")
+
+
+class MissingExtraError(ParakitError):
+    """A command needs a package of an optional extra that is not installed (E090; the
+    message names the package, the extra and the ``pip install`` line)."""
+
+    code = "E090"
 
 
 class DataFormatError(ParakitError, ValueError):

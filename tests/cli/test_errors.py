@@ -489,3 +489,114 @@ def test_ctrl_c_through_click_abort(monkeypatch, capsys):
     monkeypatch.setattr(app_module, "root_command", Interrupted)
     assert main(["info", EXAMPLE]) == 130
     assert capsys.readouterr().err.strip() == "interrupted"
+
+
+# -- issue 29.14: a core install (no extras) names the extra to install -------------------------
+
+#: the script run in a fresh process: the extras' modules cannot be imported (as on a core
+#: install; the packages the core itself pulls in, as rich's markdown_it, stay), then each argv
+#: of the JSON list on stdin runs through main() and its exit code and stderr are printed
+_CORE_ONLY = r"""
+import contextlib, io, json, sys
+from parakit.cli.extras import EXTRA_MODULES
+CORE = {"markdown_it"}  # rich needs it
+BLOCKED = {m for modules in EXTRA_MODULES.values() for m in modules} - CORE
+
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, Blocker())
+from parakit.cli import main
+results = []
+for argv in json.load(sys.stdin):
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        code = main(argv)
+    results.append([code, err.getvalue(), out.getvalue()])
+print(json.dumps(results))
+"""
+
+#: (case id, argv, the extra the one error line must name)
+CORE_ONLY_CASES = [
+    ("annotate init", ["annotate", "init", "{t}/s.sqlite"], "annotate"),
+    ("embed train", ["embed", "train", EXAMPLE, "-o", "{t}/e"], "models"),
+    ("report corpus", ["report", "corpus", EXAMPLE, "-o", "{t}/r"], "analysis"),
+    ("report patterns", ["report", "patterns", "{t}/fi.jsonl"], "analysis"),
+    ("mine run", ["mine", "run", EXAMPLE, "-o", "{t}/m.jsonl", "--workdir", "{t}/w"], "models"),
+    ("annotate agreement", ["annotate", "agreement", EXAMPLE], "annotate"),
+]
+
+
+@pytest.fixture(scope="module")
+def core_only(tmp_path_factory):
+    """Every core-only trial in one process (one start-up): {case id: (code, stderr, stdout)}."""
+    import json
+
+    tmp = tmp_path_factory.mktemp("core")
+    (tmp / "fi.jsonl").write_text(
+        '{"parakit": 1, "scheme": "turku", "lang": "fi"}\n'
+        '{"id": "a", "text1": "Talo on suuri.", "text2": "Talo on iso.", "label": "4"}\n'
+    )
+    trials = {name: [a.format(t=tmp) for a in argv] for name, argv, _ in CORE_ONLY_CASES}
+    trials["identify train tfidf"] = [
+        "identify", "train", EXAMPLE, "--binary", "-m", "tfidf", "-o", f"{tmp}/tf",
+    ]  # fmt: skip
+    trials["help"] = ["--help"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "200", "TYPER_USE_RICH": "0"}
+    result = subprocess.run(
+        [sys.executable, "-c", _CORE_ONLY],
+        input=json.dumps(list(trials.values())),
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return dict(zip(trials, json.loads(result.stdout), strict=True)), tmp
+
+
+@pytest.mark.parametrize(
+    "name, extra", [(c[0], c[2]) for c in CORE_ONLY_CASES], ids=[c[0] for c in CORE_ONLY_CASES]
+)
+def test_core_install_names_the_extra(name, extra, core_only):
+    """No 'internal error; please report it': the command, the package and the pip line."""
+    results, _ = core_only
+    code, err, _ = results[name]
+    _check(err, f"pip install 'parakit[{extra}]'", code)
+    assert "[E090]" in err and "internal error" not in err
+
+
+def test_core_install_trains_a_light_model_with_its_card(core_only):
+    """identify train -m tfidf needs no extra: the model and its card (no huggingface_hub)."""
+    results, tmp = core_only
+    code, err, _ = results["identify train tfidf"]
+    assert code == 0, err
+    card = (tmp / "tf" / "README.md").read_text()
+    assert card.startswith("---\n") and "- tfidf\n" in card and "## Labels" in card
+
+
+def test_core_install_help_marks_the_groups_without_their_extra(core_only):
+    results, _ = core_only
+    code, err, out = results["help"]
+    assert code == 0, err
+    lines: dict[str, str] = {}  # command -> its help, continuation lines joined
+    for line in out.split("Commands:")[1].splitlines():
+        if line.startswith("  ") and not line.startswith("   "):
+            name = line.split()[0]
+            lines[name] = line
+        elif line.strip():
+            lines[name] += " " + line.strip()
+    assert "pip install 'parakit[annotate]'" in lines["annotate"]
+    assert "pip install 'parakit[models]'" in lines["embed"]
+    assert "pip install 'parakit[analysis]'" in lines["report"]
+    assert "not installed" not in lines["convert"]
+
+
+def test_help_marks_nothing_on_a_full_install(capsys):
+    from parakit.cli.extras import GROUP_EXTRAS, missing_extras
+
+    if any(missing_extras(group) for group in GROUP_EXTRAS):
+        pytest.skip("an extra is not installed here")
+    assert "extra not installed" not in _help([], capsys)
