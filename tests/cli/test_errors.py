@@ -600,3 +600,91 @@ def test_help_marks_nothing_on_a_full_install(capsys):
     if any(missing_extras(group) for group in GROUP_EXTRAS):
         pytest.skip("an extra is not installed here")
     assert "extra not installed" not in _help([], capsys)
+
+
+# -- issue 29.15: the remaining misleading messages ----------------------------------------------
+
+CASES_29 = [
+    (
+        "Turku layout asked of a JSONL file",
+        ["info", EXAMPLE, "-f", "turku"],
+        "[E129]",
+        "a JSON Lines file (one JSON value per line), not one JSON document: read it as JSONL",
+    ),
+    (
+        "cross-encoder from a folder that does not exist",
+        [
+            "identify",
+            "train",
+            EXAMPLE,
+            "--binary",
+            "-o",
+            "{t}/m",
+            "-m",
+            "cross-encoder",
+            "-p",
+            "model_name_or_path={t}/no/such/model",
+        ],
+        "[E719]",
+        "no/such/model: no such folder",
+    ),
+    (
+        "language named in full",
+        ["release", EXAMPLE, "-o", "{t}/rel", "--license", "cc0-1.0", "--lang", "english"],
+        "--lang",
+        "'english' is 'en'",
+    ),
+]
+
+
+@pytest.mark.parametrize("name, argv, code, expected", CASES_29, ids=[c[0] for c in CASES_29])
+def test_message_says_what_is_wrong(name, argv, code, expected, files, capsys):
+    tmp, unwritable = files
+    status = main(_argv(argv, tmp, unwritable))
+    err = capsys.readouterr().err
+    _check(err, expected.format(t=tmp), status)
+    assert code in err
+    assert "Extra data" not in err and "Repo id" not in err and "PairSet" not in err
+
+
+def test_hub_id_is_not_taken_for_a_missing_folder():
+    """org/name is a Hub id (left to the Hub); ./x, /x, ~/x and a/b/c are paths."""
+    from parakit.errors import ModelError
+    from parakit.models.base import check_pretrained
+
+    check_pretrained("sentence-transformers/all-MiniLM-L6-v2")  # not checked here
+    for path in ("./nope", "/nope/model", "~/nope", "models/nope/base"):
+        with pytest.raises(ModelError, match="E719"):
+            check_pretrained(path)
+
+
+def test_binary_model_on_turku_labels_reads_them_as_binary(tmp_path, capsys):
+    """A binary model evaluated on Turku labels: the labels' binary reading is compared (as
+    with --binary), not Turku labels with 0/1 ("invalid Turku label '0'")."""
+    import json
+
+    model = str(tmp_path / "m")
+    assert main(["identify", "train", EXAMPLE, "--binary", "-o", model]) == 0
+    capsys.readouterr()
+    out = tmp_path / "auto"
+    assert main(["identify", "evaluate", model, EXAMPLE, "-o", str(out)]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    asked = tmp_path / "binary"
+    assert main(["identify", "evaluate", model, EXAMPLE, "--binary", "-o", str(asked)]) == 0
+    auto, binary = (json.loads((p / "metrics.json").read_text()) for p in (out, asked))
+    assert auto["metrics"] == binary["metrics"]
+
+
+def test_option_help_has_no_stray_quote():
+    """`mine select --help` read "Default: --tiles', or 0.1." in four lines."""
+    import re
+
+    from parakit.cli.app import _walk, root_command
+
+    root = root_command()
+    for command in [root, *_walk(root)]:
+        for param in command.params:
+            text = param.help or ""
+            assert not re.search(r"(?<!')--[a-z][a-z-]*'", text), (command.name, text)
+            unquoted = re.sub(r"(?<=\w)'(?=\w)|(?<=s)'(?=\s)", "", text)
+            assert unquoted.count("'") % 2 == 0, (command.name, param.name, text)
