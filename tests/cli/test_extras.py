@@ -80,3 +80,14 @@ def test_card_front_matter_reads_as_the_hub_writes_it(tmp_path):
     path = write_model_card(tmp_path, title="t", model_type="tfidf", language="en,fi")
     card = hub.ModelCard(path.read_text())
     assert card.data.language == ["en", "fi"] and card.data.tags[-1] == "tfidf"
+
+
+def test_card_names_a_local_base_model_without_its_path(tmp_path):
+    """Issue 29.16: a card names the folder a model started from, not where it sat."""
+    from parakit.models.card import write_model_card
+
+    base = tmp_path / "models" / "my-encoder"
+    base.mkdir(parents=True)
+    path = write_model_card(tmp_path, title="t", model_type="bi-encoder", base_model=str(base))
+    text = path.read_text()
+    assert "It starts from `my-encoder`." in text and str(tmp_path) not in text

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from parakit.io.atomic import atomic_files, atomic_write
+from parakit.offline import model_label
 
 #: ``modules.json`` type of the sentence-transformers module that wraps a HF classification model
 _ST_TRANSFORMER = "sentence_transformers.base.modules.transformer.Transformer"
@@ -136,7 +137,7 @@ def write_model_card(
     lines = [f"# {title}", ""]
     lines.append(
         f"A paraphrase {'classifier' if classes else 'model'} (`{model_type}`) trained with "
-        "parakit." + (f" It starts from `{base_model}`." if base_model else "")
+        "parakit." + (f" It starts from `{model_label(base_model)}`." if base_model else "")
     )
     lines += ["", "## Data", ""]
     for key, value in (data or {}).items():
