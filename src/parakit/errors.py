@@ -173,7 +173,8 @@ class ModelError(ParakitError, ValueError):
 
     Codes: E701 empty text, E702 missing label, E703 wrong number of classes, E704 unknown
     label, E705 model not fitted, E706 mismatched input lengths, E710 not a model folder,
-    E711 unknown model type, E712 bad hyperparameter, E713 encoder not available.
+    E711 unknown model type, E712 bad hyperparameter, E713 encoder not available,
+    E719 a base model path that does not exist.
     """
 
     code = "E700"
