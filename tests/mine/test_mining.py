@@ -185,8 +185,8 @@ def test_kill_9_then_resume_gives_identical_output(tmp_path, tiny_model, mine_wo
 
     victim = _run(tmp_path, "job", collection, tiny_model, 0.5)
     emb = tmp_path / "job" / "emb"
-    deadline = time.time() + 90
-    while time.time() < deadline and len(list(emb.glob("*.npy"))) < 4:
+    # wait for the event (4 chunks embedded), not a wall-clock budget: a busy machine is slow
+    while victim.poll() is None and len(list(emb.glob("*.npy"))) < 4:
         time.sleep(0.05)
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait()
@@ -194,7 +194,7 @@ def test_kill_9_then_resume_gives_identical_output(tmp_path, tiny_model, mine_wo
     assert 4 <= done_before < 10 and not (tmp_path / "job.jsonl").exists()
 
     resumed = _run(tmp_path, "job", collection, tiny_model, 0.0)
-    assert resumed.wait(timeout=120) == 0, resumed.stderr.read().decode()[-2000:]
+    assert resumed.wait() == 0, resumed.stderr.read().decode()[-2000:]
     ref_rows = (tmp_path / "ref.jsonl").read_text().splitlines()[1:]
     assert len(ref_rows) > 400
     assert (tmp_path / "job.jsonl").read_text().splitlines()[1:] == ref_rows
