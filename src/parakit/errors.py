@@ -7,6 +7,7 @@ line or record, and the field so the user can go straight to the problem. Catch
 ========  ==========================================================================
 codes     class
 ========  ==========================================================================
+E09x      :class:`MissingExtraError` (an optional extra is not installed)
 E1xx      :class:`DataFormatError`, :class:`SpanError` (data formats, documents),
           :class:`WriteError` (E121, an output that cannot be written)
 E2xx      :class:`LabelError` (label schemes)
@@ -62,6 +63,13 @@ class ParakitError(Exception):
         #: the message without its ``[Exxx]`` prefix (to wrap it without repeating the code)
         self.message = message
         super().__init__(f"[{self.code}] {message}")
+
+
+class MissingExtraError(ParakitError):
+    """A command needs a package of an optional extra that is not installed (E090; the
+    message names the package, the extra and the ``pip install`` line)."""
+
+    code = "E090"
 
 
 class DataFormatError(ParakitError, ValueError):
@@ -182,7 +190,8 @@ class ModelError(ParakitError, ValueError):
 
     Codes: E701 empty text, E702 missing label, E703 wrong number of classes, E704 unknown
     label, E705 model not fitted, E706 mismatched input lengths, E710 not a model folder,
-    E711 unknown model type, E712 bad hyperparameter, E713 encoder not available.
+    E711 unknown model type, E712 bad hyperparameter, E713 encoder not available,
+    E719 a base model path that does not exist.
     """
 
     code = "E700"

@@ -228,6 +228,26 @@ def resolve_model(model: str | Path, cache_dir: str | Path | None = None) -> str
     return str(model)
 
 
+def model_label(model: str | Path, cache_dir: str | Path | None = None) -> str:
+    """What identifies ``model`` on any machine: the alias of an installed offline model's
+    folder (``offline-minilm``), a local folder's name, or the Hub id as given; never an
+    absolute path of this machine (for the headers and cards of output files)."""
+    text = str(model)
+    if is_offline_alias(text):
+        return text
+    path = Path(text).expanduser()
+    if not path.exists():
+        return text  # a Hub id
+    resolved = path.resolve()
+    for spec in OFFLINE_MODELS.values():
+        try:
+            if offline_model_path(spec.name, cache_dir).resolve() == resolved:
+                return spec.alias
+        except OfflineModelError:
+            continue
+    return resolved.name
+
+
 def list_offline_models(cache_dir: str | Path | None = None) -> list[dict[str, Any]]:
     """One row per offline model: name, alias, description, installed, path."""
     rows = []

@@ -33,6 +33,42 @@ def test_voikko_word_classes(voikko):
     assert statement_structure("Kissa juoksi pihalla.", voikko) == "sentence"
 
 
+def test_the_negation_verb_is_a_verb(voikko):
+    """Issue 29.11: Voikko classes ei/en/et/emme/ette/eivät/etten as ``kieltosana``, not
+    ``teonsana``; the participle after it (nähnyt) is read as an adjective alone."""
+    assert statement_structure("En kai nähnyt häntä.", voikko) == "sentence"
+    for sentence in (
+        "En halunnut Naten kuolevan.",
+        "Sam ei kuollut Detroitissa.",
+        "Emme nähneet mitään.",
+        "Ette tienneet sitä.",
+        "He eivät tulleet.",
+        "Sanoin, etten tiennyt.",
+    ):
+        assert voikko(sentence), sentence
+    assert not voikko("Hyvin kaunis kesäpäivä.")
+
+
+def test_negated_sentences_of_opus_pb_dev_are_sentences(voikko, data_path):
+    """On real data: every well-formed opus-pb-dev statement whose only verb is the negation
+    verb (106 statements) is a sentence, not a phrase."""
+    from parakit.io import read
+
+    pairs = read(data_path("turku/opus-pb-dev.json"))
+    negation = {"ei", "en", "et", "emme", "ette", "eivät"}
+    negated = [
+        t
+        for p in pairs
+        for t in (p.text1, p.text2)
+        if t[:1].isupper()
+        and t.rstrip('"').endswith((".", "!", "?"))
+        and negation & {w.lower() for w in t.replace(",", " ").split()}
+    ]
+    assert len(negated) > 100
+    phrases = [t for t in negated if statement_structure(t, voikko) == "phrase"]
+    assert len(phrases) <= len(negated) // 20, phrases[:10]
+
+
 # statements: 1 verb sentence, 2 verbless "sentence", 3 phrase (no capital), 4 two sentences
 _PAIRS = [
     ("Kissa juoksi pihalla.", "Kaunis kesäpäivä."),

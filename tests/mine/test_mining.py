@@ -185,8 +185,8 @@ def test_kill_9_then_resume_gives_identical_output(tmp_path, tiny_model, mine_wo
 
     victim = _run(tmp_path, "job", collection, tiny_model, 0.5)
     emb = tmp_path / "job" / "emb"
-    deadline = time.time() + 90
-    while time.time() < deadline and len(list(emb.glob("*.npy"))) < 4:
+    # wait for the event (4 chunks embedded), not a wall-clock budget: a busy machine is slow
+    while victim.poll() is None and len(list(emb.glob("*.npy"))) < 4:
         time.sleep(0.05)
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait()
@@ -194,7 +194,7 @@ def test_kill_9_then_resume_gives_identical_output(tmp_path, tiny_model, mine_wo
     assert 4 <= done_before < 10 and not (tmp_path / "job.jsonl").exists()
 
     resumed = _run(tmp_path, "job", collection, tiny_model, 0.0)
-    assert resumed.wait(timeout=120) == 0, resumed.stderr.read().decode()[-2000:]
+    assert resumed.wait() == 0, resumed.stderr.read().decode()[-2000:]
     ref_rows = (tmp_path / "ref.jsonl").read_text().splitlines()[1:]
     assert len(ref_rows) > 400
     assert (tmp_path / "job.jsonl").read_text().splitlines()[1:] == ref_rows
@@ -244,3 +244,48 @@ def test_recall_target_calibrates_index_and_records_it(tmp_path):
     truth = VectorIndex(kind="flat").build(lambda: iter([encoder.x])).search(encoder.x[rows], 6)[1]
     knn = np.load(tmp_path / "w" / "knn_ids.npy")[rows]
     assert recall_per_query(knn, truth, rows, 5).mean() >= 0.9
+
+
+class ModelFolderEncoder(BagOfWords):
+    """A bag of words that signs as a model loaded from a local folder (as offline-minilm)."""
+
+    def __init__(self, vocab: list[str], folder: Path) -> None:
+        super().__init__(vocab)
+        self.folder = folder
+
+    def signature(self):
+        return {"encoder": "sentence-transformers", "model": str(self.folder), "model_digest": "d"}
+
+
+def test_mined_header_records_no_machine_path(tmp_path):
+    """Issue 29.16: the header of mined pairs names the input by name and SHA-256 and the
+    model by folder name (alias, Hub id), not the absolute paths where they sat."""
+    import hashlib
+
+    folder = tmp_path / "models" / "my-encoder"
+    folder.mkdir(parents=True)
+    collection = _write(tmp_path)
+    out = tmp_path / "o.jsonl"
+    enc = ModelFolderEncoder(list("abcdef"), folder)
+    mine(collection, tmp_path / "w", enc, output=out, k=1, progress=False)
+    header_line = out.read_text().splitlines()[0]
+    assert str(tmp_path) not in header_line
+    settings = json.loads(header_line)["metadata"]["mining"]
+    sha = hashlib.sha256(collection.read_bytes()).hexdigest()
+    assert settings["collection"] == {"name": "c.jsonl", "sha256": sha}
+    assert settings["encoder"] == {
+        "encoder": "sentence-transformers",
+        "model": "my-encoder",
+        "model_digest": "d",
+    }
+    # the work folder's job.json keeps the paths that tell a rerun of the same job
+    job = json.loads((tmp_path / "w" / "job.json").read_text())
+    assert job["collection"] == str(collection.resolve())
+
+
+def test_model_label_names_offline_models_by_alias(minilm_path):
+    from parakit.offline import model_label, resolve_model
+
+    assert model_label(resolve_model("offline-minilm")) == "offline-minilm"
+    assert model_label("offline-minilm") == "offline-minilm"
+    assert model_label("sentence-transformers/all-MiniLM-L6-v2").startswith("sentence-")

@@ -115,3 +115,38 @@ def test_cli_trains_with_pretrained_vectors(tmp_path):
     model = load_model(tmp_path / "model")
     assert model.vectors == str(vectors)
     assert model.predict(["a feline sat"], ["a cat sat"]).tolist() == ["1"]  # labels as read
+
+
+def test_pretrained_lookup_keeps_case_and_splits_clitics(tmp_path):
+    """Issue 29.12: a case-preserving file (as GoogleNews) has "US" and "us" apart, "it" and
+    "'s" apart: lookups keep the case, fall back to lower case, split clitics."""
+    cased = {
+        "US": [1.0, 0.0, 0.0],
+        "us": [0.0, 1.0, 0.0],
+        "Microsoft": [0.0, 0.0, 1.0],
+        "it": [2.0, 0.0, 0.0],
+        "'s": [0.0, 2.0, 0.0],
+        "do": [0.0, 0.0, 2.0],
+        "n't": [4.0, 4.0, 4.0],
+        "said": [3.0, 3.0, 3.0],
+    }
+    path = tmp_path / "cased.txt"
+    lines = [f"{len(cased)} 3"] + [f"{w} " + " ".join(map(str, v)) for w, v in cased.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    wv = WordVectors(pretrained=str(path)).fit([])
+    assert wv.encode(["US"])[0].tolist() == [1.0, 0.0, 0.0]  # not "us"
+    assert wv.encode(["us"])[0].tolist() == [0.0, 1.0, 0.0]
+    assert wv.encode(["Said"])[0].tolist() == [3.0, 3.0, 3.0]  # lower-case fallback
+    assert wv.encode(["it's"])[0] == pytest.approx([1.0, 1.0, 0.0])  # it + 's
+    assert wv.encode(["Don’t"])[0] == pytest.approx([2.0, 2.0, 3.0])  # do + n't
+    assert wv.lookup("MICROSOFT") == []  # neither as written nor lower-cased
+    # word tokens: The, US, said, it's (found in 2 parts), Microsoft, zebra: 4 of 6 found
+    assert wv.coverage(["The US said it's Microsoft, zebra."]) == pytest.approx(4 / 6)
+
+
+def test_vectors_trained_here_are_still_found(tmp_path):
+    """Word2vec trained on the corpus is lower-cased: the fallback finds "The" as "the"."""
+    wv = WordVectors(vector_size=4, epochs=1).fit(["The cat sat.", "the dog sat."])
+    assert "the" in wv.vectors_.key_to_index and "The" not in wv.vectors_.key_to_index
+    assert wv.lookup("The") == wv.lookup("the") != []
+    assert wv.coverage(["The cat sat."]) == 1.0

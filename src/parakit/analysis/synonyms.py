@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from parakit.analysis import _text
 from parakit.errors import DataFormatError
 from parakit.schema import PairSet
 
@@ -201,7 +202,10 @@ def substitutions(
     Each side becomes its lemma sequence (the pattern detector's words and simplemma lemmas);
     :class:`difflib.SequenceMatcher` aligns the two, and every aligned block where exactly one
     lemma replaces exactly one other lemma at the same position is a substitution. Function
-    words, numbers and one-letter tokens are skipped (a changed pronoun or digit is no synonym).
+    words, numbers and one-letter tokens are skipped (a changed pronoun or digit is no synonym),
+    and so are two lemmas of which one is an inflected form of the other
+    (:func:`inflection_check`: the lemmatiser read *halua* as the noun *halu* where the other
+    side's *haluaa* is the verb *haluta*).
     Each pair counts a substitution once; the key is the lemma pair in sorted order.
 
     Args:
@@ -222,7 +226,6 @@ def substitutions(
     """
     from difflib import SequenceMatcher
 
-    from parakit.analysis import _text
     from parakit.analysis.function_words import function_words
     from parakit.errors import AnalysisError
 
@@ -233,6 +236,7 @@ def substitutions(
         )
     lang = lang or pairs.lang
     skip = function_words(lang)
+    inflected = inflection_check(lang)
     flags = set(exclude_flags)
     counts: Counter[tuple[str, str]] = Counter()
     for pair in pairs:
@@ -254,9 +258,43 @@ def substitutions(
             a, b = l1[i1], l2[j1]
             if a == b or not _is_content(w1[i1], a, skip) or not _is_content(w2[j1], b, skip):
                 continue
+            if inflected(w1[i1], a, w2[j1], b):  # a lemmatiser error, not a synonym
+                continue
             found.add((a, b) if a < b else (b, a))
         counts.update(found)
     return counts
+
+
+def inflection_check(lang: str | None) -> Callable[[str, str, str, str], bool]:
+    """``inflected(word1, lemma1, word2, lemma2)``: whether the two lemmas a substitution pairs
+    are forms of one word, read apart by the lemmatiser (which gives one reading per word).
+
+    Finnish with Voikko installed: when one word has a reading whose base form is the other's
+    lemma (*halua* = *halu* or *haluta*; *lähetti* = *lähetti* or *lähettää*). Otherwise (other
+    languages, or no Voikko): when the shorter lemma, of at least 4 letters, and the longer
+    share all but at most 2 letters of the shorter one, and the longer adds at most 3
+    (*halu*/*haluta*, *lähetti*/*lähettää*; not *alkaa*/*aloittaa*).
+    """
+    if _text.base_lang(lang) == "fi":
+        from parakit.analysis.verbs import finnish_analyser
+
+        analyser = finnish_analyser()
+        if analyser is not None:
+
+            def by_readings(word1: str, lemma1: str, word2: str, lemma2: str) -> bool:
+                return lemma2 in analyser.baseforms(word1) or lemma1 in analyser.baseforms(word2)
+
+            return by_readings
+    return _same_stem
+
+
+def _same_stem(word1: str, lemma1: str, word2: str, lemma2: str) -> bool:
+    short, long = sorted((lemma1, lemma2), key=len)
+    if len(short) < 4 or len(long) - len(short) > 3:
+        return False
+    pairs = zip(short, long, strict=False)
+    shared = next((i for i, (x, y) in enumerate(pairs) if x != y), len(short))
+    return shared >= 4 and len(short) - shared <= 2
 
 
 def _is_content(word: str, lemma: str, function_words: frozenset[str]) -> bool:

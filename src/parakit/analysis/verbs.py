@@ -7,8 +7,11 @@ the verb test is a callable ``has_verb(sentence) -> bool`` chosen by a spec:
 ``voikko``
     Finnish, with the Voikko morphological analyser (Debian ``libvoikko1`` + ``voikko-fi``, and
     the ``libvoikko`` Python binding in the ``analysis`` extra). A word is a verb when one of
-    its analyses has the word class ``teonsana`` (verb; includes *olla*, the copula). Voikko
-    does not disambiguate, so an ambiguous form such as *tuli* (fire / came) counts as a verb.
+    its analyses has the word class ``teonsana`` (verb; includes *olla*, the copula) or
+    ``kieltosana``, the negation verb (*ei*, *en*, *et*, *emme*, *ette*, *eivät*, *etten*...),
+    which Voikko classes apart: in "En kai nähnyt häntä." the negation verb is the finite verb
+    and *nähnyt* is analysed as a participle (an adjective) alone. Voikko does not
+    disambiguate, so an ambiguous form such as *tuli* (fire / came) counts as a verb.
 ``module:function``
     any other tagger: an importable callable taking a sentence and returning a bool (or a
     factory called with no arguments that returns one, when it is a class). For example a
@@ -33,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from functools import lru_cache
@@ -40,8 +44,8 @@ from functools import lru_cache
 from parakit.analysis import _text
 from parakit.errors import AnalysisError
 
-#: Voikko's word class of verbs.
-VOIKKO_VERB_CLASS = "teonsana"
+#: Voikko's word classes of verbs: ``teonsana`` (verb) and ``kieltosana`` (the negation verb).
+VOIKKO_VERB_CLASSES = frozenset({"teonsana", "kieltosana"})
 
 
 class VoikkoVerbTest:
@@ -76,11 +80,25 @@ class VoikkoVerbTest:
         self._is_verb = lru_cache(maxsize=200_000)(self._word_is_verb)
 
     def _word_is_verb(self, word: str) -> bool:
-        return any(a.get("CLASS") == VOIKKO_VERB_CLASS for a in self._voikko.analyze(word))
+        return any(a.get("CLASS") in VOIKKO_VERB_CLASSES for a in self._voikko.analyze(word))
 
     def __call__(self, sentence: str) -> bool:
         """Whether any word of ``sentence`` can be a verb."""
         return any(self._is_verb(w) for w in _text.words(sentence))
+
+    def baseforms(self, word: str) -> frozenset[str]:
+        """The lower-cased base forms of every reading of ``word`` (empty when Voikko does not
+        know it): *halua* gives ``{"halu", "haluta"}`` (the noun's partitive, the verb's
+        imperative)."""
+        return self._baseforms(word.lower())
+
+    @functools.cached_property
+    def _baseforms(self) -> Callable[[str], frozenset[str]]:
+        def analyse(word: str) -> frozenset[str]:
+            forms = (a.get("BASEFORM") for a in self._voikko.analyze(word))
+            return frozenset(f.lower() for f in forms if f)
+
+        return lru_cache(maxsize=200_000)(analyse)
 
 
 def make_verb_test(spec: str | None, lang: str | None = None) -> Callable[[str], bool] | None:
@@ -126,6 +144,14 @@ def make_verb_test(spec: str | None, lang: str | None = None) -> Callable[[str],
 def _voikko() -> VoikkoVerbTest:
     """One analyser per process: starting Voikko loads its dictionary."""
     return VoikkoVerbTest("fi")
+
+
+def finnish_analyser() -> VoikkoVerbTest | None:
+    """The process's Voikko analyser for Finnish, or None when Voikko is not installed."""
+    try:
+        return _voikko()
+    except AnalysisError:
+        return None
 
 
 def verb_test_label(has_verb: Callable[[str], bool] | None) -> str | None:

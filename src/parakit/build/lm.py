@@ -80,6 +80,11 @@ class NgramLM:
     def _tokens(self, sentence: str) -> list[str]:
         return get_tokenizer(lang=self.lang, method=self.method, lowercase=self.lowercase)(sentence)
 
+    def tokenizer_settings(self) -> dict[str, Any]:
+        """How sentences are tokenised (``method``, ``lang``, ``lowercase``), as the ARPA export
+        records them for :class:`KenLM`."""
+        return {"method": self.method, "lang": self.lang, "lowercase": self.lowercase}
+
     def _check(self) -> None:
         if self.order < 1:
             raise ParakitError("order must be >= 1", code="E507")
@@ -250,6 +255,9 @@ class NgramLM:
                 )
             levels.append(lines)
         with atomic_write(path) as handle:
+            # a "#" line before \data\ is a comment to KenLM: the tokeniser
+            # settings, so that KenLM queries are tokenised as the model was trained
+            handle.write(f"{ARPA_TOKENIZER_TAG} {json.dumps(self.tokenizer_settings())}\n\n")
             handle.write("\\data\\\n")
             for n, lines in enumerate(levels, 1):
                 handle.write(f"ngram {n}={len(lines)}\n")
@@ -279,10 +287,35 @@ class NgramLM:
         return lm
 
 
-class KenLM:
-    """A KenLM model (ARPA or binary) behind the same interface as :class:`NgramLM`."""
+#: the comment line :meth:`NgramLM.to_arpa` writes before ``\\data\\``: the tokeniser settings
+ARPA_TOKENIZER_TAG = "# parakit-tokenizer:"
 
-    def __init__(self, path: str | Path) -> None:
+
+class KenLM:
+    """A KenLM model (ARPA or binary) behind the same interface as :class:`NgramLM`.
+
+    KenLM looks words up as they are, split at spaces, so a sentence is tokenised as the
+    model's training text was before it is scored: ``"Hello, world."`` is
+    ``Hello , world .`` for a model trained on tokenised text, and ``world.`` would be an
+    unknown word. An ARPA file written by :meth:`NgramLM.to_arpa` records its tokeniser
+    settings (a comment line before ``\\data\\``), which win; for other models give them
+    here (the default is parakit's tokeniser for ``lang``: the regex one, fugashi for
+    Japanese; ``method="whitespace"`` for text tokenised beforehand).
+
+    Args:
+        path: ARPA or KenLM binary file.
+        lang: language of the sentences (tokeniser choice).
+        method: tokenisation method (:func:`parakit.text.tokenize`).
+        lowercase: lowercase the tokens (a model trained on lower-cased text).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        lang: str | None = None,
+        method: str | None = None,
+        lowercase: bool = False,
+    ) -> None:
         try:
             import kenlm
         except ImportError:
@@ -301,18 +334,62 @@ class KenLM:
                 f"{path}: KenLM cannot read the model: {str(err)[:300]}", code="E507"
             ) from None
 
+        recorded = _arpa_tokenizer(Path(path))
+        settings = recorded or {"method": method, "lang": lang, "lowercase": lowercase}
+        self.method, self.lang = settings.get("method"), settings.get("lang")
+        self.lowercase = bool(settings.get("lowercase"))
+        #: where the tokeniser settings came from: ``arpa`` (recorded in the file) or ``given``
+        self.tokenizer_source = "arpa" if recorded else "given"
+
+    def _tokens(self, sentence: str) -> list[str]:
+        return get_tokenizer(lang=self.lang, method=self.method, lowercase=self.lowercase)(sentence)
+
     def log_prob(self, sentence: str) -> float:
-        return float(self.model_.score(sentence, bos=True, eos=True))
+        """Total log10 probability with ``<s>`` / ``</s>`` of the tokenised sentence."""
+        return float(self.model_.score(" ".join(self._tokens(sentence)), bos=True, eos=True))
 
     def n_tokens(self, sentence: str) -> int:
-        return len(sentence.split()) + 1
+        """Predicted tokens of the sentence (words + ``</s>``)."""
+        return len(self._tokens(sentence)) + 1
 
 
-def load_lm(path: str | Path) -> Any:
-    """KenLM for ``.arpa`` / ``.bin`` / ``.binary`` / ``.klm`` paths, else a saved NgramLM."""
+def _arpa_tokenizer(path: Path) -> dict[str, Any] | None:
+    """The tokeniser settings an ARPA file of :meth:`NgramLM.to_arpa` records, else None."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return None
+    if head[:2] == b"\x1f\x8b":  # gzipped ARPA
+        import zlib
+
+        head = zlib.decompressobj(31).decompress(head)
+    for line in head.decode("utf-8", errors="replace").splitlines():
+        if line.startswith("\\data\\"):
+            break
+        if line.startswith(ARPA_TOKENIZER_TAG):
+            try:
+                settings = json.loads(line[len(ARPA_TOKENIZER_TAG) :])
+            except json.JSONDecodeError:
+                return None
+            return settings if isinstance(settings, dict) else None
+    return None
+
+
+def load_lm(
+    path: str | Path,
+    lang: str | None = None,
+    method: str | None = None,
+    lowercase: bool = False,
+) -> Any:
+    """KenLM for ``.arpa`` / ``.bin`` / ``.binary`` / ``.klm`` paths, else a saved NgramLM.
+
+    ``lang``, ``method`` and ``lowercase`` say how a KenLM model's training text was tokenised
+    (see :class:`KenLM`; an ARPA export of :class:`NgramLM` records its own); a saved NgramLM
+    keeps its settings."""
     suffixes = "".join(Path(path).suffixes)
     if any(s in suffixes for s in (".arpa", ".bin", ".klm")):
-        return KenLM(path)
+        return KenLM(path, lang=lang, method=method, lowercase=lowercase)
     return NgramLM.load(path)
 
 

@@ -23,6 +23,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperArgument
 
+from parakit.cli.extras import install_line, missing_extra_error, missing_extras
 from parakit.cli.options import Output
 from parakit.cli.stages import COMMAND_GROUPS, module_available
 from parakit.errors import ParakitError
@@ -124,7 +125,12 @@ def build_app() -> typer.Typer:
         if not module_available(package):
             continue
         module = importlib.import_module(module_name)
-        app.add_typer(module.app, name=name, help=help_text)
+        extras = missing_extras(name)
+        short_help = None
+        if extras:  # the group is there, its main work needs the extras: say so, uncut
+            help_text = f"{help_text} [extra not installed: {install_line(extras)}]"
+            short_help = help_text
+        app.add_typer(module.app, name=name, help=help_text, short_help=short_help)
     return app
 
 
@@ -225,6 +231,12 @@ def missing_command(command: Any, args: list[str]) -> str | None:
     return " ".join(path) if getattr(node, "commands", None) is not None else None
 
 
+def _group(command: Any, args: list[str]) -> str | None:
+    """The command group (or root command) ``args`` name: ``annotate`` of ``annotate init``."""
+    commands = getattr(command, "commands", None) or {}
+    return next((arg for arg in args if arg in commands), None)
+
+
 def os_error_message(err: OSError) -> str:
     """``PATH: reason`` for a file that cannot be read or written, naming the user's path."""
     path = err.filename
@@ -304,6 +316,10 @@ def _run(command: Any, args: list[str], output: Output) -> int:
                 return 1
             result = INTERRUPT_EXIT  # click (typer < 0.2x) turns Ctrl-C into Abort
         else:
+            missing = missing_extra_error(err, _group(command, args))
+            if missing is not None:  # a smaller install: name the extra, not a bug
+                error_line(str(missing))
+                return USAGE_EXIT
             if output.verbose:
                 raise
             error_line(

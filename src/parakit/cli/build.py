@@ -345,6 +345,14 @@ def translate_cmd(
             "paper's) or token (per-token mean)."
         ),
     ] = "sentence",
+    lm_tokenizer: Annotated[
+        str | None,
+        typer.Option(
+            help="How the LM's training text was tokenised: regex, whitespace (tokenised "
+            "beforehand) or fugashi; default: parakit's tokeniser for --src-lang (an ARPA file "
+            "of parakit records its own)."
+        ),
+    ] = None,
     max_sources: Annotated[
         int | None, typer.Option(help="Translate only the most probable n.")
     ] = None,
@@ -375,10 +383,14 @@ def translate_cmd(
         raise typer.BadParameter(f"{lm_score!r}: use sentence or token", param_hint="--lm-score")
     texts = [line.strip() for line in read_text_file(sources).splitlines() if line.strip()]
     model = None
+    if lm_tokenizer is not None and lm_tokenizer not in ("regex", "whitespace", "fugashi"):
+        raise typer.BadParameter(
+            f"{lm_tokenizer!r}: use regex, whitespace or fugashi", param_hint="--lm-tokenizer"
+        )
     if lm is not None:
-        model = load_lm(lm)
+        model = load_lm(lm, lang=src_lang, method=lm_tokenizer)
     elif lm_train is not None:
-        model = NgramLM(order=5).fit(
+        model = NgramLM(order=5, lang=src_lang, method=lm_tokenizer).fit(
             line for line in read_text_file(lm_train).splitlines() if line.strip()
         )
     pairs = mt_candidates(

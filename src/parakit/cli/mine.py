@@ -502,10 +502,18 @@ def select_cmd(
     positives: Annotated[
         Path | None, typer.Option(help="Also write the safe positives here (JSONL).")
     ] = None,
-    neg_lex_max: Annotated[float | None, typer.Option(help="Default: --tiles', or 0.1.")] = None,
-    neg_conf_min: Annotated[float | None, typer.Option(help="Default: --tiles', or 0.4.")] = None,
-    pos_lex_min: Annotated[float | None, typer.Option(help="Default: --tiles', or 0.5.")] = None,
-    pos_conf_min: Annotated[float | None, typer.Option(help="Default: --tiles', or 0.998.")] = None,
+    neg_lex_max: Annotated[
+        float | None, typer.Option(help="Default: the rule of --tiles, else 0.1.")
+    ] = None,
+    neg_conf_min: Annotated[
+        float | None, typer.Option(help="Default: the rule of --tiles, else 0.4.")
+    ] = None,
+    pos_lex_min: Annotated[
+        float | None, typer.Option(help="Default: the rule of --tiles, else 0.5.")
+    ] = None,
+    pos_conf_min: Annotated[
+        float | None, typer.Option(help="Default: the rule of --tiles, else 0.998.")
+    ] = None,
     fmt: FormatOpt = None,
 ) -> None:
     """Apply the tile rules to all candidates (T16): safe negatives (and positives)."""

@@ -230,7 +230,8 @@ def release(
     option: ReaderOptionsOpt = None,
     name: Annotated[str | None, typer.Option("--name", help="Title of the dataset card.")] = None,
     lang: Annotated[
-        str | None, typer.Option("--lang", help="Language code (default: the corpus').")
+        str | None,
+        typer.Option("--lang", help="Language code (default: the language of the corpus)."),
     ] = None,
     ratios: Annotated[str, typer.Option(help="Split sizes, e.g. 80/10/10.")] = "80/10/10",
     names: Annotated[str, typer.Option(help="Split names.")] = "train,validation,test",
@@ -269,13 +270,16 @@ def release(
     `parakit.read` read the folder back into the same pairs."""
     from parakit.io.atomic import check_output_folder
     from parakit.io.hub import check_license
-    from parakit.io.release import is_release, write_release
+    from parakit.io.release import is_release, language_message, unknown_languages, write_release
     from parakit.split import linked_groups, random_split
 
     check_license(license, output)  # before reading anything: the Hub refuses it only at push
     check_output_folder(output, is_release, "a parakit release folder")
     if (input is None) == (store is None):
         raise typer.BadParameter("give an input file or --store with --project")
+    bad_lang = unknown_languages(lang) if lang else []
+    if bad_lang:  # before reading anything
+        raise typer.BadParameter(language_message(bad_lang[0]), param_hint="--lang")
     if store is not None and not project:
         raise typer.BadParameter("--store needs --project", param_hint="--project")
     strat: bool | str | None = {"no": False, "label": True, "binary": "binary"}.get(stratify)

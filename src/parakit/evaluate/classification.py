@@ -391,8 +391,21 @@ def evaluate_classifier(
         raise EvaluationError(
             f"pair {missing!r} has no gold label; evaluation needs labels", code="E961"
         )
-    predicted = [str(v) for v in model.predict(pairs)]
     scheme = get_scheme(pairs.scheme) if hasattr(pairs, "scheme") else None
+    if scheme is not None and scheme.name != "binary" and _is_binary_model(model):
+        # a binary model on graded labels (Turku 1-4 and flags): what is meant is the binary
+        # reading of the labels, as --binary gives (not Turku labels compared with 0/1)
+        try:
+            pairs = pairs.to_binary(reading)
+        except Exception as err:
+            raise EvaluationError(
+                f"the model predicts binary labels (0/1) but the pairs' {scheme.name!r} labels "
+                f"have no binary reading ({err})",
+                code="E969",
+            ) from None
+        scheme = get_scheme(pairs.scheme)
+        truth = [p.label for p in pairs]
+    predicted = [str(v) for v in model.predict(pairs)]
     multi = scheme is not None and scheme.name != "binary" and len(model.classes_) > 2
     metrics = classification_metrics(
         truth, predicted, scheme=scheme if multi else None, reading=reading
@@ -421,6 +434,12 @@ def evaluate_classifier(
     if scheme is not None and scheme.name == "turku":
         report.turku = turku_table(truth, predicted)
     return report
+
+
+def _is_binary_model(model: Any) -> bool:
+    """Whether ``model`` predicts the binary labels ``0``/``1`` only."""
+    classes = {str(c) for c in getattr(model, "classes_", ())}
+    return bool(classes) and classes <= {"0", "1"}
 
 
 class ClassificationEvaluator(Evaluator):

@@ -147,13 +147,34 @@ def json_error(
     return DataFormatError(f"malformed JSON: {str(err)[:200]}", path=path, line=line, code=code)
 
 
-def load_json(path: str | Path, encoding: str = "utf-8-sig") -> Any:
-    """Load a JSON document (``.gz`` transparently) with a located error on bad syntax."""
+def load_json(path: str | Path, encoding: str = "utf-8-sig", jsonl_hint: str = "") -> Any:
+    """Load a JSON document (``.gz`` transparently) with a located error on bad syntax.
+
+    A JSON Lines file (one JSON value per line) is not one document: it is said so (E129,
+    followed by ``jsonl_hint``, e.g. how to read it) instead of "Extra data" on line 2."""
     text = read_text(path, encoding)
     try:
         return loads_json(text)
     except (ValueError, RecursionError) as err:
+        if _is_json_lines(err, text):
+            raise DataFormatError(
+                "a JSON Lines file (one JSON value per line), not one JSON document"
+                + (f": {jsonl_hint}" if jsonl_hint else ""),
+                path=path,
+                code="E129",
+            ) from None
         raise json_error(err, path, None, "E105") from None
+
+
+def _is_json_lines(err: BaseException, text: str) -> bool:
+    """Whether ``err`` is "Extra data" after a first line that is a JSON value of its own."""
+    if not isinstance(err, json.JSONDecodeError) or not err.msg.startswith("Extra data"):
+        return False
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        return len(lines) > 1 and all(loads_json(line) is not None for line in lines[:2])
+    except (ValueError, RecursionError):
+        return False
 
 
 def require(

@@ -434,7 +434,7 @@ def write_release(
     for code in languages:
         if not _known_language(code):
             raise DataFormatError(
-                f"language {code!r} is not an ISO 639 code the Hub knows; set PairSet.lang",
+                language_message(code) + " (CLI: --lang; library: PairSet.lang)",
                 path=target,
                 field="lang",
                 code="E134",
@@ -555,15 +555,38 @@ def _write_turku_files(pairs: PairSet, folder: Path, splits: list[str]) -> None:
         write_turku(by_split[split], folder / f"{prefix}{name}.json", texts=texts)
 
 
-def _known_language(code: str) -> bool:
-    import datasets
-
+def _hub_languages() -> dict[str, str]:
+    """The Hub's language codes and their names (the resource ``datasets`` ships), or {}."""
+    try:
+        import datasets
+    except ImportError:
+        return {}
     path = Path(datasets.__file__).parent / "utils" / "resources" / "languages.json"
     try:
-        known = json.loads(path.read_text(encoding="utf-8"))
+        return dict(json.loads(path.read_text(encoding="utf-8")))
     except OSError:  # pragma: no cover - the resource ships with datasets
-        return True
-    return code in known
+        return {}
+
+
+def _known_language(code: str) -> bool:
+    known = _hub_languages()
+    return not known or code in known
+
+
+def unknown_languages(lang: str) -> list[str]:
+    """The codes of ``lang`` (``en`` or ``en,fi,ja``) that are not language codes the Hub
+    knows (none when ``datasets`` is not installed to tell)."""
+    return [c.strip() for c in lang.split(",") if c.strip() and not _known_language(c.strip())]
+
+
+def language_message(code: str) -> str:
+    """Why ``code`` is refused, with the code of a language named in full (``english`` → en)."""
+    names = {name.lower(): key for key, name in _hub_languages().items() if len(key) <= 3}
+    hint = f" ({code!r} is {names[code.lower()]!r})" if code.lower() in names else ""
+    return (
+        f"language {code!r} is not an ISO 639 code the Hub knows; give a code such as en, fi "
+        f"or sv (several: en,fi){hint}"
+    )
 
 
 def is_release(folder: str | Path) -> bool:

@@ -125,7 +125,7 @@ def read_turku(
         raise DataFormatError(
             f"verify must be 'bounds', 'text' or 'none', not {check.quote(verify)}", code="E114"
         )
-    items = load_json(path)
+    items = load_json(path, jsonl_hint="read it as JSONL (CLI: -f jsonl, or no -f)")
     if not isinstance(items, list):
         raise DataFormatError("expected a JSON list of pairs", path=path, code="E105")
     texts_path = Path(texts) if texts is not None else find_texts_file(path)

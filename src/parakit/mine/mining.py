@@ -178,6 +178,35 @@ def _job_settings(**settings: Any) -> dict[str, Any]:
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in settings.items()}
 
 
+def portable_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The job's settings as an output file records them: the input files by name and
+    SHA-256, the encoder's model by alias, folder name or Hub id (its content digest stays),
+    never the absolute paths of this machine (``job.json`` in the work folder keeps them, to
+    tell a rerun of the same job)."""
+    from parakit.offline import model_label
+
+    out = dict(settings)
+    for key in ("collection", "queries"):
+        if out.get(key):
+            out[key] = file_identity(out[key])
+    encoder = out.get("encoder")
+    if isinstance(encoder, dict) and encoder.get("model"):
+        out["encoder"] = {**encoder, "model": model_label(encoder["model"])}
+    return out
+
+
+def file_identity(path: str | Path) -> dict[str, Any]:
+    """``{"name": ..., "sha256": ...}`` of a file (a folder: its name only)."""
+    path = Path(path)
+    if not path.is_file():
+        return {"name": path.name}
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"name": path.name, "sha256": digest.hexdigest()}
+
+
 def mine(
     collection: str | Path,
     workdir: str | Path,
@@ -310,7 +339,7 @@ def mine(
                 ranks,
                 proba,
                 min_probability,
-                {"mining": settings, "index": index_info},
+                {"mining": portable_settings(settings), "index": index_info},
             )
     result = MiningResult(
         Path(output) if output else None, len(store), len(rows), written, dict(timer), index_info

@@ -501,9 +501,21 @@ def check_pretrained(source: str | Path) -> None:
     tokenizer's advice to install sentencepiece or a ``model_type`` complaint.
 
     Raises:
-        ModelError: E713, a folder without ``config.json``.
+        ModelError: E713, a folder without ``config.json``; E719, a path that does not exist
+            (``./models/base``, ``/data/m``, ``~/m``, ``a/b/c``: a Hub id is ``org/name``),
+            instead of the Hub's message about repository ids.
     """
     path = Path(source).expanduser()
+    text = str(source)
+    looks_like_path = (
+        text.startswith(("/", "./", "../", "~", ".\\")) or text.count("/") > 1 or "\\" in text
+    )
+    if looks_like_path and not path.exists():
+        raise ModelError(
+            f"{source}: no such folder; give an existing folder holding a model, a Hugging "
+            "Face model id (org/name) or an offline alias (offline-minilm)",
+            code="E719",
+        )
     if path.is_dir() and not (path / "config.json").is_file():
         raise ModelError(
             f"{source}: not a model folder (no config.json); give a Hugging Face model id, an "

@@ -20,11 +20,13 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from parakit.io.atomic import atomic_files, atomic_write
+from parakit.offline import model_label
 
 #: ``modules.json`` type of the sentence-transformers module that wraps a HF classification model
 _ST_TRANSFORMER = "sentence_transformers.base.modules.transformer.Transformer"
@@ -118,8 +120,6 @@ def write_model_card(
     Returns:
         the path of the card.
     """
-    from huggingface_hub import ModelCard, ModelCardData
-
     from parakit.io.hub import check_license
 
     if license is not None:
@@ -130,18 +130,18 @@ def write_model_card(
         else None
     )
     languages = [code.strip() for code in (language or "").split(",") if code.strip()]
-    card_data = ModelCardData(
-        language=languages or None,  # a multilingual set names its languages "en,fi,ja"
-        license=license,
-        library_name=library,
-        pipeline_tag=pipeline_tag,
-        base_model=hub_base,
-        tags=["parakit", "paraphrase", model_type],
-    )
+    front = {
+        "language": languages or None,  # a multilingual set names its languages "en,fi,ja"
+        "license": license,
+        "library_name": library,
+        "pipeline_tag": pipeline_tag,
+        "base_model": hub_base,
+        "tags": ["parakit", "paraphrase", model_type],
+    }
     lines = [f"# {title}", ""]
     lines.append(
         f"A paraphrase {'classifier' if classes else 'model'} (`{model_type}`) trained with "
-        "parakit." + (f" It starts from `{base_model}`." if base_model else "")
+        "parakit." + (f" It starts from `{model_label(base_model)}`." if base_model else "")
     )
     lines += ["", "## Data", ""]
     for key, value in (data or {}).items():
@@ -177,11 +177,42 @@ def write_model_card(
     )
     if usage:
         lines += ["", "## Usage", "", usage.strip()]
-    card = ModelCard(f"---\n{card_data.to_yaml()}\n---\n\n" + "\n".join(lines) + "\n")
+    card = f"---\n{front_matter(front)}\n---\n\n" + "\n".join(lines) + "\n"
     path = Path(folder) / "README.md"
     with atomic_write(path) as handle:
-        handle.write(str(card))
+        handle.write(card)
     return path
 
 
-__all__ = ["write_cross_encoder_layout", "write_model_card"]
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]*")
+
+
+def front_matter(data: Mapping[str, Any]) -> str:
+    """The YAML front matter of a card (no ``---`` lines) as ``huggingface_hub``'s
+    ``ModelCardData.to_yaml`` writes it: keys sorted, None left out, lists one item a line;
+    written here so that a card needs no Hub library (a light model saved on a core install).
+    Strings that are not plain words are JSON-quoted, which YAML reads as they are."""
+
+    def scalar(value: Any) -> str:
+        if isinstance(value, bool) or value is None:
+            return json.dumps(value)
+        if isinstance(value, (int, float)):
+            return repr(value)
+        text = str(value)
+        plain = _PLAIN.fullmatch(text) and text.lower() not in ("yes", "no", "on", "off")
+        return text if plain else json.dumps(text, ensure_ascii=False)
+
+    lines = []
+    for key in sorted(data):
+        value = data[key]
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            lines.append(f"{key}:")
+            lines += [f"- {scalar(item)}" for item in value]
+        else:
+            lines.append(f"{key}: {scalar(value)}")
+    return "\n".join(lines)
+
+
+__all__ = ["front_matter", "write_cross_encoder_layout", "write_model_card"]

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -188,7 +189,8 @@ class WordVectors:
         epochs: passes over the texts.
         sg: 1 skip-gram, 0 CBOW.
         seed: seed of the initial vectors and the sampling.
-        lang: language of the texts (tokenisation, lower-cased).
+        lang: language of the texts (tokenisation; word2vec trained here is lower-cased,
+            pretrained vectors are looked up with case kept: :meth:`lookup`).
 
     Example:
         >>> wv = WordVectors(vector_size=4, epochs=1).fit(["a b", "b c"])
@@ -248,16 +250,45 @@ class WordVectors:
         self.vectors_ = model.wv  # KeyedVectors: picklable, no training state
         return self
 
+    def lookup(self, token: str) -> list[int]:
+        """Rows of ``token``'s vectors: the token as written, else lower-cased, else split
+        into a word and its clitic (``it's`` → ``it`` + ``'s``, ``don't`` → ``do`` + ``n't``,
+        each part looked up the same way). Pretrained files keep case (GoogleNews has both
+        ``US`` and ``us``); vectors trained here are lower-cased, so the lower-case fallback
+        finds them."""
+        index = self.vectors_.key_to_index
+        token = token.replace("’", "'")
+        for key in (token, token.lower()):
+            if key in index:
+                return [index[key]]
+        match = _CLITIC.match(token)
+        if match is None:
+            return []
+        return [row for part in match.groups() for row in self.lookup(part)]
+
+    def tokens(self, text: str) -> list[str]:
+        """The tokens of ``text`` as :meth:`encode` looks them up (case kept)."""
+        return get_tokenizer(lang=self.lang)(text)
+
+    def coverage(self, texts: Sequence[str]) -> float:
+        """Share of the word tokens of ``texts`` (tokens with a letter or digit) that have a
+        vector (:meth:`lookup`)."""
+        words = [t for text in texts for t in self.tokens(text) if any(c.isalnum() for c in t)]
+        return sum(bool(self.lookup(t)) for t in words) / len(words) if words else 0.0
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """``(n, vector_size)`` float32: the mean vector of each text's known words (zeros
-        when none is known)."""
+        when none is known; words found by :meth:`lookup`)."""
         out = np.zeros((len(texts), self.vector_size), dtype=np.float32)
-        index = self.vectors_.key_to_index
         for row, text in enumerate(texts):
-            known = [index[w] for w in tokenize(text, self.lang) if w in index]
+            known = [r for token in self.tokens(text) for r in self.lookup(token)]
             if known:
                 out[row] = self.vectors_.vectors[known].mean(axis=0)
         return out
+
+
+#: a word and its English clitic: it's, we're, I've, they'll, she'd, I'm, don't (do + n't)
+_CLITIC = re.compile(r"^(.+?)(n't|'s|'re|'ve|'ll|'d|'m|')$", re.IGNORECASE)
 
 
 def load_word_vectors(path: str | Path, limit: int | None = None) -> Any:
