@@ -183,8 +183,11 @@ def test_training_continues_from_a_saved_cross_encoder(tiny_encoder, multipit, t
 
 
 def test_not_a_model_path_fails_clearly(tmp_path, multipit):
-    with pytest.raises(ModelError, match="E713"):
+    with pytest.raises(ModelError, match="E719"):  # no such folder (not the Hub's repo-id text)
         small(str(tmp_path / "missing")).fit(multipit[0][:20])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelError, match="E713"):  # a folder, but no model in it
+        small(str(tmp_path / "empty")).fit(multipit[0][:20])
 
 
 def test_precision_from_the_command_line(tiny_encoder, multipit, tmp_path):
