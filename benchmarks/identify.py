@@ -72,6 +72,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from ledger import LoadSampler  # noqa: E402
 
 from parakit.io import read  # noqa: E402
 from parakit.models.base import make_model  # noqa: E402
@@ -87,35 +90,6 @@ def minilm() -> str:
     from parakit.offline import resolve_model
 
     return resolve_model("offline-minilm")
-
-
-class LoadSampler:
-    """The machine's 1-minute load average, sampled every ``every`` seconds in a thread, so a
-    timing can say how loaded the (shared) machine was while it was taken."""
-
-    def __init__(self, every: float = 15.0) -> None:
-        import threading
-
-        self.every = every
-        self.samples: list[float] = [os.getloadavg()[0]]
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.every):
-            self.samples.append(os.getloadavg()[0])
-
-    def __enter__(self) -> LoadSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self.samples.append(os.getloadavg()[0])
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.samples))
 
 
 def datasets(names: list[str]) -> dict[str, tuple[PairSet, PairSet]]:
@@ -837,7 +811,6 @@ RECIPES = {
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in RECIPES:
-        sys.path.insert(0, str(ROOT / "benchmarks"))
         RECIPES[sys.argv[1]](sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from identify import DATA  # noqa: E402
-from ledger import Ledger, UnitClock  # noqa: E402
+from ledger import Ledger, UnitClock, cpu_seconds  # noqa: E402
 
 from parakit.io import read  # noqa: E402
 
@@ -106,8 +106,6 @@ def measure(args: argparse.Namespace, model_name: str, max_length: int, ledger: 
     warm = collate(plans["before"][0], "before")
     network(**warm, labels=labels[plans["before"][0]]).loss.backward()
     optimiser.zero_grad()
-    from ledger import cpu_seconds
-
     for position in picks:
         for variant in variants:
             batch = plans[variant][position]
