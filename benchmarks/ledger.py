@@ -66,7 +66,8 @@ def git_commit() -> str:
         ).returncode
         return head + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        # a copy of the checkout without its .git (a lent GPU machine): the caller names it
+        return os.environ.get("LEDGER_COMMIT", "unknown")
 
 
 def machine() -> dict[str, Any]:
