@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+# LEDGER_DIR: write the ledgers elsewhere (a lent GPU machine writes them where they come back)
+RESULTS = Path(os.environ.get("LEDGER_DIR") or ROOT / "benchmarks" / "results")
 DOCS = ROOT / "docs" / "benchmarks.md"
 
 
