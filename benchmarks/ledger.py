@@ -311,10 +311,13 @@ def _paper_recipe_table(lines: list[dict[str, Any]]) -> str:
         return "_no units recorded yet_\n"
     epochs = max(max(v) for v in cells.values())
     head = " | ".join(f"epoch {e}" for e in range(1, epochs + 1))
+    # accuracy beside F1 where the ledger has it (MRPC's targets are both)
+    accuracy = any("dev_accuracy" in ln["metrics"] for v in cells.values() for ln in v.values())
     out = [
-        f"| model | learning rate | precision | {head} | best | s/epoch | load | machine "
-        "| commit |",
-        "|---|---:|---|" + "---:|" * (epochs + 3) + "---|---|",
+        f"| model | learning rate | precision | {head} | best"
+        + (" | accuracy at best" if accuracy else "")
+        + " | s/epoch | load | machine | commit |",
+        "|---|---:|---|" + "---:|" * (epochs + 3 + accuracy) + "---|---|",
     ]
     for (model, rate, precision), by_epoch in sorted(cells.items()):
         f1 = [
@@ -322,14 +325,84 @@ def _paper_recipe_table(lines: list[dict[str, Any]]) -> str:
             for e in range(1, epochs + 1)
         ]
         done = [v for v in f1 if v is not None]
+        best = max(by_epoch.values(), key=lambda line: line["metrics"]["dev_f1"])
+        best_accuracy = best["metrics"].get("dev_accuracy")
         last = by_epoch[max(by_epoch)]
         wall = [line["wall_s"] for line in by_epoch.values() if "wall_s" in line]
         loads = [line["load"] for line in by_epoch.values() if "load" in line]
         out.append(
             f"| {model} | {rate} | {precision} | "
             + " | ".join("—" if v is None else f"{v:.2f}" for v in f1)
-            + f" | {max(done):.2f} | {sum(wall) / len(wall):.0f} | "
+            + f" | {max(done):.2f}"
+            + (
+                ""
+                if not accuracy
+                else " | —"
+                if best_accuracy is None
+                else f" | {best_accuracy:.2f}"
+            )
+            + f" | {sum(wall) / len(wall):.0f} | "
             + f"{sum(loads) / len(loads):.1f} | {_machine_cell(last)} | {last['commit'][:8]} |"
+        )
+    return "\n".join(out) + "\n"
+
+
+def _cell(value: Any) -> str:
+    """A ledger value in a table cell: floats to 4 digits, a unit's dict (a teacher) and lists
+    (per-epoch scores) compactly."""
+    if isinstance(value, bool) or value is None:
+        return "—" if value is None else str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1000 else f"{value:.0f}"
+    if isinstance(value, dict):
+        return " ".join(_cell(v) for v in value.values())
+    if isinstance(value, list):
+        return ", ".join(_cell(v) for v in value)
+    return str(value)
+
+
+def _noisy_table(lines: list[dict[str, Any]]) -> str:
+    """The MultiPIT Table 3 analogue: each student's best dev F1 and its gain over expert
+    alone (same teacher, auto set and precision)."""
+    if not lines:
+        return "_no units recorded yet_\n"
+
+    def group(u: dict[str, Any]) -> tuple:
+        return (u["student"], _cell(u["teacher"]), u["auto"], u["precision"])
+
+    expert = {
+        group(ln["unit"]): ln["metrics"]["dev_f1"]
+        for ln in lines
+        if ln["unit"]["method"] == "expert"
+    }
+    out = [
+        "| student | teacher | auto pairs | training set | λ | train pairs | dropped | flipped "
+        "| dev F1 | gain | dev F1 per epoch | wall s | machine |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---|",
+    ]
+    order = {"expert": 0, "filter": 1, "flip": 2}
+    for ln in sorted(
+        lines,
+        key=lambda ln: (
+            group(ln["unit"]),
+            order.get(ln["unit"]["method"], 3),
+            ln["unit"]["lambda"] or 0,
+        ),
+    ):
+        u, m = ln["unit"], ln["metrics"]
+        base = expert.get(group(u))
+        gain = "—" if base is None or u["method"] == "expert" else f"{m['dev_f1'] - base:+.2f}"
+        name = {
+            "expert": "expert",
+            "filter": "expert + auto filtered",
+            "flip": "expert + auto flipped",
+        }
+        out.append(
+            f"| {u['student']} | {_cell(u['teacher'])} | {u['auto']} | "
+            f"{name.get(u['method'], u['method'])} | {_cell(u['lambda'])} | {m['n_train']} | "
+            f"{m.get('dropped', '—')} | {m.get('flipped', '—')} | {m['dev_f1']:.2f} | {gain} | "
+            f"{_cell(m.get('dev_f1_per_epoch'))} | {_cell(ln.get('wall_s'))} | "
+            f"{_machine_cell(ln)} |"
         )
     return "\n".join(out) + "\n"
 
@@ -341,19 +414,14 @@ def _generic_table(lines: list[dict[str, Any]]) -> str:
     unit_cols = list(dict.fromkeys(k for line in lines for k in line["unit"]))
     metric_cols = list(dict.fromkeys(k for line in lines for k in line["metrics"]))
 
-    def fmt(value: Any) -> str:
-        if isinstance(value, float):
-            return f"{value:.4g}" if abs(value) < 1000 else f"{value:.0f}"
-        return "—" if value is None else str(value)
-
     out = [
         "| " + " | ".join(unit_cols + metric_cols + ["wall s", "CPU s", "load", "machine"]) + " |",
         "|" + "---|" * (len(unit_cols) + len(metric_cols) + 4),
     ]
     for line in lines:
-        row = [fmt(line["unit"].get(k)) for k in unit_cols]
-        row += [fmt(line["metrics"].get(k)) for k in metric_cols]
-        row += [fmt(line.get("wall_s")), fmt(line.get("cpu_s")), fmt(line.get("load"))]
+        row = [_cell(line["unit"].get(k)) for k in unit_cols]
+        row += [_cell(line["metrics"].get(k)) for k in metric_cols]
+        row += [_cell(line.get("wall_s")), _cell(line.get("cpu_s")), _cell(line.get("load"))]
         row.append(_machine_cell(line))
         out.append("| " + " | ".join(row) + " |")
     return "\n".join(out) + "\n"
@@ -385,6 +453,7 @@ TABLES: dict[str, Callable[[list[dict[str, Any]]], str]] = {
     "paper-recipe": _paper_recipe_table,
     "paper-recipe-random-order": _paper_recipe_table,
     "mrpc-recipe": _paper_recipe_table,
+    "noisy-recipe": _noisy_table,
     "step-cost": _step_cost_table,
 }
 
