@@ -223,27 +223,39 @@ def load_teacher(path: Path, base: str) -> Any:
     return teacher
 
 
-def speed_part(args: argparse.Namespace) -> list[dict]:
-    """Inference pairs/second of cross-encoders on the first ``--speed-pairs`` MultiPIT expert
-    val pairs (max length ``--ce-max-length``), the encoders measured in turns, ``--speed-rounds``
-    times each: the teacher/student speed ratio of distillation, without training either (an
-    untrained head costs what a trained one does)."""
+def untrained_cross_encoder(name: str, **settings: Any) -> Any:
+    """A cross-encoder of ``name`` with a fresh two-class head, ready to predict: what
+    prediction costs without training one (an untrained head costs what a trained one does).
+    ``settings``: ``max_length``, ``threads``, ``device``, ``precision``."""
     from transformers import AutoTokenizer
 
     from parakit.labels import get_scheme
     from parakit.models.cross_encoder import CrossEncoderClassifier
     from parakit.offline import resolve_model
 
+    model = CrossEncoderClassifier(
+        name,
+        max_length=settings.get("max_length", 64),
+        num_threads=settings.get("threads"),
+        device=settings.get("device"),
+        mixed_precision=settings.get("precision", "auto"),
+    )
+    model.classes_ = np.array(["0", "1"], dtype=object)
+    model.label_type_, model.scheme_ = "str", get_scheme("binary").spec()
+    model.tokenizer_ = AutoTokenizer.from_pretrained(resolve_model(name))
+    model.network_ = model._build_network(model._source()).eval()
+    return model
+
+
+def speed_part(args: argparse.Namespace) -> list[dict]:
+    """Inference pairs/second of cross-encoders on the first ``--speed-pairs`` MultiPIT expert
+    val pairs (max length ``--ce-max-length``), the encoders measured in turns, ``--speed-rounds``
+    times each: the teacher/student speed ratio of distillation, without training either (an
+    untrained head costs what a trained one does)."""
     val = read(DATA / "multipit" / "expert-val.csv", format="multipit")[: args.speed_pairs]
     models = {}
     for name in args.encoders:
-        model = CrossEncoderClassifier(
-            name, max_length=args.ce_max_length, num_threads=args.threads
-        )
-        model.classes_ = np.array(["0", "1"], dtype=object)
-        model.label_type_, model.scheme_ = "str", get_scheme("binary").spec()
-        model.tokenizer_ = AutoTokenizer.from_pretrained(resolve_model(name))
-        model.network_ = model._build_network(model._source()).eval()
+        model = untrained_cross_encoder(name, max_length=args.ce_max_length, threads=args.threads)
         model.predict_proba(val[:8])  # warm-up
         models[name] = model
     seconds: dict[str, list[float]] = {name: [] for name in models}
@@ -802,10 +814,77 @@ def distill_recipe(argv: list[str]) -> None:
     print(table(ledger.run, ledger.path.parent))
 
 
+def speed_recipe(argv: list[str]) -> None:
+    """Prediction speed of the distillation's teacher and student encoders on one device: the
+    MultiPIT dev pairs predicted by each in turns, ``--rounds`` times, median pairs/s; one
+    ledger unit (``speed-recipe``) per device x precision. Architecture alone sets the cost
+    (untrained heads), so a machine without the trained teacher measures the ratio that
+    ``distill-recipe``'s target (>= 4x) is about."""
+    from ledger import UnitClock, table
+
+    parser = recipe_parser("speed-recipe", "speed-recipe", model="offline-minilm")
+    parser.add_argument("--teacher-model", default="offline-mpnet")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--eval-batch", type=int, default=64, help="pairs per forward pass")
+    args = parser.parse_args(argv)
+    precision = recipe_setup(args)
+    ledger = recipe_ledger(args, "speed-recipe")
+    _, dev = recipe_data("multipit", None, args.dev_limit)
+    unit = {
+        "teacher": args.teacher_model,
+        "student": args.model,
+        "device": args.device,
+        "precision": precision,
+        "max_length": args.max_length,
+        "eval_batch": args.eval_batch,
+        "pairs": len(dev),
+    }
+    if ledger.has(unit):
+        print("in the ledger, skipped")
+        print(table(ledger.run, ledger.path.parent))
+        return
+    clock = UnitClock()
+    models = {}
+    for role, name in (("teacher", args.teacher_model), ("student", args.model)):
+        model = untrained_cross_encoder(
+            name,
+            max_length=args.max_length,
+            threads=args.threads,
+            device=args.device,
+            precision=args.precision,
+        )
+        model.eval_batch_size = args.eval_batch
+        model.predict_proba(dev[:16])  # warm-up
+        models[role] = model
+    seconds: dict[str, list[float]] = {role: [] for role in models}
+    for _ in range(args.rounds):  # in turns, so a change of load hits both
+        for role, model in models.items():
+            start = time.perf_counter()
+            model.predict_proba(dev)
+            seconds[role].append(time.perf_counter() - start)
+    speed = {role: len(dev) / float(np.median(times)) for role, times in seconds.items()}
+    ledger.record(
+        unit,
+        {
+            "teacher_pairs_per_s": round(speed["teacher"], 1),
+            "student_pairs_per_s": round(speed["student"], 1),
+            "speed_up": round(speed["student"] / speed["teacher"], 2),
+        },
+        config={
+            "threads": args.threads,
+            "rounds": args.rounds,
+            "rounds_s": {role: [round(t, 2) for t in ts] for role, ts in seconds.items()},
+        },
+        clock=clock.read(),
+    )
+    print(table(ledger.run, ledger.path.parent))
+
+
 RECIPES = {
     "paper-recipe": paper_recipe,
     "noisy-recipe": noisy_recipe,
     "distill-recipe": distill_recipe,
+    "speed-recipe": speed_recipe,
 }
 
 
