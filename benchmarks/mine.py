@@ -10,6 +10,7 @@ Run from the repository root (HF_HUB_OFFLINE=1, the offline MiniLM installed)::
     python benchmarks/mine.py e2e    --n 100000 --backend onnx --workdir out/bench-e2e
     python benchmarks/mine.py search --workdir out/bench-e2e --target 1000000
     python benchmarks/mine.py memory --workdir out/bench-e2e   # peak RSS vs N (subprocesses)
+    python benchmarks/mine.py static --pools 20000 50000 --commit   # static encoder vs teacher
 
 Each prints a Markdown table; figures go to docs/benchmarks.md#embeddings-and-mining.
 """
@@ -535,6 +536,67 @@ def bench_memory(args: argparse.Namespace) -> None:
         print(f"| {int(n):,} | IVF | {float(seconds):.1f} | {float(peak):.0f} | {float(vec):.0f} |")
 
 
+def expert_positives() -> list[tuple[str, str]]:
+    """The MultiPIT expert paraphrase pairs (train + val): the gold the miner should find."""
+    from parakit.io import read
+
+    pairs = []
+    for name in ("expert-train.csv", "expert-val.csv"):
+        pairs += [
+            (p.text1, p.text2)
+            for p in read(DATA / "multipit" / name, format="multipit")
+            if p.label == "1"
+        ]
+    return pairs
+
+
+def bench_static(args: argparse.Namespace) -> None:
+    """Issue 28: a static encoder distilled from ``--teacher`` against the teacher itself, on
+    what mining is for. Units of the ``static-encoder`` ledger: the distillation (seconds), and
+    per pool size the embedding speed of both (sentences/s, one after the other on the same
+    sentences) and the gold recall@5/10/50 of the MultiPIT expert positives hidden in a pool of
+    MultiPIT auto sentences."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ledger import Ledger, UnitClock
+
+    from parakit.vectors.encode import load_encoder
+    from parakit.vectors.static import distill_static, gold_recall
+
+    ledger = Ledger("static-encoder", commit=args.commit)
+    folder = Path(args.workdir) / f"static-{args.teacher}-{args.pca_dims}"
+    unit = {"teacher": args.teacher, "pca_dims": args.pca_dims, "step": "distil"}
+    if not (folder / "parakit_static.json").is_file() or not ledger.has(unit):
+        clock = UnitClock()
+        info = distill_static(args.teacher, folder, pca_dims=args.pca_dims)
+        ledger.record(unit, {"vocabulary": info["vocabulary"], "dim": info["dim"]},
+                      clock=clock.read())  # fmt: skip
+    gold = expert_positives()
+    for size in args.pools:
+        unit = {"teacher": args.teacher, "pca_dims": args.pca_dims, "pool": size,
+                "gold_pairs": len(gold), "precision": args.precision}  # fmt: skip
+        if ledger.has(unit):
+            print(f"pool {size}: in the ledger, skipped")
+            continue
+        clock = UnitClock()
+        pool = multipit_sentences(size)
+        metrics: dict[str, float] = {}
+        for name, model in (("static", str(folder)), ("teacher", args.teacher)):
+            encoder = load_encoder(model, "torch", precision=args.precision, batch_size=64)
+            encoder.encode(pool[:256])  # warm-up
+            start = time.perf_counter()
+            encoder.encode(pool)
+            metrics[f"{name}_sentences_per_s"] = round(size / (time.perf_counter() - start), 1)
+            for k, value in gold_recall(encoder, gold, pool, ks=(5, 10, 50)).items():
+                metrics[f"{name}_recall@{k}"] = round(value, 4)
+        metrics["speed_up"] = round(
+            metrics["static_sentences_per_s"] / metrics["teacher_sentences_per_s"], 1
+        )
+        metrics["recall@50_share"] = round(
+            metrics["static_recall@50"] / metrics["teacher_recall@50"], 4
+        )
+        ledger.record(unit, metrics, clock=clock.read())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -578,8 +640,16 @@ def main() -> None:
     p.add_argument("--train-size", type=int, default=50_000, help="IVF training sample")
     p.add_argument("--noise", type=float, default=0.3)
     p.add_argument("--nprobe", type=int, default=32)
+    p = sub.add_parser("static")
+    p.add_argument("--teacher", default="offline-minilm")
+    p.add_argument("--pca-dims", type=int, default=256)
+    p.add_argument("--pools", type=int, nargs="+", default=[20_000, 50_000])
+    p.add_argument("--precision", default="fp32", help="the teacher's (the static one: fp32)")
+    p.add_argument("--workdir", default="out/bench-static")
+    p.add_argument("--commit", action="store_true", help="commit each ledger line")
     args = parser.parse_args()
     {
+        "static": bench_static,
         "embed": bench_embed,
         "vectors": bench_vectors,
         "compare": bench_compare,

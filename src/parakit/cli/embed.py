@@ -130,3 +130,66 @@ def evaluate(
         with atomic_write(output) as handle:
             json.dump(metrics, handle, indent=2)
     typer.echo(json.dumps(metrics, indent=2))
+
+
+@app.command("distill-static")
+def distill_static_command(
+    model: Annotated[
+        str,
+        typer.Argument(help="Teacher: HF id, local folder, offline-minilm or offline-mpnet."),
+    ],
+    output: Annotated[Path, output_option("Static encoder folder to write.")],
+    pca_dims: Annotated[
+        int, typer.Option("--pca-dims", min=2, help="Dimensions kept by PCA.")
+    ] = 256,
+    gold: Annotated[
+        Path | None,
+        typer.Option(help="Labelled pairs: measure gold recall of teacher and student."),
+    ] = None,
+    pool: Annotated[
+        Path | None,
+        typer.Option(help="Distractor sentences for --gold (a collection, as `mine run`)."),
+    ] = None,
+    ks: Annotated[
+        list[int] | None, typer.Option("--k", min=1, help="Recall@k to report (repeat).")
+    ] = None,
+    fmt: FormatOpt = None,
+) -> None:
+    """Distil a static encoder (a token-embedding table, Model2Vec) from a sentence encoder;
+    the folder works wherever an encoder does (`mine run -m DIR`, `build knn`, `embed
+    evaluate`). With --gold, its card records gold recall@k against the teacher."""
+    from parakit.vectors.static import distill_static
+
+    teacher = check_model(model, "MODEL")
+    with status(f"distilling a static encoder from {model}"):
+        info = distill_static(teacher, output, pca_dims=pca_dims)
+    if gold is not None:
+        info["gold_recall"] = _static_recall(teacher, output, gold, pool, ks or [5, 10, 50], fmt)
+    typer.echo(json.dumps({"saved": str(output), **info}, indent=2))
+
+
+def _static_recall(
+    teacher: str, folder: Path, gold: Path, pool: Path | None, ks: list[int], fmt: str | None
+) -> dict:
+    """Gold recall@k of the teacher and the static encoder in ``folder``, recorded in its card."""
+    from parakit.errors import MineError
+    from parakit.vectors.collection import iter_collection
+    from parakit.vectors.encode import load_encoder
+    from parakit.vectors.static import gold_recall, record_recall
+
+    labelled = read_pairs(gold, fmt)
+    positives = [
+        (p.text1, p.text2)
+        for p, label in zip(labelled, labelled.binary_labels(), strict=True)
+        if label == 1
+    ]
+    if not positives:
+        raise MineError(f"{gold}: no paraphrase pairs to measure recall on", code="E805")
+    distractors = [r["text"] for r in iter_collection(pool)] if pool is not None else []
+    recall = {"source": gold.name, "pairs": len(positives), "ks": ks}
+    with status(f"gold recall of {len(positives)} pairs among {len(distractors)} sentences"):
+        for name, path in (("teacher", teacher), ("static", str(folder))):
+            recall[name] = gold_recall(load_encoder(path, "torch"), positives, distractors, ks)
+    recall["pool"] = len(set(distractors) | {t for pair in positives for t in pair})
+    record_recall(folder, recall)
+    return recall

@@ -40,6 +40,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
         "gensim",
     ),
     "scale": ("dask", "distributed"),
+    "static": ("model2vec", "skeletoken"),
     "kenlm": ("kenlm",),
     "generate": ("bert_score", "krippendorff", "httpx", "openai"),
     "annotate": (

@@ -40,6 +40,10 @@ def _dimension(model: Any) -> int:
     return int(getter())
 
 
+def _token_limit(value: Any) -> int | None:
+    return None if value is None or value == float("inf") else int(value)
+
+
 def _model_digest(path: str | Path) -> str:
     """A short content hash of a local model folder (weights + configs), for manifests."""
     path = Path(path)
@@ -93,6 +97,15 @@ class SentenceEncoder:
         resolve_precision(precision, device)  # a bad value fails here, not at the first batch
 
     @property
+    def static(self) -> bool:
+        """Whether the model is a static encoder (a token-embedding table,
+        :mod:`parakit.vectors.static`): it runs in fp32 whatever ``precision`` says, since a
+        table lookup gains nothing from bf16."""
+        from parakit.vectors.static import is_static_encoder
+
+        return is_static_encoder(resolve_model(self.model))
+
+    @property
     def model_(self) -> Any:
         if getattr(self, "_model", None) is None:
             from parakit.vectors.loading import load_sentence_transformer
@@ -102,7 +115,7 @@ class SentenceEncoder:
                 self.model, device=self.device, max_seq_length=self.max_seq_length
             )
             resolved = resolve_precision(self.precision, self.device)
-            if resolved != "fp32":
+            if resolved != "fp32" and not self.static:
                 import torch
 
                 # bf16 weights, not autocast: autocast casts every weight again for each batch
@@ -140,10 +153,13 @@ class SentenceEncoder:
             "model": str(self.model),
             "model_digest": _model_digest(self.model),
             "normalize": self.normalize,
-            "max_seq_length": int(self.model_.max_seq_length),
+            # a static encoder has no token limit (sentence-transformers says inf)
+            "max_seq_length": _token_limit(self.model_.max_seq_length),
         }
         precision = resolve_precision(self.precision, self.device)
-        if precision != "fp32":  # fp32 signatures stay as they were before bf16
+        if self.static:
+            out["static"] = True
+        elif precision != "fp32":  # fp32 signatures stay as they were before bf16
             out["precision"] = precision
         return out
 
