@@ -54,7 +54,7 @@ class DocumentAligner:
         max_features: vocabulary size cap (the paper's 200K).
         sublinear_tf: ``1 + log(tf)`` (the paper's).
         lowercase: lowercase before extracting n-grams.
-        block_size: rows compared at once in :meth:`similarity_matrix` style searches.
+        block_size: candidate pairs are scored in batches of ``10 * block_size``.
 
     Example:
         >>> a = DocumentAligner().fit(["one two three", "one two four"])
@@ -120,11 +120,6 @@ class DocumentAligner:
             return np.empty(0, dtype=np.float64)
         a, b = self.transform(texts1), self.transform(texts2)
         return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float64).ravel()
-
-    def similarity_matrix(self, texts1: Sequence[str], texts2: Sequence[str]) -> np.ndarray:
-        """Dense cosine matrix ``len(texts1) x len(texts2)`` (use on blocks)."""
-        a, b = self.transform(texts1), self.transform(texts2)
-        return np.asarray((a @ b.T).toarray(), dtype=np.float64)
 
     def in_band(self, similarity: np.ndarray | float) -> np.ndarray:
         """Whether each similarity lies inside ``[low, high]``."""

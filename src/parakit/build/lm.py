@@ -29,7 +29,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -37,12 +37,6 @@ from parakit.errors import ParakitError
 from parakit.text import get_tokenizer
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
-
-
-class LanguageModel(Protocol):
-    def log_prob(self, sentence: str) -> float: ...
-
-    def n_tokens(self, sentence: str) -> int: ...
 
 
 class NgramLM:

@@ -181,9 +181,6 @@ class UnigramModel:
         self.n_tokens_ = total
         return self
 
-    def word_probability(self, word: str) -> float:
-        return self.probabilities_.get(word.lower() if self.lowercase else word, 0.0)
-
     def average_probability(self, sentence: str) -> float:
         """Mean word probability of the sentence's tokens (0 for no token)."""
         tokens = get_tokenizer(lang=self.lang, lowercase=self.lowercase)(sentence)

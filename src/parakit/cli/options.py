@@ -71,8 +71,12 @@ SchemeOpt = Annotated[
 
 
 def _check_precision(value: str) -> str:
-    if value not in ("auto", "fp32", "bf16", "fp16"):
-        raise typer.BadParameter(f"{value!r}: use fp32, bf16 or auto", param_hint="--precision")
+    from parakit.vectors.precision import PRECISIONS  # the one list of allowed values
+
+    if value not in PRECISIONS:
+        raise typer.BadParameter(
+            f"{value!r}: use {', '.join(PRECISIONS)}", param_hint="--precision"
+        )
     return value
 
 
@@ -82,8 +86,8 @@ PrecisionOpt = Annotated[
     typer.Option(
         "--precision",
         callback=_check_precision,
-        help="fp32, bf16 or auto: bf16 autocast where the CPU has AMX/AVX512-BF16 (or the GPU "
-        "bf16), fp32 elsewhere (torch models only).",
+        help="auto, fp32, bf16 or fp16 (CUDA only): auto is bf16 where the CPU has "
+        "AMX/AVX512-BF16 (or the GPU bf16), fp32 elsewhere (torch models only).",
     ),
 ]
 

@@ -38,9 +38,8 @@ from parakit.evaluate.base import Evaluator
 from parakit.io.jsonl import iter_jsonl
 from parakit.text import corpus_bleu, sentence_bleu
 
-#: The paper's BERTScore model (footnote 11) and the layer bert-score uses for it.
+#: The paper's BERTScore model (footnote 11); bert-score picks its layer (40) itself.
 PAPER_BERTSCORE_MODEL = "microsoft/deberta-xlarge-mnli"
-PAPER_BERTSCORE_LAYER = 40
 #: Niu et al. (2021) weight BERTScore four times as much as diversity.
 DEFAULT_BETA = 4.0
 

@@ -26,7 +26,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from parakit.errors import DataFormatError, HumanEvalError
@@ -445,12 +444,3 @@ def error_type_summary(ratings: pd.DataFrame, key: pd.DataFrame | None = None) -
         row["poor_percent"] = 100.0 * sum(bool(s & set(poor)) for s in group["types"]) / n
         rows[system] = row
     return pd.DataFrame.from_dict(rows, orient="index")
-
-
-def ratings_matrix(ratings: pd.DataFrame, aspect: str) -> np.ndarray:
-    """Raters x items score matrix of one aspect (NaN where missing)."""
-    return (
-        ratings[ratings["aspect"] == aspect]
-        .pivot_table(index="rater", columns="item_id", values="score", aggfunc="first")
-        .to_numpy(dtype=float)
-    )
