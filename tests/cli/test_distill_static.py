@@ -53,7 +53,11 @@ def test_distill_static_then_mine_with_it(run, tiny_model, mine_words, tmp_path,
     assert "[E141]" in capsys.readouterr().err
     assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
 
-    # the static folder is an encoder like any other: mine run -m DIR
+    # the static folder is an encoder like any other: embed evaluate (under the default
+    # precision, which means bf16 autocast on such a CPU: a static encoder runs without it) ...
+    run("embed", "evaluate", out, gold, "-o", tmp_path / "ev.json")
+    assert json.loads((tmp_path / "ev.json").read_text())["test_retrieval_n_positive"] == 3
+    # ... and mine run -m DIR
     sentences = tmp_path / "s.txt"
     sentences.write_text("the cat sat on the mat\na cat sat on a mat\nthe dog ran\na dog ran\n")
     mined = tmp_path / "m.jsonl"

@@ -664,10 +664,13 @@ def knn_cmd(
     from parakit.mine.mining import mine
     from parakit.vectors.encode import load_encoder
 
-    options: dict[str, Any] = {"batch_size": batch_size, "normalize": metric != "l2"}
-    if backend == "torch" or precision != "auto":  # ONNX graphs have their own precision
-        options["precision"] = precision
-    encoder = load_encoder(resolve_model(model), backend, **options)
+    encoder = load_encoder(
+        resolve_model(model),
+        backend,
+        batch_size=batch_size,
+        normalize=metric != "l2",
+        precision=precision,
+    )
     candidates = output / "candidates.jsonl"
     result = mine(
         sentences,
@@ -757,9 +760,7 @@ def suggest_cmd(
     if model is not None:
         from parakit.vectors.encode import load_encoder
 
-        # ONNX graphs have their own precision; the torch encoder takes --precision
-        options = {"precision": precision} if backend == "torch" or precision != "auto" else {}
-        encoder = load_encoder(resolve_model(model), backend, **options)
+        encoder = load_encoder(resolve_model(model), backend, precision=precision)
     suggester = PairSuggester(
         max_window=max_window,
         encoder=encoder,

@@ -42,10 +42,8 @@ BackendOpt = Annotated[str, typer.Option(help="Encoder backend: torch | onnx.")]
 def _encoder(model: str, backend: str, batch_size: int = 64, precision: str = "auto"):
     from parakit.vectors.encode import load_encoder
 
-    options: dict[str, Any] = {"batch_size": batch_size}
-    if backend == "torch" or precision != "auto":  # ONNX graphs have their own (fp32 or int8)
-        options["precision"] = precision
-    return load_encoder(resolve_model(model), backend, **options)
+    # every backend takes --precision (ONNX accepts auto/fp32 and refuses the rest, E808)
+    return load_encoder(resolve_model(model), backend, batch_size=batch_size, precision=precision)
 
 
 class _ChunkedProgress:

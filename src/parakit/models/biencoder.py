@@ -261,7 +261,11 @@ class BiEncoder:
         """Embeddings (L2-normalised by default) as float32."""
         if not hasattr(self, "model_"):
             raise BiEncoderError("not fitted: call fit() or BiEncoder.load()", code="E753")
-        with autocast(self.precision, self.device):
+        from parakit.vectors.static import is_static_model
+
+        # a static encoder is a table lookup: fp32, no autocast (its embedding bag refuses it)
+        precision = "fp32" if is_static_model(self.model_) else self.precision
+        with autocast(precision, self.device):
             vectors = self.model_.encode(
                 list(texts),
                 batch_size=batch_size,

@@ -43,6 +43,15 @@ def is_static_encoder(path: str | Path) -> bool:
     return bool(entries) and str(entries[0].get("type", "")).endswith("StaticEmbedding")
 
 
+def is_static_model(model: Any) -> bool:
+    """Whether a loaded ``SentenceTransformer`` is a static encoder (its first module is a
+    ``StaticEmbedding``): it runs without autocast, which its embedding bag does not take."""
+    try:
+        return type(model[0]).__name__ == "StaticEmbedding"
+    except (TypeError, IndexError, KeyError):
+        return False
+
+
 def _is_own(path: Path) -> bool:
     return (path / STATIC_FILE).is_file()
 
@@ -215,6 +224,7 @@ __all__ = [
     "distill_static",
     "gold_recall",
     "is_static_encoder",
+    "is_static_model",
     "record_recall",
     "static_card",
 ]
