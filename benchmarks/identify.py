@@ -492,6 +492,18 @@ def recipe_data(name: str, train_limit: int | None, dev_limit: int | None) -> tu
     )
 
 
+def already_recorded(ledger: Any, unit: dict) -> bool:
+    """Whether ``ledger`` holds the one-unit recipe's ``unit`` (a rerun then prints the table
+    and stops)."""
+    from ledger import table
+
+    if not ledger.has(unit):
+        return False
+    print("in the ledger, skipped")
+    print(table(ledger.run, ledger.path.parent))
+    return True
+
+
 def recipe_ledger(args: argparse.Namespace, default: str) -> Any:
     from ledger import Ledger
 
@@ -771,9 +783,7 @@ def distill_recipe(argv: list[str]) -> None:
         "precision": precision,
         "dev": len(dev),
     }
-    if ledger.has(unit):
-        print("in the ledger, skipped")
-        print(table(ledger.run, ledger.path.parent))
+    if already_recorded(ledger, unit):
         return
     clock = UnitClock()
     teacher = load_teacher(teacher_dir, args.teacher_model)
@@ -839,9 +849,7 @@ def speed_recipe(argv: list[str]) -> None:
         "eval_batch": args.eval_batch,
         "pairs": len(dev),
     }
-    if ledger.has(unit):
-        print("in the ledger, skipped")
-        print(table(ledger.run, ledger.path.parent))
+    if already_recorded(ledger, unit):
         return
     clock = UnitClock()
     models = {}
