@@ -115,12 +115,25 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
     assert {"train", "test"} <= set(sections)
     write(sections["train"], tmp_path / "train.jsonl")
     write(sections["test"], tmp_path / "test.jsonl")
+    # release <- split: the sections as official split files (Parquet and JSONL), kept as
+    # they are, with the loose reading of the Turku labels beside them
+    run("convert", tmp_path / "train.jsonl", "-o", tmp_path / "train.parquet")
+    run("release", "--split", f"train={tmp_path / 'train.parquet'}", "--split",
+        f"test={tmp_path / 'test.jsonl'}", "-o", tmp_path / "official", "--license",
+        "cc-by-4.0")  # fmt: skip
+    import datasets
+
+    official = datasets.load_dataset(str(tmp_path / "official"))
+    for name in ("train", "test"):
+        assert official[name]["id"] == [p.id for p in sections[name]]
+        loose = sections[name].binary_labels("loose")
+        assert official[name]["binary_label"] == loose
 
     # identify: a baseline and a tiny transformer, predict, evaluate
     run(
         "identify",
         "train",
-        tmp_path / "train.jsonl",
+        tmp_path / "train.parquet",
         "-m",
         "mt-features",
         "-o",
@@ -170,6 +183,11 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
     )
     predictions = read(tmp_path / "predictions.jsonl")
     assert len(predictions) == len(sections["test"])
+    # identify <- release: the test split read back from the release as a Hugging Face dataset
+    run("identify", "predict", tmp_path / "mt-model", f"hf:{tmp_path / 'official'}@test",
+        "-o", tmp_path / "predictions-hub.jsonl")  # fmt: skip
+    from_hub = read(tmp_path / "predictions-hub.jsonl")
+    assert [(p.id, p.label) for p in from_hub] == [(p.id, p.label) for p in predictions]
     run(
         "identify",
         "evaluate",

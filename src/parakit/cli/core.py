@@ -22,7 +22,10 @@ from parakit.cli.options import (
 )
 from parakit.errors import ParakitError
 
-InputArg = Annotated[Path, typer.Argument(help="Input file or folder.")]
+InputArg = Annotated[
+    Path,
+    typer.Argument(help="Input file or folder, or a Hugging Face dataset hf:ID[:CONFIG][@SPLIT]."),
+]
 
 #: the core commands; the root app (:func:`parakit.cli.app.build_app`) adds them at its top level
 app = typer.Typer()
@@ -41,7 +44,7 @@ def formats() -> None:
 def convert(
     input: InputArg,
     output: Annotated[
-        Path, output_option("Output file (.jsonl, .csv, .tsv, .json = Turku layout).")
+        Path, output_option("Output file (.jsonl, .csv, .tsv, .parquet, .json = Turku layout).")
     ],
     fmt: FormatOpt = None,
     to: Annotated[

@@ -207,7 +207,7 @@ def predict(
     input_path: Annotated[Path, typer.Argument(help="pairs to classify")],
     output: Annotated[
         Path,
-        output_option("Output pairs (jsonl, csv, tsv) with the predictions in metadata."),
+        output_option("Output pairs (jsonl, csv, tsv, parquet) with the predictions in metadata."),
     ],
     fmt: FormatOpt = None,
     reading: ReadingOpt = None,
@@ -283,7 +283,7 @@ def evaluate(
 @app.command("clean-labels")
 def clean_labels(
     noisy_path: Annotated[Path, typer.Argument(help="noisy labelled pairs (e.g. crowd labels)")],
-    output: Annotated[Path, output_option("Relabelled pairs (jsonl, csv, tsv).")],
+    output: Annotated[Path, output_option("Relabelled pairs (jsonl, csv, tsv, parquet).")],
     teacher: Annotated[
         Path | None,
         typer.Option("--teacher", help="a saved model folder (from `identify train`) as teacher"),

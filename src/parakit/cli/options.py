@@ -27,7 +27,10 @@ try:  # typer >= 0.2x vendors click: its contexts are not click's, so ask typer'
 except ImportError:  # pragma: no cover - older typer runs on click itself
     from click import get_current_context
 
-FORMAT_HELP = "Input format (guessed from the file when omitted); see 'parakit formats'."
+FORMAT_HELP = (
+    "Input format (guessed from the file when omitted; hf:ID[:CONFIG][@SPLIT] reads a Hugging "
+    "Face dataset); see 'parakit formats'."
+)
 
 
 def output_option(help: str = "Output file.") -> Any:

@@ -5,6 +5,8 @@ model card, ``--push-to-hub``).
 Example::
 
     parakit release ../shared/data/turku/sv-test.json -o rel --license cc-by-sa-4.0
+    parakit release --split train=train.csv --split validation=dev.csv --split test=test.csv \\
+        -f multipit -o rel --license cc-by-4.0
     parakit release --store corpus.db --project news -o rel --license cc-by-4.0 --lang fi
 """
 
@@ -23,6 +25,7 @@ from parakit.cli.options import (
     SchemeOpt,
     SeedOpt,
     output_option,
+    parse_key_values,
     parse_numbers,
     read_pairs,
 )
@@ -216,7 +219,17 @@ def release(
     ],
     input: Annotated[
         Path | None,
-        typer.Argument(help="Labelled pairs (any readable format); or use --store/--project."),
+        typer.Argument(
+            help="Labelled pairs (any readable format); or use --split, or --store/--project."
+        ),
+    ] = None,
+    split_files: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--split",
+            help="Official split file NAME=FILE (repeatable), e.g. --split train=train.json "
+            "--split test=test.json: kept as they are, never split anew.",
+        ),
     ] = None,
     store: Annotated[
         str | None, typer.Option("--store", help="Annotation store (SQLite file or URL).")
@@ -259,6 +272,14 @@ def release(
         bool,
         typer.Option("--turku", help="Also write the Turku JSON files under turku/."),
     ] = False,
+    reading: Annotated[
+        str | None,
+        typer.Option(
+            "--reading",
+            help="Binary reading put beside a graded label as binary_label (default: the "
+            "scheme's, e.g. Turku loose); stated in the card.",
+        ),
+    ] = None,
     push_to_hub: PushOpt = None,
     private: PrivateOpt = False,
     seed: SeedOpt = 0,
@@ -270,13 +291,28 @@ def release(
     `parakit.read` read the folder back into the same pairs."""
     from parakit.io.atomic import check_output_folder
     from parakit.io.hub import check_license
-    from parakit.io.release import is_release, language_message, unknown_languages, write_release
+    from parakit.io.release import (
+        is_release,
+        join_splits,
+        language_message,
+        unknown_languages,
+        write_release,
+    )
     from parakit.split import linked_groups, random_split
 
     check_license(license, output)  # before reading anything: the Hub refuses it only at push
     check_output_folder(output, is_release, "a parakit release folder")
-    if (input is None) == (store is None):
-        raise typer.BadParameter("give an input file or --store with --project")
+    if sum((input is not None, store is not None, bool(split_files))) != 1:
+        raise typer.BadParameter(
+            "give one of: an input file, --split NAME=FILE (official splits), or --store with "
+            "--project"
+        )
+    if split_files and resplit:
+        raise typer.BadParameter(
+            "--split files are official splits and are kept; drop --resplit (or release one "
+            "file to split it anew)",
+            param_hint="--resplit",
+        )
     bad_lang = unknown_languages(lang) if lang else []
     if bad_lang:  # before reading anything
         raise typer.BadParameter(language_message(bad_lang[0]), param_hint="--lang")
@@ -306,8 +342,17 @@ def release(
         pairs = st.exports.to_pairset(pid, judgments=judgments)
         agreement = st.review.agreement(pid)
     else:
-        assert input is not None
-        pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
+        if split_files:
+            named = parse_key_values(split_files, "--split", convert=False)
+            pairs = join_splits(
+                {
+                    name: read_pairs(path, fmt, scheme=scheme, columns=column, options=option)
+                    for name, path in named.items()
+                }
+            )
+        else:
+            assert input is not None
+            pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
         agreement = _agreement_from_judgments(pairs)
         if not judgments:
             pairs = pairs.map(lambda p: p.replace(judgments=()))
@@ -337,6 +382,7 @@ def release(
         candidates=candidates,
         citation=citation.read_text(encoding="utf-8") if citation else None,
         turku=turku,
+        reading=reading,
     )
     counts = {k: len(v) for k, v in pairs.by_split().items()}
     typer.echo(f"released {len(pairs)} pairs {counts} and {len(pairs.documents)} documents "
