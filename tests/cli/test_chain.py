@@ -217,6 +217,14 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
         2,
     )
     assert (tmp_path / "profile.html").exists() and (tmp_path / "profile.json").exists()
+    # report <- a pretrained model as it is: the tiny SentenceTransformer beside the trained
+    # model, called a paraphrase at the cosine threshold that is F1-best on the training split
+    run("report", "profile", tmp_path / "test.jsonl", "-p", tmp_path / "predictions.jsonl",
+        "-m", tiny_model, "--dev", tmp_path / "train.jsonl", "-o", tmp_path / "profile-st",
+        "--phenomena", "surface", "--min-support", 2)  # fmt: skip
+    systems = json.loads((tmp_path / "profile-st.json").read_text())["overall"]
+    assert sorted(systems) == ["predictions", "st"]
+    assert systems["st"]["n"] == len(sections["test"])
 
     # mine: re-rank with the identify-trained models, tiles, grow
     sentences = tmp_path / "sentences.jsonl"

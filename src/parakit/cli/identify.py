@@ -67,6 +67,67 @@ def _set_precision(classifier: Any, precision: str, params: dict[str, Any] | Non
     return classifier
 
 
+#: the model argument of the commands that apply a model
+ModelArg = Annotated[
+    Path,
+    typer.Argument(
+        help="A parakit model folder, or a sentence-transformers CrossEncoder or "
+        "SentenceTransformer, or a transformers sequence classifier (folder or Hub id)."
+    ),
+]
+PositiveOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--positive",
+        help="Label of a pretrained classifier that means paraphrase (default: read from its "
+        "config's id2label); repeatable.",
+    ),
+]
+ThresholdOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--threshold", help="Cosine threshold of a sentence encoder (default: chosen on --dev)."
+    ),
+]
+ModelDevOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--dev",
+        help="Labelled development pairs a sentence encoder's threshold is chosen on (F1).",
+    ),
+]
+
+
+def load_any_model(
+    model: Path | str,
+    precision: str = "auto",
+    *,
+    dev: Path | None = None,
+    positive: list[str] | None = None,
+    threshold: float | None = None,
+    reading: str | None = None,
+) -> Any:
+    """The model of ``identify predict``/``evaluate`` and ``report profile --model``: a parakit
+    folder or a pretrained pair model (:func:`parakit.models.pretrained.load_predictor`); how a
+    pretrained model is read (its paraphrase label, a threshold) is said on stderr."""
+    from parakit.cli.options import check_model
+    from parakit.models.pretrained import load_predictor
+
+    name = check_model(model, "MODEL")
+    dev_pairs = read_pairs(dev, None) if dev is not None else None
+    classifier = load_predictor(
+        name,
+        dev=dev_pairs,
+        positive=positive or None,
+        threshold=threshold,
+        reading=reading,
+        mixed_precision=precision,
+    )
+    if hasattr(classifier, "describe"):
+        typer.echo(classifier.describe(), err=True)
+    return _set_precision(classifier, precision)
+
+
 BinaryOpt = Annotated[
     bool, typer.Option("--binary", help="train/evaluate on the binary reading of the labels")
 ]
@@ -203,7 +264,7 @@ def train(
 
 @app.command()
 def predict(
-    model_dir: Annotated[Path, typer.Argument(help="a saved model folder")],
+    model_dir: ModelArg,
     input_path: Annotated[Path, typer.Argument(help="pairs to classify")],
     output: Annotated[
         Path,
@@ -212,15 +273,19 @@ def predict(
     fmt: FormatOpt = None,
     reading: ReadingOpt = None,
     precision: PrecisionOpt = "auto",
+    positive: PositiveOpt = None,
+    threshold: ThresholdOpt = None,
+    dev: ModelDevOpt = None,
 ) -> None:
     """Label pairs; the gold label (if any) moves to metadata.gold_label and the probabilities
     go to metadata.prediction."""
     from parakit.io import write
     from parakit.labels import scheme_from_spec
-    from parakit.models.base import load_model
     from parakit.schema import PairSet
 
-    classifier = _set_precision(load_model(model_dir), precision)
+    classifier = load_any_model(
+        model_dir, precision, dev=dev, positive=positive, threshold=threshold, reading=reading
+    )
     pairs = read_pairs(input_path, fmt)
     with status(f"predicting {len(pairs)} pairs with {classifier.model_type}"):
         labels = classifier.predict(pairs)
@@ -251,20 +316,24 @@ def predict(
 
 @app.command()
 def evaluate(
-    model_dir: Annotated[Path, typer.Argument(help="a saved model folder")],
+    model_dir: ModelArg,
     input_path: Annotated[Path, typer.Argument(help="labelled pairs")],
     output: Annotated[Path | None, output_option("Folder for metrics.json and metrics.md.")] = None,
     fmt: FormatOpt = None,
     binary: BinaryOpt = False,
     reading: ReadingOpt = None,
     precision: PrecisionOpt = "auto",
+    positive: PositiveOpt = None,
+    threshold: ThresholdOpt = None,
+    dev: ModelDevOpt = None,
 ) -> None:
     """Evaluate a saved model: accuracy, per-class P/R/F, confusion matrix, threshold sweep,
     calibration (and the Turku table for Turku labels)."""
     from parakit.evaluate.classification import evaluate_classifier
-    from parakit.models.base import load_model
 
-    classifier = _set_precision(load_model(model_dir), precision)
+    classifier = load_any_model(
+        model_dir, precision, dev=dev, positive=positive, threshold=threshold, reading=reading
+    )
     pairs = _load_pairs(input_path, fmt, binary, reading)
     with status(f"evaluating {classifier.model_type} on {len(pairs)} pairs"):
         report = evaluate_classifier(
