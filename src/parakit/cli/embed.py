@@ -18,7 +18,7 @@ from parakit.cli.options import (
     show_progress,
     status,
 )
-from parakit.cli.release import PrivateOpt, PushOpt, biencoder_card, push
+from parakit.cli.release import LicenseOpt, PrivateOpt, PushOpt, biencoder_card, push
 
 app = typer.Typer(
     add_completion=False,
@@ -59,6 +59,7 @@ def train(
     precision: PrecisionOpt = "auto",
     push_to_hub: PushOpt = None,
     private: PrivateOpt = False,
+    license: LicenseOpt = None,
 ) -> None:
     """Fine-tune a bi-encoder with mean pooling on the binary reading of the labels; the folder
     gets a model card README.md."""
@@ -67,6 +68,10 @@ def train(
     from parakit.models.biencoder import BiEncoder
 
     check_output_folder(output, is_model_folder, "a parakit model folder")  # before training
+    if license is not None:
+        from parakit.io.hub import check_license
+
+        check_license(license, output)  # E142 before training, not after
     model = BiEncoder(
         check_model(base_model, "--base-model"),
         loss=loss,
@@ -97,6 +102,8 @@ def train(
             pairs=train_pairs,
             dev_pairs=dev_pairs,
             name=output.name,
+            license=license,
+            dev=dev,
         )
     typer.echo(json.dumps({"saved": str(output), "history": model.history_}, indent=2))
     if push_to_hub:

@@ -27,7 +27,7 @@ from parakit.cli.options import (
     read_pairs,
     status,
 )
-from parakit.cli.release import PrivateOpt, PushOpt, classifier_card, push
+from parakit.cli.release import LicenseOpt, PrivateOpt, PushOpt, classifier_card, push
 
 app = typer.Typer(
     add_completion=False,
@@ -192,6 +192,7 @@ def train(
     ] = None,
     push_to_hub: PushOpt = None,
     private: PrivateOpt = False,
+    license: LicenseOpt = None,
     seed: SeedOpt = 0,
     precision: PrecisionOpt = "auto",
 ) -> None:
@@ -202,8 +203,13 @@ def train(
     from parakit.io.atomic import check_output_folder, replace_folder
     from parakit.models.base import is_model_folder, make_model
 
-    # before hours of training: a folder of another kind is refused at once (E141)
+    # before hours of training: a folder of another kind (E141) or a licence id the Hub does
+    # not know (E142) is refused at once
     check_output_folder(output, is_model_folder, "a parakit model folder")
+    if license is not None:
+        from parakit.io.hub import check_license
+
+        check_license(license, output)
     pairs = _load_training_sets(train_paths, fmt, binary, reading)
     if negatives is not None:
         from parakit.models.bootstrap import bootstrap_training_set
@@ -250,6 +256,7 @@ def train(
             metrics=report.metrics if dev_pairs is not None else None,
             reading=reading,
             name=output.name,
+            license=license,
         )
     typer.echo(f"trained {model} on {len(pairs)} pairs in {seconds:.1f} s; saved to {output}")
     if dev_pairs is not None:

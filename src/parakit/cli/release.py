@@ -42,6 +42,40 @@ PushOpt = Annotated[
 PrivateOpt = Annotated[
     bool, typer.Option("--private", help="Create the Hub repository private (--push-to-hub).")
 ]
+#: ``--license``: the licence of a trained model, in its card
+LicenseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--license", help="Hub licence id of the model for its card, e.g. apache-2.0 or mit."
+    ),
+]
+
+
+def card_datasets(paths: Any) -> list[str]:
+    """The Hub dataset ids among input paths (``hf:ID...`` that is not a local folder): the
+    ``datasets`` of a model card."""
+    from parakit.io.dataset import is_hf_spec, parse_hf_spec
+
+    ids = []
+    for path in paths if isinstance(paths, (list, tuple)) else [paths]:
+        if path is not None and is_hf_spec(path):
+            source = parse_hf_spec(path)[0]
+            if not Path(source).expanduser().exists() and source not in ids:
+                ids.append(source)
+    return ids
+
+
+def eval_dataset(path: Any) -> dict[str, str]:
+    """``name``, ``type`` and ``split`` of the data a card's metrics were measured on: a Hub
+    dataset's id, config and split, or a file's name."""
+    from parakit.io.dataset import is_hf_spec, parse_hf_spec
+
+    if is_hf_spec(path):
+        source, config, split = parse_hf_spec(path)
+        name = Path(source).name if Path(source).expanduser().exists() else source
+        return {"name": name + (f" ({config})" if config else ""), "type": name,
+                "split": split or "validation"}  # fmt: skip
+    return {"name": Path(str(path)).name, "type": Path(str(path)).stem, "split": "validation"}
 
 
 def recipe_command(ctx: Any) -> str:
@@ -95,6 +129,7 @@ def classifier_card(
     metrics: dict[str, Any] | None = None,
     reading: str | None = None,
     name: str | None = None,
+    license: str | None = None,
 ) -> Path:
     """The model card of an ``identify train`` folder (``name``: the folder's name in the
     card's examples, when ``folder`` is the temporary folder it is written in)."""
@@ -144,6 +179,9 @@ def classifier_card(
         language=pairs.lang,
         usage=usage,
         library=library,
+        license=license,
+        datasets=card_datasets([*train_paths, dev]),
+        eval_dataset=eval_dataset(dev) if dev is not None else None,
     )
 
 
@@ -156,6 +194,8 @@ def biencoder_card(
     pairs: Any,
     dev_pairs: Any = None,
     name: str | None = None,
+    license: str | None = None,
+    dev: Path | None = None,
 ) -> Path:
     """The model card of an ``embed train`` folder (replaces the sentence-transformers one;
     ``name``: the folder's name in the card, when ``folder`` is a temporary folder)."""
@@ -183,6 +223,9 @@ def biencoder_card(
         usage=usage,
         library="sentence-transformers",
         pipeline_tag="sentence-similarity",
+        license=license,
+        datasets=card_datasets([train_path, dev]),
+        eval_dataset=eval_dataset(dev) if dev is not None else None,
         intended_use="Embedding statements so that paraphrases lie close (cosine similarity): "
         "nearest-neighbour candidate mining and retrieval in the language and domain of the "
         "training pairs. Check a similarity threshold on labelled pairs before using it as a "
@@ -392,6 +435,7 @@ def release(
 
 
 __all__ = [
+    "LicenseOpt",
     "PrivateOpt",
     "PushOpt",
     "app",
