@@ -10,9 +10,11 @@ import typer
 
 from parakit.cli.options import (
     FormatOpt,
+    JsonOpt,
     PrecisionOpt,
     SeedOpt,
     check_model,
+    echo_json,
     output_option,
     read_pairs,
     show_progress,
@@ -60,6 +62,7 @@ def train(
     push_to_hub: PushOpt = None,
     private: PrivateOpt = False,
     license: LicenseOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Fine-tune a bi-encoder with mean pooling on the binary reading of the labels; the folder
     gets a model card README.md."""
@@ -105,7 +108,13 @@ def train(
             license=license,
             dev=dev,
         )
-    typer.echo(json.dumps({"saved": str(output), "history": model.history_}, indent=2))
+    if as_json:
+        echo_json({"saved": str(output), "history": model.history_})
+    else:
+        last = model.history_[-1] if model.history_ else {}
+        shown = "  ".join(f"{k} {v:.3f}" for k, v in last.items() if isinstance(v, float))
+        typer.echo(f"trained {len(train_pairs)} pairs; saved to {output}" + (
+            f"\nlast evaluation: {shown}" if shown else ""))  # fmt: skip
     if push_to_hub:
         push(output, push_to_hub, "model", private)
 

@@ -19,8 +19,10 @@ import typer
 
 from parakit.cli.options import (
     FormatOpt,
+    JsonOpt,
     PrecisionOpt,
     SeedOpt,
+    echo_json,
     mark_resumable,
     model_params,
     output_option,
@@ -193,6 +195,10 @@ def train(
     push_to_hub: PushOpt = None,
     private: PrivateOpt = False,
     license: LicenseOpt = None,
+    epochs: Annotated[
+        int | None,
+        typer.Option("--epochs", min=1, help="Training epochs of a neural model (as -p epochs=N)."),
+    ] = None,
     seed: SeedOpt = 0,
     precision: PrecisionOpt = "auto",
 ) -> None:
@@ -223,6 +229,18 @@ def train(
         )
     dev_pairs = _load_pairs(dev, dev_format, binary, reading) if dev is not None else None
     params = model_params(model, param)
+    if epochs is not None:
+        from parakit.models.base import get_model_class
+
+        if "epochs" not in get_model_class(model)._get_param_names():
+            raise typer.BadParameter(
+                f"model {model!r} is not trained in epochs", param_hint="--epochs"
+            )
+        if params.get("epochs", epochs) != epochs:
+            raise typer.BadParameter(
+                "--epochs and -p epochs=... disagree; give one", param_hint="--epochs"
+            )
+        params["epochs"] = epochs
     classifier = _set_precision(make_model(model, **params), precision, params)
     if getattr(classifier, "output_dir", None) and getattr(classifier, "resume", False):
         mark_resumable()  # -p output_dir=...: checkpoints a rerun goes on from
@@ -325,7 +343,12 @@ def predict(
 def evaluate(
     model_dir: ModelArg,
     input_path: Annotated[Path, typer.Argument(help="labelled pairs")],
-    output: Annotated[Path | None, output_option("Folder for metrics.json and metrics.md.")] = None,
+    output: Annotated[
+        Path | None,
+        output_option(
+            "The report: a .json or .md file, or a folder for metrics.json and metrics.md."
+        ),
+    ] = None,
     fmt: FormatOpt = None,
     binary: BinaryOpt = False,
     reading: ReadingOpt = None,
@@ -333,6 +356,7 @@ def evaluate(
     positive: PositiveOpt = None,
     threshold: ThresholdOpt = None,
     dev: ModelDevOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Evaluate a saved model: accuracy, per-class P/R/F, confusion matrix, threshold sweep,
     calibration (and the Turku table for Turku labels)."""
@@ -346,9 +370,21 @@ def evaluate(
         report = evaluate_classifier(
             classifier, pairs, reading=reading, name=f"{classifier.model_type} on {input_path.name}"
         )
-    if output is not None:
+    if output is not None and output.suffix.lower() in (".json", ".md"):
+        from parakit.io.atomic import atomic_write
+
+        with atomic_write(output) as handle:
+            handle.write(report.to_json() if output.suffix.lower() == ".json" else
+                         report.to_markdown())  # fmt: skip
+        if not as_json:
+            typer.echo(f"wrote {output}")
+    elif output is not None:
         json_path, md_path = report.save(output)
-        typer.echo(f"wrote {json_path} and {md_path}")
+        if not as_json:
+            typer.echo(f"wrote {json_path} and {md_path}")
+    if as_json:
+        echo_json(report.to_dict())
+        return
     m = report.metrics
     typer.echo(
         f"pairs {m['n']}  accuracy {m['accuracy']:.3f}  macro F1 {m['macro']['f1']:.3f}"

@@ -28,8 +28,8 @@ except ImportError:  # pragma: no cover - older typer runs on click itself
     from click import get_current_context
 
 FORMAT_HELP = (
-    "Input format (guessed from the file when omitted; hf:ID[:CONFIG][@SPLIT] reads a Hugging "
-    "Face dataset); see 'parakit formats'."
+    "Input format (guessed from the file when omitted; a Hugging Face dataset is read as "
+    "hf:ID:CONFIG@SPLIT); see 'parakit formats'."
 )
 
 
@@ -47,6 +47,10 @@ def format_option(help: str = FORMAT_HELP) -> Any:
 FormatOpt = Annotated[str | None, format_option()]
 #: ``--seed``: every random step's seed, 0 by default
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed.")]
+#: ``--json``: print one JSON object on stdout instead of prose (messages go to stderr)
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object on stdout instead of prose.")
+]
 #: ``-O/--option KEY=VALUE``: reader options
 ReaderOptionsOpt = Annotated[
     list[str] | None,
@@ -287,6 +291,7 @@ def echo_json(data: Any) -> None:
 __all__ = [
     "ColumnsOpt",
     "FormatOpt",
+    "JsonOpt",
     "Output",
     "PrecisionOpt",
     "ReaderOptionsOpt",
