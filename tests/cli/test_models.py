@@ -69,3 +69,14 @@ def test_library_logs_only_with_verbose(tmp_path, capsys):
     assert "Running upgrade" not in captured.err + captured.out
     assert main(["-v", "annotate", "init", str(tmp_path / "b.db")]) == 0
     assert "Running upgrade" in capsys.readouterr().err
+
+
+def test_embed_train_json_keeps_the_trainer_log_on_stderr(tiny_model, tmp_path, capsys):
+    pytest.importorskip("sentence_transformers")
+    argv = ["embed", "train", EXAMPLE, "-o", str(tmp_path / "bi"), "-m", str(tiny_model),
+            "--epochs", "1", "--max-seq-length", "32", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)  # stdout is the one JSON object
+    assert printed["saved"] == str(tmp_path / "bi") and isinstance(printed["history"], list)
+    assert "train_runtime" in captured.err  # the trainer's closing log line, on stderr

@@ -78,6 +78,55 @@ def test_release_keeps_splits_it_is_given_and_writes_turku_files(tmp_path, run):
     assert "texts.json.gz" in turku
 
 
+def test_release_of_official_split_files_keeps_them_and_adds_the_binary_reading(
+    data_path, tmp_path, run
+):
+    train, test = data_path("turku/opus-pb-dev.json"), data_path("turku/sv-test.json")
+    run("release", "--split", f"train={train}", "--split", f"test={test}", "-o",
+        tmp_path / "rel", "--license", "cc-by-sa-4.0", "--reading", "strict")  # fmt: skip
+    loaded = datasets.load_dataset(str(tmp_path / "rel"))
+    # the files as they are: no split anew, no pair moved; both files number their pairs
+    # from 0, so the ids take the split's name
+    assert {s: len(rows) for s, rows in loaded.items()} == {"train": 4894, "test": 1081}
+    assert loaded["test"]["id"] == [f"test-{p.id}" for p in read(test)]
+    # a graded scheme gets its binary reading beside the label, the one the card names
+    from parakit.labels import get_scheme
+
+    turku = get_scheme("turku")
+    for rows in loaded.values():
+        expected = [turku.to_binary(label, "strict") for label in rows["label"]]
+        assert rows["binary_label"] == expected
+    assert loaded["test"]["binary_label"].count(1) == 312 + 40  # the sv test set's 4 and 4s
+    card = huggingface_hub.DatasetCard.load(tmp_path / "rel" / "README.md")
+    assert "`binary_label` is the `strict` reading of `label`" in card.text
+    back = read(tmp_path / "rel")
+    assert [p.id for p in back] == [f"train-{p.id}" for p in read(train)] + [
+        f"test-{p.id}" for p in read(test)
+    ]
+
+
+def test_official_split_files_with_repeated_ids_and_errors(tmp_path, run, capsys):
+    from parakit.io import write
+
+    pairs = read(EXAMPLE).map(lambda p: p.replace(span1=None, span2=None))
+    write(pairs[:6], tmp_path / "a.parquet")
+    for name, part in (("b", pairs[6:10]), ("c", pairs[:4])):  # both number from 0
+        write(part.derive([p.replace(id=str(i)) for i, p in enumerate(part)]),
+              tmp_path / f"{name}.jsonl")  # fmt: skip
+    run("release", "--split", f"train={tmp_path / 'c.jsonl'}", "--split",
+        f"test={tmp_path / 'b.jsonl'}", "-o", tmp_path / "rel", "--license", "mit")  # fmt: skip
+    loaded = datasets.load_dataset(str(tmp_path / "rel"))
+    assert loaded["train"]["id"] == ["train-0", "train-1", "train-2", "train-3"]
+    assert loaded["test"]["id"] == ["test-0", "test-1", "test-2", "test-3"]
+    out = ["-o", str(tmp_path / "rel2"), "--license", "mit"]
+    capsys.readouterr()
+    assert main(["release", "--split", f"train={tmp_path / 'a.parquet'}", "--resplit", *out]) == 2
+    assert "--resplit" in capsys.readouterr().err
+    assert main(["release", EXAMPLE, "--split", f"train={tmp_path / 'a.parquet'}", *out]) == 2
+    assert main(["release", "--split", f"tr-ain={tmp_path / 'a.parquet'}", *out]) == 2
+    assert "[E131]" in capsys.readouterr().err
+
+
 def _double_annotated_store(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A store with 10 example pairs, labelled by two annotators who disagree on 2 of them
     (resolved by an adjudicator); returns the store and the final label per text1."""

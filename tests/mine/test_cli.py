@@ -9,10 +9,6 @@ import numpy as np
 from parakit.cli import main
 
 
-def _json(out: str) -> dict:
-    return json.loads(out[out.index("{") :])
-
-
 def test_mine_run_index_search(tmp_path, tiny_model, capsys, mine_words):
     words = mine_words
 
@@ -34,13 +30,15 @@ def test_mine_run_index_search(tmp_path, tiny_model, capsys, mine_words):
         "--chunk-size",
         "50",
     ]
-    assert main(args) == 0
-    summary = _json(capsys.readouterr().out)
+    assert main([*args, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)  # one JSON object, nothing else on stdout
     assert summary["sentences"] == len(set(lines))
     assert summary["written"] == summary["candidates"] > 0
     # a second call resumes from the finished work folder and writes the same file
     before = (tmp_path / "o.jsonl").read_text()
     assert main(args) == 0 and (tmp_path / "o.jsonl").read_text() == before
+    written = summary["written"]  # without --json: one line of prose
+    assert f"{written} written to {tmp_path / 'o.jsonl'}" in capsys.readouterr().out
     assert (
         main(
             [

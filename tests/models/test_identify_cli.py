@@ -118,3 +118,31 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     )
     err = capsys.readouterr().err
     assert "--param" in err and "KEY=VALUE" in err and err.count("\n") == 1
+
+
+def test_evaluate_writes_the_file_it_is_given_and_json_on_stdout(tmp_path, capsys):
+    from parakit.cli.demo import example_path
+
+    example = str(example_path())
+    model = str(tmp_path / "wor")
+    assert main(["identify", "train", example, "--binary", "-m", "wor", "-o", model]) == 0
+    evaluate = ["identify", "evaluate", model, example, "--binary"]
+    assert main([*evaluate, "-o", str(tmp_path / "folder")]) == 0
+    in_folder = json.loads((tmp_path / "folder" / "metrics.json").read_text())
+    assert main([*evaluate, "-o", str(tmp_path / "ev.json")]) == 0
+    assert (tmp_path / "ev.json").is_file()  # a file, not a folder named ev.json
+    assert json.loads((tmp_path / "ev.json").read_text()) == in_folder
+    assert main([*evaluate, "-o", str(tmp_path / "ev.md")]) == 0
+    assert (tmp_path / "ev.md").read_text() == (tmp_path / "folder" / "metrics.md").read_text()
+    capsys.readouterr()
+    assert main([*evaluate, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == in_folder  # one object, nothing else
+
+
+def test_epochs_is_one_spelling_across_groups(tmp_path, capsys):
+    from parakit.cli.demo import example_path
+
+    argv = ["identify", "train", str(example_path()), "--binary", "-m", "wor", "--epochs", "2",
+            "-o", str(tmp_path / "m")]  # fmt: skip
+    assert main(argv) == 2  # a baseline has no epochs: said, not ignored
+    assert "--epochs" in capsys.readouterr().err

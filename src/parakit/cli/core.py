@@ -11,9 +11,11 @@ import typer
 from parakit.cli.options import (
     ColumnsOpt,
     FormatOpt,
+    JsonOpt,
     ReaderOptionsOpt,
     SchemeOpt,
     SeedOpt,
+    echo_json,
     output_option,
     parse_numbers,
     parse_range,
@@ -22,7 +24,10 @@ from parakit.cli.options import (
 )
 from parakit.errors import ParakitError
 
-InputArg = Annotated[Path, typer.Argument(help="Input file or folder.")]
+InputArg = Annotated[
+    Path,
+    typer.Argument(help="Input file or folder, or a Hugging Face dataset hf:ID[:CONFIG][@SPLIT]."),
+]
 
 #: the core commands; the root app (:func:`parakit.cli.app.build_app`) adds them at its top level
 app = typer.Typer()
@@ -41,7 +46,7 @@ def formats() -> None:
 def convert(
     input: InputArg,
     output: Annotated[
-        Path, output_option("Output file (.jsonl, .csv, .tsv, .json = Turku layout).")
+        Path, output_option("Output file (.jsonl, .csv, .tsv, .parquet, .json = Turku layout).")
     ],
     fmt: FormatOpt = None,
     to: Annotated[
@@ -74,7 +79,7 @@ def info(
     scheme: SchemeOpt = None,
     column: ColumnsOpt = None,
     option: ReaderOptionsOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Counts, label distribution, binary balance, splits and groups of a corpus."""
     from parakit.describe import describe, render_markdown
@@ -111,6 +116,7 @@ def split(
         int, typer.Option(min=0, help="Also assign this many folds (0 = none).")
     ] = 100,
     seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
 ) -> None:
     """Split a corpus into sections (and folds) without letting a group cross them."""
     from parakit.describe import describe
@@ -143,7 +149,12 @@ def split(
             pairs, n_folds=folds, group_by="none" if by == "time" else by, seed=seed
         )
     write(pairs, output)
-    typer.echo(json.dumps(describe(pairs).get("splits", {})))
+    sizes = describe(pairs).get("splits", {})
+    if as_json:
+        echo_json({"output": str(output), "pairs": len(pairs), "splits": sizes, "folds": folds})
+        return
+    shown = ", ".join(f"{name} {count}" for name, count in sizes.items())
+    typer.echo(f"wrote {len(pairs)} pairs to {output}: {shown}")
 
 
 @app.command()

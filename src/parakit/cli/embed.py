@@ -10,15 +10,17 @@ import typer
 
 from parakit.cli.options import (
     FormatOpt,
+    JsonOpt,
     PrecisionOpt,
     SeedOpt,
     check_model,
+    echo_json,
     output_option,
     read_pairs,
     show_progress,
     status,
 )
-from parakit.cli.release import PrivateOpt, PushOpt, biencoder_card, push
+from parakit.cli.release import LicenseOpt, PrivateOpt, PushOpt, biencoder_card, push
 
 app = typer.Typer(
     add_completion=False,
@@ -59,6 +61,8 @@ def train(
     precision: PrecisionOpt = "auto",
     push_to_hub: PushOpt = None,
     private: PrivateOpt = False,
+    license: LicenseOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Fine-tune a bi-encoder with mean pooling on the binary reading of the labels; the folder
     gets a model card README.md."""
@@ -67,6 +71,10 @@ def train(
     from parakit.models.biencoder import BiEncoder
 
     check_output_folder(output, is_model_folder, "a parakit model folder")  # before training
+    if license is not None:
+        from parakit.io.hub import check_license
+
+        check_license(license, output)  # E142 before training, not after
     model = BiEncoder(
         check_model(base_model, "--base-model"),
         loss=loss,
@@ -97,8 +105,16 @@ def train(
             pairs=train_pairs,
             dev_pairs=dev_pairs,
             name=output.name,
+            license=license,
+            dev=dev,
         )
-    typer.echo(json.dumps({"saved": str(output), "history": model.history_}, indent=2))
+    if as_json:
+        echo_json({"saved": str(output), "history": model.history_})
+    else:
+        last = model.history_[-1] if model.history_ else {}
+        shown = "  ".join(f"{k} {v:.3f}" for k, v in last.items() if isinstance(v, float))
+        typer.echo(f"trained {len(train_pairs)} pairs; saved to {output}" + (
+            f"\nlast evaluation: {shown}" if shown else ""))  # fmt: skip
     if push_to_hub:
         push(output, push_to_hub, "model", private)
 

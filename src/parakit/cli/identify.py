@@ -19,15 +19,17 @@ import typer
 
 from parakit.cli.options import (
     FormatOpt,
+    JsonOpt,
     PrecisionOpt,
     SeedOpt,
+    echo_json,
     mark_resumable,
     model_params,
     output_option,
     read_pairs,
     status,
 )
-from parakit.cli.release import PrivateOpt, PushOpt, classifier_card, push
+from parakit.cli.release import LicenseOpt, PrivateOpt, PushOpt, classifier_card, push
 
 app = typer.Typer(
     add_completion=False,
@@ -65,6 +67,67 @@ def _set_precision(classifier: Any, precision: str, params: dict[str, Any] | Non
     if hasattr(classifier, "mixed_precision") and "mixed_precision" not in (params or {}):
         classifier.mixed_precision = precision
     return classifier
+
+
+#: the model argument of the commands that apply a model
+ModelArg = Annotated[
+    Path,
+    typer.Argument(
+        help="A parakit model folder, or a sentence-transformers CrossEncoder or "
+        "SentenceTransformer, or a transformers sequence classifier (folder or Hub id)."
+    ),
+]
+PositiveOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--positive",
+        help="Label of a pretrained classifier that means paraphrase (default: read from its "
+        "config's id2label); repeatable.",
+    ),
+]
+ThresholdOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--threshold", help="Cosine threshold of a sentence encoder (default: chosen on --dev)."
+    ),
+]
+ModelDevOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--dev",
+        help="Labelled development pairs a sentence encoder's threshold is chosen on (F1).",
+    ),
+]
+
+
+def load_any_model(
+    model: Path | str,
+    precision: str = "auto",
+    *,
+    dev: Path | None = None,
+    positive: list[str] | None = None,
+    threshold: float | None = None,
+    reading: str | None = None,
+) -> Any:
+    """The model of ``identify predict``/``evaluate`` and ``report profile --model``: a parakit
+    folder or a pretrained pair model (:func:`parakit.models.pretrained.load_predictor`); how a
+    pretrained model is read (its paraphrase label, a threshold) is said on stderr."""
+    from parakit.cli.options import check_model
+    from parakit.models.pretrained import load_predictor
+
+    name = check_model(model, "MODEL")
+    dev_pairs = read_pairs(dev, None) if dev is not None else None
+    classifier = load_predictor(
+        name,
+        dev=dev_pairs,
+        positive=positive or None,
+        threshold=threshold,
+        reading=reading,
+        mixed_precision=precision,
+    )
+    if hasattr(classifier, "describe"):
+        typer.echo(classifier.describe(), err=True)
+    return _set_precision(classifier, precision)
 
 
 BinaryOpt = Annotated[
@@ -131,6 +194,11 @@ def train(
     ] = None,
     push_to_hub: PushOpt = None,
     private: PrivateOpt = False,
+    license: LicenseOpt = None,
+    epochs: Annotated[
+        int | None,
+        typer.Option("--epochs", min=1, help="Training epochs of a neural model (as -p epochs=N)."),
+    ] = None,
     seed: SeedOpt = 0,
     precision: PrecisionOpt = "auto",
 ) -> None:
@@ -141,8 +209,13 @@ def train(
     from parakit.io.atomic import check_output_folder, replace_folder
     from parakit.models.base import is_model_folder, make_model
 
-    # before hours of training: a folder of another kind is refused at once (E141)
+    # before hours of training: a folder of another kind (E141) or a licence id the Hub does
+    # not know (E142) is refused at once
     check_output_folder(output, is_model_folder, "a parakit model folder")
+    if license is not None:
+        from parakit.io.hub import check_license
+
+        check_license(license, output)
     pairs = _load_training_sets(train_paths, fmt, binary, reading)
     if negatives is not None:
         from parakit.models.bootstrap import bootstrap_training_set
@@ -156,6 +229,18 @@ def train(
         )
     dev_pairs = _load_pairs(dev, dev_format, binary, reading) if dev is not None else None
     params = model_params(model, param)
+    if epochs is not None:
+        from parakit.models.base import get_model_class
+
+        if "epochs" not in get_model_class(model)._get_param_names():
+            raise typer.BadParameter(
+                f"model {model!r} is not trained in epochs", param_hint="--epochs"
+            )
+        if params.get("epochs", epochs) != epochs:
+            raise typer.BadParameter(
+                "--epochs and -p epochs=... disagree; give one", param_hint="--epochs"
+            )
+        params["epochs"] = epochs
     classifier = _set_precision(make_model(model, **params), precision, params)
     if getattr(classifier, "output_dir", None) and getattr(classifier, "resume", False):
         mark_resumable()  # -p output_dir=...: checkpoints a rerun goes on from
@@ -189,6 +274,7 @@ def train(
             metrics=report.metrics if dev_pairs is not None else None,
             reading=reading,
             name=output.name,
+            license=license,
         )
     typer.echo(f"trained {model} on {len(pairs)} pairs in {seconds:.1f} s; saved to {output}")
     if dev_pairs is not None:
@@ -203,24 +289,28 @@ def train(
 
 @app.command()
 def predict(
-    model_dir: Annotated[Path, typer.Argument(help="a saved model folder")],
+    model_dir: ModelArg,
     input_path: Annotated[Path, typer.Argument(help="pairs to classify")],
     output: Annotated[
         Path,
-        output_option("Output pairs (jsonl, csv, tsv) with the predictions in metadata."),
+        output_option("Output pairs (jsonl, csv, tsv, parquet) with the predictions in metadata."),
     ],
     fmt: FormatOpt = None,
     reading: ReadingOpt = None,
     precision: PrecisionOpt = "auto",
+    positive: PositiveOpt = None,
+    threshold: ThresholdOpt = None,
+    dev: ModelDevOpt = None,
 ) -> None:
     """Label pairs; the gold label (if any) moves to metadata.gold_label and the probabilities
     go to metadata.prediction."""
     from parakit.io import write
     from parakit.labels import scheme_from_spec
-    from parakit.models.base import load_model
     from parakit.schema import PairSet
 
-    classifier = _set_precision(load_model(model_dir), precision)
+    classifier = load_any_model(
+        model_dir, precision, dev=dev, positive=positive, threshold=threshold, reading=reading
+    )
     pairs = read_pairs(input_path, fmt)
     with status(f"predicting {len(pairs)} pairs with {classifier.model_type}"):
         labels = classifier.predict(pairs)
@@ -251,28 +341,50 @@ def predict(
 
 @app.command()
 def evaluate(
-    model_dir: Annotated[Path, typer.Argument(help="a saved model folder")],
+    model_dir: ModelArg,
     input_path: Annotated[Path, typer.Argument(help="labelled pairs")],
-    output: Annotated[Path | None, output_option("Folder for metrics.json and metrics.md.")] = None,
+    output: Annotated[
+        Path | None,
+        output_option(
+            "The report: a .json or .md file, or a folder for metrics.json and metrics.md."
+        ),
+    ] = None,
     fmt: FormatOpt = None,
     binary: BinaryOpt = False,
     reading: ReadingOpt = None,
     precision: PrecisionOpt = "auto",
+    positive: PositiveOpt = None,
+    threshold: ThresholdOpt = None,
+    dev: ModelDevOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Evaluate a saved model: accuracy, per-class P/R/F, confusion matrix, threshold sweep,
     calibration (and the Turku table for Turku labels)."""
     from parakit.evaluate.classification import evaluate_classifier
-    from parakit.models.base import load_model
 
-    classifier = _set_precision(load_model(model_dir), precision)
+    classifier = load_any_model(
+        model_dir, precision, dev=dev, positive=positive, threshold=threshold, reading=reading
+    )
     pairs = _load_pairs(input_path, fmt, binary, reading)
     with status(f"evaluating {classifier.model_type} on {len(pairs)} pairs"):
         report = evaluate_classifier(
             classifier, pairs, reading=reading, name=f"{classifier.model_type} on {input_path.name}"
         )
-    if output is not None:
+    if output is not None and output.suffix.lower() in (".json", ".md"):
+        from parakit.io.atomic import atomic_write
+
+        with atomic_write(output) as handle:
+            handle.write(report.to_json() if output.suffix.lower() == ".json" else
+                         report.to_markdown())  # fmt: skip
+        if not as_json:
+            typer.echo(f"wrote {output}")
+    elif output is not None:
         json_path, md_path = report.save(output)
-        typer.echo(f"wrote {json_path} and {md_path}")
+        if not as_json:
+            typer.echo(f"wrote {json_path} and {md_path}")
+    if as_json:
+        echo_json(report.to_dict())
+        return
     m = report.metrics
     typer.echo(
         f"pairs {m['n']}  accuracy {m['accuracy']:.3f}  macro F1 {m['macro']['f1']:.3f}"
@@ -283,7 +395,7 @@ def evaluate(
 @app.command("clean-labels")
 def clean_labels(
     noisy_path: Annotated[Path, typer.Argument(help="noisy labelled pairs (e.g. crowd labels)")],
-    output: Annotated[Path, output_option("Relabelled pairs (jsonl, csv, tsv).")],
+    output: Annotated[Path, output_option("Relabelled pairs (jsonl, csv, tsv, parquet).")],
     teacher: Annotated[
         Path | None,
         typer.Option("--teacher", help="a saved model folder (from `identify train`) as teacher"),

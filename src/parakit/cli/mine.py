@@ -14,6 +14,7 @@ import typer
 
 from parakit.cli.options import (
     FormatOpt,
+    JsonOpt,
     PrecisionOpt,
     SeedOpt,
     echo_json,
@@ -113,6 +114,7 @@ def run(
         bool, typer.Option(help="Discard a workdir made with other settings.")
     ] = False,
     precision: PrecisionOpt = "auto",
+    as_json: JsonOpt = False,
 ) -> None:
     """Embed a collection, find k nearest neighbours, filter, optionally re-rank; resumable."""
     from parakit.mine.mining import mine
@@ -145,21 +147,27 @@ def run(
         index_options={"on_disk": True} if on_disk else None,
         progress=show_progress(),
     )
-    echo_json(
-        {
-            "output": str(result.output),
-            "sentences": result.n_sentences,
-            "candidates": result.n_candidates,
-            "written": result.n_written,
-            "seconds": {k: round(v, 2) for k, v in result.seconds.items()},
-            "index": {
-                name: {
-                    key: meta.get(key)
-                    for key in ("kind", "nlist", "nprobe", "ef_search", "recall_estimate")
-                }
-                for name, meta in result.index.items()
-            },
-        }
+    summary = {
+        "output": str(result.output),
+        "sentences": result.n_sentences,
+        "candidates": result.n_candidates,
+        "written": result.n_written,
+        "seconds": {k: round(v, 2) for k, v in result.seconds.items()},
+        "index": {
+            name: {
+                key: meta.get(key)
+                for key in ("kind", "nlist", "nprobe", "ef_search", "recall_estimate")
+            }
+            for name, meta in result.index.items()
+        },
+    }
+    if as_json:
+        echo_json(summary)
+        return
+    seconds = sum(summary["seconds"].values())
+    typer.echo(
+        f"mined {result.n_sentences} sentences: {result.n_candidates} candidates, "
+        f"{result.n_written} written to {result.output} in {seconds:.1f} s"
     )
 
 

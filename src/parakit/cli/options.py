@@ -27,7 +27,10 @@ try:  # typer >= 0.2x vendors click: its contexts are not click's, so ask typer'
 except ImportError:  # pragma: no cover - older typer runs on click itself
     from click import get_current_context
 
-FORMAT_HELP = "Input format (guessed from the file when omitted); see 'parakit formats'."
+FORMAT_HELP = (
+    "Input format (guessed from the file when omitted; a Hugging Face dataset is read as "
+    "hf:ID:CONFIG@SPLIT); see 'parakit formats'."
+)
 
 
 def output_option(help: str = "Output file.") -> Any:
@@ -44,6 +47,10 @@ def format_option(help: str = FORMAT_HELP) -> Any:
 FormatOpt = Annotated[str | None, format_option()]
 #: ``--seed``: every random step's seed, 0 by default
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed.")]
+#: ``--json``: print one JSON object on stdout instead of prose (messages go to stderr)
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object on stdout instead of prose.")
+]
 #: ``-O/--option KEY=VALUE``: reader options
 ReaderOptionsOpt = Annotated[
     list[str] | None,
@@ -288,6 +295,7 @@ def echo_json(data: Any) -> None:
 __all__ = [
     "ColumnsOpt",
     "FormatOpt",
+    "JsonOpt",
     "Output",
     "PrecisionOpt",
     "ReaderOptionsOpt",

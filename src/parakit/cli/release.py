@@ -5,6 +5,8 @@ model card, ``--push-to-hub``).
 Example::
 
     parakit release ../shared/data/turku/sv-test.json -o rel --license cc-by-sa-4.0
+    parakit release --split train=train.csv --split validation=dev.csv --split test=test.csv \\
+        -f multipit -o rel --license cc-by-4.0
     parakit release --store corpus.db --project news -o rel --license cc-by-4.0 --lang fi
 """
 
@@ -23,6 +25,7 @@ from parakit.cli.options import (
     SchemeOpt,
     SeedOpt,
     output_option,
+    parse_key_values,
     parse_numbers,
     read_pairs,
 )
@@ -39,6 +42,40 @@ PushOpt = Annotated[
 PrivateOpt = Annotated[
     bool, typer.Option("--private", help="Create the Hub repository private (--push-to-hub).")
 ]
+#: ``--license``: the licence of a trained model, in its card
+LicenseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--license", help="Hub licence id of the model for its card, e.g. apache-2.0 or mit."
+    ),
+]
+
+
+def card_datasets(paths: Any) -> list[str]:
+    """The Hub dataset ids among input paths (``hf:ID...`` that is not a local folder): the
+    ``datasets`` of a model card."""
+    from parakit.io.dataset import is_hf_spec, parse_hf_spec
+
+    ids = []
+    for path in paths if isinstance(paths, (list, tuple)) else [paths]:
+        if path is not None and is_hf_spec(path):
+            source = parse_hf_spec(path)[0]
+            if not Path(source).expanduser().exists() and source not in ids:
+                ids.append(source)
+    return ids
+
+
+def eval_dataset(path: Any) -> dict[str, str]:
+    """``name``, ``type`` and ``split`` of the data a card's metrics were measured on: a Hub
+    dataset's id, config and split, or a file's name."""
+    from parakit.io.dataset import is_hf_spec, parse_hf_spec
+
+    if is_hf_spec(path):
+        source, config, split = parse_hf_spec(path)
+        name = Path(source).name if Path(source).expanduser().exists() else source
+        return {"name": name + (f" ({config})" if config else ""), "type": name,
+                "split": split or "validation"}  # fmt: skip
+    return {"name": Path(str(path)).name, "type": Path(str(path)).stem, "split": "validation"}
 
 
 def recipe_command(ctx: Any) -> str:
@@ -92,6 +129,7 @@ def classifier_card(
     metrics: dict[str, Any] | None = None,
     reading: str | None = None,
     name: str | None = None,
+    license: str | None = None,
 ) -> Path:
     """The model card of an ``identify train`` folder (``name``: the folder's name in the
     card's examples, when ``folder`` is the temporary folder it is written in)."""
@@ -141,6 +179,9 @@ def classifier_card(
         language=pairs.lang,
         usage=usage,
         library=library,
+        license=license,
+        datasets=card_datasets([*train_paths, dev]),
+        eval_dataset=eval_dataset(dev) if dev is not None else None,
     )
 
 
@@ -153,6 +194,8 @@ def biencoder_card(
     pairs: Any,
     dev_pairs: Any = None,
     name: str | None = None,
+    license: str | None = None,
+    dev: Path | None = None,
 ) -> Path:
     """The model card of an ``embed train`` folder (replaces the sentence-transformers one;
     ``name``: the folder's name in the card, when ``folder`` is a temporary folder)."""
@@ -180,6 +223,9 @@ def biencoder_card(
         usage=usage,
         library="sentence-transformers",
         pipeline_tag="sentence-similarity",
+        license=license,
+        datasets=card_datasets([train_path, dev]),
+        eval_dataset=eval_dataset(dev) if dev is not None else None,
         intended_use="Embedding statements so that paraphrases lie close (cosine similarity): "
         "nearest-neighbour candidate mining and retrieval in the language and domain of the "
         "training pairs. Check a similarity threshold on labelled pairs before using it as a "
@@ -216,7 +262,17 @@ def release(
     ],
     input: Annotated[
         Path | None,
-        typer.Argument(help="Labelled pairs (any readable format); or use --store/--project."),
+        typer.Argument(
+            help="Labelled pairs (any readable format); or use --split, or --store/--project."
+        ),
+    ] = None,
+    split_files: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--split",
+            help="Official split file NAME=FILE (repeatable), e.g. --split train=train.json "
+            "--split test=test.json: kept as they are, never split anew.",
+        ),
     ] = None,
     store: Annotated[
         str | None, typer.Option("--store", help="Annotation store (SQLite file or URL).")
@@ -259,6 +315,14 @@ def release(
         bool,
         typer.Option("--turku", help="Also write the Turku JSON files under turku/."),
     ] = False,
+    reading: Annotated[
+        str | None,
+        typer.Option(
+            "--reading",
+            help="Binary reading put beside a graded label as binary_label (default: the "
+            "scheme's, e.g. Turku loose); stated in the card.",
+        ),
+    ] = None,
     push_to_hub: PushOpt = None,
     private: PrivateOpt = False,
     seed: SeedOpt = 0,
@@ -270,13 +334,28 @@ def release(
     `parakit.read` read the folder back into the same pairs."""
     from parakit.io.atomic import check_output_folder
     from parakit.io.hub import check_license
-    from parakit.io.release import is_release, language_message, unknown_languages, write_release
+    from parakit.io.release import (
+        is_release,
+        join_splits,
+        language_message,
+        unknown_languages,
+        write_release,
+    )
     from parakit.split import linked_groups, random_split
 
     check_license(license, output)  # before reading anything: the Hub refuses it only at push
     check_output_folder(output, is_release, "a parakit release folder")
-    if (input is None) == (store is None):
-        raise typer.BadParameter("give an input file or --store with --project")
+    if sum((input is not None, store is not None, bool(split_files))) != 1:
+        raise typer.BadParameter(
+            "give one of: an input file, --split NAME=FILE (official splits), or --store with "
+            "--project"
+        )
+    if split_files and resplit:
+        raise typer.BadParameter(
+            "--split files are official splits and are kept; drop --resplit (or release one "
+            "file to split it anew)",
+            param_hint="--resplit",
+        )
     bad_lang = unknown_languages(lang) if lang else []
     if bad_lang:  # before reading anything
         raise typer.BadParameter(language_message(bad_lang[0]), param_hint="--lang")
@@ -306,8 +385,17 @@ def release(
         pairs = st.exports.to_pairset(pid, judgments=judgments)
         agreement = st.review.agreement(pid)
     else:
-        assert input is not None
-        pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
+        if split_files:
+            named = parse_key_values(split_files, "--split", convert=False)
+            pairs = join_splits(
+                {
+                    name: read_pairs(path, fmt, scheme=scheme, columns=column, options=option)
+                    for name, path in named.items()
+                }
+            )
+        else:
+            assert input is not None
+            pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
         agreement = _agreement_from_judgments(pairs)
         if not judgments:
             pairs = pairs.map(lambda p: p.replace(judgments=()))
@@ -337,6 +425,7 @@ def release(
         candidates=candidates,
         citation=citation.read_text(encoding="utf-8") if citation else None,
         turku=turku,
+        reading=reading,
     )
     counts = {k: len(v) for k, v in pairs.by_split().items()}
     typer.echo(f"released {len(pairs)} pairs {counts} and {len(pairs.documents)} documents "
@@ -346,6 +435,7 @@ def release(
 
 
 __all__ = [
+    "LicenseOpt",
     "PrivateOpt",
     "PushOpt",
     "app",

@@ -3,6 +3,7 @@
 Examples::
 
     parakit report profile test.jsonl --predictions preds.csv -o reports/profile
+    parakit report profile test.jsonl -m models/ce -m offline-minilm --dev dev.jsonl -o reports/p
     parakit report profile data/etpc -O mrpc=msr_paraphrase_train.txt \\
         --phenomena etpc --predictions preds.csv -o reports/etpc
     parakit report corpus sv=sv-test.json opus=opus-pb-dev.json -o reports/compare
@@ -19,6 +20,7 @@ from typing import Annotated, Any
 
 import typer
 
+from parakit.cli.identify import ModelDevOpt, PositiveOpt, ThresholdOpt, load_any_model
 from parakit.cli.options import (
     FormatOpt,
     ReaderOptionsOpt,
@@ -58,16 +60,29 @@ def _synonym_resource(value: str, pairs: Any, lang: str | None, min_count: int) 
 @app.command("profile")
 def profile_command(
     test: Annotated[str, typer.Argument(help="Test set (any format parakit.io reads).")],
+    output: Annotated[Path, output_option("Output path without suffix (.html, .json, .md).")],
     predictions: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Option(
             "--predictions",
             "-p",
             help="Predictions file(s): CSV/TSV (long: id,system,prediction; "
             "wide: id + one column per system) or JSONL. Repeatable.",
         ),
-    ],
-    output: Annotated[Path, output_option("Output path without suffix (.html, .json, .md).")],
+    ] = None,
+    model: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="A model to profile as one more system (named after it): a parakit model "
+            "folder, a CrossEncoder, a SentenceTransformer (with --dev or --threshold) or a "
+            "sequence classifier. Repeatable.",
+        ),
+    ] = None,
+    dev: ModelDevOpt = None,
+    positive: PositiveOpt = None,
+    threshold: ThresholdOpt = None,
     phenomena: Annotated[
         str, typer.Option(help="auto | etpc | turku | automatic | surface | patterns")
     ] = "auto",
@@ -91,6 +106,10 @@ def profile_command(
     from parakit.analysis.profile import load_predictions, profile
     from parakit.analysis.report import profile_report
 
+    if not predictions and not model:
+        raise typer.BadParameter(
+            "give predictions files (-p) or models (-m) to profile", param_hint="--predictions"
+        )
     with progress_bar() as progress:
         task = progress.add_task("reading the test set", total=4)
         pairs = read_pairs(test, fmt, options=option, status=False)
@@ -104,8 +123,14 @@ def profile_command(
         ids = [p.id for p in pairs]
         texts = {p.id: (p.text1, p.text2) for p in pairs}  # the predictions' own?
         preds: dict[str, np.ndarray] = {}
-        for path in predictions:
+        for path in predictions or []:
             preds.update(load_predictions(path, ids=ids, texts=texts, against=test))
+        for name in model or []:
+            classifier = load_any_model(
+                name, dev=dev, positive=positive, threshold=threshold, reading=reading
+            )
+            p_para = classifier.paraphrase_proba(pairs, reading=reading)
+            preds[Path(str(name)).name] = (np.asarray(p_para) >= 0.5).astype(int)
         options = {} if phenomena in ("etpc", "turku", "auto") else {"lang": lang}
         if phenomena in ("automatic", "patterns"):
             options["synonyms"] = _synonyms(synonyms)

@@ -16,6 +16,7 @@ from typing import Any
 
 from parakit.errors import DataFormatError
 from parakit.io.atomic import atomic_write
+from parakit.io.dataset import is_hf_spec, read_hf_dataset, read_parquet, write_parquet
 from parakit.io.etpc import read_etpc
 from parakit.io.jsonl import read_jsonl, write_jsonl
 from parakit.io.mrpc import read_mrpc
@@ -34,17 +35,20 @@ __all__ = [
     "multireference",
     "read",
     "read_etpc",
+    "read_hf_dataset",
     "read_jsonl",
     "read_mrpc",
     "read_multipit",
     "read_multireference",
     "read_opus_parsebank",
+    "read_parquet",
     "read_release",
     "read_table",
     "read_tmup",
     "read_turku",
     "write",
     "write_jsonl",
+    "write_parquet",
     "write_release",
     "write_table",
     "write_turku",
@@ -74,6 +78,8 @@ READERS: Registry[Callable[..., PairSet]] = Registry(
         "mrpc": read_mrpc,
         "etpc": read_etpc,
         "release": read_release,
+        "parquet": read_parquet,
+        "hf": read_hf_dataset,
     },
 )
 
@@ -85,6 +91,7 @@ WRITERS: Registry[Callable[..., Any]] = Registry(
         "csv": lambda ps, path, **o: write_table(ps, path, delimiter=",", **o),
         "tsv": lambda ps, path, **o: write_table(ps, path, delimiter="\t", **o),
         "turku": write_turku,
+        "parquet": write_parquet,
     },
 )
 
@@ -120,18 +127,27 @@ def detect_format(path: str | Path) -> str:
     Raises:
         DataFormatError: when the format cannot be told; pass ``format=`` explicitly.
     """
+    if is_hf_spec(path):
+        return "hf"
     path = Path(path)
     if path.is_dir():
         if (path / "parakit.json").is_file():
             return "release"
         if (path / "paraphrase_types.xml").exists() or any(path.glob("textual_*.xml")):
             return "etpc"
-        raise DataFormatError("cannot tell the format of this folder", path=path, code="E113")
+        raise DataFormatError(
+            "cannot tell the format of this folder; a Hugging Face dataset folder is read "
+            "with -f hf (format='hf') or as hf:FOLDER",
+            path=path,
+            code="E113",
+        )
     if not path.exists():
         raise DataFormatError("no such file", path=path, code="E103")
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(".jsonl"):
         return "jsonl"
+    if name.endswith(".parquet"):
+        return "parquet"
     head = _head(path)
     first = head.splitlines()[0] + "\n" if head else ""
     if name.endswith(".json"):
@@ -175,7 +191,8 @@ def read(path: str | Path, format: str | None = None, **options: Any) -> PairSet
     """Read any supported corpus file into a :class:`~parakit.schema.PairSet`.
 
     Args:
-        path: file or folder (ETPC).
+        path: file or folder (ETPC, a release), or a Hugging Face dataset as
+            ``hf:ID[:CONFIG][@SPLIT]`` (:mod:`parakit.io.dataset`).
         format: one of :func:`formats` ``["read"]``; guessed when omitted.
         **options: passed to the format's reader (``columns=``, ``scheme=``, ``texts=``...).
 
@@ -213,11 +230,17 @@ def _check_options(function: Callable[..., Any], name: str, path: Any, options: 
 
 def write(pairs: PairSet, path: str | Path, format: str | None = None, **options: Any) -> Any:
     """Write a pair set atomically; the format is taken from the extension when omitted
-    (``.jsonl``, ``.csv``, ``.tsv``, ``.json`` = Turku layout)."""
+    (``.jsonl``, ``.csv``, ``.tsv``, ``.parquet``, ``.json`` = Turku layout)."""
     path = Path(path)
     if format is None:
         suffix = path.name.lower().removesuffix(".gz").rsplit(".", 1)[-1]
-        format = {"jsonl": "jsonl", "csv": "csv", "tsv": "tsv", "json": "turku"}.get(suffix)
+        format = {
+            "jsonl": "jsonl",
+            "csv": "csv",
+            "tsv": "tsv",
+            "json": "turku",
+            "parquet": "parquet",
+        }.get(suffix)
         if format is None:
             raise DataFormatError(
                 f"cannot tell the output format from {path.name!r}; pass "
@@ -233,7 +256,13 @@ def write(pairs: PairSet, path: str | Path, format: str | None = None, **options
             path=path,
             code="E113",
         ) from None
-    real = {"jsonl": write_jsonl, "csv": write_table, "tsv": write_table, "turku": write_turku}
+    real = {
+        "jsonl": write_jsonl,
+        "csv": write_table,
+        "tsv": write_table,
+        "turku": write_turku,
+        "parquet": write_parquet,
+    }
     if format in real:
         _check_options(partial(real[format], pairs), format, path, options)
     return writer(pairs, path, **options)

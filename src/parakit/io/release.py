@@ -85,8 +85,44 @@ def _split_order(names: list[str]) -> list[str]:
     return known + sorted(s for s in names if s not in known)
 
 
-def _features(scheme: LabelScheme) -> tuple[Any, Any]:
-    """The ``datasets`` features of the pairs and of the documents."""
+def binary_reading(scheme: LabelScheme, reading: str | None = None) -> str | None:
+    """The reading behind a release's ``binary_label`` column: ``reading`` (default the
+    scheme's own default) for a graded scheme; None for a binary scheme or one without a
+    binary reading (Likert), which get no such column.
+
+    Raises:
+        DataFormatError: E137 a reading the scheme does not have.
+
+    Example:
+        >>> from parakit.labels import get_scheme
+        >>> binary_reading(get_scheme("turku")), binary_reading(get_scheme("binary"))
+        ('loose', None)
+    """
+    readings = scheme.readings()
+    if scheme.name == "binary" or not readings:
+        if reading is not None and not readings:
+            raise DataFormatError(
+                f"label scheme {scheme.name!r} has no binary reading; leave out the reading",
+                field="label",
+                code="E137",
+            )
+        return None
+    name = reading or scheme.default_reading
+    if name not in readings:
+        name = reading or next(iter(readings))
+    if name not in readings:
+        raise DataFormatError(
+            f"unknown binary reading {name!r} of label scheme {scheme.name!r}; choose one of "
+            f"{', '.join(sorted(readings))}",
+            field="label",
+            code="E137",
+        )
+    return name
+
+
+def _features(scheme: LabelScheme, binary: str | None = None) -> tuple[Any, Any]:
+    """The ``datasets`` features of the pairs (with ``binary_label`` when ``binary`` names a
+    reading) and of the documents."""
     import datasets
 
     span = {
@@ -106,6 +142,7 @@ def _features(scheme: LabelScheme) -> tuple[Any, Any]:
             "text1": datasets.Value("string"),
             "text2": datasets.Value("string"),
             "label": label,
+            **({"binary_label": datasets.Value("int8")} if binary else {}),
             "span1": span,
             "span2": dict(span),
             "group": datasets.Value("string"),
@@ -128,8 +165,10 @@ def _features(scheme: LabelScheme) -> tuple[Any, Any]:
     return pairs, documents
 
 
-def _pair_row(pair: Pair) -> dict[str, Any]:
+def _pair_row(pair: Pair, scheme: LabelScheme, binary: str | None = None) -> dict[str, Any]:
+    extra = {"binary_label": scheme.to_binary(pair.label, binary)} if binary else {}
     return {
+        **extra,
         "id": pair.id,
         "text1": pair.text1,
         "text2": pair.text2,
@@ -196,6 +235,67 @@ def _check(pairs: PairSet, folder: Path) -> list[str]:
     return _split_order(sorted({p.split for p in pairs if p.split is not None}))
 
 
+def join_splits(sets: Mapping[str, PairSet]) -> PairSet:
+    """One pair set of official split files, each pair in the split its file names (the
+    corpus's own train/dev/test, kept as they are: ``parakit release --split NAME=FILE``).
+
+    Ids repeated across files (each file numbering from 0) are prefixed with the split name
+    (``train-0``); a document in several files must have the same text in each.
+
+    Raises:
+        DataFormatError: E131 a split name that is not letters, digits and underscores, E138
+            files of different label schemes, or one document with two texts.
+
+    Example:
+        >>> a = PairSet([Pair("0", "x", "y", label="1")])
+        >>> b = PairSet([Pair("0", "x", "z", label="0")])
+        >>> [(p.id, p.split) for p in join_splits({"train": a, "test": b})]
+        [('train-0', 'train'), ('test-0', 'test')]
+    """
+    if not sets:
+        raise DataFormatError("no split files given", code="E131")
+    for name in sets:
+        if not _SPLIT_NAME.match(name):
+            raise DataFormatError(
+                f"split name {name!r}: use letters, digits and underscores (train, validation, "
+                "test)",
+                field="split",
+                code="E131",
+            )
+    first = next(iter(sets.values()))
+    for name, part in sets.items():
+        if part.scheme.spec() != first.scheme.spec():
+            raise DataFormatError(
+                f"split {name!r} has label scheme {part.scheme.name!r} but the first split "
+                f"{first.scheme.name!r}; read every file with the same --scheme",
+                field="label",
+                code="E138",
+            )
+    seen: Counter[str] = Counter(p.id for part in sets.values() for p in part)
+    prefix = any(count > 1 for count in seen.values())
+    documents: dict[str, Document] = {}
+    pairs: list[Pair] = []
+    for name, part in sets.items():
+        for doc in part.documents.values():
+            if documents.setdefault(doc.id, doc).text != doc.text:
+                raise DataFormatError(
+                    f"document {doc.id!r} has another text in split {name!r} than in an "
+                    "earlier split file",
+                    field="documents",
+                    code="E138",
+                )
+        pairs += [p.replace(id=f"{name}-{p.id}" if prefix else p.id, split=name) for p in part]
+    langs = {part.lang for part in sets.values() if part.lang}
+    return PairSet(
+        pairs,
+        scheme=first.scheme,
+        documents=list(documents.values()),
+        name=first.name,
+        lang=first.lang if len(langs) <= 1 else ",".join(sorted(langs)),
+        metadata=first.metadata or None,
+    )
+
+
 def document_splits(pairs: PairSet) -> dict[str, str]:
     """The split of every document (the split of the pairs pointing into it; documents no pair
     points into go to the first split).
@@ -243,12 +343,14 @@ def card_body(
     agreement: Mapping[str, float] | None = None,
     candidates: str | None = None,
     citation: str | None = None,
+    binary: str | None = None,
 ) -> str:
-    """The Markdown body of the dataset card (what a reader of the papers looks for)."""
+    """The Markdown body of the dataset card (what a reader of the papers looks for);
+    ``binary``: the reading behind the ``binary_label`` column, if the release has one."""
     by_split = pairs.by_split()
     counts = {s: by_split[s].label_counts() for s in splits}
     labels = [v for v in pairs.scheme.values if any(v in c for c in counts.values())]
-    binary = pairs.scheme.readings()
+    readings = pairs.scheme.readings()
     flat = is_flat(pairs.scheme)
     out = [f"# {pretty_name}", ""]
     out.append(
@@ -282,16 +384,23 @@ def card_body(
         )
     else:
         out.append("`label` is the canonical label string of the scheme (e.g. `4<is`).")
+    if readings:
+        out.append("Binary readings: " + ", ".join(f"`{r}`" for r in readings) + ".")
     if binary:
-        out.append("Binary readings: " + ", ".join(f"`{r}`" for r in binary) + ".")
+        out += [
+            "",
+            f"`binary_label` is the `{binary}` reading of `label`: 1 paraphrase, 0 not a "
+            "paraphrase, empty (null) where the reading leaves the pair undecided. Use it to "
+            "train or evaluate binary classifiers; `label` keeps the full annotation.",
+        ]
     out += ["", "## Label distribution", ""]
     rows = [[f"`{label}`", *(counts[s].get(label, 0) for s in splits)] for label in labels]
     rows.append(["**total**", *(sum(counts[s].values()) for s in splits)])
     out.append(_table(["label", *splits], rows))
-    if binary:
-        reading = pairs.scheme.default_reading
-        if reading not in binary:
-            reading = next(iter(binary))
+    if readings:
+        reading = binary or pairs.scheme.default_reading
+        if reading not in readings:
+            reading = next(iter(readings))
         shares = []
         for s in splits:
             values = [v for v in by_split[s].binary_labels(reading) if v is not None]
@@ -382,6 +491,7 @@ def write_release(
     candidates: str | None = None,
     citation: str | None = None,
     turku: bool = False,
+    reading: str | None = None,
 ) -> Path:
     """Write ``pairs`` (every pair labelled and in a split) as a release folder.
 
@@ -400,6 +510,9 @@ def write_release(
         citation: a BibTeX entry for the card (a placeholder entry when omitted).
         turku: also write the Turku JSON files of the original release under ``turku/``
             (Turku labels only).
+        reading: the binary reading of a graded scheme (Turku, graded, votes, Japanese) put
+            beside ``label`` as ``binary_label`` (default: the scheme's default reading); the
+            card states it. Binary and Likert labels get no such column.
 
     Returns:
         the folder.
@@ -408,7 +521,7 @@ def write_release(
         DataFormatError: E130 unlabelled pair, E131 missing or bad split name, E132 a span
             into a document the set does not hold, E133 a document in two splits, E134 a
             language code the Hub does not know; E136 ``datasets`` or ``huggingface_hub``
-            missing.
+            missing; E137 a reading the scheme does not have.
         WriteError: E142 a licence id the Hub does not know; E141 a non-empty folder that is
             not a release.
     """
@@ -439,13 +552,18 @@ def write_release(
                 field="lang",
                 code="E134",
             )
-    pair_features, doc_features = _features(pairs.scheme)
+    binary = binary_reading(pairs.scheme, reading)
+    pair_features, doc_features = _features(pairs.scheme, binary)
     by_split = pairs.by_split()
     files: dict[str, bytes] = {}
     infos: dict[str, datasets.DatasetInfo] = {}
     configs: dict[str, dict[str, Any]] = {}
     for config, features, rows_of in (
-        (PAIRS_CONFIG, pair_features, lambda s: [_pair_row(p) for p in by_split[s]]),
+        (
+            PAIRS_CONFIG,
+            pair_features,
+            lambda s: [_pair_row(p, pairs.scheme, binary) for p in by_split[s]],
+        ),
         (
             DOCUMENTS_CONFIG,
             doc_features,
@@ -501,6 +619,7 @@ def write_release(
         agreement=agreement,
         candidates=candidates,
         citation=citation,
+        binary=binary,
     )
     card = DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n{body}")
     files["README.md"] = str(card).encode("utf-8")
@@ -513,6 +632,7 @@ def write_release(
             f["split"] for f in configs.get(DOCUMENTS_CONFIG, {}).get("data_files", [])
         ],
         "license": license,
+        "binary_reading": binary,
     }
     original = [p.id for p in pairs]
     if original != [p.id for split in splits for p in by_split[split]]:
@@ -699,10 +819,12 @@ __all__ = [
     "DOCUMENTS_CONFIG",
     "PAIRS_CONFIG",
     "RELEASE_FILE",
+    "binary_reading",
     "card_body",
     "document_splits",
     "is_flat",
     "is_release",
+    "join_splits",
     "read_release",
     "size_category",
     "write_release",

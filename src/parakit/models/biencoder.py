@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from parakit.errors import BiEncoderError
+from parakit.models.training import logs_to_stderr
 from parakit.schema import PairSet
 from parakit.vectors.precision import autocast, resolve_precision
 
@@ -248,6 +249,7 @@ class BiEncoder:
             loss=self._loss(model),
             evaluator=evaluator,
         )
+        logs_to_stderr(trainer)  # stdout is the command's output
         trainer.train()
         if evaluator is not None:
             self.history_.append({"step": int(trainer.state.global_step), **evaluator(model)})

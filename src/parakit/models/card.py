@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from parakit.io.atomic import atomic_files, atomic_write
-from parakit.offline import model_label
+from parakit.offline import hub_model_id, model_label
 
 #: ``modules.json`` type of the sentence-transformers module that wraps a HF classification model
 _ST_TRANSFORMER = "sentence_transformers.base.modules.transformer.Transformer"
@@ -59,23 +59,84 @@ def write_cross_encoder_layout(folder: str | Path, network: str, max_length: int
             json.dump(data, handle, indent=2)
 
 
-def _metric_rows(metrics: Mapping[str, Any]) -> list[tuple[str, float]]:
-    """The headline numbers of an evaluation report (accuracy, F1s, AP) as (name, value)."""
-    rows: list[tuple[str, float]] = []
+def _metric_rows(metrics: Mapping[str, Any]) -> list[tuple[str, float | int]]:
+    """The headline numbers of an evaluation report (accuracy, F1s, AP) as (name, value);
+    counts (``n``, supports) stay integers."""
+    rows: list[tuple[str, float | int]] = []
+
+    def number(value: Any) -> float | int | None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return value if isinstance(value, int) else float(value)
+
     for key in ("n", "accuracy"):
-        if isinstance(metrics.get(key), (int, float)):
-            rows.append((key, float(metrics[key])))
+        if number(metrics.get(key)) is not None:
+            rows.append((key, number(metrics[key])))  # type: ignore[arg-type]
     for group in ("positive", "macro", "weighted"):
         values = metrics.get(group)
         if isinstance(values, Mapping):
             for name in ("precision", "recall", "f1"):
-                if isinstance(values.get(name), (int, float)):
-                    rows.append((f"{group} {name}", float(values[name])))
+                if number(values.get(name)) is not None:
+                    rows.append((f"{group} {name}", number(values[name])))  # type: ignore[arg-type]
     for key, value in metrics.items():
-        flat_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if flat_number and key not in ("n", "accuracy"):
-            rows.append((key, float(value)))
+        if number(value) is not None and key not in ("n", "accuracy"):
+            rows.append((key, number(value)))  # type: ignore[arg-type]
     return rows
+
+
+def _shown(value: float | int) -> str:
+    """A figure of the card: a count as an integer (``555``), a score with four decimals."""
+    return str(value) if isinstance(value, int) else f"{value:.4f}"
+
+
+#: metric rows of a classification report -> (Hub metric type, display name, config)
+_INDEX_METRICS = {
+    "accuracy": ("accuracy", "Accuracy", None),
+    "positive precision": ("precision", "Precision (paraphrase)", None),
+    "positive recall": ("recall", "Recall (paraphrase)", None),
+    "positive f1": ("f1", "F1 (paraphrase)", None),
+    "macro f1": ("f1", "Macro F1", "macro"),
+    "weighted f1": ("f1", "Weighted F1", "weighted"),
+}
+
+
+def model_index(
+    name: str,
+    metrics: Mapping[str, Any],
+    dataset: Mapping[str, str],
+    task: str = "text-classification",
+) -> list[dict[str, Any]]:
+    """The ``model-index`` of a card: one result, the scores of ``metrics`` on ``dataset``
+    (``name``, ``type`` = a Hub dataset id or the file's name, ``split``), in the layout
+    ``huggingface_hub.ModelCardData`` reads into ``eval_results``.
+
+    Example:
+        >>> model_index("m", {"n": 5, "accuracy": 0.8}, {"name": "dev", "type": "dev"})[0][
+        ...     "results"][0]["metrics"]
+        [{'type': 'accuracy', 'value': 0.8, 'name': 'Accuracy'}]
+    """
+    entries = []
+    for row, value in _metric_rows(metrics):
+        if isinstance(value, int) or row == "n":
+            continue  # counts are not scores
+        if row not in _INDEX_METRICS and " " in row:
+            continue  # the macro/weighted precision and recall stay in the card's table
+        plain = row.removeprefix("dev_")  # an evaluator's prefix (embed train's history)
+        kind, label, config = _INDEX_METRICS.get(row, (plain, plain, None))
+        entry: dict[str, Any] = {"type": kind, "value": round(float(value), 6), "name": label}
+        if config:
+            entry["config"] = config
+        entries.append(entry)
+    task_name = "Paraphrase identification" if task == "text-classification" else "Paraphrase"
+    data = {key: dataset[key] for key in ("name", "type", "split") if dataset.get(key)}
+    return [
+        {
+            "name": name,
+            "results": [
+                {"task": {"type": task, "name": task_name}, "dataset": data, "metrics": entries}
+            ],
+        }
+    ]
 
 
 def write_model_card(
@@ -96,6 +157,8 @@ def write_model_card(
     usage: str | None = None,
     library: str | None = None,
     pipeline_tag: str = "text-classification",
+    datasets: Sequence[str] = (),
+    eval_dataset: Mapping[str, str] | None = None,
 ) -> Path:
     """Write ``folder/README.md``, the model card (front matter through ``huggingface_hub``).
 
@@ -109,13 +172,18 @@ def write_model_card(
         data: what it was trained on, e.g. ``{"train": "train.jsonl (800 pairs)", ...}``.
         command: the command line that made the model (the recipe).
         metrics: the development metrics (an evaluation report's ``metrics``, or a flat dict).
-        base_model: the encoder it started from (a Hub id goes into ``base_model``).
+        base_model: the encoder it started from; its Hub id goes into ``base_model`` (an
+            offline alias as the Hub id of the same model, ``offline-minilm`` as
+            ``sentence-transformers/all-MiniLM-L6-v2``; a local folder has none).
         language: the language code(s) of the training pairs (``en`` or ``en,fi,ja``).
         license: a Hub license id (E142 for an id the Hub does not know).
         intended_use: a paragraph; a default one is written from the labels when omitted.
         usage: a code block showing how to load and apply the model.
         library: ``library_name`` of the front matter (``sentence-transformers``...).
         pipeline_tag: the Hub task of the model.
+        datasets: Hub ids of the datasets it learned from (``datasets`` of the front matter).
+        eval_dataset: what ``metrics`` were measured on (``name``, ``type``: a Hub dataset id
+            or the file's name, ``split``): with ``metrics``, the card's ``model-index``.
 
     Returns:
         the path of the card.
@@ -124,11 +192,7 @@ def write_model_card(
 
     if license is not None:
         check_license(license, folder)
-    hub_base = (
-        base_model
-        if base_model and "/" in base_model and not Path(base_model).expanduser().exists()
-        else None
-    )
+    hub_base = hub_model_id(base_model) if base_model else None
     languages = [code.strip() for code in (language or "").split(",") if code.strip()]
     front = {
         "language": languages or None,  # a multilingual set names its languages "en,fi,ja"
@@ -136,8 +200,11 @@ def write_model_card(
         "library_name": library,
         "pipeline_tag": pipeline_tag,
         "base_model": hub_base,
+        "datasets": list(datasets) or None,
         "tags": ["parakit", "paraphrase", model_type],
     }
+    if metrics and eval_dataset:
+        front["model-index"] = model_index(title.split(":")[0], metrics, eval_dataset, pipeline_tag)
     lines = [f"# {title}", ""]
     lines.append(
         f"A paraphrase {'classifier' if classes else 'model'} (`{model_type}`) trained with "
@@ -154,7 +221,7 @@ def write_model_card(
     rows = _metric_rows(metrics or {})
     if rows:
         lines += ["| metric | value |", "|---|---|"]
-        lines += [f"| {name} | {value:.4f} |" for name, value in rows]
+        lines += [f"| {name} | {_shown(value)} |" for name, value in rows]
     else:
         lines.append("No development set was given.")
     if classes:
@@ -189,9 +256,19 @@ _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]*")
 
 def front_matter(data: Mapping[str, Any]) -> str:
     """The YAML front matter of a card (no ``---`` lines) as ``huggingface_hub``'s
-    ``ModelCardData.to_yaml`` writes it: keys sorted, None left out, lists one item a line;
-    written here so that a card needs no Hub library (a light model saved on a core install).
-    Strings that are not plain words are JSON-quoted, which YAML reads as they are."""
+    ``ModelCardData.to_yaml`` writes it: keys sorted at the top, None left out, lists one item a
+    line, mappings (``model-index``) nested; written here so that a card needs no Hub library (a
+    light model saved on a core install). Strings that are not plain words are JSON-quoted,
+    which YAML reads as they are.
+
+    Example:
+        >>> print(front_matter({"tags": ["a"], "model-index": [{"name": "m", "results": []}]}))
+        model-index:
+        - name: m
+          results: []
+        tags:
+        - a
+    """
 
     def scalar(value: Any) -> str:
         if isinstance(value, bool) or value is None:
@@ -199,20 +276,32 @@ def front_matter(data: Mapping[str, Any]) -> str:
         if isinstance(value, (int, float)):
             return repr(value)
         text = str(value)
-        plain = _PLAIN.fullmatch(text) and text.lower() not in ("yes", "no", "on", "off")
+        plain = _PLAIN.fullmatch(text) and text.lower() not in ("yes", "no", "on", "off", "null")
         return text if plain else json.dumps(text, ensure_ascii=False)
 
-    lines = []
-    for key in sorted(data):
-        value = data[key]
-        if value is None:
-            continue
-        if isinstance(value, (list, tuple)):
-            lines.append(f"{key}:")
-            lines += [f"- {scalar(item)}" for item in value]
-        else:
-            lines.append(f"{key}: {scalar(value)}")
-    return "\n".join(lines)
+    def block(value: Any, indent: str) -> list[str]:
+        """The lines of a mapping's entries or a list's items at ``indent``."""
+        out: list[str] = []
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if item is None:
+                    continue
+                if isinstance(item, (Mapping, list, tuple)) and item:
+                    out.append(f"{indent}{key}:")
+                    out += block(item, indent + ("" if isinstance(item, (list, tuple)) else "  "))
+                else:
+                    out.append(f"{indent}{key}: {'[]' if item == [] else scalar(item)}")
+            return out
+        for item in value:
+            if isinstance(item, (Mapping, list, tuple)) and item:
+                inner = block(item, indent + "  ")
+                out.append(f"{indent}- {inner[0].lstrip()}")
+                out += inner[1:]
+            else:
+                out.append(f"{indent}- {scalar(item)}")
+        return out
+
+    return "\n".join(block({key: data[key] for key in sorted(data)}, ""))
 
 
-__all__ = ["front_matter", "write_cross_encoder_layout", "write_model_card"]
+__all__ = ["front_matter", "model_index", "write_cross_encoder_layout", "write_model_card"]

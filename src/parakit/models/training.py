@@ -246,6 +246,28 @@ def _trainer_class() -> Any:
     return _EvaluatorTrainer, _Budget
 
 
+def logs_to_stderr(trainer: Any) -> Any:
+    """Send a ``transformers`` (or sentence-transformers) ``Trainer``'s log dicts to stderr:
+    its ``ProgressCallback`` and ``PrinterCallback`` print every log entry (``{'loss': ...}``)
+    to stdout, which belongs to the command's own output (``--json``). Returns ``trainer``."""
+    import contextlib
+    import sys
+
+    from transformers import PrinterCallback, ProgressCallback
+
+    for base in (ProgressCallback, PrinterCallback):
+        for callback in [c for c in trainer.callback_handler.callbacks if type(c) is base]:
+            trainer.remove_callback(callback)
+
+            class OnStderr(base):  # type: ignore[misc, valid-type]
+                def on_log(self, *args: Any, **kwargs: Any) -> Any:
+                    with contextlib.redirect_stdout(sys.stderr):
+                        return super().on_log(*args, **kwargs)
+
+            trainer.add_callback(OnStderr())
+    return trainer
+
+
 def train_transformer(
     network: Any,
     examples: Sequence[Any],
@@ -355,6 +377,7 @@ def train_transformer(
         )
         if not settings.progress or os.environ.get("TQDM_DISABLE") == "1":
             trainer.remove_callback(PrinterCallback)  # it prints every log entry to stdout
+        logs_to_stderr(trainer)  # the progress bar's log lines: stderr, as the bar
         last = get_last_checkpoint(str(folder)) if (resume and folder.is_dir()) else None
         if not resume and not temporary:
             for old in folder.glob("checkpoint-*"):
