@@ -201,12 +201,29 @@ def backup(
 def restore(
     backup_file: Annotated[Path, typer.Argument(help="A file made by parakit annotate backup.")],
     store: Annotated[str, STORE],
+    key: Annotated[
+        str | None,
+        typer.Option(
+            envvar="PARAKIT_BACKUP_KEY",
+            help="The key of the store the backup was made from (parakit annotate backup-key "
+            "SOURCE prints it; or $PARAKIT_BACKUP_KEY): the backup's digest is checked with "
+            "it before anything is written.",
+        ),
+    ] = None,
 ) -> None:
     """Restore a backup into a new, empty store of either kind (SQLite file or PostgreSQL)."""
     from parakit.annotate.backup import restore as run_restore
 
-    counts = run_restore(backup_file, store)
+    counts = run_restore(backup_file, store, key=key)
     typer.echo(f"restored {_rows(counts)} into {store}")
+
+
+@app.command("backup-key")
+def backup_key(store: Annotated[str, STORE]) -> None:
+    """Print the key that restore needs for this store's backups (keep it apart from them)."""
+    from parakit.annotate.backup import store_key
+
+    typer.echo(store_key(store))
 
 
 def _rows(counts: dict[str, int]) -> str:
