@@ -320,12 +320,22 @@ def attach_model(
         str | None,
         typer.Option(help="binary reading of the model's scheme for P(paraphrase), e.g. strict"),
     ] = None,
+    label_map: Annotated[
+        str | None,
+        typer.Option(
+            "--map",
+            help="model label=project label, comma-separated (e.g. 1=4,0=2): how a model of "
+            "another scheme's guesses are pre-selected; without it such a model pre-selects "
+            "nothing",
+        ),
+    ] = None,
     detach: Annotated[bool, typer.Option(help="forget the project's model instead")] = False,
 ) -> None:
     """Attach a trained classifier to a project (model in the loop): every item is scored
     once; single-annotation pages pre-select the model's guess and record whether the
     annotator kept it, and --order uncertainty serves the most uncertain items first.
-    Double annotation stays blind: no guess shown, order unchanged."""
+    Double annotation stays blind: no guess shown, order unchanged. A model of another label
+    scheme (a binary model on a Turku project) pre-selects nothing unless --map says how."""
     from parakit.annotate.services.model import ORDERS, scores_for
     from parakit.annotate.store import Store
     from parakit.mine.rerank import as_pairset, load_classifier, paraphrase_proba
@@ -340,7 +350,14 @@ def attach_model(
         return
     if model_dir is None:
         raise typer.BadParameter("name the model folder (or use --detach)", param_hint="MODEL_DIR")
+    mapping = None
+    if label_map is not None:
+        pairs_ = [part.split("=", 1) for part in label_map.split(",") if part.strip()]
+        if not pairs_ or any(len(p) != 2 for p in pairs_):
+            raise typer.BadParameter("use model=project pairs, e.g. 1=4,0=2", param_hint="--map")
+        mapping = {a.strip(): b.strip() for a, b in pairs_}
     classifier = load_classifier(model_dir)
+    model_scheme = getattr(classifier, "scheme_", None)
     rows = st.model.items(pid)
     ids, proba, guesses = [], [], []
     for start in range(0, len(rows), 4096):  # bounded memory on large projects
@@ -355,11 +372,26 @@ def attach_model(
         "path": str(Path(model_dir).resolve()),
         "reading": reading,
     }
-    done = st.model.attach(pid, scores_for(ids, proba, guesses), model=info, order=order)
+    done = st.model.attach(
+        pid,
+        scores_for(ids, proba, guesses),
+        model=info,
+        order=order,
+        model_scheme=model_scheme,
+        label_map=mapping,
+    )
     typer.echo(
         f"{done.scored} items scored, {done.guesses} guesses in the project's scheme, "
         f"{done.reordered} single-annotation assignments re-ordered (order: {order})"
     )
+    project_scheme = st.scheme(pid)
+    if mapping is None and (model_scheme or {}).get("name") != project_scheme.spec()["name"]:
+        what = (model_scheme or {}).get("name", "unknown")
+        typer.echo(
+            f"the model's labels are {what}, the project's {project_scheme.name}: no guess is "
+            "pre-selected (the same label may mean another thing; say how with --map, e.g. "
+            "--map 1=4,0=2); P(paraphrase) still orders the queue"
+        )
 
 
 @app.command("rewrite-check")
