@@ -42,7 +42,7 @@ def test_users_page_members_deactivate_and_reset(project):
     page = admin.get("/admin/users")
     assert page.status_code == 200 and "ann1" in page.text and "deactivate" in page.text
     r = admin.post(f"/api/admin/users/{ids['ann1']}/active", headers=H, json={"active": False})
-    assert r.json() == {"ok": True, "returned": 0}
+    assert r.json() == {"ok": True, "returned": 0, "stranded": 0}
     login = TestClient(app).post("/login", data={"name": "ann1", "password": "password-one"})
     assert login.status_code == 401
     admin.post(f"/api/admin/users/{ids['ann1']}/active", headers=H, json={"active": True})
@@ -176,7 +176,7 @@ def test_deactivation_returns_open_work_to_the_pool(project):
     leased = store.queue.lease_next(pid, ids["ann1"])  # ann1 holds one item leased
     assert leased is not None and store.queue.lease_next(pid, ids["ann3"]) is None
     assert store.queue.progress(pid, ids["ann1"])["remaining"] == 2
-    assert store.accounts.set_active(ids["ann1"], False) == 2
+    assert store.accounts.set_active(ids["ann1"], False) == (2, 0)
     # nothing waits for ann1: both items are in the shared pool, unleased, for any member
     got = []
     while (a := store.queue.lease_next(pid, ids["ann3"])) is not None:
@@ -189,7 +189,44 @@ def test_deactivation_returns_open_work_to_the_pool(project):
         store.queue.assign_task(pid, annotators=["ann1"])
     with pytest.raises(AnnotateError, match="E606.*ann1"):
         store.queue.assign(pid, annotators=[ids["ann1"]])
-    assert store.accounts.set_active(ids["ann1"], True) == 0
+    assert store.accounts.set_active(ids["ann1"], True) == (0, 0)
+
+
+def test_the_last_active_admin_cannot_be_deactivated(project):
+    from parakit.errors import Conflict
+
+    store, _pid, ids = project
+    with pytest.raises(Conflict, match="E604.*admin is the last active admin"):
+        store.accounts.set_active(ids["admin"], False)
+    assert store.accounts.session_user(None) is None
+    assert next(u for u in store.accounts.users() if u["name"] == "admin")["active"]
+    boss = store.accounts.add_annotator("boss", "boss-password", role="admin")
+    assert store.accounts.set_active(ids["admin"], False) == (0, 0)  # another admin is left
+    with pytest.raises(Conflict, match="E604.*boss is the last active admin"):
+        store.accounts.set_active(boss, False)
+
+
+def test_deactivation_counts_the_work_nobody_left_may_take(project, capsys):
+    """Double annotation by ann1 and ann2 only: when ann2 goes, its slots go back to the
+    pool beside ann1's slot of the same item, so nobody may take them; the admin is told.
+    With ann3 a member, ann1's slots returned later can be taken (by ann3)."""
+    from parakit.cli.app import main
+
+    store, pid, ids = project
+    store.projects.remove_member(pid, ids["ann3"])
+    assert store.queue.assign(pid, mode="double", annotators=[ids["ann1"], ids["ann2"]]) == 6
+    target = store.engine.url.render_as_string(hide_password=False)
+    assert main(["annotate", "deactivate", target, "ann2"]) == 0
+    captured = capsys.readouterr()
+    assert "3 open assignment(s) returned to the pool" in captured.out
+    assert "warning: 3 of them no remaining member may take" in captured.err
+    store.projects.add_member(pid, ids["ann3"])
+    assert store.accounts.set_active(ids["ann1"], False) == (3, 0)
+    app = create_app(store)
+    admin = client_for(app, "admin")
+    r = admin.post(f"/api/admin/users/{ids['ann3']}/active", headers=H, json={"active": False})
+    # ann3 held nothing; every slot is in the pool now, and no active member is left
+    assert r.json() == {"ok": True, "returned": 0, "stranded": 0}
 
 
 def test_cli_deactivate(project, capsys):

@@ -83,11 +83,18 @@ def deactivate(
     from parakit.annotate.store import Store
 
     st = Store.open(store, create=False)
-    returned = st.accounts.set_active(st.accounts.annotator_id(name), reactivate)
+    done = st.accounts.set_active(st.accounts.annotator_id(name), reactivate)
     if reactivate:
         typer.echo(f"{name} is active again")
-    else:
-        typer.echo(f"{name} deactivated; {returned} open assignment(s) returned to the pool")
+        return
+    typer.echo(f"{name} deactivated; {done.returned} open assignment(s) returned to the pool")
+    if done.stranded:
+        typer.echo(
+            f"warning: {done.stranded} of them no remaining member may take (the other slot "
+            "of a double item is theirs, or nobody else is a member): add members to the "
+            "project (`parakit annotate members STORE PROJECT NAME`)",
+            err=True,
+        )
 
 
 @app.command("create-project")

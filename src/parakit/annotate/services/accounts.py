@@ -9,8 +9,9 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import NamedTuple
 
-from sqlalchemy import case, delete, select, update
+from sqlalchemy import case, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from parakit.annotate.db import Database, Service, utcnow
@@ -94,6 +95,64 @@ def normalize_name_loosely(name: str) -> str:
     """:func:`normalize_name` for looking a name up: never raises (a name that could not be
     created finds nobody)."""
     return unicodedata.normalize("NFKC", name).strip()
+
+
+class Deactivated(NamedTuple):
+    """What deactivating an account did: ``returned`` assignments went back to the shared
+    pool; ``stranded`` of them no remaining active member of their project may take."""
+
+    returned: int
+    stranded: int
+
+
+def _stranded(session: Session, assignment_ids: list[int]) -> int:
+    """How many of the (pool) assignments no active member of their project may take: a
+    member may not take a slot that excludes them, nor a second slot of an item (or document
+    pair) they hold or did."""
+    rows = session.execute(
+        select(
+            Assignment.id,
+            Assignment.project_id,
+            Assignment.task,
+            Assignment.item_id,
+            Assignment.doc_pair_id,
+            Assignment.exclude_id,
+        ).where(Assignment.id.in_(assignment_ids))
+    ).all()
+    projects = {r.project_id for r in rows}
+    members: dict[int, set[int]] = {p: set() for p in projects}
+    for project_id, annotator_id in session.execute(
+        select(Member.project_id, Member.annotator_id)
+        .join(Annotator, Annotator.id == Member.annotator_id)
+        .where(Member.project_id.in_(projects), Annotator.active.is_(True))
+    ):
+        members[project_id].add(annotator_id)
+    taken: dict[tuple[str, str, int], set[int]] = {}
+    for other in session.execute(
+        select(
+            Assignment.task,
+            Assignment.item_id,
+            Assignment.doc_pair_id,
+            Assignment.annotator_id,
+            Assignment.done_by,
+        ).where(
+            Assignment.id.not_in(assignment_ids),
+            Assignment.project_id.in_(projects),
+            or_(
+                Assignment.item_id.in_({r.item_id for r in rows if r.item_id is not None}),
+                Assignment.doc_pair_id.in_({r.doc_pair_id for r in rows if r.doc_pair_id}),
+            ),
+        )
+    ):
+        unit = ("item", other.item_id) if other.item_id is not None else ("dp", other.doc_pair_id)
+        holders = taken.setdefault((other.task, *unit), set())  # type: ignore[arg-type]
+        holders.update(x for x in (other.annotator_id, other.done_by) if x is not None)
+    stranded = 0
+    for r in rows:
+        unit = ("item", r.item_id) if r.item_id is not None else ("dp", r.doc_pair_id)
+        able = members[r.project_id] - {r.exclude_id} - taken.get((r.task, *unit), set())
+        stranded += not able
+    return stranded
 
 
 class Accounts(Service):
@@ -202,32 +261,56 @@ class Accounts(Service):
 
         self._write(work)
 
-    def set_active(self, user_id: int, active: bool) -> int:
+    def set_active(self, user_id: int, active: bool) -> Deactivated:
         """Deactivate (or reactivate) an annotator, in one transaction.
 
         Deactivation ends their sessions and returns their work to the project's shared pool:
         the open assignments of their personal queue and the items they hold leased, so
         nothing waits for someone who will not come back. Their annotations stay (drafts
-        too: a returned item is annotated afresh by whoever takes it).
+        too: a returned item is annotated afresh by whoever takes it). The last active admin
+        cannot be deactivated (nobody could administer the store any more).
 
         Returns:
-            the number of assignments returned to the pool (0 on reactivation).
+            how many assignments went back to the pool, and how many of those no remaining
+            active member of their project may take (the other slot of a double item is
+            theirs, or nobody else is a member): those wait until a member is added
+            (:class:`Deactivated`; zeros on reactivation).
+        Raises:
+            NotFound: no such annotator.
+            Conflict: (E604) the last active admin.
         """
 
-        def work(session: Session) -> int:
+        def work(session: Session) -> Deactivated:
             row = session.get(Annotator, user_id)
             if row is None:
                 raise NotFound(f"no annotator with id {user_id}")
+            if not active and row.role == "admin" and row.active:
+                others = session.scalar(
+                    select(func.count()).where(
+                        Annotator.role == "admin",
+                        Annotator.active.is_(True),
+                        Annotator.id != user_id,
+                    )
+                )
+                if not others:
+                    raise Conflict(
+                        f"{row.name} is the last active admin: make another account admin "
+                        "first (`parakit annotate add-user STORE NAME --role admin`)",
+                        code="E604",
+                    )
             row.active = active
             if active:
-                return 0
+                return Deactivated(0, 0)
             session.execute(delete(LoginSession).where(LoginSession.annotator_id == user_id))
             mine = (Assignment.status == "open") & (
                 (Assignment.annotator_id == user_id) | (Assignment.lease_owner == user_id)
             )
-            returned = session.execute(
+            ids = list(session.scalars(select(Assignment.id).where(mine)))
+            if not ids:
+                return Deactivated(0, 0)
+            session.execute(
                 update(Assignment)
-                .where(mine)
+                .where(Assignment.id.in_(ids))
                 .values(
                     annotator_id=case(
                         (Assignment.annotator_id == user_id, None),
@@ -236,8 +319,8 @@ class Accounts(Service):
                     lease_owner=None,
                     lease_expires=None,
                 )
-            ).rowcount
-            return int(returned or 0)
+            )
+            return Deactivated(len(ids), _stranded(session, ids))
 
         return self._write(work)
 

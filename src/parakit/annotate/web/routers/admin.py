@@ -502,8 +502,8 @@ def set_active(user_id: int, body: ActiveBody, user: ApiUser, st: StoreDep) -> d
     require_admin(user)
     if user_id == user.id and not body.active:
         raise AnnotateError("you cannot deactivate yourself", code="E604")
-    returned = st.accounts.set_active(user_id, body.active)
-    return {"ok": True, "returned": returned}
+    done = st.accounts.set_active(user_id, body.active)
+    return {"ok": True, "returned": done.returned, "stranded": done.stranded}
 
 
 @router.post("/api/admin/users/{user_id}/password")
