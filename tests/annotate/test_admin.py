@@ -262,3 +262,70 @@ def test_user_names_are_normalised_and_look_alikes_refused(store):
     assert store.accounts.authenticate("ａｎｎ1", "password-one").id == uid
     assert store.accounts.annotator_id("ann1 ") == uid
     assert store.accounts.authenticate("ann1\u200b", "password-one") is None
+
+
+def test_item_text_filter_is_literal(project):
+    """``%`` and ``_`` in the text filter are characters, not SQL wildcards."""
+    from parakit.schema import Pair, PairSet
+
+    store, pid, _ids = project
+    store.projects.import_pairs(
+        pid,
+        PairSet(
+            [
+                Pair("w1", "Growth was 100% this year.", "It doubled."),
+                Pair("w2", "Use snake_case names.", "Names."),
+                Pair("w3", "A back\\slash.", "Slash."),
+            ],
+            scheme="turku",
+        ),
+    )
+
+    def keys(text: str) -> list[str]:
+        rows, total = store.review.browse(pid, text=text)
+        assert total == len(rows)
+        return sorted(r["item"].key for r in rows)
+
+    assert keys("%") == ["w1"]
+    assert keys("0% t") == ["w1"]
+    assert keys("_") == ["w2"]
+    assert keys("e_c") == ["w2"]  # not "e c" / "e.c" anywhere else
+    assert keys("\\") == ["w3"]
+    assert keys("the mat") == ["p1"]
+
+
+def test_pages_answer_bad_queries_with_pages(project):
+    """A huge ``?page=`` is the last page's neighbour (empty), not HTTP 500; ``?item=abc``
+    is an HTML error page, not raw JSON; an export error names no server path."""
+    store, pid, _ids = project
+    app = create_app(store)
+    admin = client_for(app, "admin")
+    huge = 10**30
+    for path in (f"/admin/p/{pid}/items", f"/admin/p/{pid}/consensus", f"/admin/p/{pid}/docpairs"):
+        r = admin.get(f"{path}?page={huge}", headers=HTML)
+        assert r.status_code == 200, (path, r.status_code)
+    assert store.review.browse(pid, page=huge) == ([], 3)
+    with client_for(app, "ann1") as c:
+        r = c.get(f"/p/{pid}/classify?item=abc", headers=HTML)
+        assert r.status_code == 400 and "<html" in r.text and "item" in r.text
+        assert not r.text.lstrip().startswith("{")
+        assert c.get(f"/p/{pid}/classify?item=abc").status_code == 422  # scripts: JSON
+    binary = store.projects.create_project("bin", "binary")
+    r = admin.get(f"/admin/p/{binary}/export?format=turku", headers=HTML)
+    assert r.status_code == 400 and "Turku layout" in r.text
+    shown = re.search(r"<p id=\"error-message\">(.*?)</p>", r.text, re.S)
+    shown = shown.group(1) if shown else r.text
+    assert "/tmp" not in shown and "export.json" not in shown and "[E120] bin.json: the Turku layout" in shown
+
+
+def test_an_archived_project_says_archived_to_its_members(project):
+    store, pid, _ids = project
+    store.projects.update_settings(pid, archived=True)
+    app = create_app(store)
+    with client_for(app, "ann1") as c:
+        r = c.get(f"/p/{pid}/classify", headers=HTML)
+        assert r.status_code == 403 and "is archived" in r.text and "not a member" not in r.text
+    store.projects.remove_member(pid, _ids["ann1"])
+    with client_for(app, "ann1") as c:
+        r = c.get(f"/p/{pid}/classify", headers=HTML)
+        assert r.status_code == 403 and "not a member" in r.text and "archived" not in r.text

@@ -120,6 +120,10 @@ def page_of(
     """Page ``page`` (1-based) of the ``model`` rows matching ``conditions`` in id order, and
     how many match: the count and the page both in SQL, never the whole table."""
     total = session.scalar(select(func.count()).select_from(model).where(*conditions)) or 0
+    if (max(page, 1) - 1) * per_page >= total:
+        # past the end: nothing, and no OFFSET (a huge page number overflows SQLite's 64-bit
+        # integers: HTTP 500 for ?page=10**30)
+        return [], int(total)
     rows = session.scalars(
         select(model)
         .where(*conditions)

@@ -401,9 +401,14 @@ class Review(Service):
                 )
             )
         if text:
-            pattern = f"%{text.lower()}%"
+            # a substring, literally: % and _ are escaped, not wildcards
+            literal = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            pattern = f"%{literal}%"
             conditions.append(
-                or_(func.lower(Item.text1).like(pattern), func.lower(Item.text2).like(pattern))
+                or_(
+                    func.lower(Item.text1).like(pattern, escape="\\"),
+                    func.lower(Item.text2).like(pattern, escape="\\"),
+                )
             )
         with self.transaction() as session:
             items, total = page_of(session, Item, conditions, page, per_page)

@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -147,6 +149,18 @@ def create_app(
         if wants_html(request):
             return error_page(request, status, str(exc))
         return JSONResponse({"error": str(exc), "code": exc.code}, status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> Response:
+        # a page with a malformed query (?item=abc) gets an HTML page, never raw JSON
+        if wants_html(request):
+            where = "; ".join(
+                f"{'.'.join(str(x) for x in e.get('loc', ())[1:]) or 'request'}: "
+                f"{e.get('msg', 'invalid')}"
+                for e in exc.errors()
+            )
+            return error_page(request, 400, f"bad request ({where})")
+        return JSONResponse({"detail": jsonable_encoder(exc.errors())}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

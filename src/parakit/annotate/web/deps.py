@@ -15,9 +15,10 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from parakit.annotate.services.projects import IMPORTING
 from parakit.annotate.store import Store, User
 from parakit.annotate.throttle import LoginThrottle
-from parakit.errors import Forbidden
+from parakit.errors import Forbidden, NotFound
 
 COOKIE = "parakit_session"
 HEADER = "x-parakit"
@@ -146,8 +147,26 @@ def api_user(request: Request) -> User:
 
 
 def require_member(store: Store, user: User, project_id: int) -> None:
-    if not store.projects.can_access(user, project_id):
-        raise Forbidden(f"you are not a member of project {project_id}")
+    """Refuse a project the user may not open (Forbidden), saying why: an archived project
+    is named as archived to its members, not as one they are not a member of."""
+    if store.projects.can_access(user, project_id):
+        return
+    try:
+        project = store.project(project_id)
+    except NotFound:
+        project = None
+    settings = (project.settings or {}) if project is not None else {}
+    if (
+        project is not None
+        and settings.get("archived")
+        and IMPORTING not in settings
+        and user.id in store.projects.members(project_id)
+    ):
+        raise Forbidden(
+            f"project {project.name!r} is archived: its work is closed; ask an admin to "
+            "unarchive it if it should go on"
+        )
+    raise Forbidden(f"you are not a member of project {project_id}")
 
 
 def require_admin(user: User) -> None:

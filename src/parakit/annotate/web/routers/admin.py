@@ -215,34 +215,43 @@ def export(
     project = st.project(project_id)
     drop_labels = tuple(x for x in drop.split(",") if x)
     with tempfile.TemporaryDirectory() as tmp:
-        if format == "jsonl":
-            path = st.exports.export(
-                project_id,
-                Path(tmp) / "export.jsonl",
-                drop_labels=drop_labels,
-                judgments=judgments,
-            )
-            return Response(
-                path.read_bytes(),
-                media_type="application/x-ndjson",
-                headers={"Content-Disposition": attachment(f"{project.name}.jsonl")},
-            )
-        if format == "turku":
-            path = st.exports.export(
-                project_id,
-                Path(tmp) / "export.json",
-                format="turku",
-                drop_labels=drop_labels,
-            )
-            buffer = io.BytesIO()
-            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-                for file in sorted(Path(tmp).iterdir()):
-                    archive.write(file, file.name.replace("export", _ascii(project.name), 1))
-            return Response(
-                buffer.getvalue(),
-                media_type="application/zip",
-                headers={"Content-Disposition": attachment(f"{project.name}-turku.zip")},
-            )
+        try:
+            return _export(st, project, Path(tmp), format, drop_labels, judgments)
+        except ParakitError as err:
+            # the message names the server's temporary file: name the download instead
+            shown = err.message.replace(str(Path(tmp) / "export"), project.name)
+            raise AnnotateError(shown.replace(tmp, "export"), code=err.code) from None
+
+
+def _export(
+    st: Store,
+    project: Any,
+    tmp: Path,
+    format: str,
+    drop_labels: tuple[str, ...],
+    judgments: bool,
+) -> Response:
+    """The export of ``project`` as a download, written through the folder ``tmp``."""
+    if format == "jsonl":
+        path = st.exports.export(
+            project.id, tmp / "export.jsonl", drop_labels=drop_labels, judgments=judgments
+        )
+        return Response(
+            path.read_bytes(),
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": attachment(f"{project.name}.jsonl")},
+        )
+    if format == "turku":
+        st.exports.export(project.id, tmp / "export.json", format="turku", drop_labels=drop_labels)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for file in sorted(tmp.iterdir()):
+                archive.write(file, file.name.replace("export", _ascii(project.name), 1))
+        return Response(
+            buffer.getvalue(),
+            media_type="application/zip",
+            headers={"Content-Disposition": attachment(f"{project.name}-turku.zip")},
+        )
     raise AnnotateError(f"unknown export format {format!r}; use jsonl or turku", code="E610")
 
 
