@@ -264,6 +264,29 @@ def test_user_names_are_normalised_and_look_alikes_refused(store):
     assert store.accounts.authenticate("ann1\u200b", "password-one") is None
 
 
+def test_look_alike_names_are_refused_and_login_ignores_case(store):
+    from parakit.errors import Conflict
+
+    uid = store.accounts.add_annotator("ann1", "password-one")
+    # a Cyrillic а among Latin letters, an invisible variation selector, a Hangul filler
+    for name in ("\u0430nn1", "ann1\ufe0f", "ann\U000e01001", "ann\u31641"):
+        with pytest.raises(AnnotateError, match="E605"):
+            store.accounts.add_annotator(name, "password-two")
+    # look-alikes in one script, or digits for letters: one name
+    store.accounts.add_annotator("aoc", "password-three")
+    for name in ("\u0430\u043e\u0441", "annl", "ANNl", "A0C"):
+        with pytest.raises(Conflict, match="E603.*looks the same"):
+            store.accounts.add_annotator(name, "password-two")
+    # other scripts are names like any other
+    assert store.accounts.add_annotator("\u041e\u043b\u044c\u0433\u0430", "password-four")
+    assert store.accounts.add_annotator("\u5c71\u7530", "password-five")
+    # the name logs in however its case is typed (it is unique ignoring case)
+    assert store.accounts.authenticate("ANN1", "password-one").id == uid
+    assert store.accounts.authenticate("Ann1", "wrong-password") is None
+    assert store.accounts.annotator_id("ANN1") == uid
+    assert store.accounts.authenticate("\u041e\u041b\u042c\u0413\u0410", "password-four")
+
+
 def test_item_text_filter_is_literal(project):
     """``%`` and ``_`` in the text filter are characters, not SQL wildcards."""
     from parakit.schema import Pair, PairSet

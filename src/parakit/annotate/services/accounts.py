@@ -77,24 +77,90 @@ def normalize_name(name: str) -> str:
 
     Raises:
         AnnotateError: E605 for a name with an invisible or control character (a zero-width
-            space makes a look-alike of another account) or other space than ``" "``.
+            space or a variation selector makes a look-alike of another account), other
+            space than ``" "``, or letters of two look-alike scripts (Latin with Cyrillic or
+            Greek: the Cyrillic ``а`` of ``аnn1``).
     """
     name = normalize_name_loosely(name)
     for char in name:
         category = unicodedata.category(char)
-        if category[0] == "C" or (category[0] == "Z" and char != " "):
+        if category[0] == "C" or (category[0] == "Z" and char != " ") or _invisible(char):
             raise AnnotateError(
                 f"user names cannot contain invisible or control characters "
                 f"(U+{ord(char):04X} {unicodedata.name(char, category)})",
                 code="E605",
             )
+    scripts = {_script(char) for char in name if unicodedata.category(char)[0] == "L"}
+    mixed = scripts & _CONFUSABLE_SCRIPTS
+    if len(mixed) > 1:
+        raise AnnotateError(
+            f"user name {name!r} mixes {' and '.join(sorted(s.title() for s in mixed))} "
+            "letters, which look alike (a look-alike of another name); write it in one script",
+            code="E605",
+        )
     return name
+
+
+#: scripts whose letters pass for each other's (Latin a, Cyrillic а, Greek α)
+_CONFUSABLE_SCRIPTS = {"LATIN", "CYRILLIC", "GREEK"}
+#: characters that show nothing (variation selectors, fillers) but are not of category C/Z
+_INVISIBLE = {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0}
+#: Cyrillic and Greek letters (after casefolding) that look like Latin ones, and digits that
+#: look like letters: names equal under this map are look-alikes (a small part of Unicode's
+#: UTS #39 confusables, the part names of Latin, Cyrillic and Greek run into)
+_SKELETON = str.maketrans(
+    # Cyrillic, Greek (lowercase: names are casefolded first), then digits
+    "авсеһіјкмнорѕтхуԁԛԝӏ" + "αβεηικμνορτυχζ" + "01",
+    "abcehijkmhopstxydqwl" + "abenikmvoptuxz" + "ol",
+)
+
+
+def _invisible(char: str) -> bool:
+    code = ord(char)
+    return (
+        code in _INVISIBLE
+        or 0xFE00 <= code <= 0xFE0F  # variation selectors
+        or 0xE0100 <= code <= 0xE01EF
+        or 0x180B <= code <= 0x180F  # Mongolian free variation selectors
+    )
+
+
+def _script(char: str) -> str:
+    return unicodedata.name(char, "UNKNOWN").split(" ")[0]
+
+
+def name_skeleton(name: str) -> str:
+    """What a name looks like: casefolded, Cyrillic and Greek look-alikes of Latin letters
+    and ``0``/``1`` read as ``o``/``l``; two names with one skeleton are look-alikes.
+
+    Example:
+        >>> name_skeleton("ANN1") == name_skeleton("\u0430nnl")
+        True
+    """
+    return normalize_name_loosely(name).casefold().translate(_SKELETON)
 
 
 def normalize_name_loosely(name: str) -> str:
     """:func:`normalize_name` for looking a name up: never raises (a name that could not be
     created finds nobody)."""
     return unicodedata.normalize("NFKC", name).strip()
+
+
+def _find(session: Session, name: str) -> Annotator | None:
+    """The annotator ``name`` names: the stored name, else the one name equal to it ignoring
+    case (names are unique ignoring case, so ``ANN1`` logs in as ``ann1``)."""
+    name = normalize_name_loosely(name)
+    row = session.scalar(select(Annotator).where(Annotator.name == name))
+    if row is not None or not name:
+        return row
+    folded = name.casefold()
+    # only on a miss: one pass over the names (hundreds), cheaper than the hash that follows
+    matches = [
+        other_id
+        for other_id, other in session.execute(select(Annotator.id, Annotator.name))
+        if normalize_name_loosely(other).casefold() == folded
+    ]
+    return session.get(Annotator, matches[0]) if len(matches) == 1 else None
 
 
 class Deactivated(NamedTuple):
@@ -212,11 +278,14 @@ class Accounts(Service):
         digest = self._hash(password)
 
         def work(session: Session) -> int:
-            # unique ignoring case too: "Ann1" beside "ann1" is a look-alike
-            folded = name.casefold()
+            # unique by look: "Ann1", "ann1", "annl" and a Cyrillic "аnn1" are one name
+            skeleton = name_skeleton(name)
             for other in session.scalars(select(Annotator.name)):
-                if normalize_name_loosely(other).casefold() == folded:
-                    raise Conflict(f"annotator {name!r} already exists (as {other!r})")
+                if name_skeleton(other) == skeleton:
+                    raise Conflict(
+                        f"annotator {name!r} already exists (as {other!r}, or a name that "
+                        "looks the same)"
+                    )
             row = Annotator(
                 name=name, password_hash=digest, role=role, active=True, created_at=utcnow()
             )
@@ -236,9 +305,8 @@ class Accounts(Service):
         verification against the dummy hash, like a wrong password."""
         if not name or not password or len(name) > MAX_NAME or len(password) > MAX_PASSWORD:
             return None
-        name = normalize_name_loosely(name)
         with self.transaction() as session:
-            row = session.scalar(select(Annotator).where(Annotator.name == name))
+            row = _find(session, name)
         if row is None or not row.active:
             self._verify(self._dummy_hash(), password)
             return None
@@ -381,10 +449,10 @@ class Accounts(Service):
         )
 
     def annotator_id(self, name: str) -> int:
+        """The id of the annotator ``name`` (however its case is typed)."""
         with self.transaction() as session:
-            value = session.scalar(
-                select(Annotator.id).where(Annotator.name == normalize_name_loosely(name))
-            )
+            row = _find(session, name)
+        value = None if row is None else row.id
         if value is None:
             raise NotFound(
                 f"no annotator named {name!r}; create it with 'parakit annotate add-user'"

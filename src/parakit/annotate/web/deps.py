@@ -137,9 +137,14 @@ def page_user(request: Request) -> User:
 
 
 def api_user(request: Request) -> User:
-    """The logged-in user of a JSON action; writes need the ``X-Parakit`` header."""
-    if request.method != "GET" and request.headers.get(HEADER) != "1":
-        raise HTTPException(403, "missing X-Parakit header (cross-site request refused)")
+    """The logged-in user of a JSON action; writes need the ``X-Parakit`` header and, when
+    the browser names one, this site as their ``Origin`` (defence in depth: a header a
+    cross-site page cannot send, and a check that does not rely on it)."""
+    if request.method != "GET":
+        if request.headers.get(HEADER) != "1":
+            raise HTTPException(403, "missing X-Parakit header (cross-site request refused)")
+        if not same_origin(request):
+            raise HTTPException(403, "request from another site refused (Origin)")
     user = get_store(request).accounts.session_user(request.cookies.get(COOKIE))
     if user is None:
         raise HTTPException(401, "not logged in or session expired")
