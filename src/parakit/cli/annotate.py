@@ -483,8 +483,9 @@ def serve(
         int,
         typer.Option(
             min=1,
-            help="server processes (uvicorn workers); sessions and the login throttle live "
-            "in the store, so they share them. Use PostgreSQL for more than one.",
+            help="server processes (uvicorn workers; PostgreSQL stores only: a SQLite store "
+            "is served by one); sessions and the login throttle live in the store, so they "
+            "share them.",
         ),
     ] = 1,
     db_connections: Annotated[
@@ -502,6 +503,9 @@ def serve(
     from parakit.annotate.store import Store
     from parakit.annotate.web.app import SERVE_ENVIRONMENT
 
+    from parakit.annotate.db import check_workers
+
+    check_workers(store, workers)  # SQLite: one process
     # upgrade the schema once, before any worker starts; a mistyped path is refused
     Store.open(store, create=False).close()
     _check_port_free(host, port)
