@@ -267,6 +267,7 @@ class LoginThrottle:
         self.remember_for = remember_for.total_seconds()
         self._clock = clock
         self.ledger: Ledger = ledger if ledger is not None else MemoryLedger()
+        self._known_cache: dict[str, tuple[bool, float]] = {}
 
     def _keys(self, name: str, address: str | None) -> list[tuple[str, int]]:
         address = address or "-"
@@ -325,6 +326,7 @@ class LoginThrottle:
             with self.ledger.section([pair]) as counts:
                 counts.clear(pair)
         self.ledger.remember(pair, ticket.at)
+        self._known_cache[pair] = (True, time.monotonic() + 300.0)
 
     def retry_after(self, name: str, address: str | None) -> int:
         """Seconds before ``name`` may try again from ``address`` (0 = now); counts nothing."""
@@ -336,10 +338,22 @@ class LoginThrottle:
         return len(self.ledger.peek([key], self._clock() - self.window)[key])
 
     def known(self, name: str, address: str | None) -> bool:
-        """Whether ``name`` logged in successfully from ``address`` within ``remember_for``."""
-        return self.ledger.remembered(
-            pair_key(name, address or "-"), self._clock() - self.remember_for
-        )
+        """Whether ``name`` logged in successfully from ``address`` within ``remember_for``.
+
+        Answers are kept a while in this process (a yes for 5 minutes, a no for 5 seconds),
+        so a flood that repeats names and addresses reads the ledger once per pair, not once
+        per request; a no that went stale only sends a returning user through the general
+        lane for those seconds."""
+        key = pair_key(name, address or "-")
+        now = time.monotonic()
+        cached = self._known_cache.get(key)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        answer = self.ledger.remembered(key, self._clock() - self.remember_for)
+        if len(self._known_cache) > 50_000:
+            self._known_cache.clear()
+        self._known_cache[key] = (answer, now + (300.0 if answer else 5.0))
+        return answer
 
 
 def pair_key(name: str, address: str) -> str:

@@ -133,6 +133,26 @@ def _page(request: Request, error: str, status: int, **headers: str) -> HTMLResp
     return response
 
 
+#: the page of a login refused before any check (busy, too many from an address): plain
+#: HTML made once, no template, so that a flood of refusals costs the server next to nothing
+_REFUSED = (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Log in</title>'
+    '<meta name="viewport" content="width=device-width, initial-scale=1"></head><body><main>'
+    '<h1>Log in</h1><p class="msg" id="login-error">{message}</p>'
+    '<form method="post" action="/login">'
+    '<p><label>Name <input type="text" name="name" id="name" autocomplete="username" '
+    'required></label></p><p><label>Password <input type="password" name="password" '
+    'id="password" autocomplete="current-password" required></label></p>'
+    '<p><button type="submit" id="login">Log in</button></p></form></main></body></html>'
+)
+
+
+def _refused(message: str, status: int, retry_after: str) -> HTMLResponse:
+    return HTMLResponse(
+        _REFUSED.format(message=message), status_code=status, headers={"Retry-After": retry_after}
+    )
+
+
 @router.get("/login", response_class=HTMLResponse)
 def login_page(request: Request) -> HTMLResponse:
     return render(request, "login.html", None, error=None)
@@ -152,28 +172,24 @@ async def login(
     # the throttle only reads here (a flood of refused logins writes nothing, so it never
     # queues the annotators' writes behind it); a failure is written after a wrong password
     known = await run_in_threadpool(throttle.known, name, address)
+    # a full queue refuses a new name at once, before the store is asked anything more
+    refusal = None if known else queue.refusal(address, 0, name)
+    if refusal is not None and refusal[1] == 503:
+        return _refused(*refusal)
     wait, ticket = await run_in_threadpool(throttle.attempt, name, address)
     if wait:
-        return _page(
-            request,
-            f"Too many failed logins. Try again in {wait} seconds.",
-            429,
-            **{"Retry-After": str(wait)},
-        )
+        return _refused(f"Too many failed logins. Try again in {wait} seconds.", 429, str(wait))
     failures = ticket.address_failures if ticket is not None else 0
     refusal = None if known else queue.refusal(address, failures, name)
     if refusal is not None:
-        message, status, retry = refusal
-        return _page(request, message, status, **{"Retry-After": retry})
+        return _refused(*refusal)
     with queue.entered(address, known, name):  # counted at once: the checks above see it
         limiter = queue.limiter(known)
         try:
             with anyio.fail_after(queue.max_wait):
                 await limiter.acquire()
         except TimeoutError:
-            return _page(
-                request, "The server is busy. Try again shortly.", 503, **{"Retry-After": "5"}
-            )
+            return _refused("The server is busy. Try again shortly.", 503, "5")
         try:
             user = await anyio.to_thread.run_sync(store.accounts.authenticate, name, password)
         finally:
