@@ -48,16 +48,13 @@ def check_password(password_hash: str, password: str) -> bool:
 
 
 def yield_cpu() -> None:
-    """Lower the calling thread's CPU priority (Linux: 10 nice steps, or the idle policy when
-    the process already runs at the lowest nice), so that it runs when the threads serving
-    requests leave CPU to spare. Elsewhere, or when not allowed, nothing changes."""
+    """Lower the calling thread's CPU priority by 10 nice steps (Linux; at most to the
+    lowest, 19), so that it runs when the threads serving requests leave CPU to spare.
+    Elsewhere, or when not allowed, nothing changes. (Not the idle policy: on a box busy with
+    other work, idle threads would get no CPU at all and logins would stall.)"""
     try:
         tid = threading.get_native_id()
-        now = os.getpriority(os.PRIO_PROCESS, tid)
-        if now < 19:
-            os.setpriority(os.PRIO_PROCESS, tid, min(19, now + 10))
-        else:
-            os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + 10))
     except (AttributeError, OSError):
         pass
 
