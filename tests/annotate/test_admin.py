@@ -353,3 +353,43 @@ def test_an_archived_project_says_archived_to_its_members(project):
     with client_for(app, "ann1") as c:
         r = c.get(f"/p/{pid}/classify", headers=HTML)
         assert r.status_code == 403 and "not a member" in r.text and "archived" not in r.text
+
+
+def test_admin_index_and_review_pages_count_and_page_in_sql(project, monkeypatch):
+    """Issue 30.9: the admin index counts disagreements and the QA queue in SQL, and the
+    consensus and QA pages read one page; they never load every judgment of the project."""
+    store, pid, ids = project
+    store.queue.assign(pid, mode="double")
+    for who, label in (("ann1", "4i"), ("ann2", "3")):
+        while (work := store.queue.lease_next(pid, ids[who])) is not None:
+            store.queue.save(work.item_id, ids[who], label=label, revision=0, submit=True)
+    every = store.review.disagreements(pid)
+    assert len(every) == 3 == store.review.disagreement_count(pid)
+    assert store.review.qa_count(pid) == len(store.review.qa_queue(pid)) == 3
+
+    def ids_of(groups):
+        return [(item.id, [a.id for a in anns]) for item, anns in groups]
+
+    assert ids_of(store.review.disagreements(pid, page=2, per_page=2)) == ids_of(every[2:])
+    assert [i.id for i, _ in store.review.qa_queue(pid, page=1, per_page=2)] == [
+        i.id for i, _ in store.review.qa_queue(pid)[:2]
+    ]
+    real_d, real_q = store.review.disagreements, store.review.qa_queue
+
+    def paged_only(real):
+        def call(project_id, page=None, per_page=20):
+            assert page is not None, "read every judgment of the project"
+            return real(project_id, page=page, per_page=per_page)
+
+        return call
+
+    monkeypatch.setattr(store.review, "disagreements", paged_only(real_d))
+    monkeypatch.setattr(store.review, "qa_queue", paged_only(real_q))
+    admin = client_for(create_app(store), "admin")
+    index = admin.get("/admin", headers=HTML)
+    assert index.status_code == 200
+    for path in ("consensus", "qa"):
+        page = admin.get(f"/admin/p/{pid}/{path}", headers=HTML)
+        assert page.status_code == 200 and "p1" in page.text
+    store.review.resolve(every[0][0].id, "4", ids["admin"])
+    assert store.review.disagreement_count(pid) == 2 and store.review.qa_count(pid) == 2
