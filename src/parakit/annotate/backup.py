@@ -517,14 +517,18 @@ def _verify_dump(path: Path, secret: bytes, header: dict[str, Any]) -> None:
             code="E619",
         )
     if not hmac.compare_digest(str(end["hmac"]), mac.hexdigest()):
-        raise AnnotateError(
-            f"{path}: the backup's digest does not match: it was edited after it was made, or "
-            f"the key is not the one of the store it was made from ({_KEY_HELP}); nothing "
-            "was restored",
-            code="E619",
-        )
+        raise _edited(path)
     with _open(path, "rt") as handle:
         _check_rows(path, header, _rows_from_dump(path, handle))
+
+
+def _edited(path: Path) -> AnnotateError:
+    return AnnotateError(
+        f"{path}: the backup's digest does not match: it was edited after it was made, or "
+        f"the key is not the one of the store it was made from ({_KEY_HELP}); nothing "
+        "was restored",
+        code="E619",
+    )
 
 
 def _verify_sqlite(conn: Any, path: Path, secret: bytes, header: dict[str, Any]) -> None:
@@ -547,12 +551,7 @@ def _verify_sqlite(conn: Any, path: Path, secret: bytes, header: dict[str, Any])
     except (TypeError, ValueError) as err:  # a value SQLAlchemy cannot read back
         raise AnnotateError(f"{path}: a row that cannot be read ({err})", code="E619") from None
     if not hmac.compare_digest(str(seal), mac.hexdigest()):
-        raise AnnotateError(
-            f"{path}: the backup's digest does not match: it was edited after it was made, or "
-            f"the key is not the one of the store it was made from ({_KEY_HELP}); nothing "
-            "was restored",
-            code="E619",
-        )
+        raise _edited(path)
     _check_rows(path, header, _rows_from_engine(conn, path))
 
 
