@@ -254,16 +254,32 @@ class Accounts(Service):
         self.hash_concurrency = hash_concurrency
         # the hashes run on threads of their own, at a lower CPU priority than the threads
         # that serve annotators: under a login flood the CPU goes to people's work first
-        self._hasher = ThreadPoolExecutor(
-            hash_concurrency, thread_name_prefix="parakit-argon2", initializer=yield_cpu
-        )
+        self._hasher: ThreadPoolExecutor | None = None
+        self._hasher_lock = threading.Lock()
         self._dummy: str | None = None
 
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._hasher_lock:
+            if self._hasher is None:
+                self._hasher = ThreadPoolExecutor(
+                    self.hash_concurrency,
+                    thread_name_prefix="parakit-argon2",
+                    initializer=yield_cpu,
+                )
+            return self._hasher
+
+    def close(self) -> None:
+        """Let the hashing threads go (the store is closing; a later hash starts new ones)."""
+        with self._hasher_lock:
+            if self._hasher is not None:
+                self._hasher.shutdown(wait=False)
+                self._hasher = None
+
     def _hash(self, password: str) -> str:
-        return self._hasher.submit(hash_password, password, self.db.cheap_hashing).result()
+        return self._pool().submit(hash_password, password, self.db.cheap_hashing).result()
 
     def _verify(self, password_hash: str, password: str) -> bool:
-        return self._hasher.submit(check_password, password_hash, password).result()
+        return self._pool().submit(check_password, password_hash, password).result()
 
     def _dummy_hash(self) -> str:
         if self._dummy is None:
