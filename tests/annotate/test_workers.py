@@ -116,7 +116,9 @@ def test_two_workers_share_the_throttle_and_survive_a_kill(store_target, tmp_pat
             t.start()
         for t in threads:
             t.join()
-        assert codes.count(429) >= 14 and codes.count(401) <= 5, sorted(codes)
+        # failures are counted after each check, and each worker checks one name + address
+        # at a time: at most the limit (5) plus one guess per other worker are checked
+        assert codes.count(429) >= 14 and codes.count(401) <= 5 + 1, sorted(codes)
         # a session made by one worker is honoured by the other (sessions live in the store)
         st = Store.open(store_target, migrate=False, cheap_hashing=True)
         from datetime import timedelta
