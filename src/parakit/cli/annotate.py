@@ -500,10 +500,9 @@ def serve(
     """Run the annotation web app (prints its URL)."""
     import uvicorn
 
+    from parakit.annotate.db import check_workers
     from parakit.annotate.store import Store
     from parakit.annotate.web.app import SERVE_ENVIRONMENT
-
-    from parakit.annotate.db import check_workers
 
     check_workers(store, workers)  # SQLite: one process
     # upgrade the schema once, before any worker starts; a mistyped path is refused
