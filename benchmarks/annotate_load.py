@@ -51,11 +51,52 @@ def children(pid: int) -> list[int]:
     return [int(x) for x in text.split()]
 
 
-def kill_one_worker(pid: int) -> None:
-    workers = children(pid)
-    if workers:
-        os.kill(workers[0], signal.SIGKILL)
-        killed.append(workers[0])
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux /proc), children first."""
+    out, todo = [], children(pid)
+    while todo:
+        child = todo.pop(0)
+        out.append(child)
+        todo += children(child)
+    return out
+
+
+def answering_workers(url: str, want: int, tries: int = 400) -> set[int]:
+    """The process ids that answer ``/healthz`` (each reply names its worker), asked on a new
+    connection each time until ``want`` different ones answered or ``tries`` ran out."""
+    import httpx
+
+    seen: set[int] = set()
+    for _ in range(tries):
+        try:
+            with httpx.Client(timeout=5) as fresh:
+                seen.add(int(fresh.get(f"{url}/healthz").json()["worker"]))
+        except httpx.HTTPError:
+            continue
+        if len(seen) >= want:
+            break
+    return seen
+
+
+def kill_one_worker(pid: int, url: str, workers: int) -> int:
+    """SIGKILL one server worker: a process under the server ``pid`` that answered
+    ``/healthz`` (not uvicorn's supervisor, nor the multiprocessing resource tracker, which
+    are children of the server too and answer nothing). Returns its id.
+
+    Raises:
+        RuntimeError: no process under ``pid`` answers ``/healthz``.
+    """
+    answering = answering_workers(url, want=workers)
+    candidates = sorted(answering & set(descendants(pid)))
+    if not candidates:
+        raise RuntimeError(
+            f"no worker of server {pid} answers {url}/healthz (answering: {sorted(answering)}, "
+            f"processes: {descendants(pid)}): nothing to kill"
+        )
+    victim = candidates[0]
+    os.kill(victim, signal.SIGKILL)
+    killed.append(victim)
+    return victim
 
 
 def prepare_admin(target: str) -> None:
@@ -139,6 +180,7 @@ def main() -> None:
             with engine.begin() as conn:
                 conn.execute(text(f"CREATE SCHEMA {schema}"))
             target = f"{args.pg_url}?options=-csearch_path%3D{schema}"
+        replaced: list[int] = []
         try:
             project = prepare_store(target, n_annotators=args.annotators, n_items=args.items)
             with socket.socket() as s:
@@ -153,7 +195,9 @@ def main() -> None:
                 if args.kill_worker_after is not None:
                     side.append(
                         threading.Timer(
-                            args.kill_worker_after, kill_one_worker, (serve_process.last.pid,)
+                            args.kill_worker_after,
+                            kill_one_worker,
+                            (serve_process.last.pid, url, args.workers),
                         )
                     )
                 if args.import_pairs:
@@ -172,6 +216,10 @@ def main() -> None:
                 for timer in side:
                     timer.join()
                 cpu = server_tree_cpu_seconds(serve_process.last.pid) - cpu_before
+                if killed:  # uvicorn replaced the killed worker: a new one answers
+                    replaced = sorted(answering_workers(url, want=args.workers))
+                    if killed[0] in replaced:
+                        raise SystemExit(f"worker {killed[0]} still answers after SIGKILL")
             check = check_store(target, project, result.acknowledged)
         finally:
             if schema:
@@ -185,7 +233,12 @@ def main() -> None:
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
     )
     if args.kill_worker_after is not None:
-        print(f"\nkilled worker {killed} (SIGKILL) at {args.kill_worker_after:.0f} s")
+        if not killed:
+            raise SystemExit("no worker was killed: the run does not measure a worker kill")
+        print(
+            f"\nkilled worker {killed} (SIGKILL, a process that answered /healthz) at "
+            f"{args.kill_worker_after:.0f} s; workers answering after the run: {replaced}"
+        )
     if imported:
         print(
             f"\nimport of {args.import_pairs} pairs ({imported['mb']:.1f} MB) during the run: "

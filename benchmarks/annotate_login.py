@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime
 import os
 import platform
@@ -22,6 +23,7 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -77,22 +79,40 @@ async def storm(url: str, project: int, logins: int) -> tuple[dict[int, int], li
 
 
 async def flood(
-    url: str, addresses: int, per_address: int, duration: float, returns: int
-) -> tuple[dict[int, int], list[tuple[int, float]], list[tuple[int, float]]]:
+    url: str, addresses: int, per_address: int, duration: float, returns: int, project: int = 0
+) -> tuple[dict[int, int], list[tuple[int, float]], list[tuple[int, float]], list[float]]:
     """``addresses`` attacking addresses (X-Forwarded-For through a trusted proxy), each
     keeping ``per_address`` wrong-password logins in flight for ``duration`` seconds; meanwhile
     a returning annotator (logged in before from the office address) and a first-time one
-    (an address never seen) log in ``returns`` times each. Returns the attackers' status
-    counts and (status, seconds) of each returning and first-time login."""
+    (an address never seen) log in ``returns`` times each, and an annotator logged in before
+    the flood asks for its next item every 0.2 s. Returns the attackers' status counts,
+    (status, seconds) of each returning and first-time login, and the seconds of each of the
+    logged-in annotator's ``/next``."""
     import httpx
-    from loadtest import PASSWORD
+    from loadtest import HEADERS, PASSWORD
 
     office = {"X-Forwarded-For": "198.51.100.7"}
     async with httpx.AsyncClient(base_url=url, timeout=120) as c:
         r = await c.post("/login", data={"name": "ann01", "password": PASSWORD}, headers=office)
         assert r.status_code in (200, 303), r.status_code
+    worker = httpx.AsyncClient(base_url=url, timeout=120)
+    r = await worker.post(
+        "/login",
+        data={"name": "ann00", "password": PASSWORD},
+        headers={"X-Forwarded-For": "10.1.1.1"},
+    )
+    assert r.status_code in (200, 303), r.status_code
     counts: dict[int, int] = {}
     end = time.monotonic() + duration
+    next_seconds: list[float] = []
+
+    async def work() -> None:
+        while time.monotonic() < end:
+            t0 = time.perf_counter()
+            r = await worker.get(f"/api/projects/{project}/next", headers=HEADERS)
+            next_seconds.append(time.perf_counter() - t0)
+            assert r.status_code == 200, r.status_code
+            await asyncio.sleep(0.2)
 
     async def attacker(address: int) -> None:
         headers = {"X-Forwarded-For": f"203.0.{address // 250}.{address % 250 + 1}"}
@@ -123,8 +143,37 @@ async def flood(
         return back, first
 
     attackers = [attacker(a) for a in range(addresses) for _ in range(per_address)]
-    *_, (back, first) = await asyncio.gather(*attackers, users())
-    return counts, back, first
+    *_, (back, first) = await asyncio.gather(*attackers, work(), users())
+    await worker.aclose()
+    return counts, back, first, next_seconds
+
+
+async def shift(url: str, names: list[str], password: str, within: float) -> list[tuple]:
+    """A shift starts: every name logs in (the right password, first login from the office
+    address) at a random moment within ``within`` seconds; a 429 or 503 is retried after its
+    ``Retry-After``, as a browser user would press the button again. Returns per name
+    (final status, seconds until in, refusals on the way)."""
+    import random
+
+    import httpx
+
+    office = {"X-Forwarded-For": "198.51.100.7"}
+    rng = random.Random(0)
+
+    async def one(name: str) -> tuple[int, float, int]:
+        await asyncio.sleep(rng.uniform(0, within))
+        t0, refused = time.perf_counter(), 0
+        async with httpx.AsyncClient(base_url=url, timeout=300) as c:
+            while True:
+                r = await c.post("/login", data={"name": name, "password": password},
+                                 headers=office)  # fmt: skip
+                if r.status_code in (429, 503) and time.perf_counter() - t0 < 120:
+                    refused += 1
+                    await asyncio.sleep(float(r.headers.get("Retry-After", "2")))
+                    continue
+                return r.status_code, time.perf_counter() - t0, refused
+
+    return list(await asyncio.gather(*(one(n) for n in names)))
 
 
 def main() -> None:
@@ -140,9 +189,21 @@ def main() -> None:
     )
     parser.add_argument("--per-address", type=int, default=3)
     parser.add_argument("--duration", type=float, default=20.0)
+    parser.add_argument(
+        "--shift",
+        type=int,
+        default=0,
+        help="instead: this many colleagues log in from one office address (first logins, "
+        "real argon2id hashes) within --duration seconds (issue 30: 80 within 10)",
+    )
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--pg-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
     args = parser.parse_args()
     if args.flood:
         return main_flood(args)
+    if args.shift:
+        return main_shift(args)
 
     from loadtest import prepare_store, serve_process
 
@@ -192,39 +253,120 @@ def main() -> None:
     )
 
 
+@contextlib.contextmanager
+def _target(args: argparse.Namespace, tmp: str) -> Iterator[str]:
+    """A SQLite file in ``tmp`` or a fresh PostgreSQL schema (dropped afterwards)."""
+    if args.backend == "sqlite":
+        yield str(Path(tmp) / "login.sqlite")
+        return
+    import uuid
+
+    from sqlalchemy import create_engine, text
+
+    schema = f"parakit_login_{uuid.uuid4().hex[:8]}"
+    engine = create_engine(args.pg_url)
+    with engine.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        yield f"{args.pg_url}?options=-csearch_path%3D{schema}"
+    finally:
+        with engine.begin() as conn:
+            conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        engine.dispose()
+
+
+def _header(kind: str, args: argparse.Namespace) -> str:
+    from parakit.vectors.precision import cpu_summary
+
+    load = os.getloadavg()
+    return (
+        f"# annotate login {kind}: {args.backend}, {args.workers} worker(s), hash concurrency "
+        f"{args.hash_concurrency}, {datetime.date.today()}, {platform.machine()} "
+        f"{cpu_summary()['flags']}, {os.cpu_count()} CPUs, load average {load[0]:.1f} / "
+        f"{load[1]:.1f} / {load[2]:.1f} at the end, commit {_commit()}"
+    )
+
+
+def _commit() -> str:
+    import subprocess
+
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _extra(args: argparse.Namespace) -> tuple[str, ...]:
+    extra = ("--hash-concurrency", str(args.hash_concurrency),
+             "--forwarded-allow-ips", "127.0.0.1")  # fmt: skip
+    return (*extra, "--workers", str(args.workers)) if args.workers > 1 else extra
+
+
 def main_flood(args: argparse.Namespace) -> None:
     from loadtest import prepare_store, serve_process
 
-    with tempfile.TemporaryDirectory() as tmp:
-        target = str(Path(tmp) / "flood.sqlite")
-        prepare_store(target, n_annotators=2, n_items=100)
+    with tempfile.TemporaryDirectory() as tmp, _target(args, tmp) as target:
+        project = prepare_store(target, n_annotators=2, n_items=2000)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        extra = ("--hash-concurrency", str(args.hash_concurrency),
-                 "--forwarded-allow-ips", "127.0.0.1")  # fmt: skip
-        with serve_process(target, port, extra_args=extra) as url:
-            counts, back, first = asyncio.run(
-                flood(url, args.flood, args.per_address, args.duration, returns=5)
+        with serve_process(target, port, extra_args=_extra(args)) as url:
+            counts, back, first, nexts = asyncio.run(
+                flood(url, args.flood, args.per_address, args.duration, returns=5, project=project)
             )
-    load = os.getloadavg()[0]
+    print(_header("flood", args))
     print(
-        f"# annotate login flood: {args.flood} attacking addresses x {args.per_address} logins "
-        f"in flight for {args.duration:.0f} s, hash concurrency {args.hash_concurrency}, "
-        f"{datetime.date.today()}, {platform.machine()}, {os.cpu_count()} CPUs, "
-        f"load average {load:.1f}"
+        f"\n{args.flood} attacking addresses x {args.per_address} logins in flight for "
+        f"{args.duration:.0f} s"
     )
-    print()
     print(f"attackers' answers: {dict(sorted(counts.items()))}")
-    print("| login during the flood | statuses | median s | max s |")
-    print("|---|---|---:|---:|")
+    print("| during the flood | statuses | median s | p99 s | max s |")
+    print("|---|---|---:|---:|---:|")
     for label, rows in (("returning annotator (same name + address as before)", back),
                         ("first login from a new address", first)):  # fmt: skip
         seconds = sorted(t for _, t in rows)
         print(
             f"| {label} | {[code for code, _ in rows]} | {seconds[len(seconds) // 2]:.2f} | "
-            f"{seconds[-1]:.2f} |"
+            f"{seconds[-1]:.2f} | {seconds[-1]:.2f} |"
         )
+    nexts.sort()
+    print(
+        f"| logged-in annotator's GET /next ({len(nexts)}) | all 200 | "
+        f"{nexts[len(nexts) // 2]:.2f} | {nexts[int(0.99 * (len(nexts) - 1))]:.2f} | "
+        f"{nexts[-1]:.2f} |"
+    )
+
+
+def main_shift(args: argparse.Namespace) -> None:
+    from loadtest import prepare_store, serve_process
+
+    from parakit.annotate.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp, _target(args, tmp) as target:
+        prepare_store(target, n_annotators=1, n_items=100)
+        store = Store.open(target)  # real argon2id hashes, as people's accounts have
+        names = [f"colleague{n:03d}" for n in range(args.shift)]
+        for name in names:
+            store.accounts.add_annotator(name, "colleague-password")
+        store.close()
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with serve_process(target, port, extra_args=_extra(args)) as url:
+            rows = asyncio.run(shift(url, names, "colleague-password", args.duration))
+    print(_header("shift start", args))
+    seconds = sorted(t for _, t, _ in rows)
+    statuses: dict[int, int] = {}
+    for code, _, _ in rows:
+        statuses[code] = statuses.get(code, 0) + 1
+    print(
+        f"\n{args.shift} colleagues from one address within {args.duration:.0f} s: final "
+        f"answers {dict(sorted(statuses.items()))}, refusals on the way (429/503, retried "
+        f"after Retry-After) {sum(r for *_, r in rows)}; seconds until in: median "
+        f"{seconds[len(seconds) // 2]:.2f}, max {seconds[-1]:.2f}"
+    )
 
 
 if __name__ == "__main__":

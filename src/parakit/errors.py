@@ -47,6 +47,13 @@ E660      :class:`AnnotateError`: no store at the path (only ``annotate init`` a
 E661      :class:`AnnotateError`: pairs whose labels are not of the project's scheme
 E662      :class:`AnnotateError`: a rewrite check its members cannot take
 ========  ==========================================================================
+
+Codes of issue 30 (annotation for a team all day):
+
+========  ==========================================================================
+E663      :class:`AnnotateError`: ``serve --workers`` > 1 on a SQLite store (one process
+          serves SQLite; several workers need PostgreSQL)
+========  ==========================================================================
 """
 
 from __future__ import annotations

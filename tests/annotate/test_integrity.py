@@ -162,6 +162,16 @@ def test_extraction_delete_then_add_never_reuses_a_key(store):
     new = [store.extraction.add_extracted_pair(dp, ann, 17, 22, 16, 23) for _ in range(2)]
     keys = [p.key for p in store.extraction.extracted_pairs(dp)]
     assert keys == ["dp1-2", "dp1-3", "dp1-4", "dp1-5"] and len(new) == 2
+    # nor when the deleted pair was the last one: its key named a pair that exported
+    # judgments or an earlier release may still refer to
+    store.extraction.delete_extracted_pair(new[-1], ann)
+    store.extraction.add_extracted_pair(dp, ann, 17, 22, 16, 23)
+    keys = [p.key for p in store.extraction.extracted_pairs(dp)]
+    assert keys == ["dp1-2", "dp1-3", "dp1-4", "dp1-6"]
+    for item in [p.id for p in store.extraction.extracted_pairs(dp)]:
+        store.extraction.delete_extracted_pair(item, ann)  # every one of them
+    store.extraction.add_extracted_pair(dp, ann, 0, 4, 0, 4)
+    assert [p.key for p in store.extraction.extracted_pairs(dp)] == ["dp1-7"]
 
 
 def test_no_pairs_change_after_finished_or_empty(store):

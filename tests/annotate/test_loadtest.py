@@ -169,3 +169,42 @@ def test_sigkill_during_a_large_import_leaves_all_or_nothing(tmp_path):
     _pid, count = st.projects.create_with_pairs("big", "binary", pio.read(tmp_path / "big.jsonl"))
     assert count == n and outcomes[0] in (0, n)
     st.close()
+
+
+@pytest.mark.postgres
+def test_the_benchmark_kills_a_worker_that_answers_healthz(pg_url):
+    """``annotate_load.py --kill-worker-after`` must kill a server worker, not the first child
+    of the server (the multiprocessing resource tracker, which answers nothing): the victim
+    answered ``/healthz`` before, answers no more after, and uvicorn replaces it. (Several
+    workers serve PostgreSQL stores only.)"""
+    import time
+
+    import annotate_load
+    from sqlalchemy import create_engine, text
+
+    from .conftest import PG_URL
+
+    schema = f"{pg_url}_{uuid.uuid4().hex[:8]}"[:60]
+    engine = create_engine(PG_URL)
+    with engine.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    engine.dispose()
+    db = f"{PG_URL}?options=-csearch_path%3D{schema}"
+    prepare_store(db, n_annotators=2, n_items=10)
+    with serve_process(db, free_port(), extra_args=("--workers", "2")) as url:
+        server = serve_process.last.pid
+        before = annotate_load.answering_workers(url, want=2)
+        assert len(before) == 2
+        victim = annotate_load.kill_one_worker(server, url, workers=2)
+        assert victim in before and annotate_load.killed[-1] == victim
+        deadline = time.monotonic() + 120  # a deadline to wait for, not a timing asserted
+        while time.monotonic() < deadline:
+            now = annotate_load.answering_workers(url, want=2, tries=50)
+            if len(now) == 2 and victim not in now:
+                break
+            time.sleep(0.5)
+        assert victim not in now and len(now) == 2, (victim, now)
+    engine = create_engine(PG_URL)
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    engine.dispose()

@@ -41,7 +41,9 @@ def loop(store):
 
 def _attach(store, pid, keys, order="uncertainty", only=None):
     scores = {keys[k]: (P[k], GUESS[k]) for k in keys if only is None or k in only}
-    return store.model.attach(pid, scores, model={"name": "hand"}, order=order)
+    return store.model.attach(
+        pid, scores, model={"name": "hand"}, order=order, model_scheme="turku"
+    )
 
 
 def _lease_order(store, pid, uid, keys) -> list[str]:
@@ -174,6 +176,27 @@ def _page_data(html: str) -> dict:
     return json.loads(match.group(1))
 
 
+def test_a_binary_model_on_a_turku_project_guesses_nothing_unless_mapped(loop):
+    """A binary model's "1" is paraphrase, Turku "1" is unrelated: never taken as the same
+    label. Its P(paraphrase) still orders the queue; an explicit map gives guesses."""
+    store, pid, _, keys = loop
+    binary = {keys[k]: (P[k], "1" if P[k] >= 0.5 else "0") for k in keys}
+    done = store.model.attach(pid, binary, model={"name": "bin"}, model_scheme="binary")
+    assert (done.scored, done.guesses) == (6, 0)
+    assert all(store.model.guess(i) is None for i in keys.values())
+    # an unknown scheme (a third-party model) is no better
+    done = store.model.attach(pid, binary, model={"name": "bin"}, model_scheme=None)
+    assert done.guesses == 0
+    done = store.model.attach(
+        pid, binary, model={"name": "bin"}, model_scheme={"name": "binary"},
+        label_map={"1": "4", "0": "2"},
+    )  # fmt: skip
+    assert done.guesses == 6
+    assert {k: store.model.guess(keys[k])["label"] for k in ("i1", "i3")} == {"i1": "4", "i3": "2"}
+    with pytest.raises(AnnotateError, match="E645.*'paraphrase' is not a label of the project"):
+        store.model.attach(pid, binary, model={}, label_map={"1": "paraphrase"})
+
+
 def test_pages_show_the_guess_only_in_single_annotation(loop):
     pytest.importorskip("httpx", reason="pip install httpx (FastAPI's TestClient needs it)")
     from fastapi.testclient import TestClient
@@ -269,7 +292,10 @@ def test_cli_attaches_a_model_from_identify_train(tmp_path):
     run("identify", "train", tmp_path / "train.jsonl", "-m", "tfidf", "-o", model_dir)
     db = tmp_path / "p.sqlite"
     run("annotate", "init", db, "--admin", "boss")
-    run("annotate", "create-project", db, "demo", "--candidates", tmp_path / "cands.jsonl")
+    # a binary project: the model's labels mean what the project's do (unlabelled candidates
+    # would make a Turku project, where the binary "1" must not be pre-selected: below)
+    run("annotate", "create-project", db, "demo", "--candidates", tmp_path / "cands.jsonl",
+        "--scheme", "binary")  # fmt: skip
     out = run("annotate", "attach-model", db, "demo", model_dir, "--order", "uncertainty")
     assert "12 items scored, 12 guesses" in out
     run("annotate", "assign", db, "demo", "--annotators", "boss")
@@ -293,6 +319,20 @@ def test_cli_attaches_a_model_from_identify_train(tmp_path):
         st.queue.save(a.item_id, boss, label=str(want_guess[served[-1]]), revision=0, submit=True)
     assert [abs(want_p[k] - 0.5) for k in served] == sorted(abs(p - 0.5) for p in want_p.values())
     assert "model_guess_kept_rate\t1.0000" in run("annotate", "stats", db, "demo")
+    # the same binary model on a Turku project: its "1" (paraphrase) is not Turku "1"
+    # (unrelated), so it pre-selects nothing unless told how its labels map
+    turku = tmp_path / "cands-turku.jsonl"
+    io.write(PairSet([Pair(p.id, p.text1, p.text2) for p in cands], scheme="turku"), turku)
+    run("annotate", "create-project", db, "tk", "--candidates", turku, "--scheme", "turku")
+    out = run("annotate", "attach-model", db, "tk", model_dir)
+    assert "12 items scored, 0 guesses" in out and "--map" in out
+    tk = st.projects.project_id("tk")
+    assert all(st.model.guess(i) is None for i, *_ in st.model.items(tk))
+    out = run("annotate", "attach-model", db, "tk", model_dir, "--map", "1=4,0=2")
+    assert "12 items scored, 12 guesses" in out
+    with st.transaction() as s:
+        rows = {i.key: i.model_label for i in s.scalars(select(Item).where(Item.project_id == tk))}
+    assert rows == {k: {"1": "4", "0": "2"}[str(want_guess[k])] for k in rows}
     st.close()
 
 

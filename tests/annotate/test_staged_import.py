@@ -193,3 +193,21 @@ def test_a_killed_import_leaves_the_store_as_before(tmp_path):
     assert every_row(reopened) == before
     reopened.projects.create_with_pairs("huge", "binary", big_set(30))  # the name is free
     reopened.close()
+
+
+def test_a_name_held_by_an_import_in_progress_says_so(store):
+    """The staged project is hidden from the admin, so "already exists" would name a project
+    nobody can see: the refusal says an import of that name is in progress."""
+    from parakit.errors import Conflict
+
+    marker = {"host": "elsewhere", "pid": 1, "at": time.time()}
+    store.projects.create_project("news", "turku", settings={projects_mod.IMPORTING: marker})
+    admin = User(0, "boss", "admin")
+    assert [p.name for p in store.projects.projects_for(admin)] == []
+    with pytest.raises(Conflict, match="E603.*'news' is being imported .*wait for it"):
+        store.projects.create_project("news", "turku")
+    with pytest.raises(Conflict, match="E603.*'news' is being imported"):
+        store.projects.create_with_pairs("news", "binary", big_set(20))
+    store.projects.create_project("other", "turku")
+    with pytest.raises(Conflict, match="E603.*'other' already exists"):
+        store.projects.create_project("other", "turku")

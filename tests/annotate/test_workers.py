@@ -46,15 +46,24 @@ def _pids(base: str, tries: int = 200) -> set[int]:
     return seen
 
 
-@pytest.fixture(
-    params=[
-        pytest.param("sqlite", marks=pytest.mark.slow),
-        pytest.param("postgres", marks=pytest.mark.postgres),
-    ]
-)
+def test_several_workers_on_sqlite_are_refused(tmp_path, capsys):
+    """Issue 30.3: SQLite's writers queue fairly only inside one process; several workers
+    left annotators waiting 12-15 s for a save during an import. Refused, pointing to
+    PostgreSQL; one worker serves."""
+    from parakit.annotate.db import check_workers
+    from parakit.cli.app import main
+
+    db = tmp_path / "team.sqlite"
+    assert main(["annotate", "init", str(db)]) == 0
+    assert main(["annotate", "serve", str(db), "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "E663" in err and "PostgreSQL" in err and "--workers 1" in err
+    check_workers(db, 1)
+    check_workers("postgresql://annot@db.example.org/paraphrase", 4)
+
+
+@pytest.fixture(params=[pytest.param("postgres", marks=pytest.mark.postgres)])
 def store_target(request, tmp_path):
-    if request.param == "sqlite":
-        return str(tmp_path / "team.sqlite")
     base = request.getfixturevalue("pg_url")
     schema = f"{base}_{uuid.uuid4().hex[:8]}"[:60]
     from sqlalchemy import create_engine, text
@@ -107,7 +116,9 @@ def test_two_workers_share_the_throttle_and_survive_a_kill(store_target, tmp_pat
             t.start()
         for t in threads:
             t.join()
-        assert codes.count(429) >= 14 and codes.count(401) <= 5, sorted(codes)
+        # failures are counted after each check, and each worker checks one name + address
+        # at a time: at most the limit (5) plus one guess per other worker are checked
+        assert codes.count(429) >= 14 and codes.count(401) <= 5 + 1, sorted(codes)
         # a session made by one worker is honoured by the other (sessions live in the store)
         st = Store.open(store_target, migrate=False, cheap_hashing=True)
         from datetime import timedelta

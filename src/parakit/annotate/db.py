@@ -69,6 +69,29 @@ def require_store(target: str | Path) -> None:
     )
 
 
+def check_workers(target: str | Path, workers: int) -> None:
+    """Refuse several server processes on a SQLite store (E663).
+
+    SQLite has one writer at a time, and a server queues its writers fairly only inside one
+    process: with several processes they meet in SQLite's busy handler, whose back-off left
+    annotators waiting 12-15 s for a save during a large import (1-2 s with one process).
+    PostgreSQL queues writers across processes.
+
+    Raises:
+        AnnotateError: E663 ``workers`` > 1 and ``target`` is a SQLite store.
+    """
+    if workers > 1 and store_url(target).startswith("sqlite"):
+        raise AnnotateError(
+            f"{target}: a SQLite store is served by one process: its writers queue fairly only "
+            f"inside one, and {workers} processes leave annotators waiting seconds for a save "
+            "while another writes; serve it with --workers 1 (one process serves a team of "
+            "dozens), or move the store to PostgreSQL for several workers (`parakit annotate "
+            "backup STORE -o dump.jsonl.gz`, then `parakit annotate restore dump.jsonl.gz "
+            "postgresql://...`)",
+            code="E663",
+        )
+
+
 def make_engine(url: str, **kwargs: Any) -> Engine:
     """An engine configured for durable, concurrent use.
 
@@ -120,6 +143,10 @@ def page_of(
     """Page ``page`` (1-based) of the ``model`` rows matching ``conditions`` in id order, and
     how many match: the count and the page both in SQL, never the whole table."""
     total = session.scalar(select(func.count()).select_from(model).where(*conditions)) or 0
+    if (max(page, 1) - 1) * per_page >= total:
+        # past the end: nothing, and no OFFSET (a huge page number overflows SQLite's 64-bit
+        # integers: HTTP 500 for ?page=10**30)
+        return [], int(total)
     rows = session.scalars(
         select(model)
         .where(*conditions)

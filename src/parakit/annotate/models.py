@@ -77,6 +77,15 @@ class KnownLogin(Base):
     last_at: Mapped[float] = mapped_column(Float)
 
 
+class StoreSecret(Base):
+    """A secret of this store, never written into a backup: ``backup`` keys the digest that
+    :func:`parakit.annotate.backup.restore` checks (made at random by migration 0006)."""
+
+    __tablename__ = "store_secrets"
+    name: Mapped[str] = mapped_column(String(50), primary_key=True)
+    value: Mapped[str] = mapped_column(String(200))
+
+
 class Project(Base):
     """An annotation project with its label scheme (``LabelScheme.spec()``) and settings."""
 

@@ -73,6 +73,10 @@ class Store(Database):
         self.exports = Exports(self)
         self.model = ModelLoop(self)
 
+    def close(self) -> None:
+        self.accounts.close()
+        super().close()
+
     def tidy(self) -> None:
         """Delete what imports killed half-way left hidden (see
         :meth:`~parakit.annotate.services.projects.Projects.discard_abandoned_imports`)."""

@@ -10,9 +10,14 @@ Two keys are counted in a sliding ``window``:
   make the address wait the same way (password spraying from one place); behind a NAT many
   people share an address, so this limit is higher.
 
-Attempts are counted *before* the password is checked (:meth:`LoginThrottle.attempt`
-records a pending failure atomically, :meth:`LoginThrottle.succeeded` takes it back), so
-concurrent guesses cannot all slip in before the first failure is recorded.
+Only **failed** attempts are counted, after the password check: :meth:`LoginThrottle.attempt`
+only reads (no write, so a flood of refused or waiting logins takes no write lock and never
+queues the annotators' writes behind it), :meth:`LoginThrottle.failed` records a wrong
+password and :meth:`LoginThrottle.succeeded` clears the name + address record. Colleagues
+behind one address (an office NAT) who type their passwords right therefore never count
+against the address. How many guesses can be in flight before their failures are recorded is
+bounded by the web app's login queue (its hashing slots and, for an address with failures,
+its per-address places), not by the throttle.
 
 Where the counts live is the ledger's business: :class:`MemoryLedger` (one process; the
 default) or :class:`StoreLedger`, the annotation store's ``login_failures`` table, which
@@ -28,7 +33,8 @@ Example:
     ...     max_failures=2, window=timedelta(seconds=600), base_delay=timedelta(seconds=30),
     ...     clock=lambda: now[0])
     >>> for _ in range(2):
-    ...     wait, ticket = throttle.attempt("ann", "10.0.0.1")   # the password was wrong
+    ...     wait, ticket = throttle.attempt("ann", "10.0.0.1")
+    ...     throttle.failed(ticket)                            # the password was wrong
     >>> throttle.attempt("ann", "10.0.0.1")[0]        # this pair now waits
     30
     >>> throttle.attempt("ann", "10.0.0.2")[0]        # the user elsewhere is not locked out
@@ -55,12 +61,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Ticket:
-    """A login attempt counted in advance (as a failure until :meth:`succeeded`)."""
+    """A login attempt the throttle let through (nothing counted yet): pass it to
+    :meth:`LoginThrottle.failed` or :meth:`LoginThrottle.succeeded` after the check."""
 
     keys: tuple[str, ...]
     at: float
-    #: the ledger's handles of the counted rows (ids in the store), one per key
-    handles: tuple[Any, ...] = ()
+    #: recent failures from the attempt's address (over every name), when it was let through
+    address_failures: int = 0
 
 
 class Counts(Protocol):
@@ -70,10 +77,7 @@ class Counts(Protocol):
         """The key's failure times after ``since``, oldest first (older ones are dropped)."""
 
     def add(self, key: str, at: float) -> Any:
-        """Count a failure; returns a handle for :meth:`remove`."""
-
-    def remove(self, key: str, at: float, handle: Any) -> None:
-        """Take one counted failure back."""
+        """Count a failure."""
 
     def clear(self, key: str) -> None:
         """Forget every failure of the key."""
@@ -83,6 +87,10 @@ class Ledger(Protocol):
     def section(self, keys: Sequence[str]) -> Any:
         """A context manager giving :class:`Counts`, atomic for ``keys`` across everyone
         sharing the ledger."""
+
+    def peek(self, keys: Sequence[str], since: float) -> dict[str, list[float]]:
+        """The failure times after ``since`` of each key, oldest first: a read only (no
+        lock another writer waits for)."""
 
     def remember(self, key: str, at: float) -> None:
         """Note a successful login of ``key``."""
@@ -115,12 +123,9 @@ class MemoryLedger:
     def add(self, key: str, at: float) -> None:
         self._failures.setdefault(key, deque()).append(at)
 
-    def remove(self, key: str, at: float, handle: Any) -> None:
-        times = self._failures.get(key)
-        if times and at in times:
-            times.remove(at)
-            if not times:
-                self._failures.pop(key, None)
+    def peek(self, keys: Sequence[str], since: float) -> dict[str, list[float]]:
+        with self._lock:
+            return {k: [t for t in self._failures.get(k, ()) if t > since] for k in keys}
 
     def clear(self, key: str) -> None:
         self._failures.pop(key, None)
@@ -153,6 +158,21 @@ class StoreLedger:
                     session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock})
             yield _StoreCounts(session)
 
+    def peek(self, keys: Sequence[str], since: float) -> dict[str, list[float]]:
+        from sqlalchemy import select
+
+        from parakit.annotate.models import LoginFailure
+
+        out: dict[str, list[float]] = {k: [] for k in keys}
+        with self.db.transaction() as session:  # a read: no write lock, on any store
+            for key, at in session.execute(
+                select(LoginFailure.key, LoginFailure.at)
+                .where(LoginFailure.key.in_(list(keys)), LoginFailure.at > since)
+                .order_by(LoginFailure.at, LoginFailure.id)
+            ):
+                out[key].append(at)
+        return out
+
     def remember(self, key: str, at: float) -> None:
         from parakit.annotate.models import KnownLogin
 
@@ -160,10 +180,11 @@ class StoreLedger:
             row = session.get(KnownLogin, key)
             if row is None:
                 session.add(KnownLogin(key=key, last_at=at))
-            else:
+            elif at - row.last_at > 3600:  # once an hour is enough: no write per login
                 row.last_at = at
 
-        self.db.write(work)
+        if not self.remembered(key, at - 3600):
+            self.db.write(work)
 
     def remembered(self, key: str, since: float) -> bool:
         from parakit.annotate.models import KnownLogin
@@ -200,14 +221,6 @@ class _StoreCounts:
         self.session.add(row)
         self.session.flush()
         return row.id
-
-    def remove(self, key: str, at: float, handle: Any) -> None:
-        from sqlalchemy import delete
-
-        from parakit.annotate.models import LoginFailure
-
-        if handle is not None:
-            self.session.execute(delete(LoginFailure).where(LoginFailure.id == handle))
 
     def clear(self, key: str) -> None:
         from sqlalchemy import delete
@@ -254,6 +267,7 @@ class LoginThrottle:
         self.remember_for = remember_for.total_seconds()
         self._clock = clock
         self.ledger: Ledger = ledger if ledger is not None else MemoryLedger()
+        self._known_cache: dict[str, tuple[bool, float]] = {}
 
     def _keys(self, name: str, address: str | None) -> list[tuple[str, int]]:
         address = address or "-"
@@ -270,60 +284,76 @@ class LoginThrottle:
         delay = times[-1] + min(self.base_delay * 2 ** (len(times) - limit), self.window)
         return max(0.0, min(expires, delay) - now)
 
-    def _retry_after(self, counts: Counts, keys: list[tuple[str, int]], now: float) -> int:
+    def _retry_after(self, times: dict[str, list[float]], keys: list[tuple[str, int]]) -> int:
+        now = self._clock()
         wait = 0.0
         for key, limit in keys:
-            wait = max(wait, self._wait(counts.times(key, now - self.window), limit, now))
+            wait = max(wait, self._wait(times.get(key, []), limit, now))
         return math.ceil(wait) if wait > 0 else 0
 
     def attempt(self, name: str, address: str | None) -> tuple[int, Ticket | None]:
-        """Atomically check and count an attempt: ``(seconds to wait, None)`` when refused,
-        else ``(0, ticket)`` with the attempt already counted as a failure; pass the ticket to
-        :meth:`succeeded` when the password is right."""
+        """Check an attempt, reading only: ``(seconds to wait, None)`` when refused, else
+        ``(0, ticket)``; pass the ticket to :meth:`failed` or :meth:`succeeded` once the
+        password is checked. Nothing is counted until then."""
         if not self.max_failures:
             return 0, None
         keys = self._keys(name, address)
-        with self.ledger.section([k for k, _ in keys]) as counts:
+        now = self._clock()
+        times = self.ledger.peek([k for k, _ in keys], now - self.window)
+        wait = self._retry_after(times, keys)
+        if wait:
+            return wait, None
+        return 0, Ticket(tuple(k for k, _ in keys), now, len(times.get(keys[1][0], [])))
+
+    def failed(self, ticket: Ticket | None) -> None:
+        """The password was wrong: count a failure for the name + address and the address
+        (and drop the failures that left the window)."""
+        if ticket is None:
+            return
+        with self.ledger.section(ticket.keys) as counts:
             now = self._clock()
-            wait = self._retry_after(counts, keys, now)
-            if wait:
-                return wait, None
-            handles = tuple(counts.add(key, now) for key, _ in keys)
-            return 0, Ticket(tuple(k for k, _ in keys), now, handles)
+            for key in ticket.keys:
+                counts.times(key, now - self.window)  # forgets the old ones
+                counts.add(key, now)
 
     def succeeded(self, ticket: Ticket | None) -> None:
-        """The password was right: take the attempt back, clear the name+address record (the
-        address keeps its other failures) and remember the pair as known."""
+        """The password was right: clear the name + address record (the address keeps its
+        other failures) and remember the pair as known."""
         if ticket is None:
             return
-        pair, *others = ticket.keys
-        with self.ledger.section(ticket.keys) as counts:
-            counts.clear(pair)
-            for key, handle in zip(others, ticket.handles[1:], strict=False):
-                counts.remove(key, ticket.at, handle)
+        pair = ticket.keys[0]
+        if self.ledger.peek([pair], ticket.at - self.window)[pair]:
+            with self.ledger.section([pair]) as counts:
+                counts.clear(pair)
         self.ledger.remember(pair, ticket.at)
-
-    def cancel(self, ticket: Ticket | None) -> None:
-        """Take back an attempt whose password was never checked."""
-        if ticket is None:
-            return
-        with self.ledger.section(ticket.keys) as counts:
-            for key, handle in zip(ticket.keys, ticket.handles, strict=False):
-                counts.remove(key, ticket.at, handle)
+        self._known_cache[pair] = (True, time.monotonic() + 300.0)
 
     def retry_after(self, name: str, address: str | None) -> int:
         """Seconds before ``name`` may try again from ``address`` (0 = now); counts nothing."""
-        if not self.max_failures:
-            return 0
-        keys = self._keys(name, address)
-        with self.ledger.section([k for k, _ in keys]) as counts:
-            return self._retry_after(counts, keys, self._clock())
+        return self.attempt(name, address)[0]
+
+    def address_failures(self, address: str | None) -> int:
+        """Recent failures from ``address`` over every name (a read)."""
+        key = f"addr:{address or '-'}"[:400]
+        return len(self.ledger.peek([key], self._clock() - self.window)[key])
 
     def known(self, name: str, address: str | None) -> bool:
-        """Whether ``name`` logged in successfully from ``address`` within ``remember_for``."""
-        return self.ledger.remembered(
-            pair_key(name, address or "-"), self._clock() - self.remember_for
-        )
+        """Whether ``name`` logged in successfully from ``address`` within ``remember_for``.
+
+        Answers are kept a while in this process (a yes for 5 minutes, a no for 5 seconds),
+        so a flood that repeats names and addresses reads the ledger once per pair, not once
+        per request; a no that went stale only sends a returning user through the general
+        lane for those seconds."""
+        key = pair_key(name, address or "-")
+        now = time.monotonic()
+        cached = self._known_cache.get(key)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        answer = self.ledger.remembered(key, self._clock() - self.remember_for)
+        if len(self._known_cache) > 50_000:
+            self._known_cache.clear()
+        self._known_cache[key] = (answer, now + (300.0 if answer else 5.0))
+        return answer
 
 
 def pair_key(name: str, address: str) -> str:

@@ -83,11 +83,18 @@ def deactivate(
     from parakit.annotate.store import Store
 
     st = Store.open(store, create=False)
-    returned = st.accounts.set_active(st.accounts.annotator_id(name), reactivate)
+    done = st.accounts.set_active(st.accounts.annotator_id(name), reactivate)
     if reactivate:
         typer.echo(f"{name} is active again")
-    else:
-        typer.echo(f"{name} deactivated; {returned} open assignment(s) returned to the pool")
+        return
+    typer.echo(f"{name} deactivated; {done.returned} open assignment(s) returned to the pool")
+    if done.stranded:
+        typer.echo(
+            f"warning: {done.stranded} of them no remaining member may take (the other slot "
+            "of a double item is theirs, or nobody else is a member): add members to the "
+            "project (`parakit annotate members STORE PROJECT NAME`)",
+            err=True,
+        )
 
 
 @app.command("create-project")
@@ -201,12 +208,29 @@ def backup(
 def restore(
     backup_file: Annotated[Path, typer.Argument(help="A file made by parakit annotate backup.")],
     store: Annotated[str, STORE],
+    key: Annotated[
+        str | None,
+        typer.Option(
+            envvar="PARAKIT_BACKUP_KEY",
+            help="The key of the store the backup was made from (parakit annotate backup-key "
+            "SOURCE prints it; or $PARAKIT_BACKUP_KEY): the backup's digest is checked with "
+            "it before anything is written.",
+        ),
+    ] = None,
 ) -> None:
     """Restore a backup into a new, empty store of either kind (SQLite file or PostgreSQL)."""
     from parakit.annotate.backup import restore as run_restore
 
-    counts = run_restore(backup_file, store)
+    counts = run_restore(backup_file, store, key=key)
     typer.echo(f"restored {_rows(counts)} into {store}")
+
+
+@app.command("backup-key")
+def backup_key(store: Annotated[str, STORE]) -> None:
+    """Print the key that restore needs for this store's backups (keep it apart from them)."""
+    from parakit.annotate.backup import store_key
+
+    typer.echo(store_key(store))
 
 
 def _rows(counts: dict[str, int]) -> str:
@@ -303,12 +327,22 @@ def attach_model(
         str | None,
         typer.Option(help="binary reading of the model's scheme for P(paraphrase), e.g. strict"),
     ] = None,
+    label_map: Annotated[
+        str | None,
+        typer.Option(
+            "--map",
+            help="model label=project label, comma-separated (e.g. 1=4,0=2): how a model of "
+            "another scheme's guesses are pre-selected; without it such a model pre-selects "
+            "nothing",
+        ),
+    ] = None,
     detach: Annotated[bool, typer.Option(help="forget the project's model instead")] = False,
 ) -> None:
     """Attach a trained classifier to a project (model in the loop): every item is scored
     once; single-annotation pages pre-select the model's guess and record whether the
     annotator kept it, and --order uncertainty serves the most uncertain items first.
-    Double annotation stays blind: no guess shown, order unchanged."""
+    Double annotation stays blind: no guess shown, order unchanged. A model of another label
+    scheme (a binary model on a Turku project) pre-selects nothing unless --map says how."""
     from parakit.annotate.services.model import ORDERS, scores_for
     from parakit.annotate.store import Store
     from parakit.mine.rerank import as_pairset, load_classifier, paraphrase_proba
@@ -323,7 +357,14 @@ def attach_model(
         return
     if model_dir is None:
         raise typer.BadParameter("name the model folder (or use --detach)", param_hint="MODEL_DIR")
+    mapping = None
+    if label_map is not None:
+        pairs_ = [part.split("=", 1) for part in label_map.split(",") if part.strip()]
+        if not pairs_ or any(len(p) != 2 for p in pairs_):
+            raise typer.BadParameter("use model=project pairs, e.g. 1=4,0=2", param_hint="--map")
+        mapping = {a.strip(): b.strip() for a, b in pairs_}
     classifier = load_classifier(model_dir)
+    model_scheme = getattr(classifier, "scheme_", None)
     rows = st.model.items(pid)
     ids, proba, guesses = [], [], []
     for start in range(0, len(rows), 4096):  # bounded memory on large projects
@@ -338,11 +379,26 @@ def attach_model(
         "path": str(Path(model_dir).resolve()),
         "reading": reading,
     }
-    done = st.model.attach(pid, scores_for(ids, proba, guesses), model=info, order=order)
+    done = st.model.attach(
+        pid,
+        scores_for(ids, proba, guesses),
+        model=info,
+        order=order,
+        model_scheme=model_scheme,
+        label_map=mapping,
+    )
     typer.echo(
         f"{done.scored} items scored, {done.guesses} guesses in the project's scheme, "
         f"{done.reordered} single-annotation assignments re-ordered (order: {order})"
     )
+    project_scheme = st.scheme(pid)
+    if mapping is None and (model_scheme or {}).get("name") != project_scheme.spec()["name"]:
+        what = (model_scheme or {}).get("name", "unknown")
+        typer.echo(
+            f"the model's labels are {what}, the project's {project_scheme.name}: no guess is "
+            "pre-selected (the same label may mean another thing; say how with --map, e.g. "
+            "--map 1=4,0=2); P(paraphrase) still orders the queue"
+        )
 
 
 @app.command("rewrite-check")
@@ -427,8 +483,9 @@ def serve(
         int,
         typer.Option(
             min=1,
-            help="server processes (uvicorn workers); sessions and the login throttle live "
-            "in the store, so they share them. Use PostgreSQL for more than one.",
+            help="server processes (uvicorn workers; PostgreSQL stores only: a SQLite store "
+            "is served by one); sessions and the login throttle live in the store, so they "
+            "share them.",
         ),
     ] = 1,
     db_connections: Annotated[
@@ -443,9 +500,11 @@ def serve(
     """Run the annotation web app (prints its URL)."""
     import uvicorn
 
+    from parakit.annotate.db import check_workers
     from parakit.annotate.store import Store
     from parakit.annotate.web.app import SERVE_ENVIRONMENT
 
+    check_workers(store, workers)  # SQLite: one process
     # upgrade the schema once, before any worker starts; a mistyped path is refused
     Store.open(store, create=False).close()
     _check_port_free(host, port)

@@ -102,7 +102,15 @@ def _is_ours(err: BaseException, temps: Sequence[str]) -> bool:
 class _Temp:
     """One temporary file beside its target."""
 
-    def __init__(self, target: Path, mode: str, encoding: str, newline: str | None) -> None:
+    def __init__(
+        self,
+        target: Path,
+        mode: str,
+        encoding: str,
+        newline: str | None,
+        private: bool = False,
+    ) -> None:
+        self.private = private
         if mode not in ("w", "wb"):
             raise ValueError(f"atomic_write supports modes 'w' and 'wb', not {mode!r}")
         self.target = target
@@ -138,7 +146,8 @@ class _Temp:
         self.handle.close()
         with open(self.name, "rb") as written:
             os.fsync(written.fileno())
-        os.chmod(self.name, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
+        if not self.private:  # mkstemp makes 0600; give the usual mode
+            os.chmod(self.name, 0o666 & ~_umask())
 
     def discard(self) -> None:
         with contextlib.suppress(Exception):
@@ -149,11 +158,17 @@ class _Temp:
 
 @contextlib.contextmanager
 def atomic_write(
-    path: str | Path, mode: str = "w", encoding: str = "utf-8", newline: str | None = None
+    path: str | Path,
+    mode: str = "w",
+    encoding: str = "utf-8",
+    newline: str | None = None,
+    private: bool = False,
 ) -> Iterator[IO[Any]]:
     """Open ``path`` for writing so that it only appears, complete, when the block succeeds.
 
     Files ending in ``.gz`` are gzip-compressed. The parent folder is created if needed.
+    ``private=True`` keeps the file readable by its owner only (mode 0600 from its first
+    byte: password hashes, backups); otherwise it gets the usual mode (0666 less the umask).
 
     Raises:
         WriteError: the file cannot be written (the message names ``path``).
@@ -166,7 +181,7 @@ def atomic_write(
         >>> target.read_text()
         'done'
     """
-    with atomic_files([path], mode, encoding, newline) as handles:
+    with atomic_files([path], mode, encoding, newline, private) as handles:
         yield handles[0]
 
 
@@ -176,6 +191,7 @@ def atomic_files(
     mode: str = "w",
     encoding: str = "utf-8",
     newline: str | None = None,
+    private: bool = False,
 ) -> Iterator[list[IO[Any]]]:
     """Open several files that appear together when the block succeeds, or not at all.
 
@@ -194,7 +210,7 @@ def atomic_files(
     temps: list[_Temp] = []
     try:
         for target in targets:
-            temps.append(_Temp(target, mode, encoding, newline))
+            temps.append(_Temp(target, mode, encoding, newline, private))
         try:
             yield [t.handle for t in temps]
             for temp in temps:

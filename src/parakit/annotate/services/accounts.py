@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import threading
 import unicodedata
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import NamedTuple
 
-from sqlalchemy import case, delete, select, update
+from sqlalchemy import case, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from parakit.annotate.db import Database, Service, utcnow
@@ -42,6 +45,18 @@ def check_password(password_hash: str, password: str) -> bool:
         return PasswordHasher().verify(password_hash, password)
     except (VerificationError, InvalidHashError):
         return False
+
+
+def yield_cpu() -> None:
+    """Lower the calling thread's CPU priority by 10 nice steps (Linux; at most to the
+    lowest, 19), so that it runs when the threads serving requests leave CPU to spare.
+    Elsewhere, or when not allowed, nothing changes. (Not the idle policy: on a box busy with
+    other work, idle threads would get no CPU at all and logins would stall.)"""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + 10))
+    except (AttributeError, OSError):
+        pass
 
 
 def _token_hash(token: str) -> str:
@@ -76,24 +91,148 @@ def normalize_name(name: str) -> str:
 
     Raises:
         AnnotateError: E605 for a name with an invisible or control character (a zero-width
-            space makes a look-alike of another account) or other space than ``" "``.
+            space or a variation selector makes a look-alike of another account), other
+            space than ``" "``, or letters of two look-alike scripts (Latin with Cyrillic or
+            Greek: the Cyrillic ``а`` of ``аnn1``).
     """
     name = normalize_name_loosely(name)
     for char in name:
         category = unicodedata.category(char)
-        if category[0] == "C" or (category[0] == "Z" and char != " "):
+        if category[0] == "C" or (category[0] == "Z" and char != " ") or _invisible(char):
             raise AnnotateError(
                 f"user names cannot contain invisible or control characters "
                 f"(U+{ord(char):04X} {unicodedata.name(char, category)})",
                 code="E605",
             )
+    scripts = {_script(char) for char in name if unicodedata.category(char)[0] == "L"}
+    mixed = scripts & _CONFUSABLE_SCRIPTS
+    if len(mixed) > 1:
+        raise AnnotateError(
+            f"user name {name!r} mixes {' and '.join(sorted(s.title() for s in mixed))} "
+            "letters, which look alike (a look-alike of another name); write it in one script",
+            code="E605",
+        )
     return name
+
+
+#: scripts whose letters pass for each other's (Latin a, Cyrillic а, Greek α)
+_CONFUSABLE_SCRIPTS = {"LATIN", "CYRILLIC", "GREEK"}
+#: characters that show nothing (variation selectors, fillers) but are not of category C/Z
+_INVISIBLE = {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0}
+#: Cyrillic and Greek letters (after casefolding) that look like Latin ones, and digits that
+#: look like letters: names equal under this map are look-alikes (a small part of Unicode's
+#: UTS #39 confusables, the part names of Latin, Cyrillic and Greek run into)
+_SKELETON = str.maketrans(
+    # Cyrillic, Greek (lowercase: names are casefolded first), then digits
+    "авсеһіјкмнорѕтхуԁԛԝӏ" + "αβεηικμνορτυχζ" + "01",
+    "abcehijkmhopstxydqwl" + "abenikmvoptuxz" + "ol",
+)
+
+
+def _invisible(char: str) -> bool:
+    code = ord(char)
+    return (
+        code in _INVISIBLE
+        or 0xFE00 <= code <= 0xFE0F  # variation selectors
+        or 0xE0100 <= code <= 0xE01EF
+        or 0x180B <= code <= 0x180F  # Mongolian free variation selectors
+    )
+
+
+def _script(char: str) -> str:
+    return unicodedata.name(char, "UNKNOWN").split(" ")[0]
+
+
+def name_skeleton(name: str) -> str:
+    """What a name looks like: casefolded, Cyrillic and Greek look-alikes of Latin letters
+    and ``0``/``1`` read as ``o``/``l``; two names with one skeleton are look-alikes.
+
+    Example:
+        >>> name_skeleton("ANN1") == name_skeleton("\u0430nnl")
+        True
+    """
+    return normalize_name_loosely(name).casefold().translate(_SKELETON)
 
 
 def normalize_name_loosely(name: str) -> str:
     """:func:`normalize_name` for looking a name up: never raises (a name that could not be
     created finds nobody)."""
     return unicodedata.normalize("NFKC", name).strip()
+
+
+def _find(session: Session, name: str) -> Annotator | None:
+    """The annotator ``name`` names: the stored name, else the one name equal to it ignoring
+    case (names are unique ignoring case, so ``ANN1`` logs in as ``ann1``)."""
+    name = normalize_name_loosely(name)
+    row = session.scalar(select(Annotator).where(Annotator.name == name))
+    if row is not None or not name:
+        return row
+    folded = name.casefold()
+    # only on a miss: one pass over the names (hundreds), cheaper than the hash that follows
+    matches = [
+        other_id
+        for other_id, other in session.execute(select(Annotator.id, Annotator.name))
+        if normalize_name_loosely(other).casefold() == folded
+    ]
+    return session.get(Annotator, matches[0]) if len(matches) == 1 else None
+
+
+class Deactivated(NamedTuple):
+    """What deactivating an account did: ``returned`` assignments went back to the shared
+    pool; ``stranded`` of them no remaining active member of their project may take."""
+
+    returned: int
+    stranded: int
+
+
+def _stranded(session: Session, assignment_ids: list[int]) -> int:
+    """How many of the (pool) assignments no active member of their project may take: a
+    member may not take a slot that excludes them, nor a second slot of an item (or document
+    pair) they hold or did."""
+    rows = session.execute(
+        select(
+            Assignment.id,
+            Assignment.project_id,
+            Assignment.task,
+            Assignment.item_id,
+            Assignment.doc_pair_id,
+            Assignment.exclude_id,
+        ).where(Assignment.id.in_(assignment_ids))
+    ).all()
+    projects = {r.project_id for r in rows}
+    members: dict[int, set[int]] = {p: set() for p in projects}
+    for project_id, annotator_id in session.execute(
+        select(Member.project_id, Member.annotator_id)
+        .join(Annotator, Annotator.id == Member.annotator_id)
+        .where(Member.project_id.in_(projects), Annotator.active.is_(True))
+    ):
+        members[project_id].add(annotator_id)
+    taken: dict[tuple[str, str, int], set[int]] = {}
+    for other in session.execute(
+        select(
+            Assignment.task,
+            Assignment.item_id,
+            Assignment.doc_pair_id,
+            Assignment.annotator_id,
+            Assignment.done_by,
+        ).where(
+            Assignment.id.not_in(assignment_ids),
+            Assignment.project_id.in_(projects),
+            or_(
+                Assignment.item_id.in_({r.item_id for r in rows if r.item_id is not None}),
+                Assignment.doc_pair_id.in_({r.doc_pair_id for r in rows if r.doc_pair_id}),
+            ),
+        )
+    ):
+        unit = ("item", other.item_id) if other.item_id is not None else ("dp", other.doc_pair_id)
+        holders = taken.setdefault((other.task, *unit), set())  # type: ignore[arg-type]
+        holders.update(x for x in (other.annotator_id, other.done_by) if x is not None)
+    stranded = 0
+    for r in rows:
+        unit = ("item", r.item_id) if r.item_id is not None else ("dp", r.doc_pair_id)
+        able = members[r.project_id] - {r.exclude_id} - taken.get((r.task, *unit), set())
+        stranded += not able
+    return stranded
 
 
 class Accounts(Service):
@@ -113,16 +252,34 @@ class Accounts(Service):
     def __init__(self, db: Database, hash_concurrency: int = 2) -> None:
         super().__init__(db)
         self.hash_concurrency = hash_concurrency
-        self._hash_slots = threading.BoundedSemaphore(hash_concurrency)
+        # the hashes run on threads of their own, at a lower CPU priority than the threads
+        # that serve annotators: under a login flood the CPU goes to people's work first
+        self._hasher: ThreadPoolExecutor | None = None
+        self._hasher_lock = threading.Lock()
         self._dummy: str | None = None
 
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._hasher_lock:
+            if self._hasher is None:
+                self._hasher = ThreadPoolExecutor(
+                    self.hash_concurrency,
+                    thread_name_prefix="parakit-argon2",
+                    initializer=yield_cpu,
+                )
+            return self._hasher
+
+    def close(self) -> None:
+        """Let the hashing threads go (the store is closing; a later hash starts new ones)."""
+        with self._hasher_lock:
+            if self._hasher is not None:
+                self._hasher.shutdown(wait=False)
+                self._hasher = None
+
     def _hash(self, password: str) -> str:
-        with self._hash_slots:
-            return hash_password(password, cheap=self.db.cheap_hashing)
+        return self._pool().submit(hash_password, password, self.db.cheap_hashing).result()
 
     def _verify(self, password_hash: str, password: str) -> bool:
-        with self._hash_slots:
-            return check_password(password_hash, password)
+        return self._pool().submit(check_password, password_hash, password).result()
 
     def _dummy_hash(self) -> str:
         if self._dummy is None:
@@ -153,11 +310,14 @@ class Accounts(Service):
         digest = self._hash(password)
 
         def work(session: Session) -> int:
-            # unique ignoring case too: "Ann1" beside "ann1" is a look-alike
-            folded = name.casefold()
+            # unique by look: "Ann1", "ann1", "annl" and a Cyrillic "аnn1" are one name
+            skeleton = name_skeleton(name)
             for other in session.scalars(select(Annotator.name)):
-                if normalize_name_loosely(other).casefold() == folded:
-                    raise Conflict(f"annotator {name!r} already exists (as {other!r})")
+                if name_skeleton(other) == skeleton:
+                    raise Conflict(
+                        f"annotator {name!r} already exists (as {other!r}, or a name that "
+                        "looks the same)"
+                    )
             row = Annotator(
                 name=name, password_hash=digest, role=role, active=True, created_at=utcnow()
             )
@@ -177,9 +337,8 @@ class Accounts(Service):
         verification against the dummy hash, like a wrong password."""
         if not name or not password or len(name) > MAX_NAME or len(password) > MAX_PASSWORD:
             return None
-        name = normalize_name_loosely(name)
         with self.transaction() as session:
-            row = session.scalar(select(Annotator).where(Annotator.name == name))
+            row = _find(session, name)
         if row is None or not row.active:
             self._verify(self._dummy_hash(), password)
             return None
@@ -202,32 +361,56 @@ class Accounts(Service):
 
         self._write(work)
 
-    def set_active(self, user_id: int, active: bool) -> int:
+    def set_active(self, user_id: int, active: bool) -> Deactivated:
         """Deactivate (or reactivate) an annotator, in one transaction.
 
         Deactivation ends their sessions and returns their work to the project's shared pool:
         the open assignments of their personal queue and the items they hold leased, so
         nothing waits for someone who will not come back. Their annotations stay (drafts
-        too: a returned item is annotated afresh by whoever takes it).
+        too: a returned item is annotated afresh by whoever takes it). The last active admin
+        cannot be deactivated (nobody could administer the store any more).
 
         Returns:
-            the number of assignments returned to the pool (0 on reactivation).
+            how many assignments went back to the pool, and how many of those no remaining
+            active member of their project may take (the other slot of a double item is
+            theirs, or nobody else is a member): those wait until a member is added
+            (:class:`Deactivated`; zeros on reactivation).
+        Raises:
+            NotFound: no such annotator.
+            Conflict: (E604) the last active admin.
         """
 
-        def work(session: Session) -> int:
+        def work(session: Session) -> Deactivated:
             row = session.get(Annotator, user_id)
             if row is None:
                 raise NotFound(f"no annotator with id {user_id}")
+            if not active and row.role == "admin" and row.active:
+                others = session.scalar(
+                    select(func.count()).where(
+                        Annotator.role == "admin",
+                        Annotator.active.is_(True),
+                        Annotator.id != user_id,
+                    )
+                )
+                if not others:
+                    raise Conflict(
+                        f"{row.name} is the last active admin: make another account admin "
+                        "first (`parakit annotate add-user STORE NAME --role admin`)",
+                        code="E604",
+                    )
             row.active = active
             if active:
-                return 0
+                return Deactivated(0, 0)
             session.execute(delete(LoginSession).where(LoginSession.annotator_id == user_id))
             mine = (Assignment.status == "open") & (
                 (Assignment.annotator_id == user_id) | (Assignment.lease_owner == user_id)
             )
-            returned = session.execute(
+            ids = list(session.scalars(select(Assignment.id).where(mine)))
+            if not ids:
+                return Deactivated(0, 0)
+            session.execute(
                 update(Assignment)
-                .where(mine)
+                .where(Assignment.id.in_(ids))
                 .values(
                     annotator_id=case(
                         (Assignment.annotator_id == user_id, None),
@@ -236,8 +419,8 @@ class Accounts(Service):
                     lease_owner=None,
                     lease_expires=None,
                 )
-            ).rowcount
-            return int(returned or 0)
+            )
+            return Deactivated(len(ids), _stranded(session, ids))
 
         return self._write(work)
 
@@ -298,10 +481,10 @@ class Accounts(Service):
         )
 
     def annotator_id(self, name: str) -> int:
+        """The id of the annotator ``name`` (however its case is typed)."""
         with self.transaction() as session:
-            value = session.scalar(
-                select(Annotator.id).where(Annotator.name == normalize_name_loosely(name))
-            )
+            row = _find(session, name)
+        value = None if row is None else row.id
         if value is None:
             raise NotFound(
                 f"no annotator named {name!r}; create it with 'parakit annotate add-user'"

@@ -28,6 +28,8 @@ def doc_title(doc: DocumentRow) -> str:
     return str(title) if title else doc.key
 
 
+#: the key of :attr:`DocPair.meta` that keeps the highest extracted-pair number ever used
+LAST_KEY = "last_pair_number"
 #: the key of :attr:`DocPair.meta` that caches a document pair's ranked suggestions
 CACHE_KEY = "suggestions"
 
@@ -237,16 +239,19 @@ class Extraction(Service):
             served = ((dp.meta or {}).get(CACHE_KEY) or {}).get("ranked") or []
             spans = (begin1, end1, begin2, end2)
             provenance = _provenance(served, spans, claimed) if suggesting else None
-            # keys <doc pair>-<n>: the next number after the highest one ever used here
-            # (after a deletion the count would repeat an existing key)
+            # keys <doc pair>-<n>: the next number after the highest one ever used here,
+            # kept on the document pair (after a deletion the count would repeat an existing
+            # key, and the highest remaining one the deleted pair's key)
             prefix = f"{dp.key}-"
             taken = session.scalars(
                 select(Item.key).where(Item.project_id == dp.project_id, Item.doc_pair_id == dp.id)
             )
             numbers = [int(k[len(prefix) :]) for k in taken if k[len(prefix) :].isdigit()]
+            number = max(int((dp.meta or {}).get(LAST_KEY, 0)), *numbers, 0) + 1
+            dp.meta = {**(dp.meta or {}), LAST_KEY: number}
             item = Item(
                 project_id=dp.project_id,
-                key=f"{prefix}{max(numbers, default=0) + 1}",
+                key=f"{prefix}{number}",
                 text1=doc1.text[begin1:end1],
                 text2=doc2.text[begin2:end2],
                 doc1_id=doc1.id,

@@ -6,7 +6,8 @@ scores here: this package never imports the models (the layering of
 ``docs/architecture.md``), and no request recomputes a score. What is stored:
 
 * ``Item.model_p`` — P(paraphrase) of the model (its scheme-aware reading) and
-  ``Item.model_label`` — the label it guesses, valid in the project's scheme;
+  ``Item.model_label`` — the label it guesses, in the project's scheme: kept only when the
+  model's scheme is the project's, or mapped explicitly (a binary ``1`` is not Turku ``1``);
 * ``Project.settings["model"]`` — what was attached (name, type, path, when) and the queue
   order (``uncertainty`` or ``queue``).
 
@@ -33,6 +34,7 @@ from parakit.annotate.db import Service, utcnow
 from parakit.annotate.models import Annotation, Assignment, Item, Project
 from parakit.annotate.tasks import CLASSIFY
 from parakit.errors import AnnotateError, ParakitError
+from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
 
 #: the queue orders a project may use with a model: ``uncertainty`` (|p - 0.5| smallest first)
 #: or ``queue`` (the seeded random order of ``assign``, the model only pre-selects)
@@ -121,22 +123,35 @@ class ModelLoop(Service):
         *,
         model: Mapping[str, Any],
         order: str = "queue",
+        model_scheme: LabelScheme | Mapping[str, Any] | str | None = None,
+        label_map: Mapping[str, str] | None = None,
     ) -> Attached:
         """Store a model's ``(P(paraphrase), guessed label)`` per item id and attach it.
 
+        A guess is pre-selected only when it is known to mean what the project's label of
+        the same name means: the model's labels are of the project's scheme, or
+        ``label_map`` maps them explicitly. A binary model's ``1`` (paraphrase) is never
+        taken as Turku ``1`` (unrelated).
+
         Args:
-            scores: item id -> (probability in [0, 1], label or None); a label the project's
-                scheme does not accept is stored as no guess (counted out of ``guesses``).
+            scores: item id -> (probability in [0, 1], label or None).
             model: what to show and keep about the model (``name``, ``type``, ``path``...).
             order: ``uncertainty`` re-orders the open single-annotation assignments now (and
                 ``assign`` orders new ones), ``queue`` keeps the seeded random order.
+            model_scheme: the label scheme of the model's guesses (a scheme, its spec or its
+                name; a parakit model's ``scheme_``). When it is not the project's scheme,
+                or unknown (None), no guess is stored unless ``label_map`` says how.
+            label_map: model label -> project label (``{"1": "4", "0": "2"}``); labels it
+                does not name get no guess. Every target must be a label of the project.
         Raises:
-            AnnotateError: (E645) unknown order, a score for an item of another project, or
-                a probability outside [0, 1].
+            AnnotateError: (E645) unknown order, a score for an item of another project, a
+                probability outside [0, 1], or a ``label_map`` target that is not a label of
+                the project's scheme.
         """
         if order not in ORDERS:
             raise AnnotateError(f"unknown order {order!r}; use {', '.join(ORDERS)}", code="E645")
         scheme = self.db.scheme(project_id)
+        to_project = self._label_mapping(scheme, model_scheme, label_map)
         checked: dict[int, tuple[float, str | None]] = {}
         for item_id, (p, label) in scores.items():
             p = float(p)
@@ -144,13 +159,7 @@ class ModelLoop(Service):
                 raise AnnotateError(
                     f"item {item_id}: model probability {p!r} is not in [0, 1]", code="E645"
                 )
-            guess = None
-            if label is not None:
-                try:
-                    guess = scheme.normalize(str(label))
-                except ParakitError:
-                    guess = None  # the model's classes are not labels of this project
-            checked[int(item_id)] = (p, guess)
+            checked[int(item_id)] = (p, None if label is None else to_project(str(label)))
 
         def work(session: Session) -> Attached:
             project = session.get(Project, project_id)
@@ -176,6 +185,42 @@ class ModelLoop(Service):
             return Attached(len(checked), guesses, moved)
 
         return self._write(work)
+
+    @staticmethod
+    def _label_mapping(
+        scheme: LabelScheme,
+        model_scheme: LabelScheme | Mapping[str, Any] | str | None,
+        label_map: Mapping[str, str] | None,
+    ) -> Any:
+        """A function from a model label to the project label it stands for, or None."""
+        if label_map is not None:
+            mapped: dict[str, str] = {}
+            for source, target in label_map.items():
+                try:
+                    mapped[str(source).strip()] = scheme.normalize(str(target))
+                except ParakitError:
+                    raise AnnotateError(
+                        f"label map {source}={target}: {target!r} is not a label of the "
+                        f"project's scheme ({scheme.name}: {', '.join(scheme.values[:8])}...)",
+                        code="E645",
+                    ) from None
+            return lambda label: mapped.get(label.strip())
+        if model_scheme is None:
+            return lambda label: None  # an unknown scheme: a "1" may mean anything
+        if isinstance(model_scheme, str):
+            model_scheme = get_scheme(model_scheme)
+        elif not isinstance(model_scheme, LabelScheme):
+            model_scheme = scheme_from_spec(dict(model_scheme))
+        if model_scheme != scheme:
+            return lambda label: None  # same names, other meanings (binary 1 vs Turku 1)
+
+        def same(label: str) -> str | None:
+            try:
+                return scheme.normalize(label)
+            except ParakitError:
+                return None  # a class the scheme does not know
+
+        return same
 
     def _reorder(self, session: Session, project_id: int) -> int:
         """Give the open single-annotation ``classify`` assignments of each batch the

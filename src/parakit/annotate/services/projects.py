@@ -51,7 +51,18 @@ class Projects(Service):
     def _new_project(
         self, session: Session, name: str, spec: dict[str, Any], settings: dict[str, Any] | None
     ) -> int:
-        if session.scalar(select(Project.id).where(Project.name == name)) is not None:
+        existing = session.scalar(select(Project).where(Project.name == name))
+        if existing is not None and IMPORTING in (existing.settings or {}):
+            # hidden from every page until published: say why the name is taken
+            marker = existing.settings[IMPORTING]
+            marker = marker if isinstance(marker, dict) else {}
+            age = time.time() - float(marker.get("at", 0) or 0)
+            raise Conflict(
+                f"project {name!r} is being imported (hidden until the import finishes; last "
+                f"progress {age:.0f} s ago): wait for it, or use another name; an import whose "
+                "process was killed is removed when the store is next opened"
+            )
+        if existing is not None:
             raise Conflict(f"project {name!r} already exists")
         row = Project(name=name, scheme=spec, settings=dict(settings or {}), created_at=utcnow())
         session.add(row)

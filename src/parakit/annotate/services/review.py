@@ -26,37 +26,62 @@ from parakit.errors import AnnotateError
 class Review(Service):
     """Disagreements, resolutions, the QA queue, the rewrite-check batch."""
 
-    def disagreements(self, project_id: int) -> list[tuple[Item, list[Annotation]]]:
-        """Items with at least two submitted classifications that differ and no resolution;
-        a rewrite (T10) counts the judgments of its blind check (the paper resolved them before
-        reporting the share labelled 4; the mixed-in pairs keep their own label)."""
-        with self.transaction() as session:
-            rows = list(
-                session.scalars(
-                    select(Annotation)
-                    .join(Item, Item.id == Annotation.item_id)
-                    .where(
-                        Annotation.project_id == project_id,
-                        Annotation.status == "submitted",
-                        or_(
-                            Annotation.task == CLASSIFY,
-                            and_(Annotation.task == REWRITE_CHECK, Item.origin == "rewrite"),
-                        ),
-                    )
-                    .order_by(Annotation.item_id, Annotation.id)
-                )
+    def _disputed(self, project_id: int) -> Any:
+        """The ids of the project's open disagreements (a subquery): unresolved items with
+        submitted classifications of two or more labels; a rewrite (T10) counts the judgments
+        of its blind check."""
+        return (
+            select(Annotation.item_id)
+            .join(Item, Item.id == Annotation.item_id)
+            .where(
+                Annotation.project_id == project_id,
+                Annotation.status == "submitted",
+                or_(
+                    Annotation.task == CLASSIFY,
+                    and_(Annotation.task == REWRITE_CHECK, Item.origin == "rewrite"),
+                ),
+                Item.resolved_by.is_(None),
             )
-            by_item: dict[int, list[Annotation]] = {}
-            for row in rows:
-                by_item.setdefault(row.item_id, []).append(row)
-            out = []
-            for item_id, anns in by_item.items():
-                if len(anns) < 2 or len({a.label for a in anns}) < 2:
-                    continue
-                item = session.get(Item, item_id)
-                if item is not None and item.resolved_by is None:
-                    out.append((item, anns))
-        return out
+            .group_by(Annotation.item_id)
+            .having(func.count(func.distinct(Annotation.label)) > 1)
+        )
+
+    def disagreement_count(self, project_id: int) -> int:
+        """How many open disagreements the project has (counted in SQL)."""
+        with self.transaction() as session:
+            sub = self._disputed(project_id).subquery()
+            return int(session.scalar(select(func.count()).select_from(sub)) or 0)
+
+    def disagreements(
+        self, project_id: int, page: int | None = None, per_page: int = 20
+    ) -> list[tuple[Item, list[Annotation]]]:
+        """Items with at least two submitted classifications that differ and no resolution,
+        in item order, with their judgments; a rewrite (T10) counts the judgments of its
+        blind check (the paper resolved them before reporting the share labelled 4; the
+        mixed-in pairs keep their own label). ``page`` (1-based): only that page of
+        ``per_page`` items, chosen in SQL (the consensus page at 155,000 items)."""
+        with self.transaction() as session:
+            ids_query = self._disputed(project_id).order_by(Annotation.item_id)
+            if page is not None:
+                ids_query = ids_query.offset((max(page, 1) - 1) * per_page).limit(per_page)
+            ids = list(session.scalars(ids_query))
+            if not ids:
+                return []
+            items = {i.id: i for i in session.scalars(select(Item).where(Item.id.in_(ids)))}
+            by_item: dict[int, list[Annotation]] = {i: [] for i in ids}
+            for ann in session.scalars(
+                select(Annotation)
+                .where(
+                    Annotation.item_id.in_(ids),
+                    Annotation.status == "submitted",
+                    Annotation.task.in_((CLASSIFY, REWRITE_CHECK)),
+                )
+                .order_by(Annotation.item_id, Annotation.id)
+            ):
+                item = items[ann.item_id]
+                if ann.task == CLASSIFY or item.origin == "rewrite":
+                    by_item[ann.item_id].append(ann)
+            return [(items[i], by_item[i]) for i in ids]
 
     def resolve(self, item_id: int, label: str, user_id: int) -> None:
         """Record the adjudicated label of an item (consensus or QA correction)."""
@@ -73,22 +98,44 @@ class Review(Service):
 
         self._write(work)
 
-    def qa_queue(self, project_id: int) -> list[tuple[Item, Annotation]]:
-        """T8: submitted classifications carrying the flags ``s`` or ``i``, grouped by label
-        (as the paper re-checked them, one label at a time), oldest first in each group."""
+    def _qa_conditions(self, project_id: int) -> list[Any]:
+        return [
+            Annotation.project_id == project_id,
+            Annotation.task == CLASSIFY,
+            Annotation.status == "submitted",
+            or_(Annotation.flags.contains("s"), Annotation.flags.contains("i")),
+            Item.resolved_by.is_(None),
+        ]
+
+    def qa_count(self, project_id: int) -> int:
+        """How many judgments the QA queue holds (counted in SQL)."""
         with self.transaction() as session:
-            rows = session.execute(
+            return int(
+                session.scalar(
+                    select(func.count())
+                    .select_from(Annotation)
+                    .join(Item, Item.id == Annotation.item_id)
+                    .where(*self._qa_conditions(project_id))
+                )
+                or 0
+            )
+
+    def qa_queue(
+        self, project_id: int, page: int | None = None, per_page: int = 20
+    ) -> list[tuple[Item, Annotation]]:
+        """T8: submitted classifications carrying the flags ``s`` or ``i``, grouped by label
+        (as the paper re-checked them, one label at a time), oldest first in each group;
+        ``page``: only that page (in SQL)."""
+        with self.transaction() as session:
+            query = (
                 select(Item, Annotation)
                 .join(Annotation, Annotation.item_id == Item.id)
-                .where(
-                    Annotation.project_id == project_id,
-                    Annotation.task == CLASSIFY,
-                    Annotation.status == "submitted",
-                    or_(Annotation.flags.contains("s"), Annotation.flags.contains("i")),
-                    Item.resolved_by.is_(None),
-                )
+                .where(*self._qa_conditions(project_id))
                 .order_by(Annotation.label, Annotation.submitted_at, Annotation.id)
-            ).all()
+            )
+            if page is not None:
+                query = query.offset((max(page, 1) - 1) * per_page).limit(per_page)
+            rows = session.execute(query).all()
         return list(rows)
 
     def make_rewrite_check(
@@ -401,9 +448,14 @@ class Review(Service):
                 )
             )
         if text:
-            pattern = f"%{text.lower()}%"
+            # a substring, literally: % and _ are escaped, not wildcards
+            literal = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            pattern = f"%{literal}%"
             conditions.append(
-                or_(func.lower(Item.text1).like(pattern), func.lower(Item.text2).like(pattern))
+                or_(
+                    func.lower(Item.text1).like(pattern, escape="\\"),
+                    func.lower(Item.text2).like(pattern, escape="\\"),
+                )
             )
         with self.transaction() as session:
             items, total = page_of(session, Item, conditions, page, per_page)

@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -60,6 +62,7 @@ def create_app(
     hash_concurrency: int = 2,
     max_waiting_logins: int = 64,
     logins_per_address: int = 2,
+    login_wait: timedelta = timedelta(seconds=5),
 ) -> FastAPI:
     """Build the web app on a store.
 
@@ -83,10 +86,14 @@ def create_app(
         hash_concurrency: password checks (argon2, about 64 MiB each) at once; more logins
             queue without holding a worker thread.
         max_waiting_logins: logins allowed to queue; more get HTTP 503 with ``Retry-After``.
-        logins_per_address: logins one client address may have waiting or being checked at
-            once; more get HTTP 429 at once, so a flood from many addresses cannot fill every
-            hashing slot. A name that logged in before from the same address is checked in a
-            reserved lane, outside these limits (see :class:`LoginQueue`).
+        logins_per_address: logins one client address with ``login_attempts`` or more recent
+            failed logins may have waiting or being checked at once; more get HTTP 429 at
+            once, so a flood from many addresses cannot fill every hashing slot. An address
+            without failures (colleagues behind one NAT) may have a quarter of
+            ``max_waiting_logins``. A name that logged in before from the same address is
+            checked in a reserved lane, outside these limits (see :class:`LoginQueue`).
+        login_wait: a login that waits this long for a hashing slot gets HTTP 503 with
+            ``Retry-After`` instead of waiting on.
     """
     if not isinstance(store, Store):
         store = Store.open(store)
@@ -114,7 +121,11 @@ def create_app(
         ledger=StoreLedger(store),
     )
     app.state.login_queue = LoginQueue(
-        hash_concurrency, max_waiting_logins, per_address=logins_per_address
+        hash_concurrency,
+        max_waiting_logins,
+        per_address=logins_per_address,
+        max_wait=login_wait.total_seconds(),
+        suspect_after=max(1, login_attempts),
     )
 
     @app.middleware("http")
@@ -147,6 +158,18 @@ def create_app(
         if wants_html(request):
             return error_page(request, status, str(exc))
         return JSONResponse({"error": str(exc), "code": exc.code}, status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> Response:
+        # a page with a malformed query (?item=abc) gets an HTML page, never raw JSON
+        if wants_html(request):
+            where = "; ".join(
+                f"{'.'.join(str(x) for x in e.get('loc', ())[1:]) or 'request'}: "
+                f"{e.get('msg', 'invalid')}"
+                for e in exc.errors()
+            )
+            return error_page(request, 400, f"bad request ({where})")
+        return JSONResponse({"detail": jsonable_encoder(exc.errors())}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

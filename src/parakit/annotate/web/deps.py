@@ -15,9 +15,10 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from parakit.annotate.services.projects import IMPORTING
 from parakit.annotate.store import Store, User
 from parakit.annotate.throttle import LoginThrottle
-from parakit.errors import Forbidden
+from parakit.errors import Forbidden, NotFound
 
 COOKIE = "parakit_session"
 HEADER = "x-parakit"
@@ -136,9 +137,14 @@ def page_user(request: Request) -> User:
 
 
 def api_user(request: Request) -> User:
-    """The logged-in user of a JSON action; writes need the ``X-Parakit`` header."""
-    if request.method != "GET" and request.headers.get(HEADER) != "1":
-        raise HTTPException(403, "missing X-Parakit header (cross-site request refused)")
+    """The logged-in user of a JSON action; writes need the ``X-Parakit`` header and, when
+    the browser names one, this site as their ``Origin`` (defence in depth: a header a
+    cross-site page cannot send, and a check that does not rely on it)."""
+    if request.method != "GET":
+        if request.headers.get(HEADER) != "1":
+            raise HTTPException(403, "missing X-Parakit header (cross-site request refused)")
+        if not same_origin(request):
+            raise HTTPException(403, "request from another site refused (Origin)")
     user = get_store(request).accounts.session_user(request.cookies.get(COOKIE))
     if user is None:
         raise HTTPException(401, "not logged in or session expired")
@@ -146,8 +152,26 @@ def api_user(request: Request) -> User:
 
 
 def require_member(store: Store, user: User, project_id: int) -> None:
-    if not store.projects.can_access(user, project_id):
-        raise Forbidden(f"you are not a member of project {project_id}")
+    """Refuse a project the user may not open (Forbidden), saying why: an archived project
+    is named as archived to its members, not as one they are not a member of."""
+    if store.projects.can_access(user, project_id):
+        return
+    try:
+        project = store.project(project_id)
+    except NotFound:
+        project = None
+    settings = (project.settings or {}) if project is not None else {}
+    if (
+        project is not None
+        and settings.get("archived")
+        and IMPORTING not in settings
+        and user.id in store.projects.members(project_id)
+    ):
+        raise Forbidden(
+            f"project {project.name!r} is archived: its work is closed; ask an admin to "
+            "unarchive it if it should go on"
+        )
+    raise Forbidden(f"you are not a member of project {project_id}")
 
 
 def require_admin(user: User) -> None:

@@ -54,8 +54,9 @@ def admin_page(request: Request, user: PageUser, st: StoreDep) -> HTMLResponse:
         projects.append(
             {
                 "project": project,
-                "conflicts": len(st.review.disagreements(project.id)),
-                "qa": len(st.review.qa_queue(project.id)),
+                # counted in SQL: the judgments are never read for the index
+                "conflicts": st.review.disagreement_count(project.id),
+                "qa": st.review.qa_count(project.id),
                 "annotations": st.queue.count_annotations(project.id),
                 "progress": [
                     {**row, "title": getattr(TASKS.get(row["task"]), "title", row["task"])}
@@ -102,25 +103,26 @@ def review_page(
     st: Store,
     project_id: int,
     user: User,
-    groups: list[tuple[Any, list[Any]]],
+    fetch: Any,
+    total: int,
     title: str,
     empty: str,
     page: int = 1,
 ) -> HTMLResponse:
     """An adjudicator's list of items with their annotations and document context
-    (consensus and QA pages), ``PER_PAGE`` at a time; the caller checks the user's rights
-    before it queries ``groups``."""
+    (consensus and QA pages), ``PER_PAGE`` at a time: ``fetch(page)`` reads one page of
+    ``(item, annotations)`` groups (in SQL) out of ``total``; the caller checks the user's
+    rights first."""
     names = st.accounts.annotator_names()
-    pages = max(1, -(-len(groups) // PER_PAGE))
+    pages = max(1, -(-total // PER_PAGE))
     page = min(max(page, 1), pages)
-    shown = groups[(page - 1) * PER_PAGE : page * PER_PAGE]
     rows = [
         {
             "item": item,
             "annotations": [(names[a.annotator_id], a) for a in anns],
             "context": context_of(st, item),
         }
-        for item, anns in shown
+        for item, anns in fetch(page)
     ]
     return render(
         request,
@@ -132,7 +134,7 @@ def review_page(
         empty=empty,
         page=page,
         pages=pages,
-        total=len(groups),
+        total=total,
         path=request.url.path,
     )
 
@@ -147,9 +149,16 @@ def consensus(
 ) -> HTMLResponse:
     require_adjudicator(user)
     require_member(st, user, project_id)
-    groups = list(st.review.disagreements(project_id))
     return review_page(
-        request, st, project_id, user, groups, "Consensus", "No open disagreements.", page
+        request,
+        st,
+        project_id,
+        user,
+        lambda n: st.review.disagreements(project_id, page=n, per_page=PER_PAGE),
+        st.review.disagreement_count(project_id),
+        "Consensus",
+        "No open disagreements.",
+        page,
     )
 
 
@@ -163,13 +172,15 @@ def qa(
 ) -> HTMLResponse:
     require_adjudicator(user)
     require_member(st, user, project_id)
-    groups = [(item, [a]) for item, a in st.review.qa_queue(project_id)]
     return review_page(
         request,
         st,
         project_id,
         user,
-        groups,
+        lambda n: [
+            (item, [a]) for item, a in st.review.qa_queue(project_id, page=n, per_page=PER_PAGE)
+        ],
+        st.review.qa_count(project_id),
         "QA queue (flags s/i, grouped by label, oldest first)",
         "Nothing to re-check.",
         page,
@@ -215,34 +226,43 @@ def export(
     project = st.project(project_id)
     drop_labels = tuple(x for x in drop.split(",") if x)
     with tempfile.TemporaryDirectory() as tmp:
-        if format == "jsonl":
-            path = st.exports.export(
-                project_id,
-                Path(tmp) / "export.jsonl",
-                drop_labels=drop_labels,
-                judgments=judgments,
-            )
-            return Response(
-                path.read_bytes(),
-                media_type="application/x-ndjson",
-                headers={"Content-Disposition": attachment(f"{project.name}.jsonl")},
-            )
-        if format == "turku":
-            path = st.exports.export(
-                project_id,
-                Path(tmp) / "export.json",
-                format="turku",
-                drop_labels=drop_labels,
-            )
-            buffer = io.BytesIO()
-            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-                for file in sorted(Path(tmp).iterdir()):
-                    archive.write(file, file.name.replace("export", _ascii(project.name), 1))
-            return Response(
-                buffer.getvalue(),
-                media_type="application/zip",
-                headers={"Content-Disposition": attachment(f"{project.name}-turku.zip")},
-            )
+        try:
+            return _export(st, project, Path(tmp), format, drop_labels, judgments)
+        except ParakitError as err:
+            # the message names the server's temporary file: name the download instead
+            shown = err.message.replace(str(Path(tmp) / "export"), project.name)
+            raise AnnotateError(shown.replace(tmp, "export"), code=err.code) from None
+
+
+def _export(
+    st: Store,
+    project: Any,
+    tmp: Path,
+    format: str,
+    drop_labels: tuple[str, ...],
+    judgments: bool,
+) -> Response:
+    """The export of ``project`` as a download, written through the folder ``tmp``."""
+    if format == "jsonl":
+        path = st.exports.export(
+            project.id, tmp / "export.jsonl", drop_labels=drop_labels, judgments=judgments
+        )
+        return Response(
+            path.read_bytes(),
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": attachment(f"{project.name}.jsonl")},
+        )
+    if format == "turku":
+        st.exports.export(project.id, tmp / "export.json", format="turku", drop_labels=drop_labels)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for file in sorted(tmp.iterdir()):
+                archive.write(file, file.name.replace("export", _ascii(project.name), 1))
+        return Response(
+            buffer.getvalue(),
+            media_type="application/zip",
+            headers={"Content-Disposition": attachment(f"{project.name}-turku.zip")},
+        )
     raise AnnotateError(f"unknown export format {format!r}; use jsonl or turku", code="E610")
 
 
@@ -502,8 +522,8 @@ def set_active(user_id: int, body: ActiveBody, user: ApiUser, st: StoreDep) -> d
     require_admin(user)
     if user_id == user.id and not body.active:
         raise AnnotateError("you cannot deactivate yourself", code="E604")
-    returned = st.accounts.set_active(user_id, body.active)
-    return {"ok": True, "returned": returned}
+    done = st.accounts.set_active(user_id, body.active)
+    return {"ok": True, "returned": done.returned, "stranded": done.stranded}
 
 
 @router.post("/api/admin/users/{user_id}/password")

@@ -2,8 +2,10 @@
 
 A login is refused before any password hashing when the throttle says wait (HTTP 429), when
 the request comes from another site (403), or when too many logins already queue for a
-hashing slot (503). The argon2 check runs in a worker thread under a capacity limiter, so
-waiting logins hold no thread and other users' requests are served meanwhile.
+hashing slot, or one waited too long for it (503, with ``Retry-After``). The argon2 check runs
+in a worker thread once a capacity limiter gives it a slot, so waiting logins hold no thread
+and other users' requests are served meanwhile. Nothing is written before the password is
+checked: a wrong one is counted by the throttle, a right one clears its record.
 """
 
 from __future__ import annotations
@@ -36,24 +38,44 @@ router = APIRouter()
 class LoginQueue:
     """Password checks (argon2: CPU and 64 MiB each) shared out fairly under a login flood.
 
-    * At most ``slots`` checks at once in the general lane, ``max_waiting`` logins waiting
-      for it; more get HTTP 503.
-    * Once logins queue (more than ``slots``), at most ``per_address`` per client address
-      waiting or being checked; more get HTTP 429 at once, so many requests from one address
-      hold no place in the queue.
-    * A name + address that logged in successfully before is checked in its own lane (one
-      slot, outside both limits): attackers from other addresses, however many, cannot
-      starve a returning user.
+    * At most ``slots`` checks at once in the general lane and ``max_waiting`` logins waiting
+      for it; more get HTTP 503 with ``Retry-After``, and so does a login that waited
+      ``max_wait`` seconds without a slot (refused quickly rather than queued for a minute).
+    * Once logins queue (more than ``slots``), an address with recent failed logins (at
+      least ``suspect_after``, counted by the throttle) holds at most ``per_address`` places,
+      waiting or being checked; an address without (colleagues behind an office NAT typing
+      their passwords right) holds up to ``clean_address`` places. More get HTTP 429 at once.
+    * One name from one address is checked once at a time (a person does not log in to
+      one account twenty times at once; a guesser does): more get HTTP 429 at once, so
+      concurrent guesses cannot slip in before the throttle counts the first failures.
+    * A name + address that logged in successfully before is checked in its own lane
+      (``slots`` more, outside both limits): attackers from other addresses, however many,
+      cannot starve a returning user, nor can a shift of returning colleagues starve each
+      other behind one slot.
 
     Limiters are made per event loop (a server process runs one).
     """
 
-    def __init__(self, slots: int, max_waiting: int, per_address: int = 2) -> None:
+    def __init__(
+        self,
+        slots: int,
+        max_waiting: int,
+        per_address: int = 2,
+        max_wait: float = 5.0,
+        suspect_after: int = 5,
+        clean_address: int | None = None,
+    ) -> None:
         self.slots = slots
         self.max_waiting = max_waiting
         self.per_address = per_address
+        self.max_wait = max_wait
+        self.suspect_after = suspect_after
+        self.clean_address = (
+            max(per_address, max_waiting // 4) if clean_address is None else (clean_address)
+        )
         self.waiting = 0
         self.by_address: dict[str | None, int] = {}
+        self.by_pair: set[tuple[str, str | None]] = set()
         self._limiters: weakref.WeakKeyDictionary[Any, dict[bool, anyio.CapacityLimiter]] = (
             weakref.WeakKeyDictionary()
         )
@@ -63,32 +85,41 @@ class LoginQueue:
         if loop not in self._limiters:
             self._limiters[loop] = {
                 False: anyio.CapacityLimiter(self.slots),
-                True: anyio.CapacityLimiter(1),
+                True: anyio.CapacityLimiter(self.slots),
             }
         return self._limiters[loop][known]
 
-    def refusal(self, address: str | None) -> tuple[str, int, str] | None:
-        """``(message, status, retry_after)`` when a new login from ``address`` must wait."""
+    def refusal(
+        self, address: str | None, failures: int = 0, name: str = ""
+    ) -> tuple[str, int, str] | None:
+        """``(message, status, retry_after)`` when a new login for ``name`` from ``address``
+        (with ``failures`` recent failed logins) must wait."""
+        if (name.casefold(), address) in self.by_pair:
+            return "A login for this name is already being checked. Try again shortly.", 429, "2"
         # per-address places matter once logins queue (more than the slots): an office behind
-        # one NAT logs in freely until then
+        # one NAT logs in freely until then, and an address without failures keeps many
         crowded = self.waiting >= self.slots
-        if crowded and self.by_address.get(address, 0) >= self.per_address:
+        places = self.per_address if failures >= self.suspect_after else self.clean_address
+        if crowded and self.by_address.get(address, 0) >= places:
             return "Too many logins at once from your address. Try again shortly.", 429, "2"
         if self.waiting >= self.max_waiting:
             return "The server is busy. Try again shortly.", 503, "5"
         return None
 
     @contextmanager
-    def entered(self, address: str | None, known: bool) -> Iterator[None]:
+    def entered(self, address: str | None, known: bool, name: str = "") -> Iterator[None]:
         """Count a login as waiting (the reserved lane counts nowhere)."""
         if known:
             yield
             return
+        pair = (name.casefold(), address)
         self.waiting += 1
         self.by_address[address] = self.by_address.get(address, 0) + 1
+        self.by_pair.add(pair)
         try:
             yield
         finally:
+            self.by_pair.discard(pair)
             self.waiting -= 1
             self.by_address[address] -= 1
             if not self.by_address[address]:
@@ -100,6 +131,26 @@ def _page(request: Request, error: str, status: int, **headers: str) -> HTMLResp
     response.status_code = status
     response.headers.update(headers)
     return response
+
+
+#: the page of a login refused before any check (busy, too many from an address): plain
+#: HTML made once, no template, so that a flood of refusals costs the server next to nothing
+_REFUSED = (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Log in</title>'
+    '<meta name="viewport" content="width=device-width, initial-scale=1"></head><body><main>'
+    '<h1>Log in</h1><p class="msg" id="login-error">{message}</p>'
+    '<form method="post" action="/login">'
+    '<p><label>Name <input type="text" name="name" id="name" autocomplete="username" '
+    'required></label></p><p><label>Password <input type="password" name="password" '
+    'id="password" autocomplete="current-password" required></label></p>'
+    '<p><button type="submit" id="login">Log in</button></p></form></main></body></html>'
+)
+
+
+def _refused(message: str, status: int, retry_after: str) -> HTMLResponse:
+    return HTMLResponse(
+        _REFUSED.format(message=message), status_code=status, headers={"Retry-After": retry_after}
+    )
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -118,27 +169,33 @@ async def login(
     store, settings, throttle = get_store(request), get_settings(request), get_throttle(request)
     queue: LoginQueue = request.app.state.login_queue
     address = client_address(request)
-    # a login that will not be checked now is refused before anything is written: under a
-    # flood the store then only records the attempts that reach a password check
+    # the throttle only reads here (a flood of refused logins writes nothing, so it never
+    # queues the annotators' writes behind it); a failure is written after a wrong password
     known = await run_in_threadpool(throttle.known, name, address)
-    refusal = None if known else queue.refusal(address)
+    # a full queue refuses a new name at once, before the store is asked anything more
+    refusal = None if known else queue.refusal(address, 0, name)
+    if refusal is not None and refusal[1] == 503:
+        return _refused(*refusal)
+    wait, ticket = await run_in_threadpool(throttle.attempt, name, address)
+    if wait:
+        return _refused(f"Too many failed logins. Try again in {wait} seconds.", 429, str(wait))
+    failures = ticket.address_failures if ticket is not None else 0
+    refusal = None if known else queue.refusal(address, failures, name)
     if refusal is not None:
-        message, status, retry = refusal
-        return _page(request, message, status, **{"Retry-After": retry})
-    with queue.entered(address, known):  # counted at once: the checks above see it
-        # the throttle's counts live in the store: off the event loop
-        wait, ticket = await run_in_threadpool(throttle.attempt, name, address)
-        if wait:
-            return _page(
-                request,
-                f"Too many failed logins. Try again in {wait} seconds.",
-                429,
-                **{"Retry-After": str(wait)},
-            )
-        user = await anyio.to_thread.run_sync(
-            store.accounts.authenticate, name, password, limiter=queue.limiter(known)
-        )
+        return _refused(*refusal)
+    with queue.entered(address, known, name):  # counted at once: the checks above see it
+        limiter = queue.limiter(known)
+        try:
+            with anyio.fail_after(queue.max_wait):
+                await limiter.acquire()
+        except TimeoutError:
+            return _refused("The server is busy. Try again shortly.", 503, "5")
+        try:
+            user = await anyio.to_thread.run_sync(store.accounts.authenticate, name, password)
+        finally:
+            limiter.release()
     if user is None:
+        await run_in_threadpool(throttle.failed, ticket)
         return _page(request, "Wrong name or password.", 401)
     await run_in_threadpool(throttle.succeeded, ticket)
     token = await run_in_threadpool(store.accounts.start_session, user.id, settings.session_ttl)
