@@ -97,15 +97,6 @@ class SentenceEncoder:
         resolve_precision(precision, device)  # a bad value fails here, not at the first batch
 
     @property
-    def static(self) -> bool:
-        """Whether the model is a static encoder (a token-embedding table,
-        :mod:`parakit.vectors.static`): it runs in fp32 whatever ``precision`` says, since a
-        table lookup gains nothing from bf16."""
-        from parakit.vectors.static import is_static_encoder
-
-        return is_static_encoder(resolve_model(self.model))
-
-    @property
     def model_(self) -> Any:
         if getattr(self, "_model", None) is None:
             from parakit.vectors.loading import load_sentence_transformer
@@ -114,8 +105,11 @@ class SentenceEncoder:
             model = load_sentence_transformer(
                 self.model, device=self.device, max_seq_length=self.max_seq_length
             )
+            from parakit.vectors.static import is_static_model
+
             resolved = resolve_precision(self.precision, self.device)
-            if resolved != "fp32" and not self.static:
+            # a static encoder (a token-embedding table) stays fp32: a lookup gains nothing
+            if resolved != "fp32" and not is_static_model(model):
                 import torch
 
                 # bf16 weights, not autocast: autocast casts every weight again for each batch
@@ -156,8 +150,10 @@ class SentenceEncoder:
             # a static encoder has no token limit (sentence-transformers says inf)
             "max_seq_length": _token_limit(self.model_.max_seq_length),
         }
+        from parakit.vectors.static import is_static_model
+
         precision = resolve_precision(self.precision, self.device)
-        if self.static:
+        if is_static_model(self.model_):
             out["static"] = True
         elif precision != "fp32":  # fp32 signatures stay as they were before bf16
             out["precision"] = precision

@@ -32,7 +32,8 @@ STATIC_FILE = "parakit_static.json"
 
 def is_static_encoder(path: str | Path) -> bool:
     """Whether ``path`` is a sentence-transformers folder whose first module is a
-    ``StaticEmbedding`` (a distilled static encoder, ours or anyone's)."""
+    ``StaticEmbedding`` (a distilled static encoder, ours or anyone's), without loading it;
+    :func:`is_static_model` asks the same of a loaded model (the encoders use that one)."""
     modules = Path(path) / "modules.json"
     if not modules.is_file():
         return False
@@ -45,7 +46,8 @@ def is_static_encoder(path: str | Path) -> bool:
 
 def is_static_model(model: Any) -> bool:
     """Whether a loaded ``SentenceTransformer`` is a static encoder (its first module is a
-    ``StaticEmbedding``): it runs without autocast, which its embedding bag does not take."""
+    ``StaticEmbedding``): the encoders run it in fp32 and without autocast, which its embedding
+    bag does not take."""
     try:
         return type(model[0]).__name__ == "StaticEmbedding"
     except (TypeError, IndexError, KeyError):
