@@ -67,3 +67,28 @@ def test_distill_static_then_mine_with_it(run, tiny_model, mine_words, tmp_path,
     assert len(pairs) >= 2
     texts = {frozenset((p.text1, p.text2)) for p in pairs}
     assert frozenset(("the cat sat on the mat", "a cat sat on a mat")) in texts
+    # ... and build knn (the Turku setting: Euclidean, unnormalised vectors)
+    run("build", "knn", sentences, "-o", tmp_path / "knn", "-m", out, "--k", 2,
+        "--metric", "l2", "--n", 2)  # fmt: skip
+    assert len(read(tmp_path / "knn" / "candidates.jsonl")) >= 2
+    # the ONNX backend has no static graph: a clear refusal, not an internal error
+    args = ["mine", "run", str(sentences), "-o", str(tmp_path / "o.jsonl"), "--workdir",
+            str(tmp_path / "wo"), "-m", str(out), "--backend", "onnx"]  # fmt: skip
+    assert main(args) != 0
+    assert "[E806]" in capsys.readouterr().err
+
+
+def test_careless_inputs_write_nothing_or_say_what_was_done(run, tiny_model, tmp_path, capsys):
+    # gold pairs without a paraphrase: refused before anything is distilled or written
+    gold = tmp_path / "negatives.csv"
+    gold.write_text("text1,text2,label\nthe cat sat,the dog ran,0\n")
+    out = tmp_path / "static"
+    assert main(["embed", "distill-static", str(tiny_model), "-o", str(out), "--gold", str(gold)])
+    assert "[E805]" in capsys.readouterr().err
+    assert not out.exists()
+    # more PCA dimensions than the teacher has (32): the card says what was kept
+    run("embed", "distill-static", tiny_model, "-o", out, "--pca-dims", "64")
+    assert json.loads((out / "parakit_static.json").read_text())["dim"] == 32
+    card = (out / "README.md").read_text()
+    assert "PCA kept the teacher's 32 dimensions; 64 were asked for" in card
+    assert "PCA to 64" not in card

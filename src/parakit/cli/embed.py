@@ -177,21 +177,24 @@ def distill_static_command(
     from parakit.vectors.static import distill_static
 
     teacher = check_model(model, "MODEL")
+    # the gold pairs and the pool are read before anything is distilled or written
+    measure = _gold_inputs(gold, pool, fmt) if gold is not None else None
     with status(f"distilling a static encoder from {model}"):
         info = distill_static(teacher, output, pca_dims=pca_dims)
-    if gold is not None:
-        info["gold_recall"] = _static_recall(teacher, output, gold, pool, ks or [5, 10, 50], fmt)
+    if measure is not None:
+        positives, distractors = measure
+        info["gold_recall"] = _static_recall(
+            teacher, output, gold.name, positives, distractors, ks or [5, 10, 50]
+        )
     typer.echo(json.dumps({"saved": str(output), **info}, indent=2))
 
 
-def _static_recall(
-    teacher: str, folder: Path, gold: Path, pool: Path | None, ks: list[int], fmt: str | None
-) -> dict:
-    """Gold recall@k of the teacher and the static encoder in ``folder``, recorded in its card."""
+def _gold_inputs(
+    gold: Path, pool: Path | None, fmt: str | None
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """The paraphrase pairs of ``gold`` and the sentences of ``pool`` (E805: no paraphrase)."""
     from parakit.errors import MineError
     from parakit.vectors.collection import iter_collection
-    from parakit.vectors.encode import load_encoder
-    from parakit.vectors.static import gold_recall, record_recall
 
     labelled = read_pairs(gold, fmt)
     positives = [
@@ -202,7 +205,22 @@ def _static_recall(
     if not positives:
         raise MineError(f"{gold}: no paraphrase pairs to measure recall on", code="E805")
     distractors = [r["text"] for r in iter_collection(pool)] if pool is not None else []
-    recall = {"source": gold.name, "pairs": len(positives), "ks": ks}
+    return positives, distractors
+
+
+def _static_recall(
+    teacher: str,
+    folder: Path,
+    source: str,
+    positives: list[tuple[str, str]],
+    distractors: list[str],
+    ks: list[int],
+) -> dict:
+    """Gold recall@k of the teacher and the static encoder in ``folder``, recorded in its card."""
+    from parakit.vectors.encode import load_encoder
+    from parakit.vectors.static import gold_recall, record_recall
+
+    recall = {"source": source, "pairs": len(positives), "ks": ks}
     with status(f"gold recall of {len(positives)} pairs among {len(distractors)} sentences"):
         for name, path in (("teacher", teacher), ("static", str(folder))):
             recall[name] = gold_recall(load_encoder(path, "torch"), positives, distractors, ks)

@@ -149,9 +149,9 @@ def static_card(info: dict[str, Any]) -> str:
         f"# Static encoder distilled from {info['teacher']}",
         "",
         f"A token-embedding table ({info['vocabulary']} tokens x {info['dim']} dimensions) "
-        f"distilled from `{info['teacher']}` with Model2Vec (PCA to {info['pca_dims']} "
-        "dimensions, Zipf weighting) by `parakit embed distill-static`. A sentence is the mean "
-        "of its tokens' vectors: no transformer pass.",
+        f"distilled from `{info['teacher']}` with Model2Vec ({_reduction(info)}, Zipf "
+        "weighting) by `parakit embed distill-static`. A sentence is the mean of its tokens' "
+        "vectors: no transformer pass.",
         "",
     ]
     recall = info.get("gold_recall")
@@ -171,6 +171,16 @@ def static_card(info: dict[str, Any]) -> str:
             "",
         ]
     return "\n".join(lines)
+
+
+def _reduction(info: dict[str, Any]) -> str:
+    """What PCA did: Model2Vec keeps the teacher's dimension when ``pca_dims`` asks for more."""
+    asked, dim = info.get("pca_dims"), info["dim"]
+    if asked is None:
+        return "no PCA"
+    if asked > dim:
+        return f"PCA kept the teacher's {dim} dimensions; {asked} were asked for"
+    return f"PCA to {dim} dimensions"
 
 
 def gold_recall(
