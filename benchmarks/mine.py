@@ -11,6 +11,8 @@ Run from the repository root (HF_HUB_OFFLINE=1, the offline MiniLM installed)::
     python benchmarks/mine.py search --workdir out/bench-e2e --target 1000000
     python benchmarks/mine.py memory --workdir out/bench-e2e   # peak RSS vs N (subprocesses)
     python benchmarks/mine.py static --pools 20000 50000 --commit   # static encoder vs teacher
+    python benchmarks/mine.py codes --n 159979 --commit  # memory/recall of each index kind
+    python benchmarks/mine.py cascade --pool 50000 --commit   # static + teacher re-scoring
 
 Each prints a Markdown table; figures go to docs/benchmarks.md#embeddings-and-mining.
 """
@@ -597,6 +599,169 @@ def bench_static(args: argparse.Namespace) -> None:
         ledger.record(unit, metrics, clock=clock.read())
 
 
+def static_student(workdir: Path, teacher: str = "offline-minilm") -> Path:
+    """The static encoder distilled from ``teacher`` (PCA 256), distilled once under
+    ``workdir``."""
+    from parakit.vectors.static import distill_static
+
+    folder = workdir / f"static-{teacher}-256"
+    if not (folder / "parakit_static.json").is_file():
+        distill_static(teacher, folder, pca_dims=256)
+    return folder
+
+
+def static_vectors(n: int, workdir: Path, teacher: str = "offline-minilm") -> np.ndarray:
+    """The first ``n`` MultiPIT auto sentences embedded by :func:`static_student`: real
+    vectors in seconds."""
+    from parakit.vectors.encode import load_encoder
+
+    folder = static_student(workdir, teacher)
+    cache = workdir / f"vectors-{n}.npy"
+    if cache.is_file():
+        return np.load(cache)
+    vectors = load_encoder(str(folder), "torch", batch_size=1024).encode(multipit_sentences(n))
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    np.save(workdir / f".vectors-{n}.tmp.npy", vectors)
+    os.replace(workdir / f".vectors-{n}.tmp.npy", cache)
+    return vectors
+
+
+def bench_codes(args: argparse.Namespace) -> None:
+    """Issue 28 item 4: every index kind over the same real vectors (MultiPIT auto sentences,
+    static encoder) — bytes per vector measured on the serialised index, MB per million
+    vectors, recall@k against exact search on sampled rows (their own row left out), build
+    seconds and ms per query; then what the calibrator chooses under a memory budget the flat
+    vectors exceed. One unit of the ``index-codes`` ledger per configuration."""
+    import faiss
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ledger import Ledger, UnitClock
+
+    from parakit.vectors.index import VectorIndex, pq_sizes, recall_per_query
+
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    x = static_vectors(args.n, work)
+    n, dim = x.shape
+    ledger = Ledger("index-codes", commit=args.commit)
+    chunks = lambda: (x[i : i + 50_000] for i in range(0, n, 50_000))  # noqa: E731
+    rows = np.random.default_rng(7).choice(n, size=min(args.sample, n), replace=False)
+    truth = VectorIndex(kind="flat").build(chunks, n=n).search(x[rows], args.k + 1)[1]
+    configs: list[tuple[str, dict]] = [("flat", {}), ("ivf", {}), ("hnsw", {"ef_search": 128})]
+    configs += [(kind, {"pq_m": m}) for m in pq_sizes(dim) for kind in ("ivfpq", "ivfopq")]
+    budget = n * dim * 4 // 2  # half of what the flat vectors need
+    configs.append(("auto", {"recall": args.recall, "recall_k": args.k, "memory_budget": budget}))
+    for kind, options in configs:
+        unit = {"vectors": "multipit-auto static-minilm-256", "n": n, "dim": dim,
+                "kind": kind, **options, "k": args.k}  # fmt: skip
+        if ledger.has(unit):
+            print(f"{kind} {options}: in the ledger, skipped")
+            continue
+        clock = UnitClock()
+        start = time.perf_counter()
+        index = VectorIndex(kind=kind, seed=0, **options).build(chunks, n=n)
+        build = time.perf_counter() - start
+        start = time.perf_counter()
+        found = index.search(x[rows], args.k + 1)[1]
+        per_query = (time.perf_counter() - start) / len(rows)
+        size = faiss.serialize_index(index.index_).nbytes
+        metrics = {
+            "chosen": f"{index.kind_} m={index.pq_m_}" if index.pq_m_ else index.kind_,
+            "nprobe": index.nprobe_,
+            "bytes_per_vector": round(size / n, 1),
+            "mb_per_million": round(size / n * 1e6 / 2**20, 1),
+            f"recall@{args.k}": round(
+                float(recall_per_query(found, truth, rows, args.k).mean()), 4
+            ),
+            "build_s": round(build, 1),
+            "ms_per_query": round(1000 * per_query, 3),
+        }
+        if index.calibration_ and "configs" in index.calibration_:
+            metrics["configs_tried"] = len(index.calibration_["configs"])
+        ledger.record(unit, metrics, clock=clock.read())
+        del index
+
+
+def bench_cascade(args: argparse.Namespace) -> None:
+    """Issue 28 item 2: mining with the teacher, with its static student, and with the cascade
+    (the student mines ``--wide-k`` neighbours, its embedding classifier keeps P >= 0.5, the
+    teacher re-scores the survivors' sentences and keeps each sentence's best ``--k``). The
+    pool: ``--pool`` MultiPIT auto sentences with the MultiPIT expert val paraphrases hidden in
+    it; each classifier is trained on expert train with its own encoder. Per configuration: the
+    share of the hidden gold pairs in the output (gold recall), the pairs written, seconds per
+    step and the whole run; one unit of the ``mine-cascade`` ledger each."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ledger import Ledger, UnitClock
+
+    from parakit.io import read
+    from parakit.mine.mining import mine
+    from parakit.models.baselines import EmbeddingClassifier
+    from parakit.vectors.encode import load_encoder
+
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    student = str(static_student(work, args.teacher))
+    val = read(DATA / "multipit" / "expert-val.csv", format="multipit")
+    gold = {(p.text1, p.text2) for p in val if p.label == "1" and p.text1 != p.text2}
+    texts = list(dict.fromkeys([t for pair in gold for t in pair] + multipit_sentences(args.pool)))
+    collection = work / f"pool-{args.pool}.txt"
+    collection.write_text("\n".join(t.replace("\n", " ") for t in texts) + "\n", encoding="utf-8")
+    train = read(DATA / "multipit" / "expert-train.csv", format="multipit")
+    ledger = Ledger("mine-cascade", commit=args.commit)
+    configs = [
+        ("teacher", args.teacher, args.k, None),
+        ("static", student, args.k, None),
+        ("cascade", student, args.wide_k, args.teacher),
+    ]
+    for name, model, k, rescorer in configs:
+        unit = {"config": name, "teacher": args.teacher, "pool": len(texts),
+                "gold_pairs": len(gold), "k": args.k, "wide_k": k if rescorer else None,
+                "min_probability": 0.5}  # fmt: skip
+        if ledger.has(unit):
+            print(f"{name}: in the ledger, skipped")
+            continue
+        clock = UnitClock()
+        start = time.perf_counter()
+        encoder = load_encoder(model, "torch", batch_size=64, precision=args.precision)
+        classifier = EmbeddingClassifier(model, "labels", "torch").fit(train)
+        train_s = time.perf_counter() - start
+        job = work / f"job-{name}-{args.pool}"
+        if job.exists():
+            import shutil
+
+            shutil.rmtree(job)
+        result = mine(
+            collection, job, encoder, output=job / "pairs.jsonl", k=k, classifier=classifier,
+            min_probability=0.5, recall=0.95, progress=False,
+            rescorer=None if rescorer is None else load_encoder(
+                rescorer, "torch", batch_size=64, precision=args.precision
+            ),
+            rescore_k=args.k if rescorer else None,
+        )  # fmt: skip
+        total = time.perf_counter() - start
+        found = set()
+        for line in (job / "pairs.jsonl").read_text(encoding="utf-8").splitlines()[1:]:
+            pair = json.loads(line)
+            found |= {(pair["text1"], pair["text2"]), (pair["text2"], pair["text1"])}
+        metrics = {
+            "gold_recall": round(sum(pair in found for pair in gold) / len(gold), 4),
+            "written": result.n_written,
+            "candidates": result.n_candidates,
+            "classifier_train_s": round(train_s, 1),
+            **{f"{step}_s": round(v, 1) for step, v in result.seconds.items()},
+            "total_s": round(total, 1),
+        }
+        ledger.record(unit, metrics, clock=clock.read())
+    lines = {ln["unit"]["config"]: ln["metrics"] for ln in ledger.lines()}
+    if "teacher" in lines:
+        base = lines["teacher"]
+        for name, m in lines.items():
+            share = m["gold_recall"] / max(base["gold_recall"], 1e-9)
+            speed = base["total_s"] / m["total_s"]
+            print(f"{name}: gold recall {m['gold_recall']:.3f} ({share:.1%} of the teacher's), "
+                  f"{speed:.1f}x its speed")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -647,8 +812,25 @@ def main() -> None:
     p.add_argument("--precision", default="fp32", help="the teacher's (the static one: fp32)")
     p.add_argument("--workdir", default="out/bench-static")
     p.add_argument("--commit", action="store_true", help="commit each ledger line")
+    p = sub.add_parser("codes")
+    p.add_argument("--n", type=int, default=159_979)
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--sample", type=int, default=1000, help="rows whose recall is measured")
+    p.add_argument("--recall", type=float, default=0.9, help="the calibrator's target (auto)")
+    p.add_argument("--workdir", default="out/bench-codes")
+    p.add_argument("--commit", action="store_true", help="commit each ledger line")
+    p = sub.add_parser("cascade")
+    p.add_argument("--teacher", default="offline-minilm")
+    p.add_argument("--pool", type=int, default=50_000, help="MultiPIT auto sentences")
+    p.add_argument("--k", type=int, default=5, help="neighbours kept per sentence")
+    p.add_argument("--wide-k", type=int, default=20, help="the student's k in the cascade")
+    p.add_argument("--precision", default="fp32", help="the teacher's (the static one: fp32)")
+    p.add_argument("--workdir", default="out/bench-cascade")
+    p.add_argument("--commit", action="store_true", help="commit each ledger line")
     args = parser.parse_args()
     {
+        "cascade": bench_cascade,
+        "codes": bench_codes,
         "static": bench_static,
         "embed": bench_embed,
         "vectors": bench_vectors,

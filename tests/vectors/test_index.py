@@ -206,3 +206,71 @@ def test_auto_with_target_uses_hnsw_for_large_collections():
     cal = index.calibration_
     assert cal["approx_kind"] == "hnsw" and "ef_search" in cal["trials"][0]
     assert index.kind_ in ("hnsw", "flat")
+
+
+# -- compressed codes chosen by measurement (IVF-PQ / OPQ) --------------------------------------
+
+
+def test_pq_sizes_and_bytes_per_vector():
+    from parakit.vectors.index import pq_sizes, vector_bytes
+
+    assert pq_sizes(32) == [4, 8, 16]
+    assert pq_sizes(384) == [12, 24, 48, 96, 192]
+    # flat: 4 bytes a float, no id; IVF lists: the int64 id beside the code
+    assert vector_bytes("flat", 384) == 1536
+    assert vector_bytes("ivf", 384) == 1544
+    assert vector_bytes("ivfpq", 384, 48) == vector_bytes("ivfopq", 384, 48) == 56
+    assert vector_bytes("ivfpq", 384, 48, pq_bits=4) == 32
+    # a budget the raw vectors exceed means compressed codes at any size
+    assert choose_kind(5_000, 384, memory_budget=5_000 * 1536 - 1) == "ivfpq"
+
+
+def test_memory_bound_auto_measures_codes_smallest_first():
+    x = _clustered(12_000, dim=32)
+    budget = len(x) * 32 * 4 - 1  # the flat vectors do not fit, every PQ size does
+    index = VectorIndex(recall=0.9, calibration_queries=400, memory_budget=budget).build(
+        _chunks(x, 4000), n=len(x)
+    )
+    cal = index.calibration_
+    tried = [(c["kind"], c["pq_m"]) for c in cal["configs"]]
+    # PQ then OPQ at each size, smallest first, stopping at the first that meets the target
+    order = [("ivfpq", 4), ("ivfopq", 4), ("ivfpq", 8), ("ivfopq", 8), ("ivfpq", 16)]
+    assert tried == order[: len(tried)]
+    assert all(c["lower"] < 0.9 for c in cal["configs"][:-1]) and cal["configs"][-1]["lower"] >= 0.9
+    assert (index.kind_, index.pq_m_) == tried[-1] and "smallest code" in cal["chosen_by"]
+    assert len(x) * cal["configs"][-1]["bytes_per_vector"] <= budget
+    assert index.kind_ != "flat" and index.meta()["pq_m"] == index.pq_m_
+    assert _held_out_recall(index, x, _held_out_rows(index, len(x))) >= 0.85
+
+
+def test_memory_bound_unreachable_target_keeps_the_best_code(tmp_path):
+    x = _clustered(12_000, dim=32)
+    budget = len(x) * (4 + 8)  # only the 4-byte codes (+ ids) fit
+    index = VectorIndex(recall=0.999, calibration_queries=300, memory_budget=budget).build(
+        _chunks(x, 4000), n=len(x)
+    )
+    cal = index.calibration_
+    assert [(c["kind"], c["pq_m"]) for c in cal["configs"]] == [("ivfpq", 4), ("ivfopq", 4)]
+    best = max(cal["configs"], key=lambda c: c["lower"])
+    assert (index.kind_, index.pq_m_) == (best["kind"], best["pq_m"])
+    assert "not reached" in cal["chosen_by"] and cal["recall_estimate"] == best["recall"]
+    # what was kept is what is saved and loaded back
+    folder = index.save(tmp_path / "ix")
+    loaded = VectorIndex.load(folder)
+    assert loaded.kind_ == index.kind_ and loaded.pq_m_ == 4 and loaded.nprobe_ == index.nprobe_
+    np.testing.assert_array_equal(loaded.search(x[:50], 5)[1], index.search(x[:50], 5)[1])
+
+
+def test_explicit_opq_builds_saves_and_loads(tmp_path):
+    x = _clustered(12_000, dim=32)
+    index = VectorIndex(kind="ivfopq", nlist=64, nprobe=16, pq_m=8).build(_chunks(x), n=len(x))
+    assert index.kind_ == "ivfopq" and index.meta()["pq_m"] == 8
+    assert "OPQ" in type(index.index_).__name__ or index.index_.__class__.__name__.endswith(
+        "PreTransform"
+    )
+    plain = VectorIndex(kind="ivfpq", nlist=64, nprobe=16, pq_m=8).build(_chunks(x), n=len(x))
+    rows = np.arange(0, len(x), 37)
+    # the same bytes per vector; the learned rotation loses no recall against plain PQ
+    assert _held_out_recall(index, x, rows) >= _held_out_recall(plain, x, rows) - 0.02
+    loaded = VectorIndex.load(index.save(tmp_path / "opq"))
+    np.testing.assert_array_equal(loaded.search(x[:40], 5)[1], index.search(x[:40], 5)[1])

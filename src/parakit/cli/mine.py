@@ -15,11 +15,13 @@ import typer
 from parakit.cli.options import (
     FormatOpt,
     JsonOpt,
+    MemoryBudgetOpt,
     PrecisionOpt,
     SeedOpt,
     echo_json,
     mark_resumable,
     output_option,
+    parse_bytes,
     progress_bar,
     read_pairs,
     resolve_model,
@@ -72,6 +74,16 @@ class _ChunkedProgress:
         return getattr(self.encoder, name)
 
 
+def _index_options(on_disk: bool, memory_budget: str | None) -> dict[str, Any] | None:
+    """The VectorIndex options of ``--on-disk`` and ``--memory-budget``."""
+    options: dict[str, Any] = {}
+    if on_disk:
+        options["on_disk"] = True
+    if memory_budget is not None:
+        options["memory_budget"] = parse_bytes(memory_budget)
+    return options or None
+
+
 @app.command("run")
 def run(
     collection: Annotated[
@@ -93,7 +105,22 @@ def run(
         float | None, typer.Option(help="Keep pairs with P(paraphrase) >= this.")
     ] = None,
     min_score: Annotated[float | None, typer.Option(help="Keep pairs with cosine >= this.")] = None,
-    index_kind: Annotated[str, typer.Option(help="auto | flat | ivf | hnsw | ivfpq")] = "auto",
+    rescore_with: Annotated[
+        str | None,
+        typer.Option(
+            help="Cascade: a better encoder re-scores the pairs that survive the classifier "
+            "(each of their sentences embedded once); mine with a static -m and a larger -k."
+        ),
+    ] = None,
+    rescore_k: Annotated[
+        int | None, typer.Option(help="Cascade: keep each sentence's best N by the rescorer.")
+    ] = None,
+    min_teacher_score: Annotated[
+        float | None, typer.Option(help="Cascade: keep pairs with rescorer cosine >= this.")
+    ] = None,
+    index_kind: Annotated[
+        str, typer.Option(help="auto | flat | ivf | hnsw | ivfpq | ivfopq")
+    ] = "auto",
     metric: Annotated[str, typer.Option(help="ip (cosine) | l2")] = "ip",
     nprobe: Annotated[int | None, typer.Option(help="IVF cells visited per query.")] = None,
     recall: Annotated[
@@ -106,6 +133,7 @@ def run(
         ),
     ] = 0.95,
     on_disk: Annotated[bool, typer.Option(help="IVF lists in a memory-mapped file.")] = False,
+    memory_budget: MemoryBudgetOpt = None,
     chunk_size: Annotated[int, typer.Option(help="Sentences per checkpoint.")] = 10_000,
     batch_size: Annotated[int, typer.Option(help="Encoder batch size.")] = 64,
     text_field: str = "text",
@@ -144,8 +172,11 @@ def run(
         text_field=text_field,
         source_field=source_field,
         overwrite=overwrite,
-        index_options={"on_disk": True} if on_disk else None,
+        index_options=_index_options(on_disk, memory_budget),
         progress=show_progress(),
+        rescorer=_encoder(rescore_with, backend, batch_size, precision) if rescore_with else None,
+        rescore_k=rescore_k,
+        min_teacher_score=min_teacher_score,
     )
     summary = {
         "output": str(result.output),
@@ -156,7 +187,7 @@ def run(
         "index": {
             name: {
                 key: meta.get(key)
-                for key in ("kind", "nlist", "nprobe", "ef_search", "recall_estimate")
+                for key in ("kind", "nlist", "nprobe", "ef_search", "pq_m", "recall_estimate")
             }
             for name, meta in result.index.items()
         },
@@ -177,16 +208,22 @@ def index_cmd(
     output: Annotated[Path, output_option("Index folder.")],
     model: ModelOpt = "offline-minilm",
     backend: BackendOpt = "torch",
-    kind: Annotated[str, typer.Option(help="auto | flat | ivf | hnsw | ivfpq")] = "auto",
+    kind: Annotated[str, typer.Option(help="auto | flat | ivf | hnsw | ivfpq | ivfopq")] = "auto",
     metric: str = "ip",
     on_disk: bool = False,
+    memory_budget: MemoryBudgetOpt = None,
+    recall: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Target recall@5 (0: kind by size).")
+    ] = 0.0,
     chunk_size: int = 10_000,
     precision: PrecisionOpt = "auto",
 ) -> None:
     """Build a saved index folder (FAISS index + sentence store) for `parakit mine search`."""
     from parakit.mine.mining import build_index_folder
 
-    options = {"on_disk": True} if on_disk else {}
+    options = _index_options(on_disk, memory_budget) or {}
+    if recall:
+        options["recall"] = recall
     index = build_index_folder(
         collection,
         output,

@@ -318,3 +318,36 @@ __all__ = [
     "show_progress",
     "status",
 ]
+
+
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def parse_bytes(value: str | None) -> int | None:
+    """``8G``, ``512M``, ``1.5GiB`` or a plain number of bytes (binary units), as bytes.
+
+    Example:
+        >>> parse_bytes("8G"), parse_bytes("1.5gib"), parse_bytes("1000")
+        (8589934592, 1610612736, 1000)
+    """
+    if value is None:
+        return None
+    import re
+
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", value.lower())
+    if match is None or float(match.group(1)) <= 0:
+        raise typer.BadParameter(
+            f"{value!r}: a size such as 8G, 512M or 1.5GiB", param_hint="--memory-budget"
+        )
+    return int(float(match.group(1)) * _UNITS[match.group(2)])
+
+
+#: ``--memory-budget``: RAM the raw vectors of an index may take; beyond it, compressed codes
+MemoryBudgetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--memory-budget",
+        help="RAM the index's vectors may take (8G, 512M); when N x dim x 4 bytes exceed it, "
+        "IVF-PQ/OPQ codes are measured and the smallest that meets --recall is kept.",
+    ),
+]

@@ -8,7 +8,9 @@ Ctrl-C continues where it stopped and the final output is identical to an uninte
 3. ``index/``   one FAISS index (or one per source with ``same_source=True``), saved once built;
 4. ``knn_*.npy`` k+1 neighbours per sentence in memory-mapped arrays, a marker per finished chunk;
 5. ``rerank/``  classifier P(paraphrase) per chunk of candidate pairs (optional);
-6. the output   canonical JSONL of candidate pairs, written atomically.
+6. ``rescore/`` a better encoder's vectors of the surviving pairs' sentences, for the cascade
+   (optional, :mod:`parakit.mine.cascade`);
+7. the output   canonical JSONL of candidate pairs, written atomically.
 
 Memory is bounded by one chunk of embeddings, the index, and 8 bytes per sentence for
 de-duplication; the neighbour arrays live on disk.
@@ -230,6 +232,9 @@ def mine(
     progress: bool = True,
     overwrite: bool = False,
     index_options: dict[str, Any] | None = None,
+    rescorer: Any = None,
+    rescore_k: int | None = None,
+    min_teacher_score: float | None = None,
 ) -> MiningResult:
     """Mine paraphrase candidates: every sentence's (or query's) ``k`` nearest neighbours.
 
@@ -258,14 +263,29 @@ def mine(
         text_field, source_field: record keys of JSONL/TSV collections.
         progress: progress bars with ETA on stderr.
         overwrite: discard a work folder made with other settings instead of failing.
+        rescorer: a better (slower) encoder for the cascade: the sentences of the pairs that
+            survive ``min_probability`` are embedded with it, once each, and every such pair
+            gets its cosine (``teacher_score``) and rank (``teacher_rank``, among the pairs of
+            either sentence); mine with a cheap encoder and a larger ``k``, keep the teacher's
+            best with ``rescore_k``.
+        rescore_k: keep the pairs among the ``rescore_k`` best by the rescorer of one of their
+            sentences (needs ``rescorer``).
+        min_teacher_score: drop pairs whose rescorer cosine is below this (needs ``rescorer``).
 
     Returns:
         A :class:`MiningResult`. Pairs carry ``metadata`` ``score`` (cosine for ``ip``),
-        ``rank`` (1 = nearest) and, with a classifier, ``p_paraphrase``; pairs are ordered by
-        query row then rank.
+        ``rank`` (1 = nearest), with a classifier ``p_paraphrase``, with a rescorer
+        ``teacher_score`` and ``teacher_rank``; pairs are ordered by query row then rank.
     """
     if k < 1:
         raise MineError(f"k must be at least 1, got {k}", code="E801")
+    if rescorer is None and (rescore_k is not None or min_teacher_score is not None):
+        raise MineError(
+            "rescore_k and min_teacher_score re-rank with a rescorer: give one (--rescore-with)",
+            code="E801",
+        )
+    if rescore_k is not None and rescore_k < 1:
+        raise MineError(f"rescore_k must be at least 1, got {rescore_k}", code="E801")
     work = Path(workdir)
     settings = _job_settings(
         collection=Path(collection).resolve(),
@@ -277,13 +297,20 @@ def mine(
         nprobe=nprobe,
         recall=recall,
         chunk_size=chunk_size,
-        encoder=encoder.signature()
-        if hasattr(encoder, "signature")
-        else {"encoder": type(encoder).__name__},
+        encoder=_encoder_signature(encoder),
         index_options=index_options or {},
         classifier=_classifier_signature(classifier),
         rerank_batch=rerank_batch,
         positive_class=positive_class,
+        **(
+            {}
+            if rescorer is None
+            else {
+                "rescorer": _encoder_signature(rescorer),
+                "rescore_k": rescore_k,
+                "min_teacher_score": min_teacher_score,
+            }
+        ),
     )
     _open_job(work, settings, overwrite)
     timer = _Timer()
@@ -325,6 +352,21 @@ def mine(
                 positive_class,
                 progress,
             )
+    teacher = None
+    if rescorer is not None:
+        from parakit.mine.cascade import teacher_ranks, teacher_scores
+
+        keep = np.ones(len(rows), dtype=bool)
+        if proba is not None and min_probability is not None:
+            keep = proba >= min_probability  # only the classifier's survivors
+        with timer("rescore"):
+            score = teacher_scores(
+                work / "rescore", rescorer, qstore, store, rows, cols, keep, queries is None,
+                chunk_size, progress,
+            )  # fmt: skip
+            rank = np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
+            rank[keep] = teacher_ranks(rows[keep], cols[keep], score[keep], queries is None)
+        teacher = (score, rank, rescore_k, min_teacher_score)
     index_info = _index_info(work, indexes)
     written = 0
     if output is not None:
@@ -340,6 +382,7 @@ def mine(
                 proba,
                 min_probability,
                 {"mining": portable_settings(settings), "index": index_info},
+                teacher,
             )
     result = MiningResult(
         Path(output) if output else None, len(store), len(rows), written, dict(timer), index_info
@@ -435,6 +478,15 @@ def build_index_folder(
     index.save(folder, extra={"encoder": signature, "collection": str(collection)})
     index.store_ = store
     return index
+
+
+def _encoder_signature(encoder: Any) -> Any:
+    """What identifies an encoder in ``job.json`` (its model, precision, ... where it says)."""
+    return (
+        encoder.signature()
+        if hasattr(encoder, "signature")
+        else {"encoder": type(encoder).__name__}
+    )
 
 
 def _classifier_signature(classifier: Any) -> Any:
@@ -657,6 +709,7 @@ def _write_pairs(
     proba: np.ndarray | None,
     min_probability: float | None,
     header: dict[str, Any],
+    teacher: tuple[np.ndarray, np.ndarray, int | None, float | None] | None = None,
 ) -> int:
     from parakit.io.jsonl import JsonlWriter
     from parakit.schema import Pair
@@ -667,6 +720,12 @@ def _write_pairs(
             p = None if proba is None else float(proba[i])
             if min_probability is not None and (p is None or p < min_probability):
                 continue
+            if teacher is not None:  # the cascade: the rescorer's cosine and rank decide
+                t_score, t_rank, keep_k, min_t = teacher
+                if keep_k is not None and t_rank[i] > keep_k:
+                    continue
+                if min_t is not None and t_score[i] < min_t:
+                    continue
             left, right = qstore.record(int(rows[i])), store.record(int(cols[i]))
             metadata: dict[str, Any] = {
                 "score": round(float(scores[i]), 6),
@@ -676,6 +735,9 @@ def _write_pairs(
             }
             if p is not None:
                 metadata["p_paraphrase"] = round(p, 6)
+            if teacher is not None:
+                metadata["teacher_score"] = round(float(teacher[0][i]), 6)
+                metadata["teacher_rank"] = int(teacher[1][i])
             if right.get("source") not in (None, left.get("source")):
                 metadata["source2"] = right.get("source")
             out.write_pair(

@@ -10,6 +10,8 @@ Index kinds (``kind=``):
   queries, but slow to build on CPU; chosen only on request.
 * ``ivfpq`` – IVF with product-quantised codes (``m`` bytes per vector instead of ``4·dim``): the
   default when the vectors do not fit ``memory_budget`` and ``on_disk`` is off.
+* ``ivfopq`` – ``ivfpq`` after a learned rotation (OPQ, ``OPQm,IVFn,PQm``): the same bytes per
+  vector, higher recall at small ``m``, a slower training.
 * ``on_disk=True`` – IVF whose inverted lists live in a memory-mapped file
   (``faiss.contrib.ondisk.merge_ondisk``), built block by block: for collections larger than RAM.
 
@@ -20,7 +22,12 @@ approximate kind the collection calls for (``ivf`` up to 50K vectors, ``hnsw`` a
 measured on real vectors; ``ivfpq`` when the vectors do not fit ``memory_budget``; ``ivf`` with
 ``on_disk``), then raises ``nprobe`` (IVF) or ``efSearch`` (HNSW) step by step until the
 estimated recall@``recall_k`` of the calibration queries (their own row left out) meets the
-target with 95 % confidence (mean − 1.645 standard errors). It keeps exact ``flat`` search when
+target with 95 % confidence (mean − 1.645 standard errors). When the vectors do not fit
+``memory_budget`` and no ``pq_m`` is given, the compressed configurations are measured in
+order of their size (PQ then OPQ at each ``m`` of :func:`pq_sizes`, those whose codes fit the
+budget) and the smallest one that meets the target is kept (every one tried is in
+``calibration["configs"]`` with its bytes per vector and recall). It keeps exact ``flat`` search
+when
 the target is out of reach or the tuned index is not faster per query than the exact pass. The
 choice, the trials and the estimate are in :meth:`VectorIndex.meta` (``calibration``), which
 mining writes into its manifests. An explicit kind with a recall target is tuned the same way
@@ -65,7 +72,12 @@ CALIBRATE_MIN = 20_000
 #: real MiniLM vectors at recall@5 0.95: 31 % less CPU than the tuned IVF at 80K, 52 % at 160K,
 #: CPU time growing as N^1.05 against IVF's N^1.6; docs/benchmarks.md)
 HNSW_MIN = 50_000
-KINDS = ("auto", "flat", "ivf", "hnsw", "ivfpq")
+KINDS = ("auto", "flat", "ivf", "hnsw", "ivfpq", "ivfopq")
+#: kinds with inverted lists (``nlist`` cells, ``nprobe`` visited) and those with PQ codes
+IVF_KINDS = ("ivf", "ivfpq", "ivfopq")
+PQ_KINDS = ("ivfpq", "ivfopq")
+#: bytes an IVF list stores per vector besides its code: the int64 id
+ID_BYTES = 8
 #: search breadths tried in turn by the calibration (IVF ``nprobe``, HNSW ``efSearch``)
 NPROBE_STEPS = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 EF_STEPS = (8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
@@ -84,11 +96,37 @@ def choose_kind(n: int, dim: int, memory_budget: int | None = None, on_disk: boo
     """
     if on_disk:
         return "ivf"
+    if memory_budget is not None and n * dim * 4 > memory_budget:
+        return "ivfpq"  # the raw vectors do not fit, whatever their number
     if n <= FLAT_LIMIT:
         return "flat"
-    if memory_budget is not None and n * dim * 4 > memory_budget:
-        return "ivfpq"
     return "ivf"
+
+
+def pq_sizes(dim: int) -> list[int]:
+    """The PQ code sizes ``m`` (bytes per vector at 8 bits) the calibration tries for ``dim``:
+    dim/32 … dim/2 that divide ``dim``, at least 4, smallest first.
+
+    Example:
+        >>> pq_sizes(384), pq_sizes(768)[:3]
+        ([12, 24, 48, 96, 192], [24, 48, 96])
+    """
+    sizes = {dim // d for d in (32, 16, 8, 4, 2) if dim % d == 0 and dim // d >= 4}
+    return sorted(m for m in sizes if dim % m == 0)
+
+
+def vector_bytes(kind: str, dim: int, pq_m: int | None = None, pq_bits: int = 8) -> int:
+    """Bytes one vector takes in an index of ``kind`` (codes + ids; the fixed centroids and
+    rotation left out): what ``memory_budget`` is compared with.
+
+    Example:
+        >>> vector_bytes("flat", 384), vector_bytes("ivfpq", 384, 48)
+        (1536, 56)
+    """
+    if kind in PQ_KINDS:
+        m = pq_m or max(1, dim // 8)
+        return math.ceil(m * pq_bits / 8) + ID_BYTES
+    return 4 * dim + (ID_BYTES if kind != "flat" else 0)
 
 
 def default_nlist(n: int) -> int:
@@ -100,12 +138,15 @@ class VectorIndex:
     """FAISS index wrapper with streamed building, id mapping, save/load and a sentence store.
 
     Args:
-        kind: one of ``auto``, ``flat``, ``ivf``, ``hnsw``, ``ivfpq`` (see the module docs).
+        kind: one of ``auto``, ``flat``, ``ivf``, ``hnsw``, ``ivfpq``, ``ivfopq`` (see the
+            module docs).
         metric: ``ip`` (cosine on normalised vectors) or ``l2``.
         nlist: IVF cells (None: :func:`default_nlist`).
         nprobe: IVF cells visited per query (None: max(32, nlist // 64), recall@5 0.96 on 100K
             real MiniLM vectors); more = higher recall, slower search (cost ~ linear in nprobe).
-        pq_m: PQ sub-quantisers for ``ivfpq`` (None: dim // 8).
+        pq_m: PQ sub-quantisers (code bytes at 8 bits) for ``ivfpq``/``ivfopq`` (None: dim //
+            8, or chosen by measurement with a ``recall`` target and a ``memory_budget`` the
+            flat vectors exceed).
         pq_bits: bits per sub-quantiser code (8: 256 centroids each, best recall; 4: faster
             training and scanning, lower recall).
         hnsw_m: HNSW neighbours per node.
@@ -197,10 +238,11 @@ class VectorIndex:
         nlist = self.nlist_
         if kind == "ivf":
             return faiss.index_factory(dim, f"IVF{nlist},Flat", metric)
-        m = self.pq_m or max(1, dim // 8)
+        m = self.pq_m_
         if dim % m:
             raise MineError(f"pq_m={m} must divide the dimension {dim}", code="E801")
-        return faiss.index_factory(dim, f"IVF{nlist},PQ{m}x{self.pq_bits}", metric)
+        rotation = f"OPQ{m}," if kind == "ivfopq" else ""
+        return faiss.index_factory(dim, f"{rotation}IVF{nlist},PQ{m}x{self.pq_bits}", metric)
 
     def build(
         self,
@@ -264,10 +306,18 @@ class VectorIndex:
         if self.kind_ == "flat" and self.recall is not None:
             calibrate = False
             self.calibration_ = {"chosen_by": "flat: exact search", "recall_estimate": 1.0}
-        if self.kind_ in ("ivf", "ivfpq"):
+        if self.kind_ in IVF_KINDS:
             self.nlist_ = min(self.nlist or default_nlist(n), max(1, n))
         else:
             self.nlist_ = None
+        self.pq_m_ = (self.pq_m or max(1, dim // 8)) if self.kind_ in PQ_KINDS else None
+        # with a target and a budget the flat vectors exceed, the code size is measured too
+        choose_codes = (
+            calibrate
+            and self.kind_ in PQ_KINDS
+            and self.pq_m is None
+            and self._memory_bound(n, dim)
+        )
         self.nprobe_ = None
         queries = truth = None
         if calibrate:
@@ -280,11 +330,14 @@ class VectorIndex:
                 "flat_ms_per_query": round(1000 * flat_seconds / len(queries), 4),
                 "trials": [],
             }
-        bar = _bar(n, "index", progress)
-        self.index_ = self._fill(faiss, chunks, ids, n, dim, bar)
-        bar.close()
-        if calibrate:
-            self._tune(faiss, chunks, ids, n, dim, queries, query_ids, truth, progress)
+        if choose_codes:
+            self._choose_codes(faiss, chunks, ids, n, dim, queries, query_ids, truth, progress)
+        else:
+            bar = _bar(n, "index", progress)
+            self.index_ = self._fill(faiss, chunks, ids, n, dim, bar)
+            bar.close()
+            if calibrate:
+                self._tune(faiss, chunks, ids, n, dim, queries, query_ids, truth, progress)
         self.ntotal_ = int(self.index_.ntotal)
         self.build_seconds_ = time.perf_counter() - started
         return self
@@ -295,9 +348,11 @@ class VectorIndex:
     def _fill(self, faiss: Any, chunks: ChunkSource, ids: Any, n: int, dim: int, bar: Any) -> Any:
         """A new index of ``self.kind_``: trained (IVF kinds) and filled with every chunk."""
         index = self._empty(faiss, n, dim)
-        if self.kind_ in ("ivf", "ivfpq"):
+        if self.kind_ in IVF_KINDS:
             index.train(self._sample(chunks, n))
-            index.nprobe = self.nprobe_ = self.nprobe or max(32, self.nlist_ // 64)
+            self.nprobe_ = self.nprobe or max(32, self.nlist_ // 64)
+            # through the OPQ rotation (an IndexPreTransform) to the IVF index itself
+            faiss.extract_index_ivf(index).nprobe = self.nprobe_
         id_iter = ids() if ids is not None else None
         offset = 0
         if self.on_disk and self.kind_ != "flat":
@@ -427,13 +482,17 @@ class VectorIndex:
             recall_estimate=round(mean, 4),
             recall_lower=round(lower, 4),
         )
-        if self.kind_ == "ivf" or self.kind_ == "ivfpq":
+        if self.kind_ in IVF_KINDS:
             cal["nlist"] = self.nlist_
+        if self.kind_ in PQ_KINDS:
+            cal["pq_m"] = self.pq_m_
         slower = cal["approx_ms_per_query"] >= cal["flat_ms_per_query"]
-        if met and not (self.kind == "auto" and slower):
+        # exact search is the fallback only where its vectors fit the memory budget
+        fallback = not self._memory_bound(n, dim)
+        if met and not (self.kind == "auto" and slower and fallback):
             cal["chosen_by"] = f"{name} {value}: recall target met"
             return
-        if not met and self._memory_bound(n, dim):
+        if not met and not fallback:
             cal["chosen_by"] = (
                 f"target not reached at {name} {value}; exact search does not fit the memory "
                 "budget, so the best setting is kept"
@@ -446,15 +505,84 @@ class VectorIndex:
             else f"flat: {self.kind_} did not reach the target (best {name} {value})"
         )
         self.kind_, self.nlist_, self.nprobe_, self.ef_search_ = "flat", None, None, None
+        self.pq_m_ = None
         bar = _bar(n, "index (flat)", progress)
         self.index_ = self._fill(faiss, chunks, ids, n, dim, bar)
         bar.close()
         cal.update(recall_estimate=1.0, recall_lower=1.0)
 
+    def _choose_codes(
+        self,
+        faiss: Any,
+        chunks: ChunkSource,
+        ids: Any,
+        n: int,
+        dim: int,
+        queries: np.ndarray,
+        query_ids: np.ndarray,
+        truth: np.ndarray,
+        progress: bool,
+    ) -> None:
+        """Measure the compressed configurations smallest first (PQ, then OPQ, at each ``m`` of
+        :func:`pq_sizes` whose codes fit the budget), each with its ``nprobe`` tuned, and keep
+        the first that meets the recall target, else the one with the best recall."""
+        cal = self.calibration_
+        assert cal is not None
+        budget = self.memory_budget or 0
+        fits = [
+            m for m in pq_sizes(dim) if n * vector_bytes("ivfpq", dim, m, self.pq_bits) <= budget
+        ]
+        candidates = [(kind, m) for m in fits or pq_sizes(dim)[:1] for kind in ("ivfpq", "ivfopq")]
+        if self.kind == "ivfpq":  # the rotation only where asked for or chosen by auto
+            candidates = [c for c in candidates if c[0] == "ivfpq"]
+        elif self.kind == "ivfopq":
+            candidates = [c for c in candidates if c[0] == "ivfopq"]
+        configs: list[dict[str, Any]] = []
+        best: tuple[float, Any, dict[str, Any]] | None = None
+        for kind, m in candidates:
+            self.kind_, self.pq_m_ = kind, m
+            cal["trials"] = []
+            started = time.perf_counter()
+            bar = _bar(n, f"index ({kind} m={m})", progress)
+            self.index_ = self._fill(faiss, chunks, ids, n, dim, bar)
+            bar.close()
+            build_seconds = time.perf_counter() - started
+            self._tune(faiss, chunks, ids, n, dim, queries, query_ids, truth, progress)
+            config = {
+                "kind": kind,
+                "pq_m": m,
+                "bytes_per_vector": vector_bytes(kind, dim, m, self.pq_bits),
+                "nprobe": self.nprobe_,
+                "recall": cal["recall_estimate"],
+                "lower": cal["recall_lower"],
+                "ms_per_query": cal["approx_ms_per_query"],
+                "build_s": round(build_seconds, 2),
+            }
+            configs.append(config)
+            state = (self.index_, self.nprobe_, dict(cal))
+            if best is None or config["lower"] > best[0]:
+                best = (config["lower"], state, config)
+            if config["lower"] >= (self.recall or 0):
+                break
+        assert best is not None
+        (self.index_, self.nprobe_, kept), config = best[1], best[2]
+        self.kind_, self.pq_m_ = config["kind"], config["pq_m"]
+        self.calibration_ = {**kept, "configs": configs}
+        if config["lower"] >= (self.recall or 0):
+            self.calibration_["chosen_by"] = (
+                f"{config['kind']} m={config['pq_m']} ({config['bytes_per_vector']} B/vector), "
+                f"nprobe {config['nprobe']}: the smallest code that met the recall target"
+            )
+        else:
+            self.calibration_["chosen_by"] = (
+                f"target not reached by any code that fits the memory budget; the best, "
+                f"{config['kind']} m={config['pq_m']} at nprobe {config['nprobe']}, is kept"
+            )
+
     def _sample(self, chunks: ChunkSource, n: int) -> np.ndarray:
         """An evenly spread training sample (same rows every run: seeded)."""
         wanted = 64 * self.nlist_
-        if self.kind_ == "ivfpq":
+        if self.kind_ in PQ_KINDS:
             wanted = max(wanted, 40 * 2**self.pq_bits)  # PQ codebooks: 2**bits centroids
         size = min(n, self.train_size or wanted)
         rng = np.random.default_rng(self.seed)
@@ -550,6 +678,8 @@ class VectorIndex:
             "on_disk": self.on_disk and self.kind_ != "flat",
             "ef_search": getattr(self, "ef_search_", None),
             "hnsw_m": self.hnsw_m if self.kind_ == "hnsw" else None,
+            "pq_m": getattr(self, "pq_m_", None),
+            "pq_bits": self.pq_bits if getattr(self, "pq_m_", None) else None,
             "recall_target": self.recall,
             "recall_estimate": (self.calibration_ or {}).get("recall_estimate"),
             "calibration": getattr(self, "calibration_", None),
@@ -605,7 +735,8 @@ class VectorIndex:
         self.ef_search_ = meta.get("ef_search")
         self.calibration_ = meta.get("calibration")
         self.recall = meta.get("recall_target")
-        if self.nprobe_ and self.kind_ in ("ivf", "ivfpq"):
+        self.pq_m_ = meta.get("pq_m")
+        if self.nprobe_ and self.kind_ in IVF_KINDS:
             faiss.extract_index_ivf(self.index_).nprobe = self.nprobe_
         if self.ef_search_ and self.kind_ == "hnsw":
             faiss.downcast_index(self.index_.index).hnsw.efSearch = self.ef_search_
