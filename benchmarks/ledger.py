@@ -383,9 +383,9 @@ def _noisy_table(lines: list[dict[str, Any]]) -> str:
         if ln["unit"]["method"] == "expert"
     }
     out = [
-        "| student | teacher | auto pairs | training set | λ | train pairs | dropped | flipped "
-        "| dev F1 | gain | dev F1 per epoch | wall s | machine |",
-        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---|",
+        "| student | teacher | teacher labels (dev F1) | auto pairs | training set | λ "
+        "| train pairs | dropped | flipped | dev F1 | gain | dev F1 per epoch | wall s | machine |",
+        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---|",
     ]
     order = {"expert": 0, "filter": 1, "flip": 2}
     for ln in sorted(
@@ -404,8 +404,17 @@ def _noisy_table(lines: list[dict[str, Any]]) -> str:
             "filter": "expert + auto filtered",
             "flip": "expert + auto flipped",
         }
+        labels = ln.get("config", {}).get("teacher_labels")
+        # the run of the teacher's recipe whose labels the unit used (older lines: not kept)
+        labels = (
+            "—"
+            if u["method"] == "expert"
+            else f"{labels} ({ln['config']['teacher_dev_f1']:.2f})"
+            if labels
+            else "first run (not kept)"
+        )
         out.append(
-            f"| {u['student']} | {_cell(u['teacher'])} | {u['auto']} | "
+            f"| {u['student']} | {_cell(u['teacher'])} | {labels} | {u['auto']} | "
             f"{name.get(u['method'], u['method'])} | {_cell(u['lambda'])} | {m['n_train']} | "
             f"{m.get('dropped', '—')} | {m.get('flipped', '—')} | {m['dev_f1']:.2f} | {gain} | "
             f"{_cell(m.get('dev_f1_per_epoch'))} | {_cell(ln.get('wall_s'))} | "

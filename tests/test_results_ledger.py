@@ -93,3 +93,22 @@ def test_docs_tables_are_generated_from_the_ledger() -> None:
     text = docs.read_text(encoding="utf-8")
     assert "<!-- ledger:paper-recipe -->" in text
     assert render_docs(text) == text, "run python benchmarks/ledger.py tables"
+
+
+def test_committed_teacher_labels_match_their_digest_and_units() -> None:
+    """The noisy recipe's committed teacher probabilities are what their digest says, one per
+    auto pair, and every noisy unit that names labels names a committed file's digest."""
+    import hashlib
+
+    digests = {}
+    for path in sorted((RESULTS / "noisy-teacher").glob("*.json")):
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        assert len(saved["p"]) == len(saved["pairs"]) == len(set(saved["pairs"])), path.name
+        assert all(0.0 <= p <= 1.0 for p in saved["p"]), path.name
+        digest = hashlib.sha256(json.dumps(saved["p"]).encode()).hexdigest()[:12]
+        assert digest == saved["digest"], f"{path.name}: edited after it was written"
+        assert 0 < saved["teacher_dev_f1"] <= 100 and saved["teacher"]["model"]
+        digests[saved["digest"]] = path.name
+    for line in Ledger("noisy-recipe", command="-").lines():
+        named = line["config"].get("teacher_labels")
+        assert named is None or named in digests, f"noisy unit names labels {named} not committed"

@@ -47,10 +47,13 @@ def test_teacher_ranks_known_answers():
     scores = np.array([0.9, 0.5, 0.7, np.nan])
     # query mining: among the pairs of the query row only; NaN last
     assert teacher_ranks(rows, cols, scores, self_mining=False).tolist() == [1, 2, 1, 1]
-    # self-mining: the better rank of its two sentences (pair 1 is 2nd for both 0 and 2)
+    # self-mining: among all pairs of each of its two sentences, the better of the two ranks
+    # (pair 1 is 2nd for sentence 0 (0.9 > 0.5) and for sentence 2 (0.7 > 0.5 > NaN))
     assert teacher_ranks(rows, cols, scores, self_mining=True).tolist() == [1, 2, 1, 1]
     scores = np.array([0.9, 0.95, 0.7, 0.1])
-    assert teacher_ranks(rows, cols, scores, self_mining=True).tolist() == [2, 1, 2, 1]
+    # pair 2 (1, 2) is 2nd for sentence 1 (after pair 0) and for sentence 2 (after pair 1)
+    assert teacher_ranks(rows, cols, scores, self_mining=True).tolist() == [1, 1, 2, 1]
+    assert teacher_ranks(rows, cols, scores, self_mining=False).tolist() == [2, 1, 1, 1]
 
 
 def test_teacher_scores_embed_each_kept_sentence_once_and_resume(tmp_path):

@@ -68,17 +68,18 @@ def teacher_ranks(
     self-mining among the pairs of either of its two sentences (the better of the two ranks),
     since a pair is listed once under one of them. NaN scores rank last."""
     n = len(rows)
-    ends = [rows, cols] if self_mining else [rows]
+    # every (sentence, pair) occurrence: a pair counts among the pairs of each of its sentences
+    ends = np.concatenate([rows, cols]) if self_mining else rows
+    pair = np.concatenate([np.arange(n), np.arange(n)]) if self_mining else np.arange(n)
+    key = np.where(np.isnan(scores), -np.inf, scores)[pair]
+    order = np.lexsort((pair, -key, ends))  # by sentence, best score first, ties by pair
+    sorted_ends = ends[order]
+    starts = np.flatnonzero(np.r_[True, sorted_ends[1:] != sorted_ends[:-1]])
+    group_start = np.repeat(starts, np.diff(np.r_[starts, len(ends)]))
+    rank = np.empty(len(ends), dtype=np.int64)
+    rank[order] = np.arange(len(ends)) - group_start + 1
     best = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    key = np.where(np.isnan(scores), -np.inf, scores)
-    for end in ends:
-        order = np.lexsort((-key, end))  # by sentence, then best score first
-        sorted_end = end[order]
-        starts = np.flatnonzero(np.r_[True, sorted_end[1:] != sorted_end[:-1]])
-        group_start = np.repeat(starts, np.diff(np.r_[starts, n]))
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = np.arange(n) - group_start + 1
-        best = np.minimum(best, rank)
+    np.minimum.at(best, pair, rank)
     return best
 
 
