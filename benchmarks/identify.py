@@ -644,6 +644,60 @@ def teacher_probabilities(teacher: Any, pairs: PairSet, cache: Path) -> np.ndarr
     return proba
 
 
+def teacher_labels_path(model: str, size: int, seed: int) -> Path:
+    """Where the recipe teacher's probabilities over the auto pairs are committed: a teacher
+    costs an hour of CPU to train and lives in an ignored folder, its 8,000 numbers do not."""
+    from ledger import RESULTS
+
+    return RESULTS / "noisy-teacher" / f"{model}-auto{size}-seed{seed}.json"
+
+
+def committed_teacher_labels(path: Path, noisy: PairSet) -> tuple[np.ndarray, dict] | None:
+    """The committed probabilities at ``path`` and the teacher they came from, or None when
+    the file is absent; a file for other pairs (another auto sample) is refused, not used."""
+    if not path.is_file():
+        return None
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    if saved["pairs"] != [p.id for p in noisy]:
+        raise SystemExit(f"{path}: holds the teacher's labels of other auto pairs; move it away")
+    return np.asarray(saved["p"], dtype=np.float64), saved
+
+
+def commit_teacher_labels(
+    path: Path, teacher: Any, teacher_id: dict, noisy: PairSet, proba: np.ndarray, dev: PairSet
+) -> dict:
+    """Write the teacher's probabilities over ``noisy`` to ``path`` (atomically) with what
+    identifies the teacher run: its recipe, its dev F1 measured here, a digest of the
+    numbers, the machine and the commit."""
+    import hashlib
+
+    from ledger import git_commit, machine
+
+    from parakit.io.atomic import atomic_write
+
+    predicted = teacher.predict(dev)
+    truth = [p.label for p in dev]
+    from sklearn.metrics import f1_score
+
+    rounded = [round(float(v), 6) for v in proba]
+    saved = {
+        "teacher": teacher_id,
+        "teacher_dev_f1": round(
+            100 * f1_score(truth, [str(v) for v in predicted], pos_label="1"), 2
+        ),
+        "digest": hashlib.sha256(json.dumps(rounded).encode()).hexdigest()[:12],
+        "machine": machine(),
+        "commit": git_commit(),
+        "pairs": [p.id for p in noisy],
+        "p": rounded,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as handle:
+        handle.write(json.dumps(saved) + "\n")
+    print(f"teacher labels committed to {path} (dev F1 {saved['teacher_dev_f1']})", flush=True)
+    return saved
+
+
 def auto_pairs(size: int, seed: int) -> PairSet:
     """``size`` MultiPIT auto pairs (positives by construction), seeded, with one
     nearest-neighbour negative each: the noisy set of the MultiPIT Table 3 analogue."""
@@ -699,11 +753,23 @@ def noisy_recipe(argv: list[str]) -> None:
     precision = recipe_setup(args)
     ledger = recipe_ledger(args, "noisy-recipe")
     clean, dev = recipe_data("multipit", args.train_limit, args.dev_limit)
-    teacher_dir, teacher_id = recipe_teacher(args, args.model)
-    teacher = load_teacher(teacher_dir, args.model)
     noisy = auto_pairs(args.auto_size, args.seed)
     work = args.work_dir / str(args.model).replace("/", "_") / f"auto-{args.auto_size}"
-    proba = teacher_probabilities(teacher, noisy, work / "teacher-p.npy")
+    labels_file = teacher_labels_path(args.model, args.auto_size, args.seed)
+    committed = None if args.teacher else committed_teacher_labels(labels_file, noisy)
+    if committed is not None:  # the recipe teacher's labels, from the ledger folder
+        proba, saved = committed
+        teacher_id = saved["teacher"]
+    else:
+        teacher_dir, teacher_id = recipe_teacher(args, args.model)
+        teacher = load_teacher(teacher_dir, args.model)
+        proba = teacher_probabilities(teacher, noisy, work / "teacher-p.npy")
+        saved = {"digest": None, "teacher_dev_f1": None}
+        if args.teacher is None:
+            saved = commit_teacher_labels(labels_file, teacher, teacher_id, noisy, proba, dev)
+            ledger.commit_files(
+                [labels_file], f"noisy-recipe: the teacher's labels ({saved['digest']})"
+            )
     # the teacher's probability of each pair's own label (given_label_proba, from the cache)
     p_given = np.where(np.array([p.label == "1" for p in noisy]), proba, 1 - proba)
     for spec in args.units:
@@ -744,6 +810,9 @@ def noisy_recipe(argv: list[str]) -> None:
                 "epochs": args.epochs,
                 "seed": args.seed,
                 "group_by_length": args.group_by_length,
+                # which run of the teacher's recipe labelled the auto pairs
+                "teacher_labels": saved["digest"],
+                "teacher_dev_f1": saved["teacher_dev_f1"],
             },
             clock=clock.read(),
         )

@@ -265,7 +265,7 @@ class Ledger:
     def _git_commit(self, unit: dict[str, Any]) -> None:
         """Commit the ledger and the docs' tables regenerated from it (only those two files:
         whatever else is staged or edited in the checkout stays out of this commit)."""
-        paths = [str(self.path.relative_to(ROOT))]
+        paths = [self.path]
         if self.path.parent == RESULTS and DOCS.is_file():
             old = DOCS.read_text(encoding="utf-8")
             new = render_docs(old)
@@ -273,8 +273,15 @@ class Ledger:
                 tmp = DOCS.with_suffix(".md.tmp")
                 tmp.write_text(new, encoding="utf-8")
                 tmp.replace(DOCS)
-            paths.append(str(DOCS.relative_to(ROOT)))
-        message = f"ledger {self.run}: {unit_key(unit)}"
+            paths.append(DOCS)
+        self.commit_files(paths, f"ledger {self.run}: {unit_key(unit)}")
+
+    def commit_files(self, files: list[Path], message: str) -> None:
+        """Commit ``files`` (absolute paths in the checkout) and nothing else, when the ledger
+        commits (``--commit``)."""
+        if not self.commit:
+            return
+        paths = [str(Path(f).relative_to(ROOT)) for f in files]
         for attempt in range(5):  # another commit may hold the index lock for a moment
             add = subprocess.run(["git", "-C", str(ROOT), "add", *paths], capture_output=True)
             done = subprocess.run(
