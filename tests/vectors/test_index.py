@@ -274,3 +274,10 @@ def test_explicit_opq_builds_saves_and_loads(tmp_path):
     assert _held_out_recall(index, x, rows) >= _held_out_recall(plain, x, rows) - 0.02
     loaded = VectorIndex.load(index.save(tmp_path / "opq"))
     np.testing.assert_array_equal(loaded.search(x[:40], 5)[1], index.search(x[:40], 5)[1])
+
+
+def test_on_disk_refuses_kinds_without_mappable_lists(tmp_path):
+    x = _clustered(500)
+    for kind in ("hnsw", "ivfopq"):
+        with pytest.raises(MineError, match="on_disk"):
+            VectorIndex(kind=kind, on_disk=True, workdir=tmp_path).build(_chunks(x), n=len(x))

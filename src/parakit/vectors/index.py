@@ -217,6 +217,12 @@ class VectorIndex:
             )
         if self.metric not in ("ip", "l2"):
             raise MineError(f"unknown metric {self.metric!r}; use 'ip' or 'l2'", code="E801")
+        if self.on_disk and self.kind in ("hnsw", "ivfopq"):
+            raise MineError(
+                f"on_disk keeps IVF lists on disk; kind {self.kind!r} has none it can map "
+                "(use ivf or ivfpq)",
+                code="E801",
+            )
         if self.on_disk and self.workdir is None:
             raise MineError("on_disk=True needs a workdir for the inverted-list file", code="E801")
         if self.recall is not None and not 0 < self.recall <= 1:
