@@ -22,18 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from parakit.errors import DataFormatError
+from parakit.io import interchange
 from parakit.io import validate as check
 from parakit.io.atomic import atomic_files, atomic_write
-from parakit.io.interchange import (
-    Found,
-    finish,
-    json_line,
-    judgment_extras,
-    pair_fields,
-    pair_from_fields,
-    warn_documents,
-    warn_lost,
-)
 from parakit.io.jsonl import iter_jsonl
 from parakit.io.validate import Where
 from parakit.labels import LabelScheme
@@ -77,14 +68,16 @@ def read_doccano(
     else:
         users = [(target, annotator)]
     order: list[str] = []
-    found: dict[str, Found] = {}
+    found: dict[str, interchange.Found] = {}
     for file, user in users:
         for pair, where, labels in _records(file, separator, text2, allow_unsafe_text):
             label = labels[0] if labels else None
             item = found.get(pair.id)
             if item is None:
                 given = user is None
-                item = Found(pair.replace(label=label if given else None), where, "label")
+                item = interchange.Found(
+                    pair.replace(label=label if given else None), where, "label"
+                )
                 item.label_given = given
                 found[pair.id] = item
                 order.append(pair.id)
@@ -100,7 +93,7 @@ def read_doccano(
                 item.pair = item.pair.replace(judgments=(*item.pair.judgments, judgment))
                 item.judgment_fields = [*item.judgment_fields, (where, "label")]
     name = target.name if target.is_dir() else target.stem
-    return finish([found[key] for key in order], scheme, target, name=name)
+    return interchange.finish([found[key] for key in order], scheme, target, name=name)
 
 
 def _records(path: Path, separator: str | None, text2: str, allow_unsafe_text: bool) -> Any:
@@ -135,7 +128,7 @@ def _records(path: Path, separator: str | None, text2: str, allow_unsafe_text: b
         if "pair_id" in record:
             fields["id"] = record["pair_id"]
         default = check.identifier(record["id"], where, "id") if "id" in record else None
-        pair = pair_from_fields(
+        pair = interchange.pair_from_fields(
             first,
             second,
             fields,
@@ -155,11 +148,13 @@ def write_doccano(
     or none). A file leaves the judgments out, a folder the pairs' own labels (read back as
     the majority), each with a warning."""
     target = Path(path)
-    warn_documents(pairs, target, "doccano")
+    interchange.warn_documents(pairs, target, "doccano")
     if target.suffix == ".jsonl" or target.name.endswith(".jsonl.gz"):
         judged = sum(bool(p.judgments) for p in pairs)
         if judged:
-            warn_lost(target, "doccano file", Counter({"judgments (write a folder)": judged}))
+            interchange.warn_lost(
+                target, "doccano file", Counter({"judgments (write a folder)": judged})
+            )
         lines = [_line(p, p.label, n, separator, text2, target) for n, p in enumerate(pairs, 1)]
         with atomic_write(target) as handle:
             handle.writelines(lines)
@@ -184,11 +179,11 @@ def write_doccano(
         for n, pair in enumerate(pairs, 1):
             own = [j for j in pair.judgments if j.annotator == name]
             for judgment in own:
-                lost.update(judgment_extras(judgment, ()))
+                lost.update(interchange.judgment_extras(judgment, ()))
             label = own[-1].label if own else None
             lines.append(_line(pair.replace(label=None), label, n, separator, text2, target))
         files.append((target / f"{name}.jsonl", lines))
-    warn_lost(target, "doccano", lost)
+    interchange.warn_lost(target, "doccano", lost)
     with atomic_files([f for f, _ in files]) as handles:
         for handle, (_, lines) in zip(handles, files, strict=True):
             handle.writelines(lines)
@@ -198,7 +193,7 @@ def write_doccano(
 def _line(
     pair: Pair, label: str | None, number: int, separator: str | None, text2: str, path: Path
 ) -> str:
-    fields = pair_fields(pair.replace(label=None))
+    fields = interchange.pair_fields(pair.replace(label=None))
     fields["pair_id"] = fields.pop("id")
     if separator is not None:
         if separator in pair.text1 or separator in pair.text2:
@@ -212,4 +207,4 @@ def _line(
     else:
         texts = {"text": pair.text1, text2: pair.text2}
     record = {"id": number, **texts, "label": [] if label is None else [label], **fields}
-    return json_line(record, path, f"pair {pair.id!r}") + "\n"
+    return interchange.json_line(record, path, f"pair {pair.id!r}") + "\n"
