@@ -135,3 +135,28 @@ def test_demo_release_opens_with_load_dataset(tmp_path, monkeypatch):
     sizes = {name: len(part) for name, part in back.by_split().items()}
     assert len(sizes) == 3 and all(sizes.values())
     assert sorted(len(part) for part in loaded.values()) == sorted(sizes.values())
+
+
+def test_examples_writes_the_inputs_of_the_annotate_guide(tmp_path, capsys):
+    """``parakit examples annotate``: the files docs/annotate.md works on, as the page says."""
+    import csv
+
+    from parakit.cli.demo import load_example
+    from parakit.io import read
+
+    assert main(["examples"]) == 0
+    assert "mturk.csv: crowd judgments" in capsys.readouterr().out
+    assert main(["examples", "annotate", "-o", str(tmp_path)]) == 0
+    example = load_example()
+    assert read(tmp_path / "candidates.jsonl") == example
+    judged = read(tmp_path / "corpus.jsonl")
+    assert [p.id for p in judged] == [p.id for p in example]
+    assert {tuple(j.annotator for j in p.judgments) for p in judged} == {("ann1", "ann2")}
+    docpairs = read(tmp_path / "docpairs.jsonl")
+    assert all(p.text1 == example.documents[p.span1.doc_id].text for p in docpairs)
+    rows = list(csv.DictReader((tmp_path / "mturk.csv").open(encoding="utf-8")))
+    assert len(rows) == 6 * len(example)  # 6 workers on every pair
+    assert sum(r["gold"] == "true" for r in rows) == 6 * 2  # two gold pairs
+    ratings = list(csv.DictReader((tmp_path / "ratings.csv").open(encoding="utf-8")))
+    assert len(ratings) == 20 * 3 and {r["label"] for r in ratings} <= set("12345")
+    assert main(["examples", "nothing", "-o", str(tmp_path)]) == 2

@@ -37,6 +37,45 @@ def load_example() -> PairSet:
     return read(example_path())
 
 
+#: the bundled example sets: the inputs a guide of docs/ works on, each file with what it is
+EXAMPLE_SETS: dict[str, dict[str, str]] = {
+    "annotate": {
+        "candidates.jsonl": "the example corpus: 25 labelled statement pairs with their documents",
+        "docpairs.jsonl": "its document pairs (text1/text2 = whole documents) for extraction",
+        "corpus.jsonl": "the example pairs with the judgments of two annotators, ann1 and ann2",
+        "mturk.csv": "crowd judgments: 6 workers on every pair, 2 gold pairs, 1 careless worker",
+        "ratings.csv": "5-point ratings of 20 items by 3 raters (item, annotator, label)",
+    },
+}
+
+
+def write_example_set(name: str, folder: str | Path) -> list[Path]:
+    """Write the bundled example set ``name`` (:data:`EXAMPLE_SETS`) into ``folder``, each file
+    atomically; returns the files written.
+
+    Raises:
+        ParakitError: E113 an unknown set.
+    """
+    from parakit.errors import ParakitError
+
+    if name not in EXAMPLE_SETS:
+        raise ParakitError(
+            f"no example set {name!r}; the sets: {', '.join(sorted(EXAMPLE_SETS))}", code="E113"
+        )
+    target = Path(folder)
+    written = []
+    for file in EXAMPLE_SETS[name]:
+        path = target / file
+        if file == "candidates.jsonl":  # the example corpus itself, not a second copy of it
+            write(load_example(), path)
+        else:
+            source = resources.files("parakit") / "examples" / name / file
+            with atomic_write(path) as handle:
+                handle.write(source.read_text(encoding="utf-8"))
+        written.append(path)
+    return written
+
+
 def write_demo_release(pairs: PairSet, folder: Path, seed: int = 0) -> str:
     """Write the example as a release folder (:func:`parakit.io.release.write_release`) that
     ``datasets.load_dataset(folder)`` and ``parakit.read`` open; returns the
