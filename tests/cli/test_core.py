@@ -160,3 +160,17 @@ def test_examples_writes_the_inputs_of_the_annotate_guide(tmp_path, capsys):
     ratings = list(csv.DictReader((tmp_path / "ratings.csv").open(encoding="utf-8")))
     assert len(ratings) == 20 * 3 and {r["label"] for r in ratings} <= set("12345")
     assert main(["examples", "nothing", "-o", str(tmp_path)]) == 2
+
+
+def test_examples_writes_the_inputs_of_the_build_guide(tmp_path):
+    from parakit.cli.demo import EXAMPLE_SETS, load_example
+    from parakit.io import read
+
+    assert main(["examples", "build", "-o", str(tmp_path)]) == 0
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert written == sorted(EXAMPLE_SETS["build"])
+    example = load_example()
+    assert read(tmp_path / "corpus.jsonl") == example
+    docs = [json.loads(line) for line in (tmp_path / "docs.jsonl").read_text().splitlines()]
+    assert {d["id"]: d["text"] for d in docs} == {i: d.text for i, d in example.documents.items()}
+    assert (tmp_path / "a.txt").read_text() == example.documents["en-storm-a"].text

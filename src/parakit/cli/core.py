@@ -210,7 +210,7 @@ def examples(
         for set_name, files in EXAMPLE_SETS.items():
             typer.echo(f"{set_name}:")
             for file, what in files.items():
-                typer.echo(f"  {file}: {what}")
+                typer.echo(f"  {file}: {what}" if what else f"  {file}")
         return
     for path in write_example_set(name, output):
         typer.echo(f"wrote {path}")

@@ -46,7 +46,28 @@ EXAMPLE_SETS: dict[str, dict[str, str]] = {
         "mturk.csv": "crowd judgments: 6 workers on every pair, 2 gold pairs, 1 careless worker",
         "ratings.csv": "5-point ratings of 20 items by 3 raters (item, annotator, label)",
     },
+    "build": {
+        "corpus.jsonl": "the example corpus: its documents and gold statement pairs",
+        "docs.jsonl": "the example's documents of two sites (id, text, site) for align",
+        "yle.jsonl": "one news stream (id, source, time, heading, body)",
+        "hs.jsonl": "the other news stream, the same stories",
+        "subs/film-one/first.srt": "two films, two subtitle versions each",
+        "subs/film-one/second.srt": "",
+        "subs/film-two/first.srt": "",
+        "subs/film-two/second.srt": "",
+        "openers.jsonl": "three forum thread openers asking the same question",
+        "answers.jsonl": "four answers to one assignment",
+        "a.txt": "one story of the example as a text file",
+        "b.txt": "the same story by the other site",
+        "posts.jsonl": "social media posts grouped by trend or URL (group, kind, text)",
+        "counts.json": "paraphrases found per group in a pilot round",
+        "seeds.json": "seed posts per URL group",
+    },
 }
+
+
+#: the files of the sets that are the bundled example corpus itself
+_THE_EXAMPLE = {("annotate", "candidates.jsonl"), ("build", "corpus.jsonl")}
 
 
 def write_example_set(name: str, folder: str | Path) -> list[Path]:
@@ -66,7 +87,7 @@ def write_example_set(name: str, folder: str | Path) -> list[Path]:
     written = []
     for file in EXAMPLE_SETS[name]:
         path = target / file
-        if file == "candidates.jsonl":  # the example corpus itself, not a second copy of it
+        if (name, file) in _THE_EXAMPLE:  # the example corpus itself, not a second copy of it
             write(load_example(), path)
         else:
             source = resources.files("parakit") / "examples" / name / file
