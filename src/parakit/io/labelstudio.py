@@ -73,9 +73,9 @@ def read_label_studio(
             type.
 
     Example:
-        >>> pairs = read_label_studio("tests/io/fixtures/label-studio.json")  # doctest: +SKIP
-        >>> [(j.annotator, j.label) for j in pairs[0].judgments]  # doctest: +SKIP
-        [('1', '4'), ('2', '3')]
+        >>> pairs = read_label_studio("tests/io/data/label-studio-export.json")
+        >>> [(j.annotator, j.label) for j in pairs[1].judgments]
+        [('10', '3'), ('11', '4')]
     """
     tasks = load_json(path, jsonl_hint="Label Studio exports one JSON list of tasks")
     if isinstance(tasks, dict):  # one task, as Label Studio also imports it

@@ -175,7 +175,10 @@ def _judgment(
         return canonical_judgment(extra, where, False)
     time = None
     if record.get("_timestamp") is not None:
-        stamp = check.integer(record["_timestamp"], where, "_timestamp", minimum=0)
+        # seconds since 1970, up to the last second of year 9999 (datetime's range)
+        stamp = check.integer(
+            record["_timestamp"], where, "_timestamp", minimum=0, maximum=253_402_300_799
+        )
         time = datetime.fromtimestamp(stamp, tz=UTC).isoformat()
     return Judgment(
         annotator=check.identifier(name, where, "_annotator_id"), label=label, time=time
