@@ -29,7 +29,7 @@ E96x      :class:`EvaluationError`
 E10xx     :class:`AnalysisError` (analysis and reports)
 ========  ==========================================================================
 
-Codes of issue 29 ("never a silently wrong answer"), kept in one block:
+Codes that keep a wrong input from becoming a silently wrong answer, kept in one block:
 
 ========  ==========================================================================
 E140      :class:`DataFormatError`: predictions, scores or ratings joined by id to pairs
@@ -48,7 +48,20 @@ E661      :class:`AnnotateError`: pairs whose labels are not of the project's sc
 E662      :class:`AnnotateError`: a rewrite check its members cannot take
 ========  ==========================================================================
 
-Codes of issue 30 (annotation for a team all day):
+Codes of the annotation tools' formats (Label Studio, doccano, Prodigy;
+:mod:`parakit.io.interchange`):
+
+========  ==========================================================================
+E151      :class:`DataFormatError`: a file that is not the tool's layout (not a list of
+          Label Studio tasks, a doccano line without ``text``, a Prodigy line without the
+          pair's texts)
+E152      :class:`DataFormatError`: an annotation whose label cannot be read (no single
+          choice, several Choices controls and none named, an unknown Prodigy answer)
+E153      :class:`DataFormatError`: one pair given twice with other texts (Prodigy lines of
+          one pair, doccano files of two annotators)
+========  ==========================================================================
+
+Codes of annotation by a team (several server processes):
 
 ========  ==========================================================================
 E663      :class:`AnnotateError`: ``serve --workers`` > 1 on a SQLite store (one process

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 
 import pytest
 import typer
@@ -89,3 +90,38 @@ def test_one_typer_style(path, callback):
 def test_pending_groups_are_real():
     for group in PENDING:
         assert any(path.split()[1] == group for path in COMMANDS)
+
+
+def _help_paths() -> list[str]:
+    from parakit.cli.app import root_command
+
+    root = root_command()
+    groups = [" ".join(p.split()[:2]) for p in COMMANDS if len(p.split()) > 2]
+    return sorted({"parakit", *groups, *dict(_leaves(root))})
+
+
+def test_every_help_fits_80_columns_and_shows_each_option_whole(monkeypatch, capsys):
+    """Help rendered at COLUMNS=80: no line longer than 80 characters, and every option name
+    (``--no-same-source`` too) written out whole, never cut to ``--no-same-sour…``."""
+    from parakit.cli import main
+    from parakit.cli.app import root_command
+
+    monkeypatch.setenv("COLUMNS", "80")
+    root = root_command()
+    problems = []
+    for path in _help_paths():
+        command = root
+        for name in path.split()[1:]:
+            command = command.commands[name]
+        assert main([*path.split()[1:], "--help"]) == 0, path
+        text = capsys.readouterr().out
+        long = [line for line in text.splitlines() if len(line) > 80]
+        if long:
+            problems.append(f"{path}: {len(long[0])} columns: {long[0]!r}")
+        for param in command.params:
+            if param.param_type_name == "argument" or getattr(param, "hidden", False):
+                continue
+            for name in [*param.opts, *getattr(param, "secondary_opts", [])]:
+                if not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
+                    problems.append(f"{path}: option {name} is not shown whole")
+    assert not problems, "\n".join(problems)

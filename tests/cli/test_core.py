@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from parakit.cli import main
 
 
@@ -61,6 +63,7 @@ def test_demo_end_to_end(tmp_path):
     assert "| strict | 12 | 13 | 0 | 48.0% |" in report
     assert (tmp_path / "demo" / "corpus.jsonl").exists()
     assert (tmp_path / "demo" / "turku" / "example-texts.json.gz").exists()
+    assert (tmp_path / "demo" / "release" / "parakit.json").exists()
     # every installed stage adds its section, in the order of the flow
     headings = [line for line in report.splitlines() if line.startswith("## ")]
     stages = [
@@ -104,3 +107,70 @@ def test_json_is_one_object_on_stdout_and_prose_without_it(tmp_path, capsys):
     assert main(["split", example, "-o", out, "--folds", "0"]) == 0
     line = capsys.readouterr().out
     assert line.startswith(f"wrote {len(read(out))} pairs to {out}: ") and "{" not in line
+
+
+def test_demo_release_opens_with_load_dataset(tmp_path, monkeypatch):
+    """The demo's release folder: datasets.load_dataset reads every example pair from it, no
+    document's pairs in two splits, and parakit reads it back."""
+    datasets = pytest.importorskip("datasets")
+    from parakit.cli.demo import load_example, write_demo_release
+    from parakit.io import read
+
+    example = load_example()
+    line = write_demo_release(example, tmp_path / "release")
+    assert line.startswith("a release folder (") and "load_dataset" in line
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    loaded = datasets.load_dataset(str(tmp_path / "release"))
+    assert sum(len(part) for part in loaded.values()) == len(example) == 25
+    ids = sorted(row["id"] for part in loaded.values() for row in part)
+    assert ids == sorted(p.id for p in example)
+    back = read(tmp_path / "release")
+    seen: dict[str, str] = {}
+    for pair in back:
+        for span in (pair.span1, pair.span2):
+            if span is not None:
+                assert seen.setdefault(span.doc_id, pair.split) == pair.split, span.doc_id
+    assert {p.id: p.label for p in back} == {p.id: p.label for p in example}
+    # three splits, each as large in datasets as in parakit's reading
+    sizes = {name: len(part) for name, part in back.by_split().items()}
+    assert len(sizes) == 3 and all(sizes.values())
+    assert sorted(len(part) for part in loaded.values()) == sorted(sizes.values())
+
+
+def test_examples_writes_the_inputs_of_the_annotate_guide(tmp_path, capsys):
+    """``parakit examples annotate``: the files docs/annotate.md works on, as the page says."""
+    import csv
+
+    from parakit.cli.demo import load_example
+    from parakit.io import read
+
+    assert main(["examples"]) == 0
+    assert "mturk.csv: crowd judgments" in capsys.readouterr().out
+    assert main(["examples", "annotate", "-o", str(tmp_path)]) == 0
+    example = load_example()
+    assert read(tmp_path / "candidates.jsonl") == example
+    judged = read(tmp_path / "corpus.jsonl")
+    assert [p.id for p in judged] == [p.id for p in example]
+    assert {tuple(j.annotator for j in p.judgments) for p in judged} == {("ann1", "ann2")}
+    docpairs = read(tmp_path / "docpairs.jsonl")
+    assert all(p.text1 == example.documents[p.span1.doc_id].text for p in docpairs)
+    rows = list(csv.DictReader((tmp_path / "mturk.csv").open(encoding="utf-8")))
+    assert len(rows) == 6 * len(example)  # 6 workers on every pair
+    assert sum(r["gold"] == "true" for r in rows) == 6 * 2  # two gold pairs
+    ratings = list(csv.DictReader((tmp_path / "ratings.csv").open(encoding="utf-8")))
+    assert len(ratings) == 20 * 3 and {r["label"] for r in ratings} <= set("12345")
+    assert main(["examples", "nothing", "-o", str(tmp_path)]) == 2
+
+
+def test_examples_writes_the_inputs_of_the_build_guide(tmp_path):
+    from parakit.cli.demo import EXAMPLE_SETS, load_example
+    from parakit.io import read
+
+    assert main(["examples", "build", "-o", str(tmp_path)]) == 0
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert written == sorted(EXAMPLE_SETS["build"])
+    example = load_example()
+    assert read(tmp_path / "corpus.jsonl") == example
+    docs = [json.loads(line) for line in (tmp_path / "docs.jsonl").read_text().splitlines()]
+    assert {d["id"]: d["text"] for d in docs} == {i: d.text for i, d in example.documents.items()}
+    assert (tmp_path / "a.txt").read_text() == example.documents["en-storm-a"].text

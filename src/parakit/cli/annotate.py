@@ -14,7 +14,14 @@ from typing import Annotated
 import typer
 
 from parakit.annotate.tasks import CLASSIFY, TASKS
-from parakit.cli.options import FormatOpt, SeedOpt, output_option
+from parakit.cli.options import (
+    FormatOpt,
+    ReaderOptionsOpt,
+    SchemeOpt,
+    SeedOpt,
+    output_option,
+    read_pairs,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -544,18 +551,32 @@ def export(
     store: Annotated[str, STORE],
     project: Annotated[str, typer.Argument()],
     output: Annotated[
-        Path, output_option(".json = Turku layout (+ texts file), .jsonl = canonical JSONL.")
+        Path,
+        output_option(
+            ".json = Turku layout (+ texts file), .jsonl = canonical JSONL; other formats "
+            "with --to."
+        ),
     ],
     drop: Annotated[str, typer.Option(help="base labels to leave out, e.g. 1,x")] = "",
     judgments: Annotated[bool, typer.Option(help="include individual judgments")] = False,
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            "-t",
+            help="Output format: label-studio, doccano, prodigy... (from the extension when "
+            "omitted; see 'parakit formats').",
+        ),
+    ] = None,
 ) -> None:
-    """Export the project's labelled pairs with their contexts."""
+    """Export the project's labelled pairs with their contexts (and, with --judgments, each
+    annotator's judgment: a Label Studio annotation, a doccano user file, a Prodigy line)."""
     from parakit.annotate.store import Store
 
     st = Store.open(store, create=False)
     pid = st.projects.project_id(project)
     dropped = tuple(_names(drop) or ())
-    path = st.exports.export(pid, output, drop_labels=dropped, judgments=judgments)
+    path = st.exports.export(pid, output, format=to, drop_labels=dropped, judgments=judgments)
     left = st.exports.left_out(pid, dropped)
     notes = [
         f"{left['disagreements']} disagreements unresolved (resolve them on the consensus "
@@ -663,11 +684,14 @@ def agreement(
     corpus: Annotated[
         Path,
         typer.Argument(
-            help="a corpus with judgments (JSONL), or a CSV/TSV table item, annotator, label"
+            help="a corpus with judgments (JSONL; a Label Studio, doccano or Prodigy "
+            "export), or a CSV/TSV table item, annotator, label"
         ),
     ],
     scheme: Annotated[str, typer.Option()] = "turku",
     ordinal: Annotated[bool, typer.Option(help="also ordinal Krippendorff's alpha")] = False,
+    fmt: FormatOpt = None,
+    option: ReaderOptionsOpt = None,
 ) -> None:
     """Agreement on full and reduced labels (pairwise and Fleiss' kappa, alpha, accuracy and
     kappa vs the corpus label)."""
@@ -676,14 +700,12 @@ def agreement(
     from parakit.annotate.agreement import agreement_report, judgments_frame, undefined_reasons
 
     consensus = None
-    if corpus.suffix in (".csv", ".tsv"):
+    if corpus.suffix in (".csv", ".tsv") and fmt is None:
         frame = judgments_frame(
             pd.read_csv(corpus, sep="," if corpus.suffix == ".csv" else "\t", dtype=str)
         )
     else:
-        from parakit import io
-
-        pairs = io.read(corpus)
+        pairs = read_pairs(corpus, fmt, options=option, status=False)
         frame = judgments_frame([(p.id, j.annotator, j.label) for p in pairs for j in p.judgments])
         consensus = {p.id: p.label for p in pairs if p.label is not None}
     reasons = undefined_reasons(frame, scheme)
@@ -709,3 +731,23 @@ def clusters(
     with atomic_write(output) as handle:
         json.dump(refs, handle, ensure_ascii=False, indent=1)
     typer.echo(f"{len(refs)} sources with >= {min_references} references -> {output}")
+
+
+@app.command("labeling-config")
+def labeling_config(
+    output: Annotated[Path | None, output_option("Write the XML here (default: stdout).")] = None,
+    scheme: SchemeOpt = None,
+    comment: Annotated[bool, typer.Option(help="a comment box under the labels")] = True,
+) -> None:
+    """The Label Studio labeling config of a pair task (both texts, one choice of the scheme's
+    labels), named as 'annotate export --to label-studio' writes the tasks."""
+    from parakit.io.atomic import atomic_write
+    from parakit.io.labelstudio import labeling_config as make_config
+
+    xml = make_config(scheme or "turku", comment=comment)
+    if output is None:
+        typer.echo(xml, nl=False)
+        return
+    with atomic_write(output) as handle:
+        handle.write(xml)
+    typer.echo(f"wrote {output}", err=True)

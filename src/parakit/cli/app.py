@@ -140,12 +140,15 @@ def finish_tree(root: Any) -> Any:
 
     typer 0.29 shows ``{input}`` for an argument in the usage line, ``<bool>`` beside a flag and
     reads ``[...]`` in help as rich markup (``[low, high]`` vanished); click's own style is kept.
+    Help is click's layout: it wraps to the terminal (80 columns at most) and never cuts an
+    option name, where rich's panels cut ``--no-same-source`` to ``--no-same-sour…`` at 80.
     """
     from rich.markup import escape
 
     shared = [p for p in root.params if p.name in ("verbose", "quiet")]
     rich_help = getattr(typer.core, "HAS_RICH", False)  # off with TYPER_USE_RICH=0
     for command in [root, *_walk(root)]:
+        command.rich_markup_mode = None  # click's help layout (see above)
         markup = rich_help and getattr(command, "rich_markup_mode", None) == "rich"
         if command.help and markup:
             command.help = escape(command.help)

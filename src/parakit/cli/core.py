@@ -197,6 +197,26 @@ def similarity(
 
 
 @app.command()
+def examples(
+    name: Annotated[
+        str | None, typer.Argument(help="The set to write (omit it to list the sets).")
+    ] = None,
+    output: Annotated[Path, output_option("Folder to write the files to.")] = Path("."),
+) -> None:
+    """Write a bundled example set, the inputs a guide in docs/ works on, to a folder."""
+    from parakit.cli.demo import EXAMPLE_SETS, write_example_set
+
+    if name is None:
+        for set_name, files in EXAMPLE_SETS.items():
+            typer.echo(f"{set_name}:")
+            for file, what in files.items():
+                typer.echo(f"  {file}: {what}" if what else f"  {file}")
+        return
+    for path in write_example_set(name, output):
+        typer.echo(f"wrote {path}")
+
+
+@app.command()
 def demo(
     output: Annotated[Path, output_option("Output folder.")] = Path("parakit-demo"),
     seed: SeedOpt = 0,

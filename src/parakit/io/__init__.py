@@ -17,10 +17,13 @@ from typing import Any
 from parakit.errors import DataFormatError
 from parakit.io.atomic import atomic_write
 from parakit.io.dataset import is_hf_spec, read_hf_dataset, read_parquet, write_parquet
+from parakit.io.doccano import read_doccano, write_doccano
 from parakit.io.etpc import read_etpc
 from parakit.io.jsonl import read_jsonl, write_jsonl
+from parakit.io.labelstudio import labeling_config, read_label_studio, write_label_studio
 from parakit.io.mrpc import read_mrpc
 from parakit.io.multipit import multireference, read_multipit, read_multireference
+from parakit.io.prodigy import read_prodigy, write_prodigy
 from parakit.io.release import read_release, write_release
 from parakit.io.table import read_table, write_table
 from parakit.io.tmup import read_tmup
@@ -32,23 +35,30 @@ __all__ = [
     "atomic_write",
     "detect_format",
     "formats",
+    "labeling_config",
     "multireference",
     "read",
+    "read_doccano",
     "read_etpc",
     "read_hf_dataset",
     "read_jsonl",
+    "read_label_studio",
     "read_mrpc",
     "read_multipit",
     "read_multireference",
     "read_opus_parsebank",
     "read_parquet",
+    "read_prodigy",
     "read_release",
     "read_table",
     "read_tmup",
     "read_turku",
     "write",
+    "write_doccano",
     "write_jsonl",
+    "write_label_studio",
     "write_parquet",
+    "write_prodigy",
     "write_release",
     "write_table",
     "write_turku",
@@ -80,6 +90,10 @@ READERS: Registry[Callable[..., PairSet]] = Registry(
         "release": read_release,
         "parquet": read_parquet,
         "hf": read_hf_dataset,
+        # the annotation tools' formats (parakit.io.interchange)
+        "label-studio": read_label_studio,
+        "doccano": read_doccano,
+        "prodigy": read_prodigy,
     },
 )
 
@@ -92,6 +106,9 @@ WRITERS: Registry[Callable[..., Any]] = Registry(
         "tsv": lambda ps, path, **o: write_table(ps, path, delimiter="\t", **o),
         "turku": write_turku,
         "parquet": write_parquet,
+        "label-studio": write_label_studio,
+        "doccano": write_doccano,
+        "prodigy": write_prodigy,
     },
 )
 
@@ -121,6 +138,37 @@ def _head(path: Path, size: int = 65536) -> str:
     return head.decode("utf-8-sig", errors="replace")
 
 
+#: keys a Label Studio task starts with (its export writes ``id`` first, an import ``data``)
+_LABEL_STUDIO_KEYS = ("data", "id", "annotations", "predictions")
+
+
+def _first_key(text: str) -> str | None:
+    """The first key of the JSON object ``text`` starts with."""
+    import re
+
+    match = re.match(r'\{\s*"((?:[^"\\]|\\.)*)"', text)
+    return match.group(1) if match else None
+
+
+def _jsonl_layout(path: Path) -> str:
+    """A ``.jsonl`` file's layout from its first line: Prodigy (underscore hashes or
+    ``answer``), doccano (``text`` with a ``label`` list), else parakit JSONL."""
+    from parakit.io._open import loads_json
+
+    line = _head(path).split("\n", 1)[0]
+    try:
+        record = loads_json(line)
+    except (ValueError, RecursionError):
+        return "jsonl"  # the reader says what is wrong
+    if not isinstance(record, dict) or "parakit" in record:
+        return "jsonl"
+    if "_input_hash" in record or "_task_hash" in record or "answer" in record:
+        return "prodigy"
+    if "text" in record and isinstance(record.get("label"), list) and "text1" not in record:
+        return "doccano"
+    return "jsonl"
+
+
 def detect_format(path: str | Path) -> str:
     """Guess a file's format from its name and first bytes.
 
@@ -135,6 +183,9 @@ def detect_format(path: str | Path) -> str:
             return "release"
         if (path / "paraphrase_types.xml").exists() or any(path.glob("textual_*.xml")):
             return "etpc"
+        users = sorted(path.glob("*.jsonl"))
+        if users and _jsonl_layout(users[0]) == "doccano":
+            return "doccano"
         raise DataFormatError(
             "cannot tell the format of this folder; a Hugging Face dataset folder is read "
             "with -f hf (format='hf') or as hf:FOLDER",
@@ -145,7 +196,7 @@ def detect_format(path: str | Path) -> str:
         raise DataFormatError("no such file", path=path, code="E103")
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(".jsonl"):
-        return "jsonl"
+        return _jsonl_layout(path)
     if name.endswith(".parquet"):
         return "parquet"
     head = _head(path)
@@ -153,11 +204,14 @@ def detect_format(path: str | Path) -> str:
     if name.endswith(".json"):
         stripped = head.lstrip()
         if stripped.startswith("{"):
-            return "multipit-multiref"
+            return "label-studio" if _first_key(stripped) == "data" else "multipit-multiref"
         if '"lex-similarity"' in head:
             return "turku-opus-pb"
         if '"txt1"' in head:
             return "turku"
+        task = stripped[1:].lstrip() if stripped.startswith("[") else ""
+        if _first_key(task) in _LABEL_STUDIO_KEYS and '"data"' in head:
+            return "label-studio"
         if '"references"' in head:
             return "multipit-multiref"
         raise DataFormatError(
@@ -262,6 +316,9 @@ def write(pairs: PairSet, path: str | Path, format: str | None = None, **options
         "tsv": write_table,
         "turku": write_turku,
         "parquet": write_parquet,
+        "label-studio": write_label_studio,
+        "doccano": write_doccano,
+        "prodigy": write_prodigy,
     }
     if format in real:
         _check_options(partial(real[format], pairs), format, path, options)

@@ -168,7 +168,7 @@ class OnnxEncoder:
     are sorted by length so each batch is padded only to its own longest text (length-bucketed
     batches: pass thousands of texts per call). The vectors are those of sentence-transformers.
 
-    There is no int8 graph any more (issue 24): on the measured CPU (AMD EPYC, AVX512-VNNI and
+    There is no int8 graph any more: on the measured CPU (AMD EPYC, AVX512-VNNI and
     AVX512-BF16, no AMX) dynamic int8 was 2x cheaper but kept only 93 % of the fp32 nearest
     neighbours, and blockwise int8 (``MatMulNBits``) kept 98.5-99 % at fp32 speed; bf16 on the
     torch backend keeps 99.7 % instead (docs/benchmarks.md#precision-bf16-and-int8-on-this-cpu,
@@ -395,7 +395,7 @@ def resolve_model(model: str | Path) -> str:
 def load_encoder(model: str | Path, backend: str = "torch", **options: Any) -> Any:
     """An encoder by backend name: ``torch`` (sentence-transformers; bf16 where the CPU has it,
     ``precision=``) or ``onnx`` (ONNX Runtime fp32, the same vectors as torch fp32). The int8
-    backends were removed (issue 24: none was faster at neighbour recall@5 >= 0.99; see
+    backends were removed (none was faster at neighbour recall@5 >= 0.99; see
     :class:`OnnxEncoder`).
 
     Example:

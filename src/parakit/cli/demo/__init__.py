@@ -37,6 +37,101 @@ def load_example() -> PairSet:
     return read(example_path())
 
 
+#: the bundled example sets: the inputs a guide of docs/ works on, each file with what it is
+EXAMPLE_SETS: dict[str, dict[str, str]] = {
+    "annotate": {
+        "candidates.jsonl": "the example corpus: 25 labelled statement pairs with their documents",
+        "docpairs.jsonl": "its document pairs (text1/text2 = whole documents) for extraction",
+        "corpus.jsonl": "the example pairs with the judgments of two annotators, ann1 and ann2",
+        "mturk.csv": "crowd judgments: 6 workers on every pair, 2 gold pairs, 1 careless worker",
+        "ratings.csv": "5-point ratings of 20 items by 3 raters (item, annotator, label)",
+    },
+    "build": {
+        "corpus.jsonl": "the example corpus: its documents and gold statement pairs",
+        "docs.jsonl": "the example's documents of two sites (id, text, site) for align",
+        "yle.jsonl": "one news stream (id, source, time, heading, body)",
+        "hs.jsonl": "the other news stream, the same stories",
+        "subs/film-one/first.srt": "two films, two subtitle versions each",
+        "subs/film-one/second.srt": "",
+        "subs/film-two/first.srt": "",
+        "subs/film-two/second.srt": "",
+        "openers.jsonl": "three forum thread openers asking the same question",
+        "answers.jsonl": "four answers to one assignment",
+        "a.txt": "one story of the example as a text file",
+        "b.txt": "the same story by the other site",
+        "posts.jsonl": "social media posts grouped by trend or URL (group, kind, text)",
+        "counts.json": "paraphrases found per group in a pilot round",
+        "seeds.json": "seed posts per URL group",
+    },
+}
+
+
+#: the files of the sets that are the bundled example corpus itself
+_THE_EXAMPLE = {("annotate", "candidates.jsonl"), ("build", "corpus.jsonl")}
+
+
+def write_example_set(name: str, folder: str | Path) -> list[Path]:
+    """Write the bundled example set ``name`` (:data:`EXAMPLE_SETS`) into ``folder``, each file
+    atomically; returns the files written.
+
+    Raises:
+        ParakitError: E113 an unknown set.
+    """
+    from parakit.errors import ParakitError
+
+    if name not in EXAMPLE_SETS:
+        raise ParakitError(
+            f"no example set {name!r}; the sets: {', '.join(sorted(EXAMPLE_SETS))}", code="E113"
+        )
+    target = Path(folder)
+    written = []
+    for file in EXAMPLE_SETS[name]:
+        path = target / file
+        if (name, file) in _THE_EXAMPLE:  # the example corpus itself, not a second copy of it
+            write(load_example(), path)
+        else:
+            source = resources.files("parakit") / "examples" / name / file
+            with atomic_write(path) as handle:
+                handle.write(source.read_text(encoding="utf-8"))
+        written.append(path)
+    return written
+
+
+def write_demo_release(pairs: PairSet, folder: Path, seed: int = 0) -> str:
+    """Write the example as a release folder (:func:`parakit.io.release.write_release`) that
+    ``datasets.load_dataset(folder)`` and ``parakit.read`` open; returns the
+    report's line about it. Splits keep each document's pairs together (``linked_groups``), as
+    a release needs; without ``datasets`` the line says what to install instead."""
+    from parakit.errors import ParakitError
+    from parakit.io.release import write_release
+    from parakit.split import linked_groups
+
+    split = random_split(
+        pairs.map(lambda p: p.replace(split=None)),
+        ratios=(0.6, 0.2, 0.2),
+        group_by=linked_groups(pairs),
+        seed=seed,
+    )
+    try:
+        write_release(
+            split,
+            folder,
+            license="apache-2.0",
+            pretty_name="parakit example corpus",
+            candidates="Statement pairs of news-like document pairs, written for parakit's "
+            "examples in English, Finnish and Japanese.",
+        )
+    except ParakitError as err:
+        if err.code != "E136":  # datasets / huggingface_hub missing: say so, go on
+            raise
+        return f"not written ({err.message})"
+    counts = ", ".join(f"{name} {len(part)}" for name, part in split.by_split().items())
+    return (
+        f"a release folder ({counts} pairs, Parquet per split and a dataset card) that "
+        "`datasets.load_dataset('release')` and `parakit info release` open"
+    )
+
+
 def run_demo(out: str | Path, seed: int = 0) -> Path:
     """Run the pipeline on the example; returns the path of the report."""
     from parakit.cli.options import progress_bar
@@ -66,6 +161,7 @@ def run_demo(out: str | Path, seed: int = 0) -> Path:
             write(pairs, workdir / "turku" / "example.json", drop_labels=("1", "x"))
         finally:
             turku_log.setLevel(previous)
+        released = write_demo_release(pairs, workdir / "release", seed=seed)
         progress.advance(task)
         sections += [
             "Input: the bundled example corpus "
@@ -88,6 +184,7 @@ def run_demo(out: str | Path, seed: int = 0) -> Path:
             "`turku/example.json` + `turku/example-texts.json.gz` (release layout, "
             "labels 1 and x dropped; the layout has no language field, so it reads back as "
             "one language).",
+            f"`release/`: {released}",
             "",
         ]
         for name in steps:
