@@ -304,9 +304,10 @@ def test_extraction_delete_add_and_the_admin_pages(browser, server, drag_select)
     page.wait_for_selector(f"#deactivate-{ann2}")
     assert store.accounts.authenticate("ann2", "a-brand-new-password") is not None
     page.goto(f"{base}/admin")
+    page.click(f"#project-{pid}")  # each project's links live on its own page
     page.click(f"#progress-{pid}")
     expect(page.locator("h1")).to_contain_text("progress per annotator")
-    page.goto(f"{base}/admin")
+    page.goto(f"{base}/admin/p/{pid}")
     page.click(f"#items-{pid}")
     expect(page.locator("#total")).to_contain_text("3 items")
     page.fill("input[name=text]", "mayor")
@@ -400,6 +401,7 @@ def test_screens_for_all_day_work(browser, serve, tmp_path):
     page.goto(f"{base}/admin")
     expect(page.locator(f"#project-progress-{classify_pid}")).to_contain_text("Classify: 2 / 6")
     expect(page.locator(f"#project-progress-{extract_pid}")).to_contain_text("Extract: 1 / 1")
+    page.goto(f"{base}/admin/p/{extract_pid}")
     page.click(f"#docpairs-{extract_pid}")
     expect(page.locator("#docpairs td.status")).to_contain_text("empty by ann1")
     page.click("#reopen-1")  # confirmed in the dialog

@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, case, func, literal, or_, select, update
 from sqlalchemy.orm import Session
 
 from parakit.annotate.db import (
@@ -20,7 +20,7 @@ from parakit.annotate.models import (
     Item,
 )
 from parakit.annotate.tasks import CLASSIFY, REWRITE_CHECK
-from parakit.errors import AnnotateError
+from parakit.errors import AnnotateError, NotFound
 
 
 class Review(Service):
@@ -52,6 +52,15 @@ class Review(Service):
             sub = self._disputed(project_id).subquery()
             return int(session.scalar(select(func.count()).select_from(sub)) or 0)
 
+    def disagreement_position(self, project_id: int, item_id: int) -> int | None:
+        """Where item ``item_id`` stands among the open disagreements (0-based, in the order of
+        :meth:`disagreements`), or ``None`` when it is not one; counted in SQL."""
+        with self.transaction() as session:
+            sub = self._disputed(project_id).subquery()
+            if session.scalar(select(func.count()).where(sub.c.item_id == item_id)) == 0:
+                return None
+            return int(session.scalar(select(func.count()).where(sub.c.item_id < item_id)) or 0)
+
     def disagreements(
         self, project_id: int, page: int | None = None, per_page: int = 20
     ) -> list[tuple[Item, list[Annotation]]]:
@@ -67,21 +76,39 @@ class Review(Service):
             ids = list(session.scalars(ids_query))
             if not ids:
                 return []
-            items = {i.id: i for i in session.scalars(select(Item).where(Item.id.in_(ids)))}
-            by_item: dict[int, list[Annotation]] = {i: [] for i in ids}
-            for ann in session.scalars(
-                select(Annotation)
-                .where(
-                    Annotation.item_id.in_(ids),
-                    Annotation.status == "submitted",
-                    Annotation.task.in_((CLASSIFY, REWRITE_CHECK)),
+            return _with_judgments(session, ids)
+
+    def judged(self, item_id: int) -> tuple[Item, list[Annotation]]:
+        """An item with the submitted judgments an adjudicator weighs (as in
+        :meth:`disagreements`), for the item's own page."""
+        with self.transaction() as session:
+            found = _with_judgments(session, [item_id])
+        if not found:
+            raise NotFound(f"no item {item_id}")
+        return found[0]
+
+    def agreement_summary(self, project_id: int) -> dict[str, int]:
+        """Raw agreement in two counts, aggregated in SQL (the project page at 155,000 items
+        reads no judgment): ``judged_twice``, the items with submitted classifications by
+        two or more annotators, and ``agreed``, those whose labels are all the same."""
+        per_item = (
+            select(func.count(func.distinct(Annotation.label)).label("labels"))
+            .where(
+                Annotation.project_id == project_id,
+                Annotation.task == CLASSIFY,
+                Annotation.status == "submitted",
+            )
+            .group_by(Annotation.item_id)
+            .having(func.count(func.distinct(Annotation.annotator_id)) > 1)
+            .subquery()
+        )
+        with self.transaction() as session:
+            twice, agreed = session.execute(
+                select(func.count(), func.count().filter(per_item.c.labels == 1)).select_from(
+                    per_item
                 )
-                .order_by(Annotation.item_id, Annotation.id)
-            ):
-                item = items[ann.item_id]
-                if ann.task == CLASSIFY or item.origin == "rewrite":
-                    by_item[ann.item_id].append(ann)
-            return [(items[i], by_item[i]) for i in ids]
+            ).one()
+        return {"judged_twice": int(twice or 0), "agreed": int(agreed or 0)}
 
     def resolve(self, item_id: int, label: str, user_id: int) -> None:
         """Record the adjudicated label of an item (consensus or QA correction)."""
@@ -302,25 +329,48 @@ class Review(Service):
         """T9: the agreement report of the project's classifications (every level), with
         accuracy and kappa against the consensus on the double-annotated items; ``{}`` while
         no item has two annotators. One use case for ``parakit annotate stats`` and the stats
-        page."""
-        from parakit.annotate.agreement import agreement_report, judgments_frame
+        page.
 
+        The database aggregates (issue 30 item 9: 155,000 items are never read into Python):
+        per label level, a few GROUP BY queries return contingency tables, rater counts and
+        the coincidence matrix, and :mod:`parakit.annotate.agreement` turns them into the
+        figures of its reference implementations
+        (:func:`~parakit.annotate.agreement.agreement_report` on the same judgments gives the
+        same numbers; a test holds them equal)."""
+        from parakit.annotate.agreement import LEVELS, reducer
+
+        scheme = self.db.scheme(project_id)
+        where = (
+            Annotation.project_id == project_id,
+            Annotation.task == CLASSIFY,
+            Annotation.status == "submitted",
+            Annotation.label.is_not(None),
+        )
         with self.transaction() as session:
-            rows = session.execute(
-                select(Annotation.item_id, Annotation.annotator_id, Annotation.label, Item.label)
-                .join(Item, Item.id == Annotation.item_id)
-                .where(
-                    Annotation.project_id == project_id,
-                    Annotation.task == CLASSIFY,
-                    Annotation.status == "submitted",
+            raters = (
+                select(func.count(func.distinct(Annotation.annotator_id)).label("n"))
+                .where(*where)
+                .group_by(Annotation.item_id)
+                .subquery()
+            )
+            if (session.scalar(select(func.max(raters.c.n))) or 0) < 2:
+                return {}
+            labels = set(session.scalars(select(Annotation.label).where(*where).distinct()))
+            finals = set(
+                session.scalars(
+                    select(Item.label)
+                    .where(Item.id.in_(select(Annotation.item_id).where(*where)))
+                    .where(Item.label.is_not(None))
+                    .distinct()
                 )
-                .order_by(Annotation.id)
-            ).all()
-        frame = judgments_frame([(item, who, label) for item, who, label, _ in rows])
-        if not len(frame) or frame.groupby("item")["annotator"].nunique().max() < 2:
-            return {}
-        consensus = {item: final for item, _, _, final in rows if final is not None}
-        return agreement_report(frame, self.db.scheme(project_id), consensus=consensus)
+            )
+            out: dict[str, float] = {}
+            for level in LEVELS:
+                if level == "binary" and not scheme.readings():
+                    continue
+                function = reducer(scheme, level)
+                out.update(_level_figures(session, level, where, function, labels, finals or None))
+        return out
 
     def rewrite_check_report(self, project_id: int) -> dict[str, float]:
         """T10 in numbers: how the rewrites were judged in the blind check.
@@ -482,6 +532,149 @@ class Review(Service):
             for item in items
         ]
         return rows, int(total)
+
+
+def _level_figures(
+    session: Session,
+    level: str,
+    where: tuple[Any, ...],
+    reduce: Any,
+    labels: set[str],
+    finals: set[str] | None,
+) -> dict[str, float]:
+    """The figures of :func:`~parakit.annotate.agreement.agreement_report` at one label
+    ``level``, aggregated in SQL: labels become integer codes of their reduced value through
+    a CASE over the project's few distinct labels (those reduced to ``None`` are dropped, as
+    :func:`~parakit.annotate.agreement.reduce_labels` drops them)."""
+    import numpy as np
+
+    from parakit.annotate.agreement import (
+        alpha_from_coincidences,
+        fleiss_from_counts,
+        kappa_from_table,
+    )
+
+    reduced = {label: reduce(label) for label in labels | (finals or set())}
+    values = sorted({str(v) for v in reduced.values() if v is not None})
+    code = {label: values.index(str(v)) for label, v in reduced.items() if v is not None}
+    kept = [label for label in labels if label in code]
+    size = len(values)
+    nan = float("nan")
+    v = case(code, value=Annotation.label) if code else literal(None)
+    base = (
+        select(
+            Annotation.id.label("id"),
+            Annotation.item_id.label("item"),
+            Annotation.annotator_id.label("who"),
+            v.label("v"),
+        )
+        .where(*where, Annotation.label.in_(kept))
+        .subquery()
+    )
+    per = (
+        select(
+            base.c.item,
+            func.count().label("m"),
+            func.count(func.distinct(base.c.who)).label("raters"),
+        )
+        .group_by(base.c.item)
+        .subquery()
+    )
+    a, b = base.alias("a"), base.alias("b")
+    # pairwise Cohen's kappa: one contingency table per annotator pair
+    tables: dict[tuple[int, int], Any] = {}
+    for who_a, who_b, va, vb, n in session.execute(
+        select(a.c.who, b.c.who, a.c.v, b.c.v, func.count())
+        .join(b, and_(a.c.item == b.c.item, a.c.who < b.c.who))
+        .group_by(a.c.who, b.c.who, a.c.v, b.c.v)
+    ):
+        table = tables.setdefault((who_a, who_b), np.zeros((size, size)))
+        table[va, vb] += n
+    total = weight = 0.0
+    for table in tables.values():
+        shared = table.sum()
+        if shared < 2:
+            continue
+        # sklearn's label set is what either rater used: unused codes dropped
+        used = (table.sum(axis=0) + table.sum(axis=1)) > 0
+        value = kappa_from_table(table[np.ix_(used, used)])
+        if value == value:
+            total += value * shared
+            weight += shared
+    out = {f"{level}_pairwise_kappa": total / weight if weight else nan}
+    # Fleiss' kappa over the items with the most common judgment count (ties: the smallest)
+    counts = session.execute(
+        select(per.c.m, func.count()).where(per.c.m >= 2).group_by(per.c.m)
+    ).all()
+    fleiss = nan
+    if counts:
+        raters = min(counts, key=lambda row: (-row[1], row[0]))[0]
+        cells = (
+            select(base.c.v, func.count().label("k"))
+            .join(per, per.c.item == base.c.item)
+            .where(per.c.m == raters)
+            .group_by(base.c.item, base.c.v)
+            .subquery()
+        )
+        rows = session.execute(
+            select(cells.c.v, func.sum(cells.c.k), func.sum(cells.c.k * cells.c.k)).group_by(
+                cells.c.v
+            )
+        ).all()
+        items = dict(counts)[raters]
+        fleiss = fleiss_from_counts(
+            int(items), int(raters), [int(t) for _, t, _ in rows], int(sum(q for *_, q in rows))
+        )
+    out[f"{level}_fleiss_kappa"] = fleiss
+    # Krippendorff's nominal alpha from the coincidence matrix of the pairable units
+    o = np.zeros((size, size))
+    used_values = session.execute(select(func.count(func.distinct(base.c.v)))).scalar() or 0
+    for va, vb, weight_sum in session.execute(
+        select(a.c.v, b.c.v, func.sum(1.0 / (per.c.m - 1)))
+        .join(b, and_(a.c.item == b.c.item, a.c.id != b.c.id))
+        .join(per, per.c.item == a.c.item)
+        .where(per.c.m >= 2)
+        .group_by(a.c.v, b.c.v)
+    ):
+        o[va, vb] += float(weight_sum)
+    out[f"{level}_alpha_nominal"] = alpha_from_coincidences(o) if used_values >= 2 else nan
+    if finals:
+        truth = case(code, value=Item.label) if code else literal(None)
+        table = np.zeros((size, size))
+        for given, final, n in session.execute(
+            select(base.c.v, truth, func.count())
+            .join(per, per.c.item == base.c.item)
+            .join(Item, Item.id == base.c.item)
+            .where(per.c.raters >= 2, Item.label.in_([f for f in finals if f in code]))
+            .group_by(base.c.v, truth)
+        ):
+            table[given, final] += n
+        if table.sum():
+            used = (table.sum(axis=0) + table.sum(axis=1)) > 0
+            out[f"{level}_accuracy"] = float(np.trace(table) / table.sum())
+            out[f"{level}_kappa_vs_consensus"] = kappa_from_table(table[np.ix_(used, used)])
+        else:
+            out[f"{level}_accuracy"] = out[f"{level}_kappa_vs_consensus"] = nan
+    return out
+
+
+def _with_judgments(session: Session, ids: list[int]) -> list[tuple[Item, list[Annotation]]]:
+    """Items ``ids`` (in that order, missing ones left out) with their submitted
+    classifications, oldest first; a rewrite (T10) with the judgments of its blind check."""
+    items = {i.id: i for i in session.scalars(select(Item).where(Item.id.in_(ids)))}
+    by_item: dict[int, list[Annotation]] = {i: [] for i in items}
+    for ann in session.scalars(
+        select(Annotation)
+        .where(
+            Annotation.item_id.in_(ids),
+            Annotation.status == "submitted",
+            Annotation.task.in_((CLASSIFY, REWRITE_CHECK)),
+        )
+        .order_by(Annotation.item_id, Annotation.id)
+    ):
+        if ann.task == CLASSIFY or items[ann.item_id].origin == "rewrite":
+            by_item[ann.item_id].append(ann)
+    return [(items[i], by_item[i]) for i in ids if i in items]
 
 
 def _fresh_judges(
