@@ -5,7 +5,10 @@ with :func:`annotate_screens.build` (a third double-annotated, one in ten of tho
 every judgment with its done assignment and every other item queued once, one in fifty
 judgments flagged ``s`` (the QA queue). Each admin page is then fetched through the web app
 (FastAPI's TestClient, one worker, logged in as an admin) ``--repeat`` times after one
-warm-up; the table gives the median seconds of a request. Store building is timed too.
+warm-up; the table gives the median wall and CPU seconds of a request (on a box whose cores
+a heavier job holds, the CPU figure is the one to compare; wall is an upper bound). The
+statistics page's agreement is also timed alone, in SQL and the old way (every judgment into
+pandas), and the two reports are checked to hold the same figures. Store building is timed.
 
 Run (10K and 155K: about 10 minutes on 2 busy cores)::
 
@@ -101,7 +104,28 @@ def build(store: Any, items: int) -> int:
     return pid
 
 
-def time_pages(store: Any, pid: int, repeat: int) -> dict[str, float]:
+def agreement_in_python(store: Any, pid: int) -> dict[str, float]:
+    """The statistics page's agreement before issue 30: every judgment read, then pandas."""
+    from parakit.annotate.agreement import agreement_report, judgments_frame
+
+    anns = store.queue.submitted(pid)
+    frame = judgments_frame([(a.item_id, a.annotator_id, a.label) for a in anns])
+    return agreement_report(frame, store.scheme(pid), consensus={})
+
+
+def _timed(call: Any, repeat: int) -> tuple[float, float]:
+    """Median wall and CPU seconds (this process: the app runs in TestClient's thread and
+    SQLite in the process, so CPU counts the whole request) of ``repeat`` calls."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        call()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return round(statistics.median(wall), 3), round(statistics.median(cpu), 3)
+
+
+def time_pages(store: Any, pid: int, repeat: int) -> dict[str, tuple[float, float]]:
     from fastapi.testclient import TestClient
 
     from parakit.annotate.web import create_app
@@ -114,12 +138,12 @@ def time_pages(store: Any, pid: int, repeat: int) -> dict[str, float]:
         url = path.format(pid=pid)
         first = client.get(url)  # warm-up (imports, caches)
         assert first.status_code == 200, (url, first.status_code, first.text[:300])
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            client.get(url)
-            times.append(time.perf_counter() - t0)
-        out[name] = round(statistics.median(times), 3)
+        out[name] = _timed(lambda url=url: client.get(url), repeat)
+    sql = store.review.agreement(pid)
+    old = agreement_in_python(store, pid)
+    assert sorted(sql) == sorted(old)  # the same report (test_agreement_sql.py: the values)
+    out["agreement, SQL (stats page)"] = _timed(lambda: store.review.agreement(pid), repeat)
+    out["agreement, Python (before)"] = _timed(lambda: agreement_in_python(store, pid), 1)
     return out
 
 
@@ -148,10 +172,18 @@ def main() -> None:
         f"\nmachine: {cpu_summary()}; load {os.getloadavg()[0]:.1f}; store "
         f"{'PostgreSQL' if args.store else 'SQLite'}; 1 worker (TestClient)\n"
     )
-    print("| page | " + " | ".join(f"{r['items']:,} items" for r in results) + " |")
+    print(
+        "| page (wall s / CPU s) | " + " | ".join(f"{r['items']:,} items" for r in results) + " |"
+    )
     print("|---|" + "---:|" * len(results))
-    for name in PAGES:
-        print(f"| {name} | " + " | ".join(f"{r[name]:.3f} s" for r in results) + " |")
+    for name in results[0]:
+        if name in ("items", "build_s"):
+            continue
+        print(
+            f"| {name} | "
+            + " | ".join(f"{r[name][0]:.3f} / {r[name][1]:.3f}" for r in results)
+            + " |"
+        )
     print("| (build) | " + " | ".join(f"{r['build_s']} s" for r in results) + " |")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -571,13 +571,17 @@ def _level_figures(
         .where(*where, Annotation.label.in_(kept))
         .subquery()
     )
-    per = (
+    # judgments per item by a window, never by joining a grouped subquery (which SQLite
+    # cannot index: quadratic at 155,000 items); one judgment per annotator and item (the
+    # table's unique key), so it also counts the item's annotators
+    counted = (
         select(
-            base.c.item,
-            func.count().label("m"),
-            func.count(func.distinct(base.c.who)).label("raters"),
+            Annotation.id.label("id"),
+            Annotation.item_id.label("item"),
+            v.label("v"),
+            func.count().over(partition_by=Annotation.item_id).label("m"),
         )
-        .group_by(base.c.item)
+        .where(*where, Annotation.label.in_(kept))
         .subquery()
     )
     a, b = base.alias("a"), base.alias("b")
@@ -604,16 +608,17 @@ def _level_figures(
     out = {f"{level}_pairwise_kappa": total / weight if weight else nan}
     # Fleiss' kappa over the items with the most common judgment count (ties: the smallest)
     counts = session.execute(
-        select(per.c.m, func.count()).where(per.c.m >= 2).group_by(per.c.m)
+        select(counted.c.m, func.count(func.distinct(counted.c.item)))
+        .where(counted.c.m >= 2)
+        .group_by(counted.c.m)
     ).all()
     fleiss = nan
     if counts:
         raters = min(counts, key=lambda row: (-row[1], row[0]))[0]
         cells = (
-            select(base.c.v, func.count().label("k"))
-            .join(per, per.c.item == base.c.item)
-            .where(per.c.m == raters)
-            .group_by(base.c.item, base.c.v)
+            select(counted.c.v, func.count().label("k"))
+            .where(counted.c.m == raters)
+            .group_by(counted.c.item, counted.c.v)
             .subquery()
         )
         rows = session.execute(
@@ -628,13 +633,12 @@ def _level_figures(
     out[f"{level}_fleiss_kappa"] = fleiss
     # Krippendorff's nominal alpha from the coincidence matrix of the pairable units
     o = np.zeros((size, size))
-    used_values = session.execute(select(func.count(func.distinct(base.c.v)))).scalar() or 0
+    used_values = session.scalar(select(func.count(func.distinct(base.c.v)))) or 0
     for va, vb, weight_sum in session.execute(
-        select(a.c.v, b.c.v, func.sum(1.0 / (per.c.m - 1)))
-        .join(b, and_(a.c.item == b.c.item, a.c.id != b.c.id))
-        .join(per, per.c.item == a.c.item)
-        .where(per.c.m >= 2)
-        .group_by(a.c.v, b.c.v)
+        select(counted.c.v, b.c.v, func.sum(1.0 / (counted.c.m - 1)))
+        .join(b, and_(counted.c.item == b.c.item, counted.c.id != b.c.id))
+        .where(counted.c.m >= 2)
+        .group_by(counted.c.v, b.c.v)
     ):
         o[va, vb] += float(weight_sum)
     out[f"{level}_alpha_nominal"] = alpha_from_coincidences(o) if used_values >= 2 else nan
@@ -642,11 +646,10 @@ def _level_figures(
         truth = case(code, value=Item.label) if code else literal(None)
         table = np.zeros((size, size))
         for given, final, n in session.execute(
-            select(base.c.v, truth, func.count())
-            .join(per, per.c.item == base.c.item)
-            .join(Item, Item.id == base.c.item)
-            .where(per.c.raters >= 2, Item.label.in_([f for f in finals if f in code]))
-            .group_by(base.c.v, truth)
+            select(counted.c.v, truth, func.count())
+            .join(Item, Item.id == counted.c.item)
+            .where(counted.c.m >= 2, Item.label.in_([f for f in finals if f in code]))
+            .group_by(counted.c.v, truth)
         ):
             table[given, final] += n
         if table.sum():
