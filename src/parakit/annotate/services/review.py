@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import and_, case, func, literal, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from parakit.annotate.db import (
@@ -365,11 +365,17 @@ class Review(Service):
                 )
             )
             out: dict[str, float] = {}
+            # the levels that keep the same labels share their counts (Turku: full,
+            # subsumption and base keep all; binary drops the labels it has no reading of)
+            counts: dict[tuple[str, ...], Any] = {}
             for level in LEVELS:
                 if level == "binary" and not scheme.readings():
                     continue
                 function = reducer(scheme, level)
-                out.update(_level_figures(session, level, where, function, labels, finals or None))
+                kept = tuple(sorted(x for x in labels if function(x) is not None))
+                if kept not in counts:
+                    counts[kept] = _agreement_counts(session, where, list(kept))
+                out.update(_level_figures(level, counts[kept], function, labels, finals or None))
         return out
 
     def rewrite_check_report(self, project_id: int) -> dict[str, float]:
@@ -534,18 +540,58 @@ class Review(Service):
         return rows, int(total)
 
 
+def _agreement_counts(session: Session, where: tuple[Any, ...], kept: list[str]) -> Any:
+    """Everything the agreement figures need, in three grouped queries over the judgments
+    whose label is in ``kept``: ``pairs`` (annotator, other annotator, label, other label,
+    judgments of the item, count) over the ordered pairs of judgments within an item (one
+    self-join), ``sizes`` ({judgments of an item: items}) and ``consensus`` (label, final
+    label of the item, count) over the items judged twice or more. The judgments of an item
+    are counted by a window, never by joining a grouped subquery (which SQLite cannot index:
+    quadratic at 155,000 items); the table's unique key allows one judgment per annotator and
+    item, so they also count its annotators."""
+    counted = (
+        select(
+            Annotation.id.label("id"),
+            Annotation.item_id.label("item"),
+            Annotation.annotator_id.label("who"),
+            Annotation.label.label("label"),
+            func.count().over(partition_by=Annotation.item_id).label("m"),
+        )
+        .where(*where, Annotation.label.in_(kept))
+        .subquery()
+    )
+    other = (
+        select(Annotation.id, Annotation.item_id, Annotation.annotator_id, Annotation.label)
+        .where(*where, Annotation.label.in_(kept))
+        .subquery()
+    )
+    keys = (counted.c.who, other.c.annotator_id, counted.c.label, other.c.label, counted.c.m)
+    pairs = session.execute(
+        select(*keys, func.count())
+        .join(other, and_(other.c.item_id == counted.c.item, other.c.id != counted.c.id))
+        .group_by(*keys)
+    ).all()
+    sizes = dict(
+        session.execute(
+            select(counted.c.m, func.count(func.distinct(counted.c.item))).group_by(counted.c.m)
+        ).all()
+    )
+    consensus = session.execute(
+        select(counted.c.label, Item.label, func.count())
+        .join(Item, Item.id == counted.c.item)
+        .where(counted.c.m >= 2, Item.label.is_not(None))
+        .group_by(counted.c.label, Item.label)
+    ).all()
+    return pairs, sizes, consensus
+
+
 def _level_figures(
-    session: Session,
-    level: str,
-    where: tuple[Any, ...],
-    reduce: Any,
-    labels: set[str],
-    finals: set[str] | None,
+    level: str, counts: Any, reduce: Any, labels: set[str], finals: set[str] | None
 ) -> dict[str, float]:
     """The figures of :func:`~parakit.annotate.agreement.agreement_report` at one label
-    ``level``, aggregated in SQL: labels become integer codes of their reduced value through
-    a CASE over the project's few distinct labels (those reduced to ``None`` are dropped, as
-    :func:`~parakit.annotate.agreement.reduce_labels` drops them)."""
+    ``level`` from :func:`_agreement_counts` (taken over the labels that ``reduce`` keeps):
+    every figure is a sum over those counts once the labels are mapped to their reduced
+    values, so no judgment is read here."""
     import numpy as np
 
     from parakit.annotate.agreement import (
@@ -554,46 +600,20 @@ def _level_figures(
         kappa_from_table,
     )
 
+    pairs, sizes, consensus = counts
     reduced = {label: reduce(label) for label in labels | (finals or set())}
     values = sorted({str(v) for v in reduced.values() if v is not None})
     code = {label: values.index(str(v)) for label, v in reduced.items() if v is not None}
-    kept = [label for label in labels if label in code]
     size = len(values)
     nan = float("nan")
-    v = case(code, value=Annotation.label) if code else literal(None)
-    base = (
-        select(
-            Annotation.id.label("id"),
-            Annotation.item_id.label("item"),
-            Annotation.annotator_id.label("who"),
-            v.label("v"),
-        )
-        .where(*where, Annotation.label.in_(kept))
-        .subquery()
-    )
-    # judgments per item by a window, never by joining a grouped subquery (which SQLite
-    # cannot index: quadratic at 155,000 items); one judgment per annotator and item (the
-    # table's unique key), so it also counts the item's annotators
-    counted = (
-        select(
-            Annotation.id.label("id"),
-            Annotation.item_id.label("item"),
-            v.label("v"),
-            func.count().over(partition_by=Annotation.item_id).label("m"),
-        )
-        .where(*where, Annotation.label.in_(kept))
-        .subquery()
-    )
-    a, b = base.alias("a"), base.alias("b")
-    # pairwise Cohen's kappa: one contingency table per annotator pair
+    # pairwise Cohen's kappa: one contingency table per annotator pair (each pair once)
     tables: dict[tuple[int, int], Any] = {}
-    for who_a, who_b, va, vb, n in session.execute(
-        select(a.c.who, b.c.who, a.c.v, b.c.v, func.count())
-        .join(b, and_(a.c.item == b.c.item, a.c.who < b.c.who))
-        .group_by(a.c.who, b.c.who, a.c.v, b.c.v)
-    ):
-        table = tables.setdefault((who_a, who_b), np.zeros((size, size)))
-        table[va, vb] += n
+    o = np.zeros((size, size))  # Krippendorff's coincidences
+    for who_a, who_b, la, lb, m, n in pairs:
+        if who_a < who_b:
+            table = tables.setdefault((who_a, who_b), np.zeros((size, size)))
+            table[code[la], code[lb]] += n
+        o[code[la], code[lb]] += n / (m - 1)
     total = weight = 0.0
     for table in tables.values():
         shared = table.sum()
@@ -606,52 +626,31 @@ def _level_figures(
             total += value * shared
             weight += shared
     out = {f"{level}_pairwise_kappa": total / weight if weight else nan}
-    # Fleiss' kappa over the items with the most common judgment count (ties: the smallest)
-    counts = session.execute(
-        select(counted.c.m, func.count(func.distinct(counted.c.item)))
-        .where(counted.c.m >= 2)
-        .group_by(counted.c.m)
-    ).all()
+    # Fleiss' kappa over the items with the most common judgment count (ties: the smallest);
+    # an item's squared category counts sum to its judgments plus its ordered same-value pairs,
+    # and each judgment pairs with the item's other raters - 1 judgments
     fleiss = nan
-    if counts:
-        raters = min(counts, key=lambda row: (-row[1], row[0]))[0]
-        cells = (
-            select(counted.c.v, func.count().label("k"))
-            .where(counted.c.m == raters)
-            .group_by(counted.c.item, counted.c.v)
-            .subquery()
-        )
-        rows = session.execute(
-            select(cells.c.v, func.sum(cells.c.k), func.sum(cells.c.k * cells.c.k)).group_by(
-                cells.c.v
-            )
-        ).all()
-        items = dict(counts)[raters]
+    multiple = {m: items for m, items in sizes.items() if m >= 2}
+    if multiple:
+        raters = min(multiple.items(), key=lambda row: (-row[1], row[0]))[0]
+        totals = np.zeros(size)
+        same = 0
+        for _, _, la, lb, m, n in pairs:
+            if m == raters:
+                totals[code[la]] += n / (raters - 1)
+                same += n if code[la] == code[lb] else 0
+        items = multiple[raters]
         fleiss = fleiss_from_counts(
-            int(items), int(raters), [int(t) for _, t, _ in rows], int(sum(q for *_, q in rows))
+            items, raters, [round(t) for t in totals], items * raters + same
         )
     out[f"{level}_fleiss_kappa"] = fleiss
-    # Krippendorff's nominal alpha from the coincidence matrix of the pairable units
-    o = np.zeros((size, size))
-    used_values = session.scalar(select(func.count(func.distinct(base.c.v)))) or 0
-    for va, vb, weight_sum in session.execute(
-        select(counted.c.v, b.c.v, func.sum(1.0 / (counted.c.m - 1)))
-        .join(b, and_(counted.c.item == b.c.item, counted.c.id != b.c.id))
-        .where(counted.c.m >= 2)
-        .group_by(counted.c.v, b.c.v)
-    ):
-        o[va, vb] += float(weight_sum)
+    used_values = len({code[label] for label in labels if label in code})
     out[f"{level}_alpha_nominal"] = alpha_from_coincidences(o) if used_values >= 2 else nan
     if finals:
-        truth = case(code, value=Item.label) if code else literal(None)
         table = np.zeros((size, size))
-        for given, final, n in session.execute(
-            select(counted.c.v, truth, func.count())
-            .join(Item, Item.id == counted.c.item)
-            .where(counted.c.m >= 2, Item.label.in_([f for f in finals if f in code]))
-            .group_by(counted.c.v, truth)
-        ):
-            table[given, final] += n
+        for given, final, n in consensus:
+            if final in code:
+                table[code[given], code[final]] += n
         if table.sum():
             used = (table.sum(axis=0) + table.sum(axis=1)) > 0
             out[f"{level}_accuracy"] = float(np.trace(table) / table.sum())
