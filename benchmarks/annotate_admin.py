@@ -65,39 +65,29 @@ def build(store: Any, items: int) -> int:
             )
         ).all()
         seen: dict[int, int] = {}
+
+        def slot(item_id: int, who: int | None) -> dict[str, Any]:
+            """An assignment row: done by ``who``, or open when ``who`` is None."""
+            return dict(
+                project_id=pid,
+                task="classify",
+                item_id=item_id,
+                slot=seen.get(item_id, 1),
+                batch="default",
+                position=item_id,
+                annotator_id=None,
+                status="open" if who is None else "done",
+                done_by=who,
+                done_at=None if who is None else now,
+            )
+
         rows = []
         for _ann, item_id, who in judged:
             seen[item_id] = seen.get(item_id, 0) + 1
-            rows.append(
-                dict(
-                    project_id=pid,
-                    task="classify",
-                    item_id=item_id,
-                    slot=seen[item_id],
-                    batch="default",
-                    position=item_id,
-                    annotator_id=None,
-                    status="done",
-                    done_by=who,
-                    done_at=now,
-                )
-            )
+            rows.append(slot(item_id, who))
         for (item_id,) in session.execute(select(Item.id).where(Item.project_id == pid)):
             if item_id not in seen:
-                rows.append(
-                    dict(
-                        project_id=pid,
-                        task="classify",
-                        item_id=item_id,
-                        slot=1,
-                        batch="default",
-                        position=item_id,
-                        annotator_id=None,
-                        status="open",
-                        done_by=None,
-                        done_at=None,
-                    )
-                )
+                rows.append(slot(item_id, None))
         for start in range(0, len(rows), 50_000):
             session.execute(insert(Assignment), rows[start : start + 50_000])
     store.analyze("assignments", "items", "annotations")
