@@ -124,3 +124,36 @@ def test_the_project_page_adds_members_and_archives(browser, site):
     with pytest.raises(NotFound):
         store.project(pid)
     page.close()
+
+
+def test_a_slow_server_loses_no_draft_change(browser, site):
+    """Before: a draft saved while the previous one was still on its way carried the same
+    revision, got 409 and its change (here: unsure) was lost. Now the page sends one save at
+    a time and the next one after the answer."""
+    base, store, pid = site
+    page = browser.new_page()
+    login(page, base, "ann1", "password-one")
+    page.goto(f"{base}/p/{pid}/classify")
+    held = []
+    page.route("**/api/items/*/save", held.append)  # the server "slow": answers held back
+    page.click("body", position={"x": 5, "y": 5})
+    page.keyboard.press("4")
+    page.wait_for_timeout(1500)  # the draft of label 4 left after 0.5 s
+    assert len(held) == 1
+    page.keyboard.press("u")
+    page.wait_for_timeout(1500)
+    sent_meanwhile = len(held) - 1
+    page.unroute("**/api/items/*/save")
+    for route in held:
+        route.continue_()
+    item = page.evaluate("JSON.parse(document.getElementById('data').textContent).item")
+    uid = store.accounts.annotator_id("ann1")
+    for _ in range(100):
+        own = store.queue.annotation(item, uid)
+        if own is not None and own.unsure:
+            break
+        page.wait_for_timeout(200)
+    assert sent_meanwhile == 0
+    assert own is not None and own.label == "4" and own.unsure and own.status == "draft"
+    expect(page.locator("#msg")).to_have_text("")
+    page.close()
