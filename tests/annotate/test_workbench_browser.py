@@ -135,7 +135,7 @@ def test_a_slow_server_loses_no_draft_change(browser, site):
     login(page, base, "ann1", "password-one")
     page.goto(f"{base}/p/{pid}/classify")
     held = []
-    page.route("**/api/items/*/save", held.append)  # the server "slow": answers held back
+    page.route("**/api/items/*/save", lambda route: held.append(route))  # answers held back
     page.click("body", position={"x": 5, "y": 5})
     page.keyboard.press("4")
     page.wait_for_timeout(1500)  # the draft of label 4 left after 0.5 s
