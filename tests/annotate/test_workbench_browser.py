@@ -134,8 +134,16 @@ def test_a_slow_server_loses_no_draft_change(browser, site):
     page = browser.new_page()
     login(page, base, "ann1", "password-one")
     page.goto(f"{base}/p/{pid}/classify")
-    held = []
-    page.route("**/api/items/*/save", lambda route: held.append(route))  # answers held back
+    held: list = []
+    hold = [True]
+
+    def slow(route) -> None:  # the server "slow": answers held back until released
+        if hold[0]:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/api/items/*/save", slow)
     page.click("body", position={"x": 5, "y": 5})
     page.keyboard.press("4")
     page.wait_for_timeout(1500)  # the draft of label 4 left after 0.5 s
@@ -143,7 +151,7 @@ def test_a_slow_server_loses_no_draft_change(browser, site):
     page.keyboard.press("u")
     page.wait_for_timeout(1500)
     sent_meanwhile = len(held) - 1
-    page.unroute("**/api/items/*/save")
+    hold[0] = False
     for route in held:
         route.continue_()
     item = page.evaluate("JSON.parse(document.getElementById('data').textContent).item")
