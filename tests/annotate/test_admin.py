@@ -393,13 +393,3 @@ def test_admin_index_and_review_pages_count_and_page_in_sql(project, monkeypatch
         assert page.status_code == 200 and "p1" in page.text
     store.review.resolve(every[0][0].id, "4", ids["admin"])
     assert store.review.disagreement_count(pid) == 2 and store.review.qa_count(pid) == 2
-
-
-def test_the_admin_index_offers_the_turku_export_on_turku_projects_only(project):
-    store, pid, _ids = project
-    binary = store.projects.create_project("bin", "binary")
-    page = client_for(create_app(store), "admin").get("/admin", headers=HTML).text
-    assert f'id="export-turku-{pid}"' in page and f"/admin/p/{pid}/export?format=turku" in page
-    assert f"/admin/p/{binary}/export?format=turku" not in page
-    assert f"/admin/p/{binary}/export?format=jsonl&drop=1,x" not in page
-    assert f'id="export-jsonl-{binary}"' in page

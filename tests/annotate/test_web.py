@@ -189,6 +189,9 @@ def test_access_control(web):
         f"/admin/p/{pid}/qa",
         f"/admin/p/{pid}/export?format=jsonl",
         f"/admin/p/{pid}/stats",
+        f"/admin/p/{pid}",
+        f"/admin/p/{pid}/items/{held}",
+        f"/admin/p/{pid}/consensus?item={held}",
     ):
         assert c.get(url).status_code == 403, url
     assert (

@@ -310,3 +310,60 @@ def agreement_report(
             out[f"{level}_accuracy"] = stats["accuracy"]
             out[f"{level}_kappa_vs_consensus"] = stats["kappa"]
     return out
+
+
+# -- the same figures from aggregated counts (what the database returns) ----------------------
+# The admin's statistics page gets its agreement from GROUP BY queries (issue 30 item 9: 155,000
+# items must not be read into Python); these functions turn those counts into the figures of
+# the reference implementations above, and tests/annotate/test_agreement_sql.py holds them
+# equal on random data.
+
+
+def kappa_from_table(table: np.ndarray) -> float:
+    """Cohen's kappa of a square contingency table (rows: one rater's labels, columns: the
+    other's, both in one label order), as ``sklearn.metrics.cohen_kappa_score`` computes it;
+    ``nan`` when chance agreement is total.
+
+    Example:
+        >>> round(kappa_from_table(np.array([[2, 0], [1, 1]])), 3)  # y,y,n,n vs y,n,n,n
+        0.5
+    """
+    table = np.asarray(table, dtype=float)
+    total = table.sum()
+    if total == 0:
+        return float("nan")
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / total
+    off = 1 - np.eye(len(table))
+    denominator = (off * expected).sum()
+    if denominator == 0:
+        return float("nan")
+    return float(1 - (off * table).sum() / denominator)
+
+
+def fleiss_from_counts(items: int, raters: int, totals: Sequence[int], squares: int) -> float:
+    """Fleiss' kappa of ``items`` items with ``raters`` judgments each, from each category's
+    total count (``totals``) and the sum over items and categories of the squared counts
+    (``squares``): the statsmodels formula without the items × categories table."""
+    if items == 0 or raters < 2:
+        return float("nan")
+    n_total = items * raters
+    p_mean = (squares - n_total) / (n_total * (raters - 1))
+    p_expected = sum((t / n_total) ** 2 for t in totals)
+    if p_expected == 1:
+        return float("nan")
+    return float((p_mean - p_expected) / (1 - p_expected))
+
+
+def alpha_from_coincidences(coincidences: np.ndarray) -> float:
+    """Krippendorff's nominal alpha from the coincidence matrix ``o[c, k]`` (pairs of values
+    within a unit, each weighted by 1 / (values in the unit - 1)), as the ``krippendorff``
+    package computes it; ``nan`` when the expected disagreement is 0."""
+    o = np.asarray(coincidences, dtype=float)
+    n_v = o.sum(axis=0)
+    n = n_v.sum()
+    if n <= 1:
+        return float("nan")
+    expected = (n * n - (n_v * n_v).sum()) / (n - 1)
+    if expected == 0:
+        return float("nan")
+    return float(1 - (n - np.trace(o)) / expected)

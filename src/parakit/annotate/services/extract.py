@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy import delete, func, or_, select
@@ -20,12 +21,33 @@ from parakit.annotate.models import (
 from parakit.annotate.tasks import CLASSIFY, EXTRACT, SCREEN
 from parakit.errors import AnnotateError, Conflict, Forbidden
 
+#: a document id that is a machine's, not a name: a long hex digest (the Turku release ids
+#: documents by a 40-character SHA-1) or a UUID
+MACHINE_ID = re.compile(r"[0-9a-fA-F]{16,}|[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
-def doc_title(doc: DocumentRow) -> str:
-    """What the screens call a document: its metadata ``title`` (kept by the import), else
-    its id."""
+
+def doc_title(doc: DocumentRow, words: int = 8) -> str:
+    """What the screens call a document: its metadata ``title`` (kept by the import); else
+    its id when that is a name (``d2``, ``news-17``); else, for a machine id (a hex digest or
+    a UUID, which no annotator can tell apart), the first ``words`` words of its text in
+    quotes, ``…`` where they were cut.
+
+    Example:
+        >>> from types import SimpleNamespace as Doc
+        >>> doc_title(Doc(key="3037fc54687a277b4ac11f96c0a7a76d2569725d", meta={},
+        ...               text="The city council met on Monday evening to talk about it."))
+        '“The city council met on Monday evening to…”'
+        >>> doc_title(Doc(key="d2", meta=None, text="A cat."))
+        'd2'
+    """
     title = (doc.meta or {}).get("title")
-    return str(title) if title else doc.key
+    if title:
+        return str(title)
+    if not MACHINE_ID.fullmatch(doc.key or "") or not (doc.text or "").strip():
+        return doc.key
+    head = doc.text.split()
+    shown = " ".join(head[:words])
+    return f"“{shown}…”" if len(head) > words else f"“{shown}”"
 
 
 #: the key of :attr:`DocPair.meta` that keeps the highest extracted-pair number ever used

@@ -397,19 +397,21 @@ class Queue(Service):
             )
         return {"done": int(done), "remaining": int(remaining)}
 
-    def project_progress(self) -> dict[int, list[dict[str, Any]]]:
+    def project_progress(self, project_id: int | None = None) -> dict[int, list[dict[str, Any]]]:
         """Every project's queued work per task, for the admin overview: ``{project id:
         [{"task", "done", "total"}]}`` in :data:`~parakit.annotate.tasks.TASKS` order, counted
-        in assignments (a double-annotated item is two), in one grouped query."""
+        in assignments (a double-annotated item is two), in one grouped query; ``project_id``:
+        that project only (its admin page)."""
+        query = select(
+            Assignment.project_id,
+            Assignment.task,
+            func.count(),
+            func.count().filter(Assignment.status == "done"),
+        ).group_by(Assignment.project_id, Assignment.task)
+        if project_id is not None:
+            query = query.where(Assignment.project_id == project_id)
         with self.transaction() as session:
-            rows = session.execute(
-                select(
-                    Assignment.project_id,
-                    Assignment.task,
-                    func.count(),
-                    func.count().filter(Assignment.status == "done"),
-                ).group_by(Assignment.project_id, Assignment.task)
-            ).all()
+            rows = session.execute(query).all()
         order = {name: n for n, name in enumerate(TASKS)}
         out: dict[int, list[dict[str, Any]]] = {}
         for project_id, task, total, done in sorted(
@@ -596,10 +598,20 @@ class Queue(Service):
         self, project_id: int, user_id: int, task: str = CLASSIFY, limit: int = 50
     ) -> list[Annotation]:
         """This annotator's submitted annotations, newest first (for back/undo)."""
+        return [ann for ann, _ in self.recent(project_id, user_id, task, limit)]
+
+    def recent(
+        self, project_id: int, user_id: int, task: str = CLASSIFY, limit: int = 50
+    ) -> list[tuple[Annotation, Item]]:
+        """This annotator's last ``limit`` submitted judgments of ``task`` with their items,
+        newest first, in one query (the "recent judgments" list). Only their own: in double
+        annotation the list must not show what anyone else said."""
         with self.transaction() as session:
-            return list(
-                session.scalars(
-                    select(Annotation)
+            return [
+                (ann, item)
+                for ann, item in session.execute(
+                    select(Annotation, Item)
+                    .join(Item, Item.id == Annotation.item_id)
                     .where(
                         Annotation.project_id == project_id,
                         Annotation.annotator_id == user_id,
@@ -609,7 +621,7 @@ class Queue(Service):
                     .order_by(Annotation.submitted_at.desc(), Annotation.id.desc())
                     .limit(limit)
                 )
-            )
+            ]
 
     def submitted(self, project_id: int, task: str = CLASSIFY) -> list[Annotation]:
         """Every submitted annotation of a project's ``task``, oldest first (the one query,

@@ -20,7 +20,7 @@ from parakit.annotate.models import (
     Item,
 )
 from parakit.annotate.tasks import CLASSIFY, REWRITE_CHECK
-from parakit.errors import AnnotateError
+from parakit.errors import AnnotateError, NotFound
 
 
 class Review(Service):
@@ -52,6 +52,15 @@ class Review(Service):
             sub = self._disputed(project_id).subquery()
             return int(session.scalar(select(func.count()).select_from(sub)) or 0)
 
+    def disagreement_position(self, project_id: int, item_id: int) -> int | None:
+        """Where item ``item_id`` stands among the open disagreements (0-based, in the order of
+        :meth:`disagreements`), or ``None`` when it is not one; counted in SQL."""
+        with self.transaction() as session:
+            sub = self._disputed(project_id).subquery()
+            if session.scalar(select(func.count()).where(sub.c.item_id == item_id)) == 0:
+                return None
+            return int(session.scalar(select(func.count()).where(sub.c.item_id < item_id)) or 0)
+
     def disagreements(
         self, project_id: int, page: int | None = None, per_page: int = 20
     ) -> list[tuple[Item, list[Annotation]]]:
@@ -67,21 +76,39 @@ class Review(Service):
             ids = list(session.scalars(ids_query))
             if not ids:
                 return []
-            items = {i.id: i for i in session.scalars(select(Item).where(Item.id.in_(ids)))}
-            by_item: dict[int, list[Annotation]] = {i: [] for i in ids}
-            for ann in session.scalars(
-                select(Annotation)
-                .where(
-                    Annotation.item_id.in_(ids),
-                    Annotation.status == "submitted",
-                    Annotation.task.in_((CLASSIFY, REWRITE_CHECK)),
+            return _with_judgments(session, ids)
+
+    def judged(self, item_id: int) -> tuple[Item, list[Annotation]]:
+        """An item with the submitted judgments an adjudicator weighs (as in
+        :meth:`disagreements`), for the item's own page."""
+        with self.transaction() as session:
+            found = _with_judgments(session, [item_id])
+        if not found:
+            raise NotFound(f"no item {item_id}")
+        return found[0]
+
+    def agreement_summary(self, project_id: int) -> dict[str, int]:
+        """Raw agreement in two counts, aggregated in SQL (the project page at 155,000 items
+        reads no judgment): ``judged_twice``, the items with submitted classifications by
+        two or more annotators, and ``agreed``, those whose labels are all the same."""
+        per_item = (
+            select(func.count(func.distinct(Annotation.label)).label("labels"))
+            .where(
+                Annotation.project_id == project_id,
+                Annotation.task == CLASSIFY,
+                Annotation.status == "submitted",
+            )
+            .group_by(Annotation.item_id)
+            .having(func.count(func.distinct(Annotation.annotator_id)) > 1)
+            .subquery()
+        )
+        with self.transaction() as session:
+            twice, agreed = session.execute(
+                select(func.count(), func.count().filter(per_item.c.labels == 1)).select_from(
+                    per_item
                 )
-                .order_by(Annotation.item_id, Annotation.id)
-            ):
-                item = items[ann.item_id]
-                if ann.task == CLASSIFY or item.origin == "rewrite":
-                    by_item[ann.item_id].append(ann)
-            return [(items[i], by_item[i]) for i in ids]
+            ).one()
+        return {"judged_twice": int(twice or 0), "agreed": int(agreed or 0)}
 
     def resolve(self, item_id: int, label: str, user_id: int) -> None:
         """Record the adjudicated label of an item (consensus or QA correction)."""
@@ -302,25 +329,54 @@ class Review(Service):
         """T9: the agreement report of the project's classifications (every level), with
         accuracy and kappa against the consensus on the double-annotated items; ``{}`` while
         no item has two annotators. One use case for ``parakit annotate stats`` and the stats
-        page."""
-        from parakit.annotate.agreement import agreement_report, judgments_frame
+        page.
 
+        The database aggregates (issue 30 item 9: 155,000 items are never read into Python):
+        per label level, a few GROUP BY queries return contingency tables, rater counts and
+        the coincidence matrix, and :mod:`parakit.annotate.agreement` turns them into the
+        figures of its reference implementations
+        (:func:`~parakit.annotate.agreement.agreement_report` on the same judgments gives the
+        same numbers; a test holds them equal)."""
+        from parakit.annotate.agreement import LEVELS, reducer
+
+        scheme = self.db.scheme(project_id)
+        where = (
+            Annotation.project_id == project_id,
+            Annotation.task == CLASSIFY,
+            Annotation.status == "submitted",
+            Annotation.label.is_not(None),
+        )
         with self.transaction() as session:
-            rows = session.execute(
-                select(Annotation.item_id, Annotation.annotator_id, Annotation.label, Item.label)
-                .join(Item, Item.id == Annotation.item_id)
-                .where(
-                    Annotation.project_id == project_id,
-                    Annotation.task == CLASSIFY,
-                    Annotation.status == "submitted",
+            raters = (
+                select(func.count(func.distinct(Annotation.annotator_id)).label("n"))
+                .where(*where)
+                .group_by(Annotation.item_id)
+                .subquery()
+            )
+            if (session.scalar(select(func.max(raters.c.n))) or 0) < 2:
+                return {}
+            labels = set(session.scalars(select(Annotation.label).where(*where).distinct()))
+            finals = set(
+                session.scalars(
+                    select(Item.label)
+                    .where(Item.id.in_(select(Annotation.item_id).where(*where)))
+                    .where(Item.label.is_not(None))
+                    .distinct()
                 )
-                .order_by(Annotation.id)
-            ).all()
-        frame = judgments_frame([(item, who, label) for item, who, label, _ in rows])
-        if not len(frame) or frame.groupby("item")["annotator"].nunique().max() < 2:
-            return {}
-        consensus = {item: final for item, _, _, final in rows if final is not None}
-        return agreement_report(frame, self.db.scheme(project_id), consensus=consensus)
+            )
+            out: dict[str, float] = {}
+            # the levels that keep the same labels share their counts (Turku: full,
+            # subsumption and base keep all; binary drops the labels it has no reading of)
+            counts: dict[tuple[str, ...], Any] = {}
+            for level in LEVELS:
+                if level == "binary" and not scheme.readings():
+                    continue
+                function = reducer(scheme, level)
+                kept = tuple(sorted(x for x in labels if function(x) is not None))
+                if kept not in counts:
+                    counts[kept] = _agreement_counts(session, where, list(kept))
+                out.update(_level_figures(level, counts[kept], function, labels, finals or None))
+        return out
 
     def rewrite_check_report(self, project_id: int) -> dict[str, float]:
         """T10 in numbers: how the rewrites were judged in the blind check.
@@ -482,6 +538,145 @@ class Review(Service):
             for item in items
         ]
         return rows, int(total)
+
+
+def _agreement_counts(session: Session, where: tuple[Any, ...], kept: list[str]) -> Any:
+    """Everything the agreement figures need, in three grouped queries over the judgments
+    whose label is in ``kept``: ``pairs`` (annotator, other annotator, label, other label,
+    judgments of the item, count) over the ordered pairs of judgments within an item (one
+    self-join), ``sizes`` ({judgments of an item: items}) and ``consensus`` (label, final
+    label of the item, count) over the items judged twice or more. The judgments of an item
+    are counted by a window, never by joining a grouped subquery (which SQLite cannot index:
+    quadratic at 155,000 items); the table's unique key allows one judgment per annotator and
+    item, so they also count its annotators."""
+    counted = (
+        select(
+            Annotation.id.label("id"),
+            Annotation.item_id.label("item"),
+            Annotation.annotator_id.label("who"),
+            Annotation.label.label("label"),
+            func.count().over(partition_by=Annotation.item_id).label("m"),
+        )
+        .where(*where, Annotation.label.in_(kept))
+        .subquery()
+    )
+    other = (
+        select(Annotation.id, Annotation.item_id, Annotation.annotator_id, Annotation.label)
+        .where(*where, Annotation.label.in_(kept))
+        .subquery()
+    )
+    keys = (counted.c.who, other.c.annotator_id, counted.c.label, other.c.label, counted.c.m)
+    pairs = session.execute(
+        select(*keys, func.count())
+        .join(other, and_(other.c.item_id == counted.c.item, other.c.id != counted.c.id))
+        .group_by(*keys)
+    ).all()
+    sizes = dict(
+        session.execute(
+            select(counted.c.m, func.count(func.distinct(counted.c.item))).group_by(counted.c.m)
+        ).all()
+    )
+    consensus = session.execute(
+        select(counted.c.label, Item.label, func.count())
+        .join(Item, Item.id == counted.c.item)
+        .where(counted.c.m >= 2, Item.label.is_not(None))
+        .group_by(counted.c.label, Item.label)
+    ).all()
+    return pairs, sizes, consensus
+
+
+def _level_figures(
+    level: str, counts: Any, reduce: Any, labels: set[str], finals: set[str] | None
+) -> dict[str, float]:
+    """The figures of :func:`~parakit.annotate.agreement.agreement_report` at one label
+    ``level`` from :func:`_agreement_counts` (taken over the labels that ``reduce`` keeps):
+    every figure is a sum over those counts once the labels are mapped to their reduced
+    values, so no judgment is read here."""
+    import numpy as np
+
+    from parakit.annotate.agreement import (
+        alpha_from_coincidences,
+        fleiss_from_counts,
+        kappa_from_table,
+    )
+
+    pairs, sizes, consensus = counts
+    reduced = {label: reduce(label) for label in labels | (finals or set())}
+    values = sorted({str(v) for v in reduced.values() if v is not None})
+    code = {label: values.index(str(v)) for label, v in reduced.items() if v is not None}
+    size = len(values)
+    nan = float("nan")
+    # pairwise Cohen's kappa: one contingency table per annotator pair (each pair once)
+    tables: dict[tuple[int, int], Any] = {}
+    o = np.zeros((size, size))  # Krippendorff's coincidences
+    for who_a, who_b, la, lb, m, n in pairs:
+        if who_a < who_b:
+            table = tables.setdefault((who_a, who_b), np.zeros((size, size)))
+            table[code[la], code[lb]] += n
+        o[code[la], code[lb]] += n / (m - 1)
+    total = weight = 0.0
+    for table in tables.values():
+        shared = table.sum()
+        if shared < 2:
+            continue
+        # sklearn's label set is what either rater used: unused codes dropped
+        used = (table.sum(axis=0) + table.sum(axis=1)) > 0
+        value = kappa_from_table(table[np.ix_(used, used)])
+        if value == value:
+            total += value * shared
+            weight += shared
+    out = {f"{level}_pairwise_kappa": total / weight if weight else nan}
+    # Fleiss' kappa over the items with the most common judgment count (ties: the smallest);
+    # an item's squared category counts sum to its judgments plus its ordered same-value pairs,
+    # and each judgment pairs with the item's other raters - 1 judgments
+    fleiss = nan
+    multiple = {m: items for m, items in sizes.items() if m >= 2}
+    if multiple:
+        raters = min(multiple.items(), key=lambda row: (-row[1], row[0]))[0]
+        totals = np.zeros(size)
+        same = 0
+        for _, _, la, lb, m, n in pairs:
+            if m == raters:
+                totals[code[la]] += n / (raters - 1)
+                same += n if code[la] == code[lb] else 0
+        items = multiple[raters]
+        fleiss = fleiss_from_counts(
+            items, raters, [round(t) for t in totals], items * raters + same
+        )
+    out[f"{level}_fleiss_kappa"] = fleiss
+    used_values = len({code[label] for label in labels if label in code})
+    out[f"{level}_alpha_nominal"] = alpha_from_coincidences(o) if used_values >= 2 else nan
+    if finals:
+        table = np.zeros((size, size))
+        for given, final, n in consensus:
+            if final in code:
+                table[code[given], code[final]] += n
+        if table.sum():
+            used = (table.sum(axis=0) + table.sum(axis=1)) > 0
+            out[f"{level}_accuracy"] = float(np.trace(table) / table.sum())
+            out[f"{level}_kappa_vs_consensus"] = kappa_from_table(table[np.ix_(used, used)])
+        else:
+            out[f"{level}_accuracy"] = out[f"{level}_kappa_vs_consensus"] = nan
+    return out
+
+
+def _with_judgments(session: Session, ids: list[int]) -> list[tuple[Item, list[Annotation]]]:
+    """Items ``ids`` (in that order, missing ones left out) with their submitted
+    classifications, oldest first; a rewrite (T10) with the judgments of its blind check."""
+    items = {i.id: i for i in session.scalars(select(Item).where(Item.id.in_(ids)))}
+    by_item: dict[int, list[Annotation]] = {i: [] for i in items}
+    for ann in session.scalars(
+        select(Annotation)
+        .where(
+            Annotation.item_id.in_(ids),
+            Annotation.status == "submitted",
+            Annotation.task.in_((CLASSIFY, REWRITE_CHECK)),
+        )
+        .order_by(Annotation.item_id, Annotation.id)
+    ):
+        if ann.task == CLASSIFY or items[ann.item_id].origin == "rewrite":
+            by_item[ann.item_id].append(ann)
+    return [(items[i], by_item[i]) for i in ids if i in items]
 
 
 def _fresh_judges(

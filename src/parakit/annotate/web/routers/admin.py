@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, File, Form, Request, UploadFile
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from parakit.annotate.extraction import extraction_stats
 from parakit.annotate.services.extract import doc_title
@@ -40,37 +40,66 @@ from parakit.annotate.web.schemas import (
     UserBody,
 )
 from parakit.annotate.web.text import segments
-from parakit.errors import AnnotateError, ParakitError
+from parakit.errors import AnnotateError, NotFound, ParakitError
+from parakit.labels import TurkuScheme
 
 router = APIRouter()
 
 
+def _progress_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``project_progress`` rows with each task's title."""
+    return [{**row, "title": getattr(TASKS.get(row["task"]), "title", row["task"])} for row in rows]
+
+
 @router.get("/admin", response_class=HTMLResponse)
 def admin_page(request: Request, user: PageUser, st: StoreDep) -> HTMLResponse:
+    """The index: one compact row per project (progress and what waits for an adjudicator);
+    everything done to one project lives on its own page."""
     require_adjudicator(user)
     progress = st.queue.project_progress()
-    projects = []
-    for project in st.projects.projects_for(user):
-        projects.append(
-            {
-                "project": project,
-                # counted in SQL: the judgments are never read for the index
-                "conflicts": st.review.disagreement_count(project.id),
-                "qa": st.review.qa_count(project.id),
-                "annotations": st.queue.count_annotations(project.id),
-                "progress": [
-                    {**row, "title": getattr(TASKS.get(row["task"]), "title", row["task"])}
-                    for row in progress.get(project.id, [])
-                ],
-            }
-        )
+    projects = [
+        {
+            "project": project,
+            # counted in SQL: the judgments are never read for the index
+            "conflicts": st.review.disagreement_count(project.id),
+            "qa": st.review.qa_count(project.id),
+            "annotations": st.queue.count_annotations(project.id),
+            "progress": _progress_rows(progress.get(project.id, [])),
+        }
+        for project in st.projects.projects_for(user)
+    ]
     return render(
         request,
         "admin.html",
         user,
         projects=projects,
-        tasks=[spec for spec in TASKS.values() if spec.assign],
         annotators=sorted(st.accounts.annotator_names().values()),
+    )
+
+
+@router.get("/admin/p/{project_id}", response_class=HTMLResponse)
+def project_page(request: Request, project_id: int, user: PageUser, st: StoreDep) -> HTMLResponse:
+    """One project: progress, agreement, queues, members, exports and (admins) the danger
+    zone; every figure counted in SQL."""
+    require_adjudicator(user)
+    require_member(st, user, project_id)
+    project = st.project(project_id)
+    names = st.accounts.annotator_names()
+    members = [names[uid] for uid in st.projects.members(project_id) if uid in names]
+    return render(
+        request,
+        "project.html",
+        user,
+        project=project,
+        turku=isinstance(st.scheme(project_id), TurkuScheme),
+        progress=_progress_rows(st.queue.project_progress(project_id).get(project_id, [])),
+        agreement=st.review.agreement_summary(project_id),
+        conflicts=st.review.disagreement_count(project_id),
+        qa=st.review.qa_count(project_id),
+        annotations=st.queue.count_annotations(project_id),
+        members=members,
+        others=sorted(set(names.values()) - set(members)),
+        tasks=[spec for spec in TASKS.values() if spec.assign],
     )
 
 
@@ -108,6 +137,7 @@ def review_page(
     title: str,
     empty: str,
     page: int = 1,
+    open_context: bool = False,
 ) -> HTMLResponse:
     """An adjudicator's list of items with their annotations and document context
     (consensus and QA pages), ``PER_PAGE`` at a time: ``fetch(page)`` reads one page of
@@ -136,6 +166,7 @@ def review_page(
         pages=pages,
         total=total,
         path=request.url.path,
+        open_context=open_context,
     )
 
 
@@ -146,9 +177,20 @@ def consensus(
     user: PageUser,
     st: StoreDep,
     page: int = 1,
-) -> HTMLResponse:
+    item: int | None = None,
+) -> Response:
+    """The open disagreements, a page at a time; ``item``: go to the page that holds that
+    item (its own page when it is no open disagreement: agreed, resolved or judged once)."""
     require_adjudicator(user)
     require_member(st, user, project_id)
+    if item is not None:
+        where = st.review.disagreement_position(project_id, item)
+        target = (
+            f"/admin/p/{project_id}/items/{item}"
+            if where is None
+            else f"/admin/p/{project_id}/consensus?page={where // PER_PAGE + 1}#item-{item}"
+        )
+        return RedirectResponse(target, status_code=303)
     return review_page(
         request,
         st,
@@ -159,6 +201,34 @@ def consensus(
         "Consensus",
         "No open disagreements.",
         page,
+    )
+
+
+@router.get("/admin/p/{project_id}/items/{item_id}", response_class=HTMLResponse)
+def item_page(
+    request: Request,
+    project_id: int,
+    item_id: int,
+    user: PageUser,
+    st: StoreDep,
+) -> HTMLResponse:
+    """One item: its statements, its document context (open), every submitted judgment and
+    the resolve form (an adjudicator may set the label of any item, disputed or not)."""
+    require_adjudicator(user)
+    require_member(st, user, project_id)
+    row, judgments = st.review.judged(item_id)
+    if row.project_id != project_id:
+        raise NotFound(f"item {item_id} is not in project {project_id}")
+    return review_page(
+        request,
+        st,
+        project_id,
+        user,
+        lambda _page: [(row, judgments)],
+        1,
+        f"item {row.key}",
+        "",
+        open_context=True,
     )
 
 

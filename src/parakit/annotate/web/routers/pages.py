@@ -133,6 +133,35 @@ def classify(
     )
 
 
+#: how many of one's own judgments the "recent" list shows
+RECENT = 50
+
+
+@router.get("/p/{project_id}/recent", response_class=HTMLResponse)
+def recent(
+    request: Request,
+    project_id: int,
+    user: PageUser,
+    st: StoreDep,
+    task: str = CLASSIFY,
+) -> HTMLResponse:
+    """The annotator's own last judgments of an item task, newest first, each a link back to
+    its pair (the same route as Back / undo, so the same edit rules hold). Only their own
+    labels: double annotation stays blind, so neither the other judgments nor the final
+    label are shown."""
+    require_member(st, user, project_id)
+    spec = task_spec(task, unit="item")
+    return render(
+        request,
+        "recent.html",
+        user,
+        project=st.project(project_id),
+        task=spec,
+        rows=st.queue.recent(project_id, user.id, spec.name, limit=RECENT),
+        limit=RECENT,
+    )
+
+
 @router.get("/p/{project_id}/extract", response_class=HTMLResponse)
 def extract(
     request: Request,
