@@ -313,7 +313,7 @@ def agreement_report(
 
 
 # -- the same figures from aggregated counts (what the database returns) ----------------------
-# The admin's statistics page gets its agreement from GROUP BY queries (issue 30 item 9: 155,000
+# The admin's statistics page gets its agreement from GROUP BY queries (155,000
 # items must not be read into Python); these functions turn those counts into the figures of
 # the reference implementations above, and tests/annotate/test_agreement_sql.py holds them
 # equal on random data.

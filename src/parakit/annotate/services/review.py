@@ -331,7 +331,7 @@ class Review(Service):
         no item has two annotators. One use case for ``parakit annotate stats`` and the stats
         page.
 
-        The database aggregates (issue 30 item 9: 155,000 items are never read into Python):
+        The database aggregates (155,000 items are never read into Python):
         per label level, a few GROUP BY queries return contingency tables, rater counts and
         the coincidence matrix, and :mod:`parakit.annotate.agreement` turns them into the
         figures of its reference implementations
