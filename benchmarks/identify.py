@@ -675,16 +675,11 @@ def commit_teacher_labels(
 
     from parakit.io.atomic import atomic_write
 
-    predicted = teacher.predict(dev)
-    truth = [p.label for p in dev]
-    from sklearn.metrics import f1_score
-
+    dev_f1 = scores("teacher", dev, teacher.predict(dev), 1.0)["f1"]
     rounded = [round(float(v), 6) for v in proba]
     saved = {
         "teacher": teacher_id,
-        "teacher_dev_f1": round(
-            100 * f1_score(truth, [str(v) for v in predicted], pos_label="1"), 2
-        ),
+        "teacher_dev_f1": round(dev_f1, 2),
         "digest": hashlib.sha256(json.dumps(rounded).encode()).hexdigest()[:12],
         "machine": machine(),
         "commit": git_commit(),

@@ -280,3 +280,15 @@ def test_on_disk_refuses_kinds_without_mappable_lists(tmp_path):
     for kind in ("hnsw", "ivfopq"):
         with pytest.raises(MineError, match="on_disk"):
             VectorIndex(kind=kind, on_disk=True, workdir=tmp_path).build(_chunks(x), n=len(x))
+
+
+def test_memory_budget_option_reads_sizes_and_refuses_others():
+    import typer
+
+    from parakit.cli.options import parse_bytes
+
+    assert parse_bytes("8G") == 8 * 2**30 and parse_bytes("1.5GiB") == 3 * 2**29
+    assert parse_bytes("512m") == 512 * 2**20 and parse_bytes("1000") == 1000
+    for bad in ("", "8 gigs", "-1G", "0"):
+        with pytest.raises(typer.BadParameter, match="8G"):
+            parse_bytes(bad)

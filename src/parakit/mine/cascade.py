@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from parakit.io.atomic import atomic_write
 from parakit.vectors.store import SentenceStore
 
 
@@ -94,6 +93,8 @@ def _embed_rows(
     """Vectors of store rows ``needed`` (sorted), embedded in checkpointed chunks."""
     from tqdm.auto import tqdm
 
+    from parakit.mine.mining import _save_npy  # the mining stages' atomic .npy write
+
     folder.mkdir(parents=True, exist_ok=True)
     rows_file = folder / "rows.npy"
     if rows_file.is_file() and not np.array_equal(np.load(rows_file), needed):
@@ -101,8 +102,7 @@ def _embed_rows(
         for stale in folder.glob("*.npy"):
             stale.unlink()
     if not rows_file.is_file():
-        with atomic_write(rows_file, mode="wb") as handle:
-            np.save(handle, needed)
+        _save_npy(rows_file, needed)
     parts = []
     with tqdm(total=len(needed), desc="teacher", unit="sent", disable=not progress) as bar:
         for number, start in enumerate(range(0, len(needed), chunk_size)):
@@ -112,8 +112,7 @@ def _embed_rows(
             else:
                 texts = [store.text(int(r)) for r in needed[start : start + chunk_size]]
                 vectors = np.asarray(encoder.encode(texts), dtype=np.float32)
-                with atomic_write(path, mode="wb") as handle:
-                    np.save(handle, vectors)
+                _save_npy(path, vectors)
             parts.append(vectors)
             bar.update(len(vectors))
     return np.concatenate(parts)
