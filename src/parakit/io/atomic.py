@@ -348,3 +348,17 @@ def save_figure(figure: Any, path: str | Path, dpi: int = 120) -> Path:
     finally:
         plt.close(figure)
     return target
+
+
+def save_npy(path: str | Path, array: Any) -> Path:
+    """Save a numpy array as ``.npy`` atomically (a reader never sees a truncated array).
+
+    Returns:
+        the path written.
+    """
+    import numpy as np
+
+    target = Path(path)
+    with atomic_write(target, "wb") as handle:
+        np.save(handle, array)
+    return target

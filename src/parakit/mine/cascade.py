@@ -93,7 +93,7 @@ def _embed_rows(
     """Vectors of store rows ``needed`` (sorted), embedded in checkpointed chunks."""
     from tqdm.auto import tqdm
 
-    from parakit.mine.mining import _save_npy  # the mining stages' atomic .npy write
+    from parakit.io.atomic import save_npy
 
     folder.mkdir(parents=True, exist_ok=True)
     rows_file = folder / "rows.npy"
@@ -102,7 +102,7 @@ def _embed_rows(
         for stale in folder.glob("*.npy"):
             stale.unlink()
     if not rows_file.is_file():
-        _save_npy(rows_file, needed)
+        save_npy(rows_file, needed)
     parts = []
     with tqdm(total=len(needed), desc="teacher", unit="sent", disable=not progress) as bar:
         for number, start in enumerate(range(0, len(needed), chunk_size)):
@@ -112,7 +112,7 @@ def _embed_rows(
             else:
                 texts = [store.text(int(r)) for r in needed[start : start + chunk_size]]
                 vectors = np.asarray(encoder.encode(texts), dtype=np.float32)
-                _save_npy(path, vectors)
+                save_npy(path, vectors)
             parts.append(vectors)
             bar.update(len(vectors))
     return np.concatenate(parts)

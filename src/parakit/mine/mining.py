@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from parakit.errors import MineError
-from parakit.io.atomic import atomic_write
+from parakit.io.atomic import atomic_write, save_npy
 from parakit.vectors.collection import iter_collection
 from parakit.vectors.index import VectorIndex
 from parakit.vectors.store import SentenceStore
@@ -63,11 +63,6 @@ def _hash64(text: str) -> int:
     )
 
 
-def _save_npy(path: Path, array: np.ndarray) -> None:
-    with atomic_write(path, "wb") as handle:
-        np.save(handle, array)
-
-
 def build_store(
     collection: str | Path, folder: Path, text_field: str = "text", source_field: str = "source"
 ) -> SentenceStore:
@@ -91,7 +86,7 @@ def build_store(
     keep = np.zeros(len(hashes), dtype=bool)
     keep[first] = True
     folder.mkdir(parents=True, exist_ok=True)
-    _save_npy(folder / "hashes.npy", hashes[keep])
+    save_npy(folder / "hashes.npy", hashes[keep])
     del hashes
     names: dict[str, int] = {}
     codes: list[int] = []
@@ -109,7 +104,7 @@ def build_store(
     tmp_store = SentenceStore.write(folder / ".partial", kept())
     with atomic_write(folder / "sources.json") as handle:
         json.dump(list(names), handle, ensure_ascii=False)
-    _save_npy(folder / "sources.npy", np.asarray(codes, dtype=np.int32))
+    save_npy(folder / "sources.npy", np.asarray(codes, dtype=np.int32))
     os.replace(tmp_store.path / "sentences.jsonl", folder / "sentences.jsonl")
     os.replace(tmp_store.path / "offsets.npy", folder / "offsets.npy")
     tmp_store.close()
@@ -138,7 +133,7 @@ def embed_store(
             start = chunk * chunk_size
             texts = store.texts(start, start + chunk_size)
             vectors = np.asarray(encoder.encode(texts), dtype=np.float32)
-            _save_npy(folder / f"{chunk:05d}.npy", vectors)
+            save_npy(folder / f"{chunk:05d}.npy", vectors)
             bar.update(len(texts))
 
 
@@ -693,7 +688,7 @@ def _rerank(
                     [store.text(int(c)) for c in cols[start:stop]],
                 )
                 out[start:stop] = paraphrase_proba(classifier, pairs, positive)
-                _save_npy(path, out[start:stop])
+                save_npy(path, out[start:stop])
             bar.update(stop - start)
     return out
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from parakit.errors import MineError
-from parakit.io.atomic import atomic_write
+from parakit.io.atomic import atomic_write, save_npy
 
 
 class SentenceStore:
@@ -63,8 +63,7 @@ class SentenceStore:
                 offsets.append(position)
                 handle.write(line)
                 position += len(line)
-        with atomic_write(folder / "offsets.npy", "wb") as handle:
-            np.save(handle, np.asarray(offsets, dtype=np.int64))
+        save_npy(folder / "offsets.npy", np.asarray(offsets, dtype=np.int64))
         return cls(folder)
 
     def __len__(self) -> int:
