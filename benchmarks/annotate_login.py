@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import contextlib
 import datetime
+import multiprocessing
 import os
 import platform
 import socket
@@ -78,41 +79,14 @@ async def storm(url: str, project: int, logins: int) -> tuple[dict[int, int], li
     return counts, latencies, elapsed
 
 
-async def flood(
-    url: str, addresses: int, per_address: int, duration: float, returns: int, project: int = 0
-) -> tuple[dict[int, int], list[tuple[int, float]], list[tuple[int, float]], list[float]]:
+async def attack(url: str, addresses: int, per_address: int, duration: float) -> dict[int, int]:
     """``addresses`` attacking addresses (X-Forwarded-For through a trusted proxy), each
-    keeping ``per_address`` wrong-password logins in flight for ``duration`` seconds; meanwhile
-    a returning annotator (logged in before from the office address) and a first-time one
-    (an address never seen) log in ``returns`` times each, and an annotator logged in before
-    the flood asks for its next item every 0.2 s. Returns the attackers' status counts,
-    (status, seconds) of each returning and first-time login, and the seconds of each of the
-    logged-in annotator's ``/next``."""
+    keeping ``per_address`` wrong-password logins in flight for ``duration`` seconds; returns
+    the attackers' status counts."""
     import httpx
-    from loadtest import HEADERS, PASSWORD
 
-    office = {"X-Forwarded-For": "198.51.100.7"}
-    async with httpx.AsyncClient(base_url=url, timeout=120) as c:
-        r = await c.post("/login", data={"name": "ann01", "password": PASSWORD}, headers=office)
-        assert r.status_code in (200, 303), r.status_code
-    worker = httpx.AsyncClient(base_url=url, timeout=120)
-    r = await worker.post(
-        "/login",
-        data={"name": "ann00", "password": PASSWORD},
-        headers={"X-Forwarded-For": "10.1.1.1"},
-    )
-    assert r.status_code in (200, 303), r.status_code
     counts: dict[int, int] = {}
     end = time.monotonic() + duration
-    next_seconds: list[float] = []
-
-    async def work() -> None:
-        while time.monotonic() < end:
-            t0 = time.perf_counter()
-            r = await worker.get(f"/api/projects/{project}/next", headers=HEADERS)
-            next_seconds.append(time.perf_counter() - t0)
-            assert r.status_code == 200, r.status_code
-            await asyncio.sleep(0.2)
 
     async def attacker(address: int) -> None:
         headers = {"X-Forwarded-For": f"203.0.{address // 250}.{address % 250 + 1}"}
@@ -127,13 +101,49 @@ async def flood(
                 if r.status_code in (429, 503):
                     await asyncio.sleep(0.2)
 
+    await asyncio.gather(*(attacker(a) for a in range(addresses) for _ in range(per_address)))
+    return counts
+
+
+def _attack_process(args: tuple, niceness: int, out: multiprocessing.Queue) -> None:
+    """The attackers in a process of their own: on a real deployment they are other machines,
+    so their client's CPU must neither slow the users' client (one event loop would make every
+    ``/next`` wait behind 240 attackers' responses) nor, at ``niceness``, the server."""
+    os.nice(niceness)
+    out.put(asyncio.run(attack(*args)))
+
+
+async def users(
+    url: str, cookies: dict[str, str], duration: float, returns: int, project: int
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]], list[float]]:
+    """While the flood runs: a returning annotator (logged in before from the office address)
+    and a first-time one (an address never seen) log in ``returns`` times each, and an
+    annotator logged in before the flood (``cookies``) asks for its next item every 0.2 s. Returns
+    (status, seconds) of each returning and first-time login, and the seconds of each
+    ``/next``."""
+    import httpx
+    from loadtest import HEADERS, PASSWORD
+
+    end = time.monotonic() + duration
+    office = {"X-Forwarded-For": "198.51.100.7"}
+    worker = httpx.AsyncClient(base_url=url, timeout=120, cookies=cookies)
+    next_seconds: list[float] = []
+
+    async def work() -> None:
+        while time.monotonic() < end:
+            t0 = time.perf_counter()
+            r = await worker.get(f"/api/projects/{project}/next", headers=HEADERS)
+            next_seconds.append(time.perf_counter() - t0)
+            assert r.status_code == 200, r.status_code
+            await asyncio.sleep(0.2)
+
     async def timed(name: str, headers: dict[str, str]) -> tuple[int, float]:
         async with httpx.AsyncClient(base_url=url, timeout=120) as c:
             t0 = time.perf_counter()
             r = await c.post("/login", data={"name": name, "password": PASSWORD}, headers=headers)
             return r.status_code, time.perf_counter() - t0
 
-    async def users() -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    async def logins() -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         await asyncio.sleep(min(3.0, duration / 4))  # the flood is in full swing
         back, first = [], []
         for k in range(returns):
@@ -142,10 +152,61 @@ async def flood(
             await asyncio.sleep(0.5)
         return back, first
 
-    attackers = [attacker(a) for a in range(addresses) for _ in range(per_address)]
-    *_, (back, first) = await asyncio.gather(*attackers, work(), users())
+    _, (back, first) = await asyncio.gather(work(), logins())
     await worker.aclose()
-    return counts, back, first, next_seconds
+    return back, first, next_seconds
+
+
+async def _log_in_before(url: str) -> dict[str, str]:
+    """Before the flood: the returning annotator's earlier login (from the office address),
+    and the working annotator's session, whose cookies are returned."""
+    import httpx
+    from loadtest import PASSWORD
+
+    async with httpx.AsyncClient(base_url=url, timeout=120) as c:
+        r = await c.post(
+            "/login",
+            data={"name": "ann01", "password": PASSWORD},
+            headers={"X-Forwarded-For": "198.51.100.7"},
+        )
+        assert r.status_code in (200, 303), r.status_code
+    async with httpx.AsyncClient(base_url=url, timeout=120) as c:
+        r = await c.post(
+            "/login",
+            data={"name": "ann00", "password": PASSWORD},
+            headers={"X-Forwarded-For": "10.1.1.1"},
+        )
+        assert r.status_code in (200, 303), r.status_code
+        return dict(c.cookies)
+
+
+def flood(
+    url: str,
+    addresses: int,
+    per_address: int,
+    duration: float,
+    returns: int,
+    project: int = 0,
+    attacker_nice: int = 19,
+) -> tuple[dict[int, int], list[tuple[int, float]], list[tuple[int, float]], list[float]]:
+    """The flood (:func:`attack`, in its own process at ``attacker_nice``) and, meanwhile, the
+    team (:func:`users`, in this process). Returns the attackers' status counts, the returning
+    and first-time logins and the logged-in annotator's ``/next`` seconds."""
+    cookies = asyncio.run(_log_in_before(url))
+    queue: multiprocessing.Queue = multiprocessing.Queue()
+    process = multiprocessing.Process(
+        target=_attack_process,
+        args=((url, addresses, per_address, duration), attacker_nice, queue),
+    )
+    process.start()
+    try:
+        back, first, nexts = asyncio.run(users(url, cookies, duration, returns, project))
+        counts = queue.get(timeout=duration + 300)
+    finally:
+        process.join(timeout=30)
+        if process.is_alive():
+            process.kill()
+    return counts, back, first, nexts
 
 
 async def shift(url: str, names: list[str], password: str, within: float) -> list[tuple]:
@@ -313,13 +374,19 @@ def main_flood(args: argparse.Namespace) -> None:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         with serve_process(target, port, extra_args=_extra(args)) as url:
-            counts, back, first, nexts = asyncio.run(
-                flood(url, args.flood, args.per_address, args.duration, returns=5, project=project)
+            counts, back, first, nexts = flood(
+                url,
+                args.flood,
+                args.per_address,
+                args.duration,
+                returns=5,
+                project=project,
+                attacker_nice=args.attacker_nice,
             )
     print(_header("flood", args))
     print(
         f"\n{args.flood} attacking addresses x {args.per_address} logins in flight for "
-        f"{args.duration:.0f} s"
+        f"{args.duration:.0f} s (their client in its own process at nice {args.attacker_nice})"
     )
     print(f"attackers' answers: {dict(sorted(counts.items()))}")
     print("| during the flood | statuses | median s | p99 s | max s |")
