@@ -126,3 +126,32 @@ def test_coded_errors_are_parakit_errors_showing_their_code_once():
     assert str(bad_label.value).startswith("[E201] pair 'a': invalid label '7'")
     with pytest.raises(DataFormatError, match=r"^\[E102\] duplicate pair id 'a'"):
         PairSet([Pair("a", "x", "y"), Pair("a", "x", "z")])
+
+
+def test_drop_labels_reads_each_schemes_base_and_prunes_documents():
+    docs = [Document("d1", "One. Two."), Document("d2", "Three. Four."), Document("d3", "Five.")]
+    turku = PairSet(
+        [
+            Pair(
+                "a", "One.", "Three.", label="4<i", span1=Span("d1", 0, 4), span2=Span("d2", 0, 6)
+            ),  # noqa: E501
+            Pair("b", "Two.", "Five.", label="x", span1=Span("d1", 5, 9), span2=Span("d3", 0, 5)),
+            Pair("c", "One.", "Four.", label="1"),
+            Pair("d", "Two.", "Four."),  # unlabelled: stays
+        ],
+        scheme="turku",
+        documents=docs,
+    )
+    kept = turku.drop_labels(["1", "x"])
+    assert [p.id for p in kept] == ["a", "d"]
+    assert sorted(kept.documents) == ["d1", "d2"]  # d3 was only b's
+    assert [p.id for p in turku.drop_labels(["4"])] == ["b", "c", "d"]  # flags do not hide a 4
+    assert sorted(turku.prune_documents().documents) == ["d1", "d2", "d3"]
+    # labels longer than one character: the whole label is the base ("10" is not a "1")
+    from parakit.labels import VoteScheme
+
+    votes = PairSet(
+        [Pair("p", "a", "b", label="1"), Pair("q", "a", "c", label="10")],
+        scheme=VoteScheme(n_judgments=12, threshold=6),
+    )
+    assert [p.id for p in votes.drop_labels(["1"])] == ["q"]

@@ -246,6 +246,11 @@ FLAT_COLUMNS = (
 JSON_COLUMNS = ("span1", "span2", "rewrites", "judgments", "metadata")
 
 
+def document_ids(pairs: Iterable[Pair]) -> set[str]:
+    """The ids of the documents the spans of ``pairs`` point to."""
+    return {s.doc_id for p in pairs for s in (p.span1, p.span2) if s is not None}
+
+
 class PairSet(Sequence[Pair]):
     """An ordered collection of pairs with corpus-level information.
 
@@ -422,6 +427,29 @@ class PairSet(Sequence[Pair]):
     def filter(self, predicate: Callable[[Pair], bool]) -> PairSet:
         """The pairs for which ``predicate`` is true, as a new set."""
         return self.derive(p for p in self.pairs if predicate(p))
+
+    def drop_labels(self, bases: Iterable[str]) -> PairSet:
+        """The pairs whose label's base is not in ``bases`` (a Turku label's ``1``-``4`` or
+        ``x``, with its flags ignored; any other scheme's label itself), without the documents
+        no kept span points to. Unlabelled pairs stay.
+
+        Example:
+            >>> pairs = PairSet([Pair("a", "x", "y", label="4<i"), Pair("b", "x", "z", label="x"),
+            ...                  Pair("c", "y", "z", label="1")], scheme="turku")
+            >>> [p.id for p in pairs.drop_labels(["1", "x"])]
+            ['a']
+        """
+        dropped = set(bases)
+        parse = self.scheme.parse
+        kept = self.filter(lambda p: p.label is None or parse(p.label).base not in dropped)
+        return kept.prune_documents()
+
+    def prune_documents(self) -> PairSet:
+        """This set without the documents that none of its spans points to."""
+        used = document_ids(self.pairs)
+        return self.derive(
+            self.pairs, documents={k: v for k, v in self.documents.items() if k in used}
+        )
 
     def map(self, function: Callable[[Pair], Pair]) -> PairSet:
         """A new set with ``function`` applied to every pair."""

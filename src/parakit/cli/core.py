@@ -66,8 +66,7 @@ def convert(
 
     pairs = read_pairs(input, fmt, scheme=scheme, columns=column, options=option)
     if drop_labels:
-        dropped = tuple(x.strip() for x in drop_labels.split(",") if x.strip())
-        pairs = pairs.filter(lambda p: p.label is None or p.label[:1] not in dropped)
+        pairs = pairs.drop_labels(x.strip() for x in drop_labels.split(",") if x.strip())
     write(pairs, output, format=to)
     typer.echo(f"wrote {len(pairs)} pairs to {output}")
 

@@ -400,10 +400,8 @@ def release(
         if not judgments:
             pairs = pairs.map(lambda p: p.replace(judgments=()))
     if drop_labels:
-        dropped = tuple(x.strip() for x in drop_labels.split(",") if x.strip())
-        pairs = pairs.filter(lambda p: p.label is None or p.label[:1] not in dropped)
-    used = {s.doc_id for p in pairs for s in (p.span1, p.span2) if s is not None}
-    pairs.documents = {k: v for k, v in pairs.documents.items() if k in used}
+        pairs = pairs.drop_labels(x.strip() for x in drop_labels.split(",") if x.strip())
+    pairs = pairs.prune_documents()
     if lang:
         pairs.lang = lang
     if resplit or any(p.split is None for p in pairs):

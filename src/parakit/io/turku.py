@@ -25,7 +25,7 @@ from parakit.io.delimited import check_last_record, tokenize
 from parakit.io.jsonl import _judgment
 from parakit.io.validate import Where
 from parakit.labels import TurkuScheme, get_scheme
-from parakit.schema import Document, Pair, PairSet, Span
+from parakit.schema import Document, Pair, PairSet, Span, document_ids
 
 logger = logging.getLogger(__name__)
 _TURKU = TurkuScheme()
@@ -199,7 +199,7 @@ def read_turku(
         )
         ids.add(pair.id, where, "id")
         pairs.append(pair)
-    used = {s.doc_id for p in pairs for s in (p.span1, p.span2) if s is not None}
+    used = document_ids(pairs)
     kept = {doc_id: documents[doc_id] for doc_id in documents if doc_id in used}
     meta: dict[str, Any] = {
         "format": "turku",
@@ -380,9 +380,9 @@ def write_turku(
                 path=target,
                 code="E120",
             ) from None
-        if label[:1] not in drop_labels:
+        if _TURKU.parse(label).base not in drop_labels:
             kept.append((pair, label))
-    used = {s.doc_id for p, _ in kept for s in (p.span1, p.span2) if s is not None}
+    used = document_ids(p for p, _ in kept)
     missing = sorted(used - set(pairs.documents))
     if missing:  # check before writing anything, so no half release is left behind
         raise SpanError(f"spans point to documents the pair set does not hold: {missing[:5]}")

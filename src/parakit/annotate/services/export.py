@@ -119,8 +119,9 @@ class Exports(Service):
         conflicts = {item.id for item, _ in self.db.review.disagreements(project_id)}
         unlabelled = [item for item in items if item.label is None]
         disagreements = sum(1 for item in unlabelled if item.id in conflicts)
+        parse = self.db.scheme(project_id).parse
         dropped = sum(
-            1 for item in items if item.label is not None and item.label[:1] in drop_labels
+            1 for item in items if item.label is not None and parse(item.label).base in drop_labels
         )
         return {
             "exported": len(items) - len(unlabelled) - dropped,
@@ -144,8 +145,6 @@ class Exports(Service):
 
         pairs = self.to_pairset(project_id, judgments=judgments)
         if drop_labels:
-            pairs = pairs.filter(lambda p: p.label is None or p.label[:1] not in drop_labels)
-            used = {s.doc_id for p in pairs for s in (p.span1, p.span2) if s is not None}
-            pairs.documents = {k: v for k, v in pairs.documents.items() if k in used}
+            pairs = pairs.drop_labels(drop_labels)
         io.write(pairs, path, format=format)
         return Path(path)

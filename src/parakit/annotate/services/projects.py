@@ -29,7 +29,7 @@ from parakit.annotate.models import (
 from parakit.annotate.services.accounts import User
 from parakit.errors import AnnotateError, Conflict, NotFound, ParakitError, SpanError
 from parakit.labels import LabelScheme, scheme_from_spec
-from parakit.schema import Document, Pair, PairSet
+from parakit.schema import Document, Pair, PairSet, document_ids
 
 
 class Projects(Service):
@@ -344,7 +344,7 @@ class Projects(Service):
         pairs: Sequence[Pair],
         documents: Mapping[str, Document],
     ) -> int:
-        needed = {s.doc_id for p in pairs for s in (p.span1, p.span2) if s is not None}
+        needed = document_ids(pairs)
         doc_ids = self._documents(
             session, project_id, (documents[d] for d in sorted(needed) if d in documents)
         )
