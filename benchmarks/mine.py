@@ -13,6 +13,9 @@ Run from the repository root (HF_HUB_OFFLINE=1, the offline MiniLM installed)::
     python benchmarks/mine.py static --pools 20000 50000 --commit   # static encoder vs teacher
     python benchmarks/mine.py codes --n 159979 --commit  # memory/recall of each index kind
     python benchmarks/mine.py cascade --pool 50000 --commit   # static + teacher re-scoring
+    python benchmarks/mine.py scale --sizes 1000000 --commit   # mine run at 1M, defaults
+    python benchmarks/mine.py scale --sizes 10000000 --workers 2 --commit   # 10M, LocalCluster
+    python benchmarks/mine.py cluster --n 50000 --commit  # one process vs a cluster, a kill
 
 Each prints a Markdown table; figures go to docs/benchmarks.md#embeddings-and-mining.
 """
@@ -762,6 +765,206 @@ def bench_cascade(args: argparse.Namespace) -> None:
                   f"{speed:.1f}x its speed")  # fmt: skip
 
 
+def variant_sentences(real: list[str], n: int, seed: int = 0) -> list[str]:
+    """``real`` followed by synthetic sentences up to ``n`` in all: each variant takes the
+    length (in words) of a random real sentence and draws its words from the real sentences'
+    word frequencies (a unigram model), so lengths and the word distribution stay those of the
+    real part; the variants are unique and differ from every real sentence."""
+    rng = np.random.default_rng(seed)
+    words: dict[str, int] = {}
+    lengths = []
+    for text in real:
+        tokens = text.split()
+        lengths.append(len(tokens))
+        for token in tokens:
+            words[token] = words.get(token, 0) + 1
+    vocabulary = np.array(list(words))
+    weights = np.array(list(words.values()), dtype=np.float64)
+    weights /= weights.sum()
+    seen = set(real)
+    out = list(real)
+    lengths_arr = np.array(lengths)
+    while len(out) < n:
+        batch = min(200_000, 2 * (n - len(out)))
+        sizes = rng.choice(lengths_arr, size=batch)
+        drawn = rng.choice(len(vocabulary), size=int(sizes.sum()), p=weights)
+        position = 0
+        for size in sizes:
+            text = " ".join(vocabulary[drawn[position : position + size]])
+            position += size
+            if text not in seen:
+                seen.add(text)
+                out.append(text)
+                if len(out) == n:
+                    break
+    return out
+
+
+def bench_scale(args: argparse.Namespace) -> None:
+    """Issue 28 item 5: ``mine run`` end to end with its default settings (k 5, index auto at
+    recall 0.95) on ``--n`` sentences: the 159,979 real MultiPIT sentences and variants of
+    them (:func:`variant_sentences`), with the static student (``--model static``) or any
+    encoder. ``--workers N`` runs it on a LocalCluster. Gold recall is counted on the real
+    part: the MultiPIT expert paraphrase pairs (train + val) both of whose sentences are in
+    it, found as a pair in the output. One unit of the ``mine-scale`` ledger per run."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ledger import Ledger, UnitClock
+
+    from parakit.mine.distributed import cluster_client
+    from parakit.mine.mining import mine
+    from parakit.vectors.encode import load_encoder
+
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    model = str(static_student(work, args.teacher)) if args.model == "static" else args.model
+    ledger = Ledger("mine-scale", commit=args.commit)
+    for n in args.sizes:
+        unit = {"n": n, "model": args.model if args.model != "static" else
+                f"static-{args.teacher}-256", "workers": args.workers or 0, "k": 5,
+                "recall_target": 0.95}  # fmt: skip
+        if ledger.has(unit):
+            print(f"n={n}: in the ledger, skipped")
+            continue
+        real = multipit_sentences(159_979)
+        gold = [(a, b) for a, b in expert_positives() if a != b]
+        pool = set(real[:n])
+        gold = [(a, b) for a, b in gold if a in pool and b in pool]
+        collection = work / f"collection-{n}.txt"
+        if not collection.exists():
+            texts = variant_sentences(real, n, seed=0)[:n]
+            tmp = collection.with_suffix(".tmp")
+            tmp.write_text("\n".join(t.replace("\n", " ") for t in texts) + "\n", "utf-8")
+            os.replace(tmp, collection)
+        job = work / f"job-{n}-{unit['model']}-{args.workers or 0}"
+        if job.exists():
+            import shutil
+
+            shutil.rmtree(job)
+        clock = UnitClock()
+        start = time.perf_counter()
+        encoder = load_encoder(model, "torch", batch_size=args.batch_size)
+        with cluster_client(args.workers) if args.workers else _no_client() as client:
+            result = mine(
+                collection, job, encoder, output=job / "pairs.jsonl", k=5, recall=0.95,
+                progress=True, client=client,
+            )  # fmt: skip
+        total = time.perf_counter() - start
+        found = set()
+        with open(job / "pairs.jsonl", encoding="utf-8") as handle:
+            next(handle)
+            for line in handle:
+                pair = json.loads(line)
+                found.add((pair["text1"], pair["text2"]))
+        hits = sum((a, b) in found or (b, a) in found for a, b in gold)
+        info = next(iter(result.index.values()))
+        metrics = {
+            "total_s": round(total, 1),
+            **{f"{step}_s": round(v, 1) for step, v in result.seconds.items()},
+            "written": result.n_written,
+            "index_kind": info.get("kind"),
+            "recall_estimate": info.get("recall_estimate"),
+            "gold_pairs": len(gold),
+            "gold_recall": round(hits / max(len(gold), 1), 4),
+            "peak_rss_mb": round(peak_mb()),
+        }
+        ledger.record(unit, metrics, clock=clock.read())
+        print(json.dumps({"unit": unit, "metrics": metrics}))
+
+
+def _no_client():
+    import contextlib
+
+    return contextlib.nullcontext(None)
+
+
+def bench_cluster(args: argparse.Namespace) -> None:
+    """Issue 28 item 3: the same ``mine run`` (``--n`` MultiPIT sentences, the static student,
+    an embedding classifier trained on MultiPIT expert train) in one process and on a
+    LocalCluster of ``--workers`` processes, with one worker SIGKILLed once ``--kill-after``
+    of the embedding chunks exist; checks that both write the same pairs. One unit of the
+    ``mine-cluster`` ledger per configuration."""
+    import signal
+    import threading
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ledger import Ledger, UnitClock
+
+    from parakit.io import read
+    from parakit.mine.distributed import cluster_client
+    from parakit.mine.mining import mine
+    from parakit.models.baselines import EmbeddingClassifier
+    from parakit.vectors.encode import load_encoder
+
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    model = str(static_student(work))
+    collection = work / f"collection-{args.n}.txt"
+    texts = multipit_sentences(args.n)
+    collection.write_text("\n".join(t.replace("\n", " ") for t in texts) + "\n", "utf-8")
+    train = read(DATA / "multipit" / "expert-train.csv", format="multipit")
+    classifier = EmbeddingClassifier(model, "labels", "torch").fit(train)
+    encoder = load_encoder(model, "torch", batch_size=256)
+    ledger = Ledger("mine-cluster", commit=args.commit)
+    settings = dict(k=5, classifier=classifier, min_probability=0.5, index_kind="flat",
+                    chunk_size=args.chunk_size, progress=False)  # fmt: skip
+    outputs = {}
+    for workers in (0, args.workers):
+        unit = {
+            "n": len(texts),
+            "model": "static-offline-minilm-256",
+            "workers": workers,
+            "chunk_size": args.chunk_size,
+            "kill_after": args.kill_after if workers else None,
+        }
+        job = work / f"job-{workers}"
+        if job.exists():
+            import shutil
+
+            shutil.rmtree(job)
+        clock = UnitClock()
+        start = time.perf_counter()
+        killed = None
+        if workers == 0:
+            result = mine(collection, job, encoder, job / "pairs.jsonl", **settings)
+        else:
+            with cluster_client(workers) as client:
+                pids = client.run(os.getpid)
+                box: dict = {}
+
+                def run(box: dict = box, job: Path = job, client: object = client) -> None:
+                    box["result"] = mine(
+                        collection, job, encoder, job / "pairs.jsonl", client=client, **settings
+                    )
+
+                thread = threading.Thread(target=run)
+                thread.start()
+                chunks = -(-len(texts) // args.chunk_size)
+                while thread.is_alive() and len(list(job.glob("emb/*.npy"))) < max(
+                    1, int(args.kill_after * chunks)
+                ):
+                    time.sleep(0.01)
+                if thread.is_alive():
+                    killed = sorted(pids)[0]
+                    os.kill(pids[killed], signal.SIGKILL)
+                thread.join()
+                result = box["result"]
+        total = time.perf_counter() - start
+        outputs[workers] = (job / "pairs.jsonl").read_text(encoding="utf-8").splitlines()[1:]
+        metrics = {
+            "total_s": round(total, 1),
+            **{f"{step}_s": round(v, 1) for step, v in result.seconds.items()},
+            "written": result.n_written,
+            "worker_killed": killed is not None,
+        }
+        if workers:
+            same = [json.loads(line)["id"] for line in outputs[0]] == [
+                json.loads(line)["id"] for line in outputs[workers]
+            ]
+            metrics["same_pairs_as_one_process"] = same
+        ledger.record(unit, metrics, clock=clock.read())
+        print(json.dumps({"unit": unit, "metrics": metrics}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -827,8 +1030,25 @@ def main() -> None:
     p.add_argument("--precision", default="fp32", help="the teacher's (the static one: fp32)")
     p.add_argument("--workdir", default="out/bench-cascade")
     p.add_argument("--commit", action="store_true", help="commit each ledger line")
+    p = sub.add_parser("scale")
+    p.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
+    p.add_argument("--model", default="static", help="static: the distilled student")
+    p.add_argument("--teacher", default="offline-minilm")
+    p.add_argument("--batch-size", type=int, default=1024)
+    p.add_argument("--workers", type=int, default=0, help="LocalCluster processes (0: none)")
+    p.add_argument("--workdir", default="out/bench-scale")
+    p.add_argument("--commit", action="store_true", help="commit each ledger line")
+    p = sub.add_parser("cluster")
+    p.add_argument("--n", type=int, default=50_000)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--chunk-size", type=int, default=2_000)
+    p.add_argument("--kill-after", type=float, default=0.3, help="share of embedding chunks")
+    p.add_argument("--workdir", default="out/bench-cluster")
+    p.add_argument("--commit", action="store_true", help="commit each ledger line")
     args = parser.parse_args()
     {
+        "scale": bench_scale,
+        "cluster": bench_cluster,
         "cascade": bench_cascade,
         "codes": bench_codes,
         "static": bench_static,

@@ -142,9 +142,24 @@ def run(
         bool, typer.Option(help="Discard a workdir made with other settings.")
     ] = False,
     precision: PrecisionOpt = "auto",
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Run on a Dask LocalCluster of N processes (see --scheduler)."),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(help="Run on the Dask scheduler at this address (tcp://host:8786)."),
+    ] = None,
+    shards: Annotated[
+        int | None, typer.Option(help="Index shards (default on a cluster: one per worker).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Embed a collection, find k nearest neighbours, filter, optionally re-rank; resumable."""
+    """Embed a collection, find k nearest neighbours, filter, optionally re-rank; resumable.
+
+    With --workers or --scheduler every stage runs as Dask tasks: embedding chunks, index
+    shards, the search of each chunk against every shard, the classifier's batches.
+    """
     from parakit.mine.mining import mine
     from parakit.mine.rerank import load_classifier
 
@@ -153,31 +168,54 @@ def run(
     clf = load_classifier(str(classifier)) if classifier else None
     if hasattr(clf, "mixed_precision"):  # a torch re-ranker runs at --precision too
         clf.mixed_precision = precision
-    result = mine(
-        collection,
-        workdir,
-        _encoder(model, backend, batch_size, precision),
-        output=output,
-        k=k,
-        same_source=same_source,
-        queries=queries,
-        classifier=clf,
-        min_probability=min_probability,
-        min_score=min_score,
-        index_kind=index_kind,
-        metric=metric,
-        nprobe=nprobe,
-        recall=recall or None,
-        chunk_size=chunk_size,
-        text_field=text_field,
-        source_field=source_field,
-        overwrite=overwrite,
-        index_options=_index_options(on_disk, memory_budget),
-        progress=show_progress(),
-        rescorer=_encoder(rescore_with, backend, batch_size, precision) if rescore_with else None,
-        rescore_k=rescore_k,
-        min_teacher_score=min_teacher_score,
-    )
+    with _cluster(workers, scheduler) as client:
+        result = mine(
+            collection,
+            workdir,
+            _encoder(model, backend, batch_size, precision),
+            output=output,
+            k=k,
+            same_source=same_source,
+            queries=queries,
+            classifier=clf,
+            min_probability=min_probability,
+            min_score=min_score,
+            index_kind=index_kind,
+            metric=metric,
+            nprobe=nprobe,
+            recall=recall or None,
+            chunk_size=chunk_size,
+            text_field=text_field,
+            source_field=source_field,
+            overwrite=overwrite,
+            index_options=_index_options(on_disk, memory_budget),
+            progress=show_progress(),
+            rescorer=_encoder(rescore_with, backend, batch_size, precision)
+            if rescore_with
+            else None,
+            rescore_k=rescore_k,
+            min_teacher_score=min_teacher_score,
+            client=client,
+            shards=shards,
+        )
+    _report_run(result, as_json)
+
+
+def _cluster(workers: int | None, scheduler: str | None) -> Any:
+    """The Dask client of --scheduler or of a LocalCluster of --workers; none without them."""
+    import contextlib
+
+    if scheduler and workers:
+        raise typer.BadParameter("give --workers (a cluster here) or --scheduler, not both")
+    if not scheduler and not workers:
+        return contextlib.nullcontext(None)
+    from parakit.mine.distributed import cluster_client
+
+    return cluster_client(workers, scheduler)
+
+
+def _report_run(result: Any, as_json: bool) -> None:
+    """``mine run``'s summary: one JSON object (--json) or one line."""
     summary = {
         "output": str(result.output),
         "sentences": result.n_sentences,
@@ -651,24 +689,18 @@ def shard_cmd(
     kind: str = "flat",
 ) -> None:
     """Build sharded FAISS indexes from a mining run's embeddings on a Dask cluster."""
-    from distributed import Client, LocalCluster
-
     from parakit.io._open import load_json
-    from parakit.mine.distributed import build_sharded_from_embeddings
+    from parakit.mine.distributed import build_sharded_from_embeddings, cluster_client
 
     settings = load_json(workdir / "job.json")
-    if scheduler:
-        client = Client(scheduler)
-        cluster = None
-    else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None)
-        client = Client(cluster)
-    try:
+    with cluster_client(None if scheduler else workers, scheduler) as client:
         result = build_sharded_from_embeddings(
-            workdir / "emb", output, shards, client, chunk_size=settings["chunk_size"], kind=kind
+            workdir / "emb",
+            output,
+            shards,
+            client,
+            chunk_size=settings["chunk_size"],
+            kind=kind,
+            progress=show_progress(),
         )
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
     echo_json({"shards": result})

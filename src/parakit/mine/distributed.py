@@ -32,9 +32,11 @@ job whose client or scheduler dies is resumed by calling the same function again
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,121 @@ def _shard(path: str) -> Any:
     from parakit.vectors.index import VectorIndex
 
     return VectorIndex.load(path)
+
+
+def run_tasks(
+    client: Any,
+    function: Callable[..., Any],
+    calls: list[tuple[Any, ...]],
+    desc: str,
+    progress: bool = False,
+    sizes: list[int] | None = None,
+    unit: str = "task",
+    initial: int = 0,
+) -> list[Any]:
+    """``function(*call)`` for every call, as Dask tasks on ``client`` (None: here, in order),
+    with a progress bar (``sizes``: what each call counts for, in ``unit``; ``initial``:
+    what earlier runs did); returns the results in call order. A failed task raises its
+    error here (after the scheduler's retries, if it ran on a worker that died)."""
+    from tqdm.auto import tqdm
+
+    weights = sizes or [1] * len(calls)
+    with tqdm(
+        total=initial + sum(weights),
+        initial=initial,
+        desc=desc,
+        unit=unit,
+        disable=not progress,
+        smoothing=0.05,
+    ) as bar:
+        if client is None:
+            results = []
+            for call, weight in zip(calls, weights, strict=True):
+                results.append(function(*call))
+                bar.update(weight)
+            return results
+        from distributed import as_completed
+
+        futures = [client.submit(function, *call, pure=False) for call in calls]
+        position = {future.key: n for n, future in enumerate(futures)}
+        for future in as_completed(futures):
+            bar.update(weights[position[future.key]])
+        return client.gather(futures)
+
+
+@contextlib.contextmanager
+def cluster_client(workers: int | None = None, scheduler: str | None = None) -> Iterator[Any]:
+    """A Dask client: of the running scheduler at ``scheduler`` (``tcp://host:8786``), else of
+    a ``LocalCluster`` of ``workers`` processes with one thread each (closed on exit).
+
+    Example:
+        >>> with cluster_client(workers=2) as client:  # doctest: +SKIP
+        ...     mine("sentences.txt", "work", encoder, "pairs.jsonl", client=client)
+    """
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as err:
+        raise MineError(
+            "a Dask cluster needs the distributed package: pip install 'parakit[scale]'",
+            code="E801",
+        ) from err
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="30s")
+        except OSError as err:
+            raise MineError(
+                f"no Dask scheduler answers at {scheduler}: {err} (start one with "
+                "`dask scheduler`, or give --workers N for a cluster on this machine)",
+                code="E801",
+            ) from err
+        with client:
+            yield client
+        return
+    if workers is None or workers < 1:
+        raise MineError(f"workers must be at least 1, got {workers}", code="E801")
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+def embed_chunk(store_path: str, start: int, stop: int, encoder: Any, out: str) -> str:
+    """Embed rows ``[start, stop)`` of a sentence store into ``out`` (``.npy``, written
+    atomically). Runs on a worker; a chunk whose file exists is skipped (resumable)."""
+    from parakit.io.atomic import save_npy
+    from parakit.vectors.store import SentenceStore
+
+    target = Path(out)
+    if not target.exists():
+        texts = SentenceStore(store_path).texts(start, stop)
+        save_npy(target, np.asarray(encoder.encode(texts), dtype=np.float32))
+    return out
+
+
+def rerank_batch(
+    classifier: Any,
+    qstore_path: str,
+    store_path: str,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    positive: Any,
+    out: str,
+) -> str:
+    """P(paraphrase) of the pairs (query row, collection row) into ``out`` (``.npy``, atomic).
+    Runs on a worker; a batch whose file exists is skipped (resumable)."""
+    from parakit.io.atomic import save_npy
+    from parakit.mine.rerank import as_pairset, paraphrase_proba
+    from parakit.vectors.store import SentenceStore
+
+    target = Path(out)
+    if not target.exists():
+        qstore, store = SentenceStore(qstore_path), SentenceStore(store_path)
+        pairs = as_pairset([qstore.text(int(r)) for r in rows], [store.text(int(c)) for c in cols])
+        save_npy(target, np.asarray(paraphrase_proba(classifier, pairs, positive), np.float64))
+    return out
 
 
 def build_shard(
@@ -155,28 +272,60 @@ def build_sharded(
 
 
 def index_shard(
-    files: list[str],
-    starts: list[int],
+    parts: list[tuple[str, int, int, int]],
     out: str,
     kind: str = "flat",
     index_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Build one index shard from embedding ``.npy`` files whose first rows have global ids
-    ``starts`` (a mining work folder's ``emb/`` chunks). Runs on a worker; resumable."""
+    """Build one index shard from row slices of embedding ``.npy`` files: each part is
+    ``(file, first row, stop row, global id of the file's row 0)`` (a mining work folder's
+    ``emb/`` chunks). Runs on a worker; resumable."""
     from parakit.vectors.index import VectorIndex
 
     folder = Path(out)
     if (folder / "index.json").exists():
         meta = json.loads((folder / "index.json").read_text())
         return {"path": str(folder), "ntotal": meta["ntotal"]}
-    arrays = [np.load(f, mmap_mode="r") for f in files]
-    index = VectorIndex(kind=kind, **(index_options or {})).build(
+    arrays = [np.load(f, mmap_mode="r")[lo:hi] for f, lo, hi, _ in parts]
+    options = dict(index_options or {})
+    if options.get("on_disk"):  # the inverted lists live in the shard's own folder
+        options["workdir"] = folder
+    index = VectorIndex(kind=kind, **options).build(
         lambda: (np.asarray(a, dtype=np.float32) for a in arrays),
         n=sum(len(a) for a in arrays),
-        ids=lambda: (np.arange(s, s + len(a)) for s, a in zip(starts, arrays, strict=True)),
+        ids=lambda: (np.arange(base + lo, base + hi) for _, lo, hi, base in parts),
     )
-    index.save(folder, extra={"files": files})
+    index.save(folder, extra={"parts": [list(part) for part in parts]})
     return {"path": str(folder), "ntotal": index.ntotal_}
+
+
+def plan_shards(
+    files: list[str], sizes: list[int], starts: list[int], n_shards: int
+) -> list[list[tuple[str, int, int, int]]]:
+    """Cut the rows of embedding files (``sizes[i]`` rows, global ids from ``starts[i]``) into
+    ``n_shards`` contiguous, near-equal row ranges; a file may be split between shards.
+
+    Example:
+        >>> plan_shards(["a.npy", "b.npy"], [4, 2], [0, 4], 2)
+        [[('a.npy', 0, 3, 0)], [('a.npy', 3, 4, 0), ('b.npy', 0, 2, 4)]]
+    """
+    total = sum(sizes)
+    if not 1 <= n_shards <= total:
+        raise MineError(
+            f"the number of shards must be between 1 and the {total} vectors, got {n_shards}",
+            code="E801",
+        )
+    bounds = np.linspace(0, total, n_shards + 1).astype(int)
+    plan: list[list[tuple[str, int, int, int]]] = []
+    offsets = np.cumsum([0, *sizes])
+    for lo, hi in itertools.pairwise(bounds):
+        parts = []
+        for f, size, start, first in zip(files, sizes, starts, offsets[:-1], strict=True):
+            a, b = max(lo, first), min(hi, first + size)
+            if a < b:
+                parts.append((f, int(a - first), int(b - first), int(start)))
+        plan.append(parts)
+    return plan
 
 
 def build_sharded_from_embeddings(
@@ -187,29 +336,29 @@ def build_sharded_from_embeddings(
     chunk_size: int | None = None,
     kind: str = "flat",
     index_options: dict[str, Any] | None = None,
+    progress: bool = False,
 ) -> list[dict[str, Any]]:
     """Shard the embedding chunks of a mining work folder (``emb/00000.npy``...) over Dask
-    workers, one index per shard with global row ids. ``chunk_size`` defaults to the row count
-    of the first file (all but the last chunk have the same size)."""
+    workers: ``n_shards`` near-equal row ranges (a chunk may be split), one index per shard
+    with global row ids. ``chunk_size`` defaults to the row count of the first file (all but
+    the last chunk have the same size). ``client`` None: build the shards here, one by one."""
     files = sorted(str(f) for f in Path(emb_dir).glob("[0-9]*.npy"))
     if not files:
         raise MineError(f"{emb_dir}: no embedding chunks (00000.npy...)", code="E801")
     size = chunk_size or len(np.load(files[0], mmap_mode="r"))
     starts = [int(Path(f).stem) * size for f in files]
-    groups = np.array_split(np.arange(len(files)), min(n_shards, len(files)))
-    futures = [
-        client.submit(
-            index_shard,
-            [files[i] for i in g],
-            [starts[i] for i in g],
-            str(Path(out) / f"shard-{n:05d}"),
-            kind,
-            index_options,
-            pure=False,
-        )
-        for n, g in enumerate(groups)
-    ]
-    shards = client.gather(futures)
+    sizes = [len(np.load(f, mmap_mode="r")) for f in files]
+    plan = plan_shards(files, sizes, starts, n_shards)
+    shards = run_tasks(
+        client,
+        index_shard,
+        [
+            (parts, str(Path(out) / f"shard-{n:05d}"), kind, index_options)
+            for n, parts in enumerate(plan)
+        ],
+        "index",
+        progress,
+    )
     with atomic_write(Path(out) / "shards.json") as handle:
         json.dump({"shards": shards, "emb_dir": str(emb_dir)}, handle, indent=2)
     return shards
@@ -256,6 +405,7 @@ def search_sharded(
     out: str | Path,
     k: int,
     client: Any = None,
+    progress: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top ``k`` neighbours of every embedded sentence over all shards, one task per chunk.
 
@@ -278,16 +428,8 @@ def search_sharded(
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     targets = [str(folder / (Path(f).stem + ".npz")) for f in files]
-    if client is None:
-        for f, t in zip(files, targets, strict=True):
-            search_chunk(f, paths, k, t)
-    else:
-        client.gather(
-            [
-                client.submit(search_chunk, f, paths, k, t, pure=False)
-                for f, t in zip(files, targets, strict=True)
-            ]
-        )
+    calls = [(f, paths, k, t) for f, t in zip(files, targets, strict=True)]
+    run_tasks(client, search_chunk, calls, "search", progress)
     parts = [np.load(t) for t in targets]
     return (
         np.concatenate([p["scores"] for p in parts]),

@@ -117,24 +117,30 @@ def _n_chunks(n: int, size: int) -> int:
 
 
 def embed_store(
-    store: SentenceStore, folder: Path, encoder: Any, chunk_size: int, progress: bool = True
+    store: SentenceStore,
+    folder: Path,
+    encoder: Any,
+    chunk_size: int,
+    progress: bool = True,
+    client: Any = None,
 ) -> None:
-    """Embed every chunk of ``store`` missing from ``folder`` (``00000.npy``...)."""
-    from tqdm.auto import tqdm
+    """Embed every chunk of ``store`` missing from ``folder`` (``00000.npy``...): here, or one
+    Dask task per chunk on ``client``'s workers (the encoder travels once to each worker,
+    which loads its model on first use)."""
+    from parakit.mine.distributed import embed_chunk, run_tasks
 
     folder.mkdir(parents=True, exist_ok=True)
     n = len(store)
     todo = [c for c in range(_n_chunks(n, chunk_size)) if not (folder / f"{c:05d}.npy").exists()]
-    done_rows = n - sum(min(chunk_size, n - c * chunk_size) for c in todo)
-    with tqdm(
-        total=n, initial=done_rows, desc="embed", unit="sent", disable=not progress, smoothing=0.05
-    ) as bar:
-        for chunk in todo:
-            start = chunk * chunk_size
-            texts = store.texts(start, start + chunk_size)
-            vectors = np.asarray(encoder.encode(texts), dtype=np.float32)
-            save_npy(folder / f"{chunk:05d}.npy", vectors)
-            bar.update(len(texts))
+    sizes = [min(chunk_size, n - c * chunk_size) for c in todo]
+    if client is not None and todo:
+        encoder = client.scatter(encoder, broadcast=True)
+    calls = [
+        (str(store.path), c * chunk_size, min(n, (c + 1) * chunk_size), encoder,
+         str(folder / f"{c:05d}.npy"))
+        for c in todo
+    ]  # fmt: skip
+    run_tasks(client, embed_chunk, calls, "embed", progress, sizes, "sent", n - sum(sizes))
 
 
 class _Chunks:
@@ -230,6 +236,8 @@ def mine(
     rescorer: Any = None,
     rescore_k: int | None = None,
     min_teacher_score: float | None = None,
+    client: Any = None,
+    shards: int | None = None,
 ) -> MiningResult:
     """Mine paraphrase candidates: every sentence's (or query's) ``k`` nearest neighbours.
 
@@ -266,6 +274,15 @@ def mine(
         rescore_k: keep the pairs among the ``rescore_k`` best by the rescorer of one of their
             sentences (needs ``rescorer``).
         min_teacher_score: drop pairs whose rescorer cosine is below this (needs ``rescorer``).
+        client: a ``dask.distributed.Client`` (see
+            :func:`~parakit.mine.distributed.cluster_client`): embedding chunks, index shards,
+            the search of every chunk against every shard and the classifier's batches run
+            as tasks on its workers, each writing one checkpoint file atomically, so a lost
+            worker's tasks are re-run elsewhere and a rerun resumes. The work folder must be
+            on a file system every worker reads. Exact shards (``flat``, or ``auto`` up to 100K
+            vectors a shard) give the pairs of the one-process run.
+        shards: index shards (default with a client: one per worker; without one, the
+            single index of the one-process run).
 
     Returns:
         A :class:`MiningResult`. Pairs carry ``metadata`` ``score`` (cosine for ``ip``),
@@ -281,6 +298,14 @@ def mine(
         )
     if rescore_k is not None and rescore_k < 1:
         raise MineError(f"rescore_k must be at least 1, got {rescore_k}", code="E801")
+    if client is not None and shards is None:
+        shards = len(client.scheduler_info()["workers"]) or 1
+    if shards is not None and same_source:
+        raise MineError(
+            "same_source mining builds one index per source and is not sharded yet: run it "
+            "without a cluster or shards",
+            code="E801",
+        )
     work = Path(workdir)
     settings = _job_settings(
         collection=Path(collection).resolve(),
@@ -312,22 +337,38 @@ def mine(
     with timer("store"):
         store = build_store(collection, work / "store", text_field, source_field)
     with timer("embed"):
-        embed_store(store, work / "emb", encoder, chunk_size, progress)
+        embed_store(store, work / "emb", encoder, chunk_size, progress, client)
         qstore, qcodes = store, np.load(work / "store" / "sources.npy")
         if queries is not None:
             qstore = build_store(queries, work / "qstore", text_field, source_field)
             qcodes = _map_codes(work / "qstore", work / "store")
-            embed_store(qstore, work / "qemb", encoder, chunk_size, progress)
-    with timer("index"):
-        recall_options = {"recall": recall, "recall_k": k} if recall is not None else {}
-        options = {**recall_options, **(index_options or {})}
-        indexes = _build_indexes(
-            work, len(store), chunk_size, same_source, index_kind, metric, nprobe, options, progress
-        )
-    with timer("search"):
-        knn_ids, knn_scores = _search(
-            work, indexes, len(qstore), qcodes, k, same_source, chunk_size, queries, progress
-        )
+            embed_store(qstore, work / "qemb", encoder, chunk_size, progress, client)
+    recall_options = {"recall": recall, "recall_k": k} if recall is not None else {}
+    options = {**recall_options, **(index_options or {})}
+    if shards is None:
+        with timer("index"):
+            indexes = _build_indexes(
+                work, len(store), chunk_size, same_source, index_kind, metric, nprobe, options,
+                progress,
+            )  # fmt: skip
+        with timer("search"):
+            knn_ids, knn_scores = _search(
+                work, indexes, len(qstore), qcodes, k, same_source, chunk_size, queries, progress
+            )
+    else:
+        from parakit.mine.distributed import build_sharded_from_embeddings, search_sharded
+
+        with timer("index"):
+            shard_list = build_sharded_from_embeddings(
+                work / "emb", work / "shards", shards, client, chunk_size, index_kind,
+                {"metric": metric, "nprobe": nprobe, **options}, progress,
+            )  # fmt: skip
+            indexes = {n: VectorIndex.load(s["path"]) for n, s in enumerate(shard_list)}
+        with timer("search"):
+            emb = work / ("emb" if queries is None else "qemb")
+            knn_scores, knn_ids = search_sharded(
+                emb, work / "shards", work / "knn-shards", k + 1, client, progress
+            )
     with timer("filter"):
         hashes = np.load(qstore.path / "hashes.npy"), np.load(store.path / "hashes.npy")
         rows, cols, scores, ranks = _candidates(
@@ -346,6 +387,7 @@ def mine(
                 rerank_batch,
                 positive_class,
                 progress,
+                client,
             )
     teacher = None
     if rescorer is not None:
@@ -362,7 +404,7 @@ def mine(
             rank = np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
             rank[keep] = teacher_ranks(rows[keep], cols[keep], score[keep], queries is None)
         teacher = (score, rank, rescore_k, min_teacher_score)
-    index_info = _index_info(work, indexes)
+    index_info = _index_info(work, indexes, sharded=shards is not None)
     written = 0
     if output is not None:
         with timer("write"):
@@ -414,11 +456,14 @@ def _open_job(work: Path, settings: dict[str, Any], overwrite: bool) -> None:
         json.dump(settings, handle, indent=2, ensure_ascii=False)
 
 
-def _index_info(work: Path, indexes: dict[int, VectorIndex]) -> dict[str, Any]:
-    """Per index (``all`` or the source's name): its settings and calibration."""
+def _index_info(
+    work: Path, indexes: dict[int, VectorIndex], sharded: bool = False
+) -> dict[str, Any]:
+    """Per index (``all``, the source's name or ``shard-00000``...): its settings and
+    calibration."""
     names = json.loads((work / "store" / "sources.json").read_text())
     return {
-        ("all" if key < 0 else names[key]): {
+        (f"shard-{key:05d}" if sharded else "all" if key < 0 else names[key]): {
             k: v for k, v in ix.meta().items() if k not in ("created", "on_disk")
         }
         for key, ix in indexes.items()
@@ -669,27 +714,29 @@ def _rerank(
     batch: int,
     positive: Any,
     progress: bool,
+    client: Any = None,
 ) -> np.ndarray:
-    from tqdm.auto import tqdm
-
-    from parakit.mine.rerank import as_pairset, paraphrase_proba
+    """P(paraphrase) of every candidate pair, ``batch`` pairs a checkpoint file (``00000.npy``
+    ...), here or one Dask task a batch on ``client``'s workers."""
+    from parakit.mine.distributed import rerank_batch, run_tasks
 
     folder.mkdir(parents=True, exist_ok=True)
+    starts = range(0, len(rows), batch)
+    paths = [folder / f"{number:05d}.npy" for number in range(len(starts))]
+    todo = [n for n, path in enumerate(paths) if not path.exists()]
+    if client is not None and todo:
+        classifier = client.scatter(classifier, broadcast=True)
+    calls = [
+        (classifier, str(qstore.path), str(store.path), rows[starts[n] : starts[n] + batch],
+         cols[starts[n] : starts[n] + batch], positive, str(paths[n]))
+        for n in todo
+    ]  # fmt: skip
+    sizes = [len(call[3]) for call in calls]
+    done = len(rows) - sum(sizes)
+    run_tasks(client, rerank_batch, calls, "rerank", progress, sizes, "pair", done)
     out = np.zeros(len(rows), dtype=np.float64)
-    with tqdm(total=len(rows), desc="rerank", unit="pair", disable=not progress) as bar:
-        for number, start in enumerate(range(0, len(rows), batch)):
-            stop = min(start + batch, len(rows))
-            path = folder / f"{number:05d}.npy"
-            if path.exists():
-                out[start:stop] = np.load(path)
-            else:
-                pairs = as_pairset(
-                    [qstore.text(int(r)) for r in rows[start:stop]],
-                    [store.text(int(c)) for c in cols[start:stop]],
-                )
-                out[start:stop] = paraphrase_proba(classifier, pairs, positive)
-                save_npy(path, out[start:stop])
-            bar.update(stop - start)
+    for start, path in zip(starts, paths, strict=True):
+        out[start : start + batch] = np.load(path)
     return out
 
 

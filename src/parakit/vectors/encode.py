@@ -96,6 +96,11 @@ class SentenceEncoder:
         self.precision = precision
         resolve_precision(precision, device)  # a bad value fails here, not at the first batch
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the settings travel, not the weights: a Dask worker (or any unpickler) loads the
+        # model from its id or path on first use, once per process
+        return {k: v for k, v in self.__dict__.items() if k != "_model"}
+
     @property
     def model_(self) -> Any:
         if getattr(self, "_model", None) is None:
@@ -270,6 +275,10 @@ class OnnxEncoder:
             )
         )
         return fp32
+
+    def __getstate__(self) -> dict[str, Any]:
+        # an ONNX Runtime session does not pickle: the unpickled copy opens its own
+        return {k: v for k, v in self.__dict__.items() if k not in ("_sess", "_tokenizer")}
 
     def _session(self) -> Any:
         if getattr(self, "_sess", None) is None:

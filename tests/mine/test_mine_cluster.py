@@ -1,0 +1,131 @@
+"""The whole ``mine run`` on a Dask cluster: every stage a task with one atomic output, the
+same pairs as the one-process run, a worker SIGKILLed mid-run, a rerun that resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from parakit.errors import MineError
+from parakit.mine.distributed import build_sharded_from_embeddings, plan_shards
+from parakit.mine.mining import mine
+from parakit.schema import Pair, PairSet
+from parakit.vectors.encode import SentenceEncoder
+
+distributed = pytest.importorskip("distributed")
+
+
+def _pairs(path):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return {
+        row["id"]: row
+        for row in (json.loads(line) for line in lines[1:])  # line 0: the header
+    }
+
+
+def test_plan_shards_cuts_rows_not_files():
+    # one 5,000-row chunk asked for 2 shards: two shards (the issue's run got one, silently)
+    plan = plan_shards(["00000.npy"], [5000], [0], 2)
+    assert plan == [[("00000.npy", 0, 2500, 0)], [("00000.npy", 2500, 5000, 0)]]
+    plan = plan_shards(["a", "b", "c"], [4, 4, 2], [0, 4, 8], 3)
+    assert [sum(hi - lo for _, lo, hi, _ in parts) for parts in plan] == [3, 3, 4]
+    assert plan[1] == [("a", 3, 4, 0), ("b", 0, 2, 4)]
+    with pytest.raises(MineError, match="between 1 and the 10 vectors"):
+        plan_shards(["a", "b", "c"], [4, 4, 2], [0, 4, 8], 11)
+
+
+def test_shards_of_one_chunk_hold_every_vector_once(tmp_path):
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((500, 8)).astype(np.float32)
+    (tmp_path / "emb").mkdir()
+    np.save(tmp_path / "emb" / "00000.npy", vectors)
+    shards = build_sharded_from_embeddings(tmp_path / "emb", tmp_path / "shards", 2, None)
+    assert [s["ntotal"] for s in shards] == [250, 250]
+
+
+def _sentences(words, n, seed):
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(words, size=rng.integers(3, 9))) for _ in range(n)]
+
+
+def test_mine_on_a_cluster_equals_one_process_with_a_worker_killed(
+    tmp_path, tiny_model, mine_words
+):
+    from parakit.models.base import make_model
+
+    texts = list(dict.fromkeys(_sentences(mine_words, 700, 11)))
+    collection = tmp_path / "sentences.txt"
+    collection.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    train = PairSet(
+        [
+            Pair(f"t{n}", a, b, label="1" if n % 2 else "0")
+            for n, (a, b) in enumerate(zip(texts[:60], texts[60:120], strict=True))
+        ],
+        scheme="binary",
+    )
+    classifier = make_model("bow").fit(train)
+    encoder = SentenceEncoder(tiny_model, precision="fp32")
+    settings = dict(k=3, classifier=classifier, chunk_size=40, rerank_batch=150, progress=False)
+    alone = mine(collection, tmp_path / "w1", encoder, tmp_path / "alone.jsonl", **settings)
+
+    work = tmp_path / "w2"
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        pids = client.run(os.getpid)
+        result: dict = {}
+        job = threading.Thread(
+            target=lambda: result.update(
+                run=mine(
+                    collection, work, encoder, tmp_path / "cluster.jsonl", client=client,
+                    **settings,
+                )
+            )
+        )  # fmt: skip
+        job.start()
+        deadline = time.monotonic() + 120
+        while len(list(work.glob("emb/*.npy"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        done_at_kill = len(list(work.glob("emb/*.npy")))
+        victim = sorted(pids)[0]
+        os.kill(pids[victim], signal.SIGKILL)
+        job.join(timeout=300)
+        assert not job.is_alive(), "the run did not finish after losing a worker"
+        n_chunks = -(-len(texts) // 40)
+        assert 2 <= done_at_kill < n_chunks, "the worker was not killed mid-run"
+        assert pids[victim] not in client.run(os.getpid).values()
+        run = result["run"]
+        assert sorted(run.index) == ["shard-00000", "shard-00001"]
+        assert sum(meta["ntotal"] for meta in run.index.values()) == len(texts)
+
+        one, two = _pairs(tmp_path / "alone.jsonl"), _pairs(tmp_path / "cluster.jsonl")
+        assert alone.n_written == run.n_written == len(one) > len(texts)
+        assert one.keys() == two.keys()
+        for key, row in one.items():
+            other = two[key]["metadata"]
+            assert other["rank"] == row["metadata"]["rank"]
+            assert other["score"] == pytest.approx(row["metadata"]["score"], abs=1e-5)
+            assert other["p_paraphrase"] == pytest.approx(row["metadata"]["p_paraphrase"])
+
+        # a rerun resumes: every checkpoint is there, nothing is embedded or searched again
+        stamps = {p: p.stat().st_mtime_ns for p in work.glob("*/*.np[yz]")}
+        again = mine(collection, work, encoder, tmp_path / "again.jsonl", client=client, **settings)
+        assert {p: p.stat().st_mtime_ns for p in work.glob("*/*.np[yz]")} == stamps
+        assert again.n_written == run.n_written
+        assert _pairs(tmp_path / "again.jsonl").keys() == two.keys()
+
+
+def test_same_source_is_refused_with_shards(tmp_path):
+    collection = tmp_path / "c.txt"
+    collection.write_text("a b\nc d\n", encoding="utf-8")
+    with pytest.raises(MineError, match="same_source"):
+        mine(collection, tmp_path / "w", object(), same_source=True, shards=2, progress=False)
