@@ -134,7 +134,7 @@ def test_drop_labels_reads_each_schemes_base_and_prunes_documents():
         [
             Pair(
                 "a", "One.", "Three.", label="4<i", span1=Span("d1", 0, 4), span2=Span("d2", 0, 6)
-            ),  # noqa: E501
+            ),
             Pair("b", "Two.", "Five.", label="x", span1=Span("d1", 5, 9), span2=Span("d3", 0, 5)),
             Pair("c", "One.", "Four.", label="1"),
             Pair("d", "Two.", "Four."),  # unlabelled: stays
