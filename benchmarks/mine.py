@@ -821,7 +821,7 @@ def bench_scale(args: argparse.Namespace) -> None:
     for n in args.sizes:
         unit = {"n": n, "model": args.model if args.model != "static" else
                 f"static-{args.teacher}-256", "workers": args.workers or 0, "k": 5,
-                "recall_target": 0.95}  # fmt: skip
+                "recall_target": 0.95, "backend": args.backend}  # fmt: skip
         if ledger.has(unit):
             print(f"n={n}: in the ledger, skipped")
             continue
@@ -842,7 +842,7 @@ def bench_scale(args: argparse.Namespace) -> None:
             shutil.rmtree(job)
         clock = UnitClock()
         start = time.perf_counter()
-        encoder = load_encoder(model, "torch", batch_size=args.batch_size)
+        encoder = load_encoder(model, args.backend, batch_size=args.batch_size)
         with cluster_client(args.workers) if args.workers else _no_client() as client:
             result = mine(
                 collection, job, encoder, output=job / "pairs.jsonl", k=5, recall=0.95,
@@ -1035,6 +1035,7 @@ def main() -> None:
     p.add_argument("--model", default="static", help="static: the distilled student")
     p.add_argument("--teacher", default="offline-minilm")
     p.add_argument("--batch-size", type=int, default=1024)
+    p.add_argument("--backend", default="torch", help="mine run's default: torch")
     p.add_argument("--workers", type=int, default=0, help="LocalCluster processes (0: none)")
     p.add_argument("--workdir", default="out/bench-scale")
     p.add_argument("--commit", action="store_true", help="commit each ledger line")
