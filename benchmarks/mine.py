@@ -802,7 +802,7 @@ def variant_sentences(real: list[str], n: int, seed: int = 0) -> list[str]:
 
 def bench_scale(args: argparse.Namespace) -> None:
     """Issue 28 item 5: ``mine run`` end to end with its default settings (k 5, index auto at
-    recall 0.95) on ``--n`` sentences: the 159,979 real MultiPIT sentences and variants of
+    recall 0.95; ``--recall`` to change it) on ``--sizes`` sentences: the 159,979 real MultiPIT sentences and variants of
     them (:func:`variant_sentences`), with the static student (``--model static``) or any
     encoder. ``--workers N`` runs it on a LocalCluster. Gold recall is counted on the real
     part: the MultiPIT expert paraphrase pairs (train + val) both of whose sentences are in
@@ -821,7 +821,7 @@ def bench_scale(args: argparse.Namespace) -> None:
     for n in args.sizes:
         unit = {"n": n, "model": args.model if args.model != "static" else
                 f"static-{args.teacher}-256", "workers": args.workers or 0, "k": 5,
-                "recall_target": 0.95, "backend": args.backend}  # fmt: skip
+                "recall_target": args.recall, "backend": args.backend}  # fmt: skip
         if ledger.has(unit):
             print(f"n={n}: in the ledger, skipped")
             continue
@@ -845,7 +845,7 @@ def bench_scale(args: argparse.Namespace) -> None:
         encoder = load_encoder(model, args.backend, batch_size=args.batch_size)
         with cluster_client(args.workers) if args.workers else _no_client() as client:
             result = mine(
-                collection, job, encoder, output=job / "pairs.jsonl", k=5, recall=0.95,
+                collection, job, encoder, output=job / "pairs.jsonl", k=5, recall=args.recall,
                 progress=True, client=client,
             )  # fmt: skip
         total = time.perf_counter() - start
@@ -1036,6 +1036,7 @@ def main() -> None:
     p.add_argument("--teacher", default="offline-minilm")
     p.add_argument("--batch-size", type=int, default=1024)
     p.add_argument("--backend", default="torch", help="mine run's default: torch")
+    p.add_argument("--recall", type=float, default=0.95, help="mine run's default: 0.95")
     p.add_argument("--workers", type=int, default=0, help="LocalCluster processes (0: none)")
     p.add_argument("--workdir", default="out/bench-scale")
     p.add_argument("--commit", action="store_true", help="commit each ledger line")
