@@ -129,3 +129,29 @@ def test_same_source_is_refused_with_shards(tmp_path):
     collection.write_text("a b\nc d\n", encoding="utf-8")
     with pytest.raises(MineError, match="same_source"):
         mine(collection, tmp_path / "w", object(), same_source=True, shards=2, progress=False)
+
+
+def test_exact_ties_are_decided_by_row_id_in_one_index_and_in_shards(tmp_path):
+    # sentences that differ only in case embed identically with a lowercasing (static)
+    # encoder: the cluster benchmark kept row 832 where the one-process run kept 867
+    from parakit.mine.distributed import ShardedIndex
+    from parakit.vectors.index import VectorIndex
+
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((300, 16)).astype(np.float32)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    vectors = base.copy()
+    for a, b in ((10, 250), (10, 120), (40, 290), (77, 78)):  # exact duplicates, far apart
+        vectors[b] = vectors[a]
+    (tmp_path / "emb").mkdir()
+    np.save(tmp_path / "emb" / "00000.npy", vectors)
+    one = VectorIndex(kind="flat").build(lambda: iter([vectors]))
+    build_sharded_from_embeddings(tmp_path / "emb", tmp_path / "shards", 3, None)
+    sharded = ShardedIndex.load(tmp_path / "shards")
+    for k in (1, 2, 3, 6):
+        s1, i1 = one.search(vectors, k)
+        s2, i2 = sharded.search(vectors, k)
+        np.testing.assert_array_equal(i1, i2)
+        np.testing.assert_allclose(s1, s2, atol=1e-6)
+    ids = one.search(vectors[[10]], 3)[1][0].tolist()
+    assert ids == [10, 120, 250]  # three equal scores: by row id

@@ -38,12 +38,15 @@ import itertools
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from parakit.errors import MineError
+from parakit.errors import MineError, require_extra
 from parakit.io.atomic import atomic_write
+
+if TYPE_CHECKING:
+    from parakit.vectors.encode import Encoder
 
 
 @functools.lru_cache(maxsize=4)
@@ -109,13 +112,9 @@ def cluster_client(workers: int | None = None, scheduler: str | None = None) -> 
         >>> with cluster_client(workers=2) as client:  # doctest: +SKIP
         ...     mine("sentences.txt", "work", encoder, "pairs.jsonl", client=client)
     """
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError as err:
-        raise MineError(
-            "a Dask cluster needs the distributed package: pip install 'parakit[scale]'",
-            code="E801",
-        ) from err
+    require_extra("distributed", extra="scale", needed_for="a Dask cluster")
+    from distributed import Client, LocalCluster
+
     if scheduler:
         try:
             client = Client(scheduler, timeout="30s")
@@ -139,7 +138,7 @@ def cluster_client(workers: int | None = None, scheduler: str | None = None) -> 
         yield client
 
 
-def embed_chunk(store_path: str, start: int, stop: int, encoder: Any, out: str) -> str:
+def embed_chunk(store_path: str, start: int, stop: int, encoder: Encoder, out: str) -> str:
     """Embed rows ``[start, stop)`` of a sentence store into ``out`` (``.npy``, written
     atomically). Runs on a worker; a chunk whose file exists is skipped (resumable)."""
     from parakit.io.atomic import save_npy
@@ -371,7 +370,8 @@ def _search_shard(path: str, queries: np.ndarray, k: int) -> tuple[np.ndarray, n
 def merge_results(
     results: list[tuple[np.ndarray, np.ndarray]], k: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Merge per-shard (scores, ids) into the global top ``k`` (higher score first).
+    """Merge per-shard (scores, ids) into the global top ``k`` (higher score first, equal
+    scores by row id: the order one index gives, :func:`~parakit.vectors.index.order_ties`).
 
     Example:
         >>> a = (np.array([[0.9, 0.1]]), np.array([[1, 2]]))
@@ -379,10 +379,11 @@ def merge_results(
         >>> merge_results([a, b], 3)[1].tolist()
         [[1, 7, 8]]
     """
+    from parakit.vectors.index import order_ties
+
     scores = np.concatenate([r[0] for r in results], axis=1)
     ids = np.concatenate([r[1] for r in results], axis=1)
-    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    return np.take_along_axis(scores, order, 1), np.take_along_axis(ids, order, 1)
+    return order_ties(scores, ids, k)
 
 
 def search_chunk(emb_file: str, shard_paths: list[str], k: int, out_file: str) -> str:

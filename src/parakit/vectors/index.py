@@ -134,6 +134,26 @@ def default_nlist(n: int) -> int:
     return int(max(1, min(4 * math.sqrt(max(n, 1)), n // 39 or 1)))
 
 
+#: neighbours fetched beyond ``k`` so that equal scores at the ``k``-th place are decided by row
+#: id, the same way by every index kind and every shard layout (sentences that differ only in
+#: case or punctuation embed identically with a lowercasing encoder: exact ties are common)
+TIE_MARGIN = 4
+
+
+def order_ties(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's neighbours by descending score, equal scores by ascending id (missing ones,
+    id -1, last), the first ``k`` kept: one order whatever index or shard found them.
+
+    Example:
+        >>> scores = np.array([[0.9, 0.5, 0.5, 0.5]], dtype=np.float32)
+        >>> order_ties(scores, np.array([[4, 9, 2, 7]]), 3)[1].tolist()
+        [[4, 2, 7]]
+    """
+    missing = np.iinfo(np.int64).max
+    order = np.lexsort((np.where(ids < 0, missing, ids), -scores), axis=-1)[:, :k]
+    return np.take_along_axis(scores, order, 1), np.take_along_axis(ids, order, 1)
+
+
 class VectorIndex:
     """FAISS index wrapper with streamed building, id mapping, save/load and a sentence store.
 
@@ -659,11 +679,11 @@ class VectorIndex:
             raise MineError(
                 f"queries must have shape (n, {self.dim_}), got {queries.shape}", code="E801"
             )
-        scores, ids = self.index_.search(queries, k)
+        scores, ids = self.index_.search(queries, k + TIE_MARGIN)
         if self.metric == "l2":
             scores = -scores
         scores = np.where(ids < 0, -np.inf, scores).astype(np.float32)
-        return scores, ids
+        return order_ties(scores, ids, k)
 
     def set_nprobe(self, nprobe: int) -> None:
         """Change the IVF cells visited per query (recall/speed trade-off) after building."""
