@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"io", "text", "vectors", "build", "evaluate", "offline", "split"},
     "mine": {"io", "text", "vectors", "models", "evaluate", "offline"},
     "analysis": {"io", "text", "evaluate"},
+    "examples": {"io"},
 }
 DATA_MODEL = {"schema", "labels", "errors", "registry"}
 TOP = {"cli", "parakit", "__main__"}

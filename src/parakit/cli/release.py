@@ -29,6 +29,7 @@ from parakit.cli.options import (
     parse_numbers,
     read_pairs,
 )
+from parakit.errors import require_extra
 
 #: ``--push-to-hub REPO``: upload the written folder to the Hugging Face Hub
 PushOpt = Annotated[
@@ -372,13 +373,8 @@ def release(
         )
     agreement: dict[str, float] = {}
     if store is not None:
-        try:
-            from parakit.annotate.store import Store
-        except ImportError:
-            raise typer.BadParameter(
-                "releasing from a store needs the annotate extra: pip install 'parakit[annotate]'",
-                param_hint="--store",
-            ) from None
+        require_extra("sqlalchemy", extra="annotate", needed_for="releasing from a store")
+        from parakit.annotate.store import Store
 
         st = Store.open(store, create=False)
         pid = st.projects.project_id(str(project))

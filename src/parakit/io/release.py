@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, require_extra
 from parakit.io.atomic import atomic_files, check_output_folder
 from parakit.io.hub import check_license
 from parakit.labels import LabelScheme, scheme_from_spec
@@ -525,16 +525,10 @@ def write_release(
         WriteError: E142 a licence id the Hub does not know; E141 a non-empty folder that is
             not a release.
     """
-    try:
-        import datasets
-        from huggingface_hub import DatasetCard, DatasetCardData
-    except ImportError as err:
-        raise DataFormatError(
-            f"a release needs the datasets extra ({err.name} is missing): "
-            "pip install 'parakit[datasets]'",
-            path=folder,
-            code="E136",
-        ) from None
+    datasets = require_extra(
+        "datasets", "huggingface_hub", extra="datasets", needed_for="a release"
+    )
+    from huggingface_hub import DatasetCard, DatasetCardData
 
     target = Path(folder)
     check_license(license, target)
