@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "parakit"
 #: facade) and ``__main__`` too.
 ALLOWED: dict[str, set[str]] = {
     "offline": set(),
-    "io": set(),
+    "io": {"split"},
     "text": set(),
     "split": set(),
     "lexical": {"text"},

@@ -760,6 +760,7 @@ def _write_pairs(
     from parakit.schema import Pair
 
     written = 0
+    left_row, left = -1, {}
     with JsonlWriter(path, name=path.stem, metadata=header) as out:
         for i in range(len(rows)):
             p = None if proba is None else float(proba[i])
@@ -771,7 +772,10 @@ def _write_pairs(
                     continue
                 if min_t is not None and t_score[i] < min_t:
                     continue
-            left, right = qstore.record(int(rows[i])), store.record(int(cols[i]))
+            if int(rows[i]) != left_row:  # rows come sorted: each query's record read once
+                left_row = int(rows[i])
+                left = qstore.record(left_row)
+            right = store.record(int(cols[i]))
             metadata: dict[str, Any] = {
                 "score": round(float(scores[i]), 6),
                 "rank": int(ranks[i]),
