@@ -251,6 +251,12 @@ def main() -> None:
     parser.add_argument("--per-address", type=int, default=3)
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument(
+        "--attacker-nice",
+        type=int,
+        default=19,
+        help="--flood: the niceness of the attackers' process (the users' client stays at 0)",
+    )
+    parser.add_argument(
         "--shift",
         type=int,
         default=0,

@@ -802,11 +802,12 @@ def variant_sentences(real: list[str], n: int, seed: int = 0) -> list[str]:
 
 def bench_scale(args: argparse.Namespace) -> None:
     """Issue 28 item 5: ``mine run`` end to end with its default settings (k 5, index auto at
-    recall 0.95; ``--recall`` to change it) on ``--sizes`` sentences: the 159,979 real MultiPIT sentences and variants of
-    them (:func:`variant_sentences`), with the static student (``--model static``) or any
-    encoder. ``--workers N`` runs it on a LocalCluster. Gold recall is counted on the real
-    part: the MultiPIT expert paraphrase pairs (train + val) both of whose sentences are in
-    it, found as a pair in the output. One unit of the ``mine-scale`` ledger per run."""
+    recall 0.95; ``--recall`` to change it) on ``--sizes`` sentences: the 159,979 real
+    MultiPIT sentences and variants of them (:func:`variant_sentences`), with the static
+    student (``--model static``) or any encoder. ``--workers N`` runs it on a LocalCluster.
+    Gold recall is counted on the real part: the MultiPIT expert paraphrase pairs (train +
+    val) both of whose sentences are in it, found as a pair in the output. One unit of the
+    ``mine-scale`` ledger per run."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from ledger import Ledger, UnitClock
 

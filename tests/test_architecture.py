@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "parakit"
 #: facade) and ``__main__`` too.
 ALLOWED: dict[str, set[str]] = {
     "offline": set(),
-    "io": set(),
+    "io": {"split"},
     "text": set(),
     "split": set(),
     "lexical": {"text"},
@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"io", "text", "vectors", "build", "evaluate", "offline", "split"},
     "mine": {"io", "text", "vectors", "models", "evaluate", "offline"},
     "analysis": {"io", "text", "evaluate"},
+    "examples": {"io"},
 }
 DATA_MODEL = {"schema", "labels", "errors", "registry"}
 TOP = {"cli", "parakit", "__main__"}

@@ -71,7 +71,9 @@ E663      :class:`AnnotateError`: ``serve --workers`` > 1 on a SQLite store (one
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from types import ModuleType
 
 
 class ParakitError(Exception):
@@ -92,6 +94,31 @@ class MissingExtraError(ParakitError):
     message names the package, the extra and the ``pip install`` line)."""
 
     code = "E090"
+
+
+def require_extra(*modules: str, extra: str, needed_for: str) -> ModuleType:
+    """Import ``modules`` in order and return the first, or raise the one
+    :class:`MissingExtraError` that names what is missing, what needs it and the
+    ``pip install`` line of ``extra``.
+
+    Example:
+        >>> require_extra("json", extra="core", needed_for="reading JSON").__name__
+        'json'
+        >>> require_extra("no_such_module", extra="ja", needed_for="Japanese tokenisation")
+        Traceback (most recent call last):
+        ...
+        parakit.errors.MissingExtraError: [E090] Japanese tokenisation needs no_such_module: pip install 'parakit[ja]'
+    """  # noqa: E501
+    imported = []
+    for module in modules:
+        try:
+            imported.append(importlib.import_module(module))
+        except ImportError as err:
+            missing = (err.name or module).split(".")[0]
+            raise MissingExtraError(
+                f"{needed_for} needs {missing}: pip install 'parakit[{extra}]'"
+            ) from None
+    return imported[0]
 
 
 class DataFormatError(ParakitError, ValueError):

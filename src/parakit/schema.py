@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
-from parakit.errors import DataFormatError, LabelError, SpanError
+from parakit.errors import DataFormatError, LabelError, SpanError, SplitError
 from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,7 +36,7 @@ def span_match(covered: str, text: str) -> str:
     (the statement was edited after extraction, or the span points elsewhere).
 
     Example:
-        >>> span_match("Hello,\nthere.", "Hello there"), span_match("Hi.", "Bye.")
+        >>> span_match("Hello,\\nthere.", "Hello there"), span_match("Hi.", "Bye.")
         ('normalized', 'differ')
     """
     if covered == text:
@@ -450,6 +450,29 @@ class PairSet(Sequence[Pair]):
         return self.derive(
             self.pairs, documents={k: v for k, v in self.documents.items() if k in used}
         )
+
+    def sample(self, n: int, seed: int = 0) -> PairSet:
+        """``n`` pairs drawn without replacement with ``seed``, kept in this set's order (a
+        corpus is often ordered by topic, so the first ``n`` are not a sample), with the
+        documents their spans point to.
+
+        Raises:
+            SplitError: ``n`` is not between 0 and the number of pairs (E400).
+
+        Example:
+            >>> pairs = PairSet([Pair(str(i), "a", "b") for i in range(10)])
+            >>> [p.id for p in pairs.sample(3, seed=1)] == [p.id for p in pairs.sample(3, seed=1)]
+            True
+            >>> len(pairs.sample(3))
+            3
+        """
+        import numpy as np
+
+        if not 0 <= n <= len(self.pairs):
+            raise SplitError(f"sample of {n} pairs: the set has {len(self.pairs)}")
+        rng = np.random.default_rng(seed)
+        chosen = sorted(rng.choice(len(self.pairs), size=n, replace=False).tolist())
+        return self.derive(self.pairs[i] for i in chosen).prune_documents()
 
     def map(self, function: Callable[[Pair], Pair]) -> PairSet:
         """A new set with ``function`` applied to every pair."""

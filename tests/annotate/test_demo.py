@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from parakit.cli.demo import load_example
 from parakit.cli.demo.annotate import demo_step
+from parakit.examples import load_example
 
 
 def test_demo_step(tmp_path):

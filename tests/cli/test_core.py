@@ -95,7 +95,7 @@ def test_import_parakit_stays_light():
 
 
 def test_json_is_one_object_on_stdout_and_prose_without_it(tmp_path, capsys):
-    from parakit.cli.demo import example_path
+    from parakit.examples import example_path
     from parakit.io import read
 
     example = str(example_path())
@@ -113,7 +113,8 @@ def test_demo_release_opens_with_load_dataset(tmp_path, monkeypatch):
     """The demo's release folder: datasets.load_dataset reads every example pair from it, no
     document's pairs in two splits, and parakit reads it back."""
     datasets = pytest.importorskip("datasets")
-    from parakit.cli.demo import load_example, write_demo_release
+    from parakit.cli.demo import write_demo_release
+    from parakit.examples import load_example
     from parakit.io import read
 
     example = load_example()
@@ -141,7 +142,7 @@ def test_examples_writes_the_inputs_of_the_annotate_guide(tmp_path, capsys):
     """``parakit examples annotate``: the files docs/annotate.md works on, as the page says."""
     import csv
 
-    from parakit.cli.demo import load_example
+    from parakit.examples import load_example
     from parakit.io import read
 
     assert main(["examples"]) == 0
@@ -163,7 +164,7 @@ def test_examples_writes_the_inputs_of_the_annotate_guide(tmp_path, capsys):
 
 
 def test_examples_writes_the_inputs_of_the_build_guide(tmp_path):
-    from parakit.cli.demo import EXAMPLE_SETS, load_example
+    from parakit.examples import EXAMPLE_SETS, load_example
     from parakit.io import read
 
     assert main(["examples", "build", "-o", str(tmp_path)]) == 0

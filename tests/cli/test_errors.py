@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from parakit.cli import main
-from parakit.cli.demo import example_path
+from parakit.examples import example_path
 
 EXAMPLE = str(example_path())
 
@@ -351,8 +351,8 @@ def test_demo_twice(tmp_path, capsys):
 
 def test_demo_annotate_step_twice(tmp_path):
     """The demo step that kept its store: a rerun starts from a fresh one (same report)."""
-    from parakit.cli.demo import load_example
     from parakit.cli.demo.annotate import demo_step
+    from parakit.examples import load_example
 
     pairs = load_example()
     first = demo_step(tmp_path, pairs)
@@ -437,7 +437,7 @@ def test_annotate_export_says_what_it_left_out_and_keeps_lang(tmp_path, capsys):
     import json
 
     from parakit.annotate.store import Store
-    from parakit.cli.demo import load_example
+    from parakit.examples import load_example
 
     pairs = load_example()
     db = str(tmp_path / "s.sqlite")

@@ -116,7 +116,7 @@ def test_commands_in_the_guides_parse():
 
 def test_commands_of_the_dataset_card_run(tmp_path, capsys):
     """Item 6: the released dataset card said `parakit convert FOLDER out.jsonl`, which fails."""
-    from parakit.cli.demo import example_path
+    from parakit.examples import example_path
     from parakit.io import read
 
     folder = tmp_path / "rel"
@@ -279,7 +279,7 @@ def test_a_multipit_file_without_label_column_stays_unlabelled(data_path):
 def test_a_model_trained_into_a_model_folder_replaces_it_whole(tmp_path, capsys):
     """Item 3: a second model trained into the same folder left the first one's
     dev_metrics.json (and its other files) beside it."""
-    from parakit.cli.demo import example_path
+    from parakit.examples import example_path
 
     example = str(example_path())
     fresh, reused = tmp_path / "fresh", tmp_path / "reused"
@@ -296,7 +296,7 @@ def test_a_model_trained_into_a_model_folder_replaces_it_whole(tmp_path, capsys)
 
 def test_a_release_into_a_release_folder_leaves_no_turku_files(tmp_path):
     """Item 3: a release replaces an earlier release whole (its turku/ files too)."""
-    from parakit.cli.demo import example_path
+    from parakit.examples import example_path
 
     folder = tmp_path / "rel"
     argv = ["release", str(example_path()), "-o", str(folder), "--license", "cc0-1.0"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from parakit.cli import main
-from parakit.cli.demo import example_path
+from parakit.examples import example_path
 from parakit.io import read, write
 from parakit.schema import Pair, PairSet
 

@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from parakit.cli import main
-from parakit.cli.demo import example_path
 from parakit.cli.options import resolve_model
+from parakit.examples import example_path
 
 EXAMPLE = str(example_path())
 

@@ -12,7 +12,7 @@ import pytest
 import typer
 
 from parakit.cli import main
-from parakit.cli.demo import example_path
+from parakit.examples import example_path
 from parakit.io import read
 from parakit.schema import PairSet
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from parakit.cli import main
-from parakit.cli.demo import example_path
+from parakit.examples import example_path
 from parakit.io import read, write
 
 EXAMPLE = str(example_path())

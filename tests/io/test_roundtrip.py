@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from parakit.cli.demo import load_example
 from parakit.errors import DataFormatError
+from parakit.examples import load_example
 from parakit.io import read, write
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from parakit.cli.demo import load_example
 from parakit.cli.demo.mine import demo_step
+from parakit.examples import load_example
 
 
 def test_demo_step(tmp_path):

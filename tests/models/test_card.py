@@ -9,10 +9,9 @@ import json
 import pytest
 
 from parakit.cli import main
-from parakit.cli.release import card_datasets, eval_dataset
 from parakit.io import write
 from parakit.io.hub import HUB_LICENSES
-from parakit.models.card import write_model_card
+from parakit.models.card import card_datasets, eval_dataset, write_model_card
 
 huggingface_hub = pytest.importorskip("huggingface_hub")
 datasets = pytest.importorskip("datasets")

@@ -121,7 +121,7 @@ def test_cli_errors_are_clear(tmp_path, capsys):
 
 
 def test_evaluate_writes_the_file_it_is_given_and_json_on_stdout(tmp_path, capsys):
-    from parakit.cli.demo import example_path
+    from parakit.examples import example_path
 
     example = str(example_path())
     model = str(tmp_path / "wor")
@@ -140,7 +140,7 @@ def test_evaluate_writes_the_file_it_is_given_and_json_on_stdout(tmp_path, capsy
 
 
 def test_epochs_is_one_spelling_across_groups(tmp_path, capsys):
-    from parakit.cli.demo import example_path
+    from parakit.examples import example_path
 
     argv = ["identify", "train", str(example_path()), "--binary", "-m", "wor", "--epochs", "2",
             "-o", str(tmp_path / "m")]  # fmt: skip

@@ -203,7 +203,7 @@ def examples(
     output: Annotated[Path, output_option("Folder to write the files to.")] = Path("."),
 ) -> None:
     """Write a bundled example set, the inputs a guide in docs/ works on, to a folder."""
-    from parakit.cli.demo import EXAMPLE_SETS, write_example_set
+    from parakit.examples import EXAMPLE_SETS, write_example_set
 
     if name is None:
         for set_name, files in EXAMPLE_SETS.items():

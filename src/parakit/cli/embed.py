@@ -20,7 +20,8 @@ from parakit.cli.options import (
     show_progress,
     status,
 )
-from parakit.cli.release import LicenseOpt, PrivateOpt, PushOpt, biencoder_card, push
+from parakit.cli.release import LicenseOpt, PrivateOpt, PushOpt, push, recipe_command
+from parakit.models.card import biencoder_card
 
 app = typer.Typer(
     add_completion=False,
@@ -98,9 +99,9 @@ def train(
     with replace_folder(output, is_model_folder, "a parakit model folder") as folder:
         model.save(folder)
         biencoder_card(
-            ctx,
             model,
             folder,
+            command=recipe_command(ctx),
             train_path=train_file,
             pairs=train_pairs,
             dev_pairs=dev_pairs,

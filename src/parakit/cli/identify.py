@@ -29,7 +29,8 @@ from parakit.cli.options import (
     read_pairs,
     status,
 )
-from parakit.cli.release import LicenseOpt, PrivateOpt, PushOpt, classifier_card, push
+from parakit.cli.release import LicenseOpt, PrivateOpt, PushOpt, push, recipe_command
+from parakit.models.card import classifier_card
 
 app = typer.Typer(
     add_completion=False,
@@ -264,9 +265,9 @@ def train(
             report = evaluate_classifier(classifier, dev_pairs, reading=reading, name="dev")
             report.save(folder, stem="dev_metrics")
         classifier_card(
-            ctx,
             classifier,
             folder,
+            command=recipe_command(ctx),
             train_paths=list(train_paths),
             pairs=pairs,
             dev=dev,

@@ -8,7 +8,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -323,8 +322,3 @@ def write(pairs: PairSet, path: str | Path, format: str | None = None, **options
     if format in real:
         _check_options(partial(real[format], pairs), format, path, options)
     return writer(pairs, path, **options)
-
-
-def dumps_header(pairs: PairSet) -> str:
-    """The canonical JSONL header line of a pair set (handy for logs)."""
-    return json.dumps(pairs.header(), ensure_ascii=False)

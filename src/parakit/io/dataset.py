@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError, MissingExtraError
+from parakit.errors import DataFormatError, require_extra
 from parakit.io import validate as check
 from parakit.io.atomic import atomic_write
 from parakit.io.table import resolve_columns, row_to_pair
@@ -38,14 +38,7 @@ PARQUET_KEY = b"parakit"
 
 
 def _pyarrow() -> Any:
-    try:
-        import pyarrow
-        import pyarrow.parquet
-    except ImportError:
-        raise MissingExtraError(
-            "Parquet needs pyarrow: pip install 'parakit[datasets]'", code="E090"
-        ) from None
-    return pyarrow
+    return require_extra("pyarrow", "pyarrow.parquet", extra="datasets", needed_for="Parquet")
 
 
 def pairs_from_rows(
@@ -186,13 +179,7 @@ def is_hf_spec(path: str | Path) -> bool:
 def _load(source: str, config: str | None, split: str | None, revision: str | None) -> Any:
     """The dataset (or dataset dict) of ``source``: ``load_from_disk`` for a ``save_to_disk``
     folder, ``load_dataset`` for anything else."""
-    try:
-        import datasets
-    except ImportError:
-        raise MissingExtraError(
-            "Hugging Face datasets need the datasets package: pip install 'parakit[datasets]'",
-            code="E090",
-        ) from None
+    datasets = require_extra("datasets", extra="datasets", needed_for="a Hugging Face dataset")
     folder = Path(source).expanduser()
     saved = folder.is_dir() and any(
         (folder / marker).is_file() for marker in ("dataset_dict.json", "state.json")

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import WriteError
+from parakit.errors import WriteError, require_extra
 
 #: ``owner/name`` (or ``name``) as the Hub spells repository ids
 _REPO_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
@@ -100,13 +100,9 @@ def push_folder(
         raise WriteError(
             f"{repo_id!r} is not a Hub repository id; write owner/name", path=path, code="E126"
         )
-    try:
-        import huggingface_hub
-        from huggingface_hub import constants, errors
-    except ImportError:
-        raise WriteError(
-            "pushing needs huggingface_hub: pip install 'parakit[datasets]'", path=path, code="E125"
-        ) from None
+    huggingface_hub = require_extra("huggingface_hub", extra="datasets", needed_for="pushing")
+    from huggingface_hub import constants, errors
+
     if constants.is_offline_mode():
         raise WriteError(
             f"cannot push to {repo_id}: offline mode (HF_HUB_OFFLINE) is set; unset it when "

@@ -33,11 +33,11 @@ import math
 import re
 import shutil
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, require_extra
 from parakit.io.atomic import atomic_files, check_output_folder
 from parakit.io.hub import check_license
 from parakit.labels import LabelScheme, scheme_from_spec
@@ -296,6 +296,50 @@ def join_splits(sets: Mapping[str, PairSet]) -> PairSet:
     )
 
 
+def prepare_release(
+    pairs: PairSet,
+    *,
+    judgments: bool = False,
+    drop_labels: Sequence[str] = (),
+    lang: str | None = None,
+    resplit: bool = False,
+    ratios: Sequence[float] = (80, 10, 10),
+    names: Sequence[str] = ("train", "validation", "test"),
+    stratify: bool | str = False,
+    seed: int = 0,
+) -> PairSet:
+    """The pairs as they are released: individual judgments dropped unless ``judgments``,
+    the base labels ``drop_labels`` left out (as the Turku release drops ``1`` and ``x``),
+    unreferenced documents pruned, ``lang`` set, and split (``ratios`` over ``names``,
+    documents and groups kept whole, ``stratify`` as :func:`parakit.split.random_split`)
+    when a pair has no split or ``resplit``; official splits are kept otherwise.
+
+    Example:
+        >>> pairs = PairSet([Pair(str(i), f"a{i}", f"b{i}", label="4") for i in range(10)],
+        ...                 scheme="turku")
+        >>> released = prepare_release(pairs, ratios=(8, 1, 1), seed=0)
+        >>> sorted({p.split for p in released})
+        ['test', 'train', 'validation']
+    """
+    from parakit.split import linked_groups, random_split
+
+    if len(ratios) != len(names):
+        raise DataFormatError(f"{len(ratios)} ratios but {len(names)} split names")
+    if not judgments:
+        pairs = pairs.map(lambda p: p.replace(judgments=()))
+    if drop_labels:
+        pairs = pairs.drop_labels(drop_labels)
+    pairs = pairs.prune_documents()
+    if lang:
+        pairs.lang = lang
+    if resplit or any(p.split is None for p in pairs):
+        shares = [x / sum(ratios) for x in ratios]
+        pairs = random_split(
+            pairs, shares, list(names), group_by=linked_groups(pairs), stratify=stratify, seed=seed
+        )
+    return pairs
+
+
 def document_splits(pairs: PairSet) -> dict[str, str]:
     """The split of every document (the split of the pairs pointing into it; documents no pair
     points into go to the first split).
@@ -525,16 +569,10 @@ def write_release(
         WriteError: E142 a licence id the Hub does not know; E141 a non-empty folder that is
             not a release.
     """
-    try:
-        import datasets
-        from huggingface_hub import DatasetCard, DatasetCardData
-    except ImportError as err:
-        raise DataFormatError(
-            f"a release needs the datasets extra ({err.name} is missing): "
-            "pip install 'parakit[datasets]'",
-            path=folder,
-            code="E136",
-        ) from None
+    datasets = require_extra(
+        "datasets", "huggingface_hub", extra="datasets", needed_for="a release"
+    )
+    from huggingface_hub import DatasetCard, DatasetCardData
 
     target = Path(folder)
     check_license(license, target)

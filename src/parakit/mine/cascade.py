@@ -18,16 +18,19 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from parakit.vectors.store import SentenceStore
 
+if TYPE_CHECKING:
+    from parakit.vectors.encode import Encoder
+
 
 def teacher_scores(
     folder: Path,
-    encoder: Any,
+    encoder: Encoder,
     qstore: SentenceStore,
     store: SentenceStore,
     rows: np.ndarray,
@@ -84,7 +87,7 @@ def teacher_ranks(
 
 def _embed_rows(
     folder: Path,
-    encoder: Any,
+    encoder: Encoder,
     store: SentenceStore,
     needed: np.ndarray,
     chunk_size: int,

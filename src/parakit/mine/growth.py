@@ -23,11 +23,14 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parakit.errors import MineError
 from parakit.io.atomic import atomic_write
 from parakit.schema import PairSet
+
+if TYPE_CHECKING:
+    from parakit.vectors.encode import Encoder
 
 
 def _key(text1: str, text2: str) -> str:
@@ -75,7 +78,7 @@ class GrowingDataset:
     def grow(
         self,
         batch: str | Path,
-        encoder: Any,
+        encoder: Encoder,
         classifier: Any,
         threshold: float = 0.5,
         protected: PairSet | None = None,

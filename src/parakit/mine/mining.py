@@ -32,7 +32,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from parakit.io.atomic import atomic_write, save_npy
 from parakit.vectors.collection import iter_collection
 from parakit.vectors.index import VectorIndex
 from parakit.vectors.store import SentenceStore
+
+if TYPE_CHECKING:
+    from parakit.vectors.encode import Encoder
 
 
 @dataclass
@@ -119,7 +122,7 @@ def _n_chunks(n: int, size: int) -> int:
 def embed_store(
     store: SentenceStore,
     folder: Path,
-    encoder: Any,
+    encoder: Encoder,
     chunk_size: int,
     progress: bool = True,
     client: Any = None,
@@ -213,7 +216,7 @@ def file_identity(path: str | Path) -> dict[str, Any]:
 def mine(
     collection: str | Path,
     workdir: str | Path,
-    encoder: Any,
+    encoder: Encoder,
     output: str | Path | None = None,
     k: int = 5,
     same_source: bool = False,
@@ -491,7 +494,7 @@ def _write_run(work: Path, settings: dict[str, Any], result: MiningResult) -> No
 def build_index_folder(
     collection: str | Path,
     out: str | Path,
-    encoder: Any,
+    encoder: Encoder,
     kind: str = "auto",
     metric: str = "ip",
     chunk_size: int = 10_000,
@@ -520,7 +523,7 @@ def build_index_folder(
     return index
 
 
-def _encoder_signature(encoder: Any) -> Any:
+def _encoder_signature(encoder: Encoder) -> Any:
     """What identifies an encoder in ``job.json`` (its model, precision, ... where it says)."""
     return (
         encoder.signature()
@@ -757,6 +760,7 @@ def _write_pairs(
     from parakit.schema import Pair
 
     written = 0
+    left_row, left = -1, {}
     with JsonlWriter(path, name=path.stem, metadata=header) as out:
         for i in range(len(rows)):
             p = None if proba is None else float(proba[i])
@@ -768,7 +772,10 @@ def _write_pairs(
                     continue
                 if min_t is not None and t_score[i] < min_t:
                     continue
-            left, right = qstore.record(int(rows[i])), store.record(int(cols[i]))
+            if int(rows[i]) != left_row:  # rows come sorted: each query's record read once
+                left_row = int(rows[i])
+                left = qstore.record(left_row)
+            right = store.record(int(cols[i]))
             metadata: dict[str, Any] = {
                 "score": round(float(scores[i]), 6),
                 "rank": int(ranks[i]),

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from parakit.io.atomic import atomic_files, atomic_write
+from parakit.io.dataset import is_hf_spec, parse_hf_spec
 from parakit.offline import hub_model_id, model_label
 
 #: ``modules.json`` type of the sentence-transformers module that wraps a HF classification model
@@ -252,6 +253,151 @@ def write_model_card(
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]*")
+
+
+def card_datasets(paths: Any) -> list[str]:
+    """The Hub dataset ids among input paths (``hf:ID...`` that is not a local folder): the
+    ``datasets`` of a model card."""
+    ids = []
+    for path in paths if isinstance(paths, (list, tuple)) else [paths]:
+        if path is not None and is_hf_spec(path):
+            source = parse_hf_spec(path)[0]
+            if not Path(source).expanduser().exists() and source not in ids:
+                ids.append(source)
+    return ids
+
+
+def eval_dataset(path: Any) -> dict[str, str]:
+    """``name``, ``type`` and ``split`` of the data a card's metrics were measured on: a Hub
+    dataset's id, config and split, or a file's name."""
+    if is_hf_spec(path):
+        source, config, split = parse_hf_spec(path)
+        name = Path(source).name if Path(source).expanduser().exists() else source
+        return {"name": name + (f" ({config})" if config else ""), "type": name,
+                "split": split or "validation"}  # fmt: skip
+    return {"name": Path(str(path)).name, "type": Path(str(path)).stem, "split": "validation"}
+
+
+def _describe_data(label: str, paths: Any, pairs: Any) -> str:
+    names = ", ".join(f"`{Path(p).name}`" for p in (paths if isinstance(paths, list) else [paths]))
+    counts = pairs.label_counts()
+    shown = ", ".join(f"`{k}` {v}" for k, v in sorted(counts.items(), key=lambda kv: str(kv[0])))
+    return f"{names}: {len(pairs)} pairs ({shown})" + (f", language `{pairs.lang}`" if pairs.lang
+                                                           else "")  # fmt: skip
+
+
+def classifier_card(
+    classifier: Any,
+    folder: Path,
+    *,
+    command: str,
+    train_paths: list[Path],
+    pairs: Any,
+    dev: Path | None = None,
+    dev_pairs: Any = None,
+    metrics: dict[str, Any] | None = None,
+    reading: str | None = None,
+    name: str | None = None,
+    license: str | None = None,
+) -> Path:
+    """The model card of a trained classifier's folder, composed from the estimator (its
+    classes, positive classes under ``reading``, base model, scheme), the data it learned from
+    and ``command``, the line that reproduces it (``name``: the folder's name in the card's
+    examples, when ``folder`` is the temporary folder it is written in)."""
+    classes = [str(c) for c in classifier.classes_]
+    try:
+        mask = classifier.positive_mask(reading)
+        positive = [c for c, m in zip(classes, mask, strict=True) if m]
+    except Exception:  # a scheme without a binary reading (Likert): no paraphrase column
+        positive = []
+    base = getattr(classifier, "model_name_or_path", None) or getattr(classifier, "encoder", None)
+    data = {"train": _describe_data("train", train_paths, pairs)}
+    if dev is not None and dev_pairs is not None:
+        data["dev"] = _describe_data("dev", dev, dev_pairs)
+    folder_name = name or folder.name
+    if classifier.model_type == "cross-encoder":
+        usage = (
+            "```python\nfrom sentence_transformers import CrossEncoder\n\n"
+            f'model = CrossEncoder("{folder_name}")\n'
+            'proba = model.predict([("text one", "text two")], apply_softmax=True)\n'
+            "# columns in the order of the Labels table\n```\n\n"
+            "`parakit identify predict --precision fp32` gives the same numbers (its default "
+            "`auto` computes in bf16 where the hardware supports it).\n\n"
+            "```python\nfrom parakit.models.base import load_model\n\n"
+            f'p = load_model("{folder_name}").paraphrase_proba(["text one"], ["text two"])\n```'
+        )
+        library = "sentence-transformers"
+    else:
+        usage = (
+            "```python\nfrom parakit.models.base import load_model\n\n"
+            f'model = load_model("{folder_name}")\n'
+            'p = model.paraphrase_proba(["text one"], ["text two"])\n```'
+        )
+        library = None
+    return write_model_card(
+        folder,
+        title=f"{folder_name}: {classifier.model_type} paraphrase classifier",
+        model_type=classifier.model_type,
+        classes=classes,
+        positive=positive,
+        scheme=getattr(classifier, "scheme_", None),
+        data=data,
+        command=command,
+        metrics=metrics,
+        base_model=str(base) if isinstance(base, (str, Path)) and base else None,
+        language=pairs.lang,
+        usage=usage,
+        library=library,
+        license=license,
+        datasets=card_datasets([*train_paths, dev]),
+        eval_dataset=eval_dataset(dev) if dev is not None else None,
+    )
+
+
+def biencoder_card(
+    model: Any,
+    folder: Path,
+    *,
+    command: str,
+    train_path: Path,
+    pairs: Any,
+    dev_pairs: Any = None,
+    name: str | None = None,
+    license: str | None = None,
+    dev: Path | None = None,
+) -> Path:
+    """The model card of a trained bi-encoder's folder (replaces the sentence-transformers
+    one; ``name``: the folder's name in the card, when ``folder`` is a temporary folder)."""
+    folder_name = name or folder.name
+    history = getattr(model, "history_", []) or []
+    data = {"train": _describe_data("train", train_path, pairs)}
+    if dev_pairs is not None:
+        data["dev"] = f"{len(dev_pairs)} pairs"
+    usage = (
+        "```python\nfrom sentence_transformers import SentenceTransformer\n\n"
+        f'model = SentenceTransformer("{folder_name}")\n'
+        'embeddings = model.encode(["text one", "text two"], normalize_embeddings=True)\n```'
+    )
+    return write_model_card(
+        folder,
+        title=f"{folder_name}: paraphrase bi-encoder",
+        model_type="bi-encoder",
+        data=data,
+        command=command,
+        metrics=history[-1] if history else None,
+        base_model=str(getattr(model, "base_model", "") or "") or None,
+        language=pairs.lang,
+        usage=usage,
+        library="sentence-transformers",
+        pipeline_tag="sentence-similarity",
+        license=license,
+        datasets=card_datasets([train_path, dev]),
+        eval_dataset=eval_dataset(dev) if dev is not None else None,
+        intended_use="Embedding statements so that paraphrases lie close (cosine similarity): "
+        "nearest-neighbour candidate mining and retrieval in the language and domain of the "
+        "training pairs. Check a similarity threshold on labelled pairs before using it as a "
+        "classifier.",
+    )
 
 
 def front_matter(data: Mapping[str, Any]) -> str:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from parakit.errors import ParakitError
+from parakit.errors import ParakitError, require_extra
 
 # numbers with inner separators (3.5, 1,000, 12:30) stay whole; words keep inner ' ’ -
 TOKEN_PATTERN = re.compile(r"\d+(?:[.,:]\d+)+|\w+(?:['’\-]\w+)*|[^\w\s]", re.UNICODE)
@@ -27,14 +27,7 @@ _METHODS = ("regex", "whitespace", "fugashi")
 
 @lru_cache(maxsize=1)
 def _fugashi_tagger():  # type: ignore[no-untyped-def]
-    try:
-        import fugashi
-    except ImportError:
-        raise ParakitError(
-            "Japanese tokenisation needs fugashi and a dictionary: pip install 'parakit[ja]' "
-            "(fugashi + unidic-lite)",
-            code="E301",
-        ) from None
+    fugashi = require_extra("fugashi", extra="ja", needed_for="Japanese tokenisation")
     try:
         return fugashi.Tagger()
     except RuntimeError as err:

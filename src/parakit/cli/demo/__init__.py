@@ -13,88 +13,18 @@ from __future__ import annotations
 import importlib
 import logging
 import time
-from importlib import resources
 from pathlib import Path
 
 from parakit.cli.stages import DEMO_STEPS, module_available
 from parakit.describe import describe, render_markdown
-from parakit.io import read, write
+from parakit.examples import load_example
+from parakit.io import write
 from parakit.io.atomic import atomic_write
 from parakit.lexical import add_lexical_similarity, mean_by_label
 from parakit.schema import PairSet
 from parakit.split import random_split
 
 logger = logging.getLogger(__name__)
-
-
-def example_path() -> Path:
-    """Path of the bundled example corpus (canonical JSONL)."""
-    return Path(str(resources.files("parakit") / "examples" / "corpus.jsonl"))
-
-
-def load_example() -> PairSet:
-    """The bundled example corpus."""
-    return read(example_path())
-
-
-#: the bundled example sets: the inputs a guide of docs/ works on, each file with what it is
-EXAMPLE_SETS: dict[str, dict[str, str]] = {
-    "annotate": {
-        "candidates.jsonl": "the example corpus: 25 labelled statement pairs with their documents",
-        "docpairs.jsonl": "its document pairs (text1/text2 = whole documents) for extraction",
-        "corpus.jsonl": "the example pairs with the judgments of two annotators, ann1 and ann2",
-        "mturk.csv": "crowd judgments: 6 workers on every pair, 2 gold pairs, 1 careless worker",
-        "ratings.csv": "5-point ratings of 20 items by 3 raters (item, annotator, label)",
-    },
-    "build": {
-        "corpus.jsonl": "the example corpus: its documents and gold statement pairs",
-        "docs.jsonl": "the example's documents of two sites (id, text, site) for align",
-        "yle.jsonl": "one news stream (id, source, time, heading, body)",
-        "hs.jsonl": "the other news stream, the same stories",
-        "subs/film-one/first.srt": "two films, two subtitle versions each",
-        "subs/film-one/second.srt": "",
-        "subs/film-two/first.srt": "",
-        "subs/film-two/second.srt": "",
-        "openers.jsonl": "three forum thread openers asking the same question",
-        "answers.jsonl": "four answers to one assignment",
-        "a.txt": "one story of the example as a text file",
-        "b.txt": "the same story by the other site",
-        "posts.jsonl": "social media posts grouped by trend or URL (group, kind, text)",
-        "counts.json": "paraphrases found per group in a pilot round",
-        "seeds.json": "seed posts per URL group",
-    },
-}
-
-
-#: the files of the sets that are the bundled example corpus itself
-_THE_EXAMPLE = {("annotate", "candidates.jsonl"), ("build", "corpus.jsonl")}
-
-
-def write_example_set(name: str, folder: str | Path) -> list[Path]:
-    """Write the bundled example set ``name`` (:data:`EXAMPLE_SETS`) into ``folder``, each file
-    atomically; returns the files written.
-
-    Raises:
-        ParakitError: E113 an unknown set.
-    """
-    from parakit.errors import ParakitError
-
-    if name not in EXAMPLE_SETS:
-        raise ParakitError(
-            f"no example set {name!r}; the sets: {', '.join(sorted(EXAMPLE_SETS))}", code="E113"
-        )
-    target = Path(folder)
-    written = []
-    for file in EXAMPLE_SETS[name]:
-        path = target / file
-        if (name, file) in _THE_EXAMPLE:  # the example corpus itself, not a second copy of it
-            write(load_example(), path)
-        else:
-            source = resources.files("parakit") / "examples" / name / file
-            with atomic_write(path) as handle:
-                handle.write(source.read_text(encoding="utf-8"))
-        written.append(path)
-    return written
 
 
 def write_demo_release(pairs: PairSet, folder: Path, seed: int = 0) -> str:
