@@ -14,9 +14,9 @@ import time
 import pytest
 from sqlalchemy import select
 
-from parakit.annotate.models import Base
+from parakit.annotate.models import Base, ProjectImport
 from parakit.annotate.services import projects as projects_mod
-from parakit.annotate.store import Store, User
+from parakit.annotate.store import Store, User, utcnow
 from parakit.schema import Document, Pair, PairSet, Span
 
 
@@ -40,6 +40,19 @@ def big_set(n: int) -> PairSet:
         for k in range(n)
     ]
     return PairSet(pairs, scheme="binary", documents=docs)
+
+
+def in_progress_import(project_id: int) -> ProjectImport:
+    """The row of an import in progress (its process elsewhere, holding its lock)."""
+    now = utcnow()
+    return ProjectImport(
+        project_id=project_id,
+        status="in_progress",
+        total=10,
+        imported=0,
+        started_at=now,
+        heartbeat_at=now,
+    )
 
 
 def test_a_staged_import_equals_a_one_transaction_import(store, monkeypatch):
@@ -182,7 +195,8 @@ def test_a_killed_import_leaves_the_store_as_before(tmp_path):
         else:
             raise AssertionError("the import never started")
         staged = [r for r in rows["projects"] if r[1] == "huge"]
-        assert staged and "importing" in str(staged[0])  # hidden, unpublished
+        job = [r for r in rows["imports"] if staged and r[1] == staged[0][0]]
+        assert job and "in_progress" in str(job[0])  # hidden, unpublished
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
         st.close()
@@ -200,8 +214,8 @@ def test_a_name_held_by_an_import_in_progress_says_so(store):
     nobody can see: the refusal says an import of that name is in progress."""
     from parakit.errors import Conflict
 
-    marker = {"host": "elsewhere", "pid": 1, "at": time.time()}
-    store.projects.create_project("news", "turku", settings={projects_mod.IMPORTING: marker})
+    pid = store.projects.create_project("news", "turku")
+    store.write(lambda s: s.add(in_progress_import(pid)))
     admin = User(0, "boss", "admin")
     assert [p.name for p in store.projects.projects_for(admin)] == []
     with pytest.raises(Conflict, match="E603.*'news' is being imported .*wait for it"):
