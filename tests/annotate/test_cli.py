@@ -148,7 +148,8 @@ def test_serve_prints_its_url_and_leaves_proxy_headers_to_the_app(tmp_path, monk
 
     seen = {}
     for field in WebSettings.model_fields:  # serve sets them; restored after the test
-        monkeypatch.delenv(env_name(field), raising=False)
+        monkeypatch.setenv(env_name(field), "")
+        monkeypatch.delenv(env_name(field))
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw, app=app))
     db = str(tmp_path / "s.sqlite")
     run("init", db)

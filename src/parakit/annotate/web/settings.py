@@ -82,6 +82,18 @@ class WebSettings(BaseSettings):
         "keep it under the server's max_connections)",
     )
 
+    @field_validator(
+        "session_ttl", "lease", "login_window", "login_delay", "login_wait", mode="before"
+    )
+    @classmethod
+    def _seconds(cls, value: Any) -> Any:
+        if isinstance(value, str):  # "3600" in the environment: seconds
+            try:
+                return float(value)
+            except ValueError:
+                return value  # ISO 8601 ("PT1H") or "01:00:00"
+        return value
+
     @field_validator("forwarded_allow_ips", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
@@ -125,10 +137,8 @@ class WebSettings(BaseSettings):
         """These settings as the environment variables they are read from (every one set,
         so a worker reads exactly these)."""
         out = {}
-        for name, value in self.model_dump(exclude_none=True).items():
-            if isinstance(value, timedelta):
-                value = value.total_seconds()
-            elif isinstance(value, tuple):
+        for name, value in self.model_dump(mode="json", exclude_none=True).items():
+            if isinstance(value, list):
                 value = ",".join(value)
             elif isinstance(value, bool):
                 value = str(value).lower()
