@@ -29,58 +29,41 @@ class WebSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=PREFIX, extra="forbid", frozen=True)
 
-    store: str | None = Field(None, description="the store (path or database URL)")
-    session_ttl: timedelta = Field(timedelta(hours=8), description="login sessions last this")
-    lease: timedelta = Field(
-        timedelta(minutes=30), description="an item stays reserved to whoever opened it"
-    )
-    secure_cookies: bool = Field(False, description="HTTPS-only cookie (behind TLS)")
-    overlap_words: int = Field(
-        6, description="verbatim copies of this many words are marked in the extraction view"
-    )
-    login_attempts: int = Field(
-        5,
-        description="wrong passwords per name and address within login_window before logins "
-        "wait (HTTP 429); an address alone gets four times as many (0 = no limit)",
-    )
-    login_window: timedelta = Field(timedelta(minutes=5), description="a failure counts this")
-    login_delay: timedelta = Field(
-        timedelta(seconds=30), description="first wait after the limit, doubled per failure"
-    )
-    forwarded_allow_ips: Annotated[tuple[str, ...], NoDecode] = Field(
-        (),
-        description="proxies (addresses or networks, comma-separated; * = any) whose "
-        "X-Forwarded-For names the client; default none: the header is ignored",
-    )
-    max_body_mb: float = Field(20.0, description="largest request/upload accepted (HTTP 413)")
-    max_expanded_mb: float = Field(
-        100.0, description="largest size a gzipped upload may expand to (E617)"
-    )
-    hash_concurrency: int = Field(
-        2, ge=1, description="password checks at once (argon2id, about 64 MiB each)"
-    )
-    max_waiting_logins: int = Field(
-        64, description="logins that may wait for a hashing slot; more get HTTP 503"
-    )
-    logins_per_address: int = Field(
-        2,
-        description="logins waiting or checked at once from an address with recent failures; "
-        "more get HTTP 429",
-    )
-    login_wait: timedelta = Field(
-        timedelta(seconds=5), description="a login waiting longer for a slot gets HTTP 503"
-    )
-    workers: int = Field(
-        1,
-        ge=1,
-        description="server processes (PostgreSQL stores only: a SQLite store is served by one)",
-    )
-    db_connections: int = Field(
-        60,
-        ge=2,
-        description="PostgreSQL connections all workers together may open (shared out evenly; "
-        "keep it under the server's max_connections)",
-    )
+    #: the store (path or database URL); None: given to :func:`create_app` itself
+    store: str | None = None
+    #: login sessions last this long
+    session_ttl: timedelta = timedelta(hours=8)
+    #: an item stays reserved this long to whoever opened it
+    lease: timedelta = timedelta(minutes=30)
+    #: send the session cookie over HTTPS only (behind a TLS proxy)
+    secure_cookies: bool = False
+    #: verbatim copies of this many words are marked in the extraction view
+    overlap_words: int = 6
+    #: wrong passwords per name and address within ``login_window`` before logins wait (HTTP
+    #: 429; an address alone gets four times as many; 0 = no limit), see ``LoginThrottle``
+    login_attempts: int = 5
+    login_window: timedelta = timedelta(minutes=5)
+    #: the first wait after the limit, doubled per further failure
+    login_delay: timedelta = timedelta(seconds=30)
+    #: proxies (addresses or networks, comma-separated; ``*`` = any) whose ``X-Forwarded-For``
+    #: names the client; none by default: the header is ignored
+    forwarded_allow_ips: Annotated[tuple[str, ...], NoDecode] = ()
+    #: larger requests (uploads included) get HTTP 413
+    max_body_mb: float = 20.0
+    #: a gzipped upload is refused (E617) once it has expanded to this
+    max_expanded_mb: float = 100.0
+    #: password checks at once (argon2id, about 64 MiB each); more logins queue
+    hash_concurrency: int = Field(2, ge=1)
+    #: logins that may wait for a hashing slot; more get HTTP 503 with ``Retry-After``
+    max_waiting_logins: int = 64
+    #: logins waiting or checked at once from an address with recent failures (more: 429)
+    logins_per_address: int = 2
+    #: a login that waits this long for a hashing slot gets HTTP 503
+    login_wait: timedelta = timedelta(seconds=5)
+    #: server processes (PostgreSQL stores only: a SQLite store is served by one)
+    workers: int = Field(1, ge=1)
+    #: PostgreSQL connections all workers together may open, shared out evenly
+    db_connections: int = Field(60, ge=2)
 
     @field_validator(
         "session_ttl", "lease", "login_window", "login_delay", "login_wait", mode="before"
