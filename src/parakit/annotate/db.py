@@ -10,7 +10,6 @@ app acknowledges is on disk. The use cases live in :mod:`parakit.annotate.servic
 from __future__ import annotations
 
 import contextvars
-import fcntl
 import hashlib
 import threading
 from collections.abc import Callable, Iterator
@@ -353,6 +352,8 @@ class Database:
         if path is None:  # an in-memory database lives in this process only
             yield
             return
+        import fcntl  # POSIX
+
         with path.open("w") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             try:
@@ -373,6 +374,8 @@ class Database:
         path = self._lock_path(name)
         if path is None:
             return False
+        import fcntl  # POSIX
+
         try:
             with path.open("r") as handle:  # closing it releases the lock taken here
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
