@@ -144,8 +144,12 @@ def test_quick_start_projects_members_and_delete(tmp_path):
 def test_serve_prints_its_url_and_leaves_proxy_headers_to_the_app(tmp_path, monkeypatch):
     import uvicorn
 
+    from parakit.annotate.web.settings import WebSettings, env_name
+
     seen = {}
-    monkeypatch.setenv("PARAKIT_ANNOTATE_SERVE", "")  # restored after the test
+    for field in WebSettings.model_fields:  # serve sets them; restored after the test
+        monkeypatch.setenv(env_name(field), "")
+        monkeypatch.delenv(env_name(field))
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw, app=app))
     db = str(tmp_path / "s.sqlite")
     run("init", db)
@@ -153,8 +157,8 @@ def test_serve_prints_its_url_and_leaves_proxy_headers_to_the_app(tmp_path, monk
     assert "http://127.0.0.1:8123/" in out
     assert seen["proxy_headers"] is False and seen["port"] == 8123 and seen["workers"] == 1
     # each worker builds the app from the settings the command leaves in the environment
-    from parakit.annotate.web.app import app_from_environment
+    from parakit.annotate.web.app import create_app
 
-    assert seen["factory"] and seen["app"].endswith(":app_from_environment")
-    app = app_from_environment()
+    assert seen["factory"] and seen["app"].endswith(":create_app")
+    app = create_app()
     assert app.state.settings.forwarded_allow_ips == ("10.0.0.1",)

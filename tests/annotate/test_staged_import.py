@@ -3,6 +3,7 @@ failure, or a kill -9, leaves the store exactly as before."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,9 +15,9 @@ import time
 import pytest
 from sqlalchemy import select
 
-from parakit.annotate.models import Base
+from parakit.annotate.models import Base, ProjectImport
 from parakit.annotate.services import projects as projects_mod
-from parakit.annotate.store import Store, User
+from parakit.annotate.store import Store, User, utcnow
 from parakit.schema import Document, Pair, PairSet, Span
 
 
@@ -40,6 +41,19 @@ def big_set(n: int) -> PairSet:
         for k in range(n)
     ]
     return PairSet(pairs, scheme="binary", documents=docs)
+
+
+def in_progress_import(project_id: int) -> ProjectImport:
+    """The row of an import in progress (its process elsewhere, holding its lock)."""
+    now = utcnow()
+    return ProjectImport(
+        project_id=project_id,
+        status="in_progress",
+        total=10,
+        imported=0,
+        started_at=now,
+        heartbeat_at=now,
+    )
 
 
 def test_a_staged_import_equals_a_one_transaction_import(store, monkeypatch):
@@ -182,7 +196,8 @@ def test_a_killed_import_leaves_the_store_as_before(tmp_path):
         else:
             raise AssertionError("the import never started")
         staged = [r for r in rows["projects"] if r[1] == "huge"]
-        assert staged and "importing" in str(staged[0])  # hidden, unpublished
+        job = [r for r in rows["imports"] if staged and r[1] == staged[0][0]]
+        assert job and "in_progress" in str(job[0])  # hidden, unpublished
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
         st.close()
@@ -200,8 +215,8 @@ def test_a_name_held_by_an_import_in_progress_says_so(store):
     nobody can see: the refusal says an import of that name is in progress."""
     from parakit.errors import Conflict
 
-    marker = {"host": "elsewhere", "pid": 1, "at": time.time()}
-    store.projects.create_project("news", "turku", settings={projects_mod.IMPORTING: marker})
+    pid = store.projects.create_project("news", "turku")
+    store.write(lambda s: s.add(in_progress_import(pid)))
     admin = User(0, "boss", "admin")
     assert [p.name for p in store.projects.projects_for(admin)] == []
     with pytest.raises(Conflict, match="E603.*'news' is being imported .*wait for it"):
@@ -211,3 +226,113 @@ def test_a_name_held_by_an_import_in_progress_says_so(store):
     store.projects.create_project("other", "turku")
     with pytest.raises(Conflict, match="E603.*'other' already exists"):
         store.projects.create_project("other", "turku")
+
+
+def test_an_import_is_a_row_from_start_to_completion(store, monkeypatch):
+    """One code path for every size: a small import is one chunk (one transaction); each
+    chunk counts its pairs and beats the heartbeat; the last completes the import."""
+    small_id, _ = store.projects.create_with_pairs("small", "binary", big_set(20))
+    small = store.projects.import_of(small_id)
+    assert small["status"] == "completed" and small["total"] == small["imported"] == 20
+    assert small["finished_at"] is not None and small["error"] is None
+    monkeypatch.setattr(projects_mod, "IMPORT_CHUNK", 100)
+    real_add, seen = store.projects._add_pairs, []
+
+    def add(session, project_id, chunk, documents):
+        # seen from another thread (this one is inside the chunk's write)
+        reader = threading.Thread(target=lambda: seen.append(store.projects.import_of(project_id)))
+        reader.start()
+        reader.join()
+        return real_add(session, project_id, chunk, documents)
+
+    monkeypatch.setattr(store.projects, "_add_pairs", add)
+    pid, _ = store.projects.create_with_pairs("large", "binary", big_set(300))
+    # the first chunk creates project and row in one transaction: nothing to see before it
+    assert seen[0] is None
+    assert [(s["status"], s["imported"], s["total"]) for s in seen[1:]] == [
+        ("in_progress", 100, 300),
+        ("in_progress", 200, 300),
+    ]
+    assert seen[2]["heartbeat_at"] >= seen[1]["heartbeat_at"] >= seen[1]["started_at"]
+    done = store.projects.import_of(pid)
+    assert done["status"] == "completed" and done["imported"] == 300
+    assert not store.projects.importing(pid)
+
+
+def test_a_failed_import_records_its_error_then_leaves_nothing(store, monkeypatch):
+    monkeypatch.setattr(projects_mod, "IMPORT_CHUNK", 100)
+    real_add, calls = store.projects._add_pairs, []
+
+    def failing(session, project_id, chunk, documents):
+        calls.append(project_id)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        return real_add(session, project_id, chunk, documents)
+
+    real_delete, at_failure = store.projects.delete_project, []
+
+    def delete(project_id):
+        at_failure.append(store.projects.import_of(project_id))
+        real_delete(project_id)
+
+    monkeypatch.setattr(store.projects, "_add_pairs", failing)
+    monkeypatch.setattr(store.projects, "delete_project", delete)
+    with pytest.raises(OSError, match="disk full"):
+        store.projects.create_with_pairs("broken", "binary", big_set(300))
+    (job,) = at_failure  # marked failed, with the error, before its project is deleted
+    assert job["status"] == "failed" and job["error"] == "OSError: disk full"
+    assert job["imported"] == 100 and job["finished_at"] is not None
+    assert store.projects.import_of(calls[0]) is None  # deleted with the project
+    assert store.projects.projects_for(User(0, "boss", "admin")) == []
+
+
+def test_an_unfinished_import_is_discarded_only_when_its_lock_is_free(store):
+    alive = store.projects.create_project("alive", "turku")
+    dead = store.projects.create_project("dead", "turku")
+    kept = store.projects.create_project("kept", "turku")
+    for pid, lock in ((alive, "import-alive"), (dead, "import-dead")):
+        job = in_progress_import(pid)
+        job.lock = lock
+        store.write(lambda s, job=job: s.add(job))
+    admin = User(0, "boss", "admin")
+    assert [p.name for p in store.projects.projects_for(admin)] == ["kept"]
+    with store.hold("import-alive"):  # the importing process, still running
+        assert store.held("import-alive") and not store.held("import-dead")
+        assert store.projects.discard_abandoned_imports() == ["dead"]
+    assert store.projects.importing(alive) and not store.projects.importing(kept)
+    assert store.projects.discard_abandoned_imports() == ["alive"]  # its process ended
+    assert [p.name for p in store.projects.projects_for(admin)] == ["kept"]
+
+
+def test_the_upgrade_turns_an_old_staged_import_into_a_row(tmp_path):
+    """A store staged by an older parakit (``settings["importing"]`` with host and pid)
+    upgrades to an unfinished import without a lock, which the opening then discards."""
+    from sqlalchemy import text
+
+    from parakit.annotate.store import make_engine, store_url, upgrade
+
+    path = tmp_path / "old.sqlite"
+    engine = make_engine(store_url(path))
+    upgrade(engine, "0006")
+    with engine.begin() as conn:
+        for name, settings in (
+            ("staged", '{"importing": {"host": "h", "pid": 1, "at": 0}, "question": "q"}'),
+            ("done", '{"question": "q"}'),
+        ):
+            conn.execute(
+                text(
+                    "INSERT INTO projects (name, scheme, settings, created_at) "
+                    "VALUES (:n, '{\"name\": \"binary\"}', :s, '2026-01-01 00:00:00')"
+                ),
+                {"n": name, "s": settings},
+            )
+    upgrade(engine, "0007")
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT status, lock FROM imports")).all()
+        settings = conn.execute(text("SELECT settings FROM projects ORDER BY id")).scalars()
+        assert rows == [("in_progress", None)]
+        assert [json.loads(s) for s in settings] == [{"question": "q"}] * 2
+    engine.dispose()
+    st = Store.open(path)
+    assert [p.name for p in st.projects.projects_for(User(0, "boss", "admin"))] == ["done"]
+    st.close()

@@ -10,6 +10,7 @@ app acknowledges is on disk. The use cases live in :mod:`parakit.annotate.servic
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
-from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy import Engine, and_, create_engine, event, func, or_, select, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -30,12 +31,16 @@ from parakit.annotate.models import (
     Project,
 )
 from parakit.annotate.tasks import CLASSIFY
-from parakit.errors import AnnotateError, NotFound
+from parakit.errors import AnnotateError, Conflict, NotFound
 from parakit.labels import LabelScheme, scheme_from_spec
 
 T = TypeVar("T")
 #: set while a write transaction opens, so SQLite takes the write lock up front
 _WRITING: contextvars.ContextVar[bool] = contextvars.ContextVar("parakit_writing", default=False)
+#: the session whose transaction the reads of a web request share (see Database.shared_reads)
+_SHARED: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
+    "parakit_shared_reads", default=None
+)
 MIGRATIONS = Path(__file__).with_name("migrations")
 
 
@@ -175,6 +180,40 @@ def submitted_by_item(
     return out
 
 
+def leased(
+    session: Session,
+    user_id: int,
+    *,
+    done: bool = False,
+    at: datetime | None = None,
+    missing: str | None = None,
+    **where: Any,
+) -> Assignment | None:
+    """The open assignment leased to ``user_id`` that matches ``where`` (columns of
+    :class:`~parakit.annotate.models.Assignment`: ``item_id=``, ``task=``...), the first in id
+    order.
+
+    Args:
+        done: or one this user already did (the edit of their own work), preferred.
+        at: only a lease that has not expired at this time.
+        missing: raise :class:`~parakit.errors.Conflict` with this message when there is none.
+    """
+    mine = and_(Assignment.status == "open", Assignment.lease_owner == user_id)
+    if at is not None:
+        mine = and_(mine, Assignment.lease_expires > at)
+    order = (Assignment.done_by.is_(None), Assignment.id) if done else (Assignment.id,)
+    row = session.scalar(
+        select(Assignment)
+        .filter_by(**where)
+        .where(or_(Assignment.done_by == user_id, mine) if done else mine)
+        .order_by(*order)
+        .limit(1)
+    )
+    if row is None and missing is not None:
+        raise Conflict(missing)
+    return row
+
+
 class Database:
     """The annotation database (engine, transactions, row lookups by id).
 
@@ -236,12 +275,39 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
-        """A session in one transaction, committed on success, rolled back on error."""
+        """A session in one transaction, committed on success, rolled back on error; inside
+        :meth:`shared_reads`, a read joins the shared session instead."""
+        shared = _SHARED.get()
+        if shared is not None and shared.bind is self.engine and not _WRITING.get():
+            try:
+                yield shared
+            except BaseException:
+                _end(shared)
+                raise
+            return
         with self._sessions() as session, session.begin():
             yield session
 
     @contextmanager
+    def shared_reads(self) -> Iterator[None]:
+        """Within: reads share one session and transaction (a web request's dozen lookups see
+        one state of the store and take one connection). Each write still runs and commits
+        in its own transaction; it first ends the shared one (so the request never holds two
+        connections, and the reads after it see what it wrote)."""
+        session = self._sessions(autoflush=False)
+        token = _SHARED.set(session)
+        try:
+            yield
+        finally:
+            _SHARED.reset(token)
+            _end(session)
+            session.close()
+
+    @contextmanager
     def writing(self) -> Iterator[None]:
+        shared = _SHARED.get()
+        if shared is not None:
+            _end(shared)
         token = _WRITING.set(True)
         if self._write_lock is not None:
             self._write_lock.acquire()
@@ -265,6 +331,65 @@ class Database:
                 ):
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- locks held by a process while it lives ------------------------------------------------
+    @contextmanager
+    def hold(self, name: str) -> Iterator[None]:
+        """Hold the lock ``name`` while inside; other processes see it held (:meth:`held`)
+        until it is released or this process dies (PostgreSQL: a session advisory lock;
+        SQLite: ``flock`` of a file beside the database). Names are unique: never waits."""
+        if self.engine.dialect.name == "postgresql":
+            with self.engine.connect() as conn:
+                conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _lock_key(name)})
+                conn.commit()
+                try:
+                    yield
+                finally:
+                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _lock_key(name)})
+                    conn.commit()
+            return
+        path = self._lock_path(name)
+        if path is None:  # an in-memory database lives in this process only
+            yield
+            return
+        import fcntl  # POSIX
+
+        with path.open("w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            try:
+                yield
+            finally:
+                path.unlink(missing_ok=True)
+
+    def held(self, name: str) -> bool:
+        """Whether a process (this one included) holds the lock ``name`` now."""
+        if self.engine.dialect.name == "postgresql":
+            with self.engine.connect() as conn:
+                key = {"k": _lock_key(name)}
+                free = conn.execute(text("SELECT pg_try_advisory_lock(:k)"), key).scalar()
+                if free:
+                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), key)
+                conn.commit()
+            return not free
+        path = self._lock_path(name)
+        if path is None:
+            return False
+        import fcntl  # POSIX
+
+        try:
+            with path.open("r") as handle:  # closing it releases the lock taken here
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except FileNotFoundError:
+            return False
+        except BlockingIOError:
+            return True
+        return False
+
+    def _lock_path(self, name: str) -> Path | None:
+        database = self.engine.url.database
+        if not database or database == ":memory:":
+            return None
+        return Path(f"{database}-{name}.lock")
 
     # -- rows by id ------------------------------------------------------------------------------
     def _get(self, model: type[Any], key: int, missing: str) -> Any:
@@ -311,6 +436,18 @@ class Database:
 
     def doc_pair(self, doc_pair_id: int) -> DocPair:
         return self._get(DocPair, doc_pair_id, f"no document pair {doc_pair_id}")
+
+
+def _end(session: Session) -> None:
+    """End a shared read transaction: its rows stay readable (detached), its connection goes
+    back to the pool, and the next read begins a new transaction."""
+    session.expunge_all()
+    session.rollback()
+
+
+def _lock_key(name: str) -> int:
+    """A PostgreSQL advisory lock key (signed 64 bits) for the lock ``name``."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
 
 
 class Service:

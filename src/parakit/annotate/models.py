@@ -97,6 +97,26 @@ class Project(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime)
 
 
+class ProjectImport(Base):
+    """The import that fills a project (Label Studio's ``ProjectImport``): ``in_progress``
+    while its chunks go in (the project stays hidden), ``completed``, or ``failed`` (with the
+    ``error``) while what it left is deleted. ``lock`` names the lock the importing process
+    holds meanwhile (:meth:`parakit.annotate.db.Database.hold`): an unfinished import whose
+    lock nobody holds was abandoned."""
+
+    __tablename__ = "imports"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id"), index=True)
+    status: Mapped[str] = mapped_column(String(20))
+    total: Mapped[int] = mapped_column(Integer)
+    imported: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    lock: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime)
+    heartbeat_at: Mapped[datetime] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
 class Member(Base):
     """Who may work in a project (admins may work everywhere)."""
 

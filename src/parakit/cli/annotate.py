@@ -8,8 +8,9 @@ from __future__ import annotations
 import errno
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -28,6 +29,8 @@ app = typer.Typer(
     help="Annotation web tool, crowd import and aggregation, agreement.",
 )
 
+#: the environment variables of the web settings (``parakit.annotate.web.settings.PREFIX``)
+ENV_PREFIX = "PARAKIT_ANNOTATE_"
 STORE = typer.Argument(
     help="SQLite file (one per project) or a database URL (postgresql://user@host/db)."
 )
@@ -457,88 +460,163 @@ def _check_port_free(host: str, port: int) -> None:
             ) from None
 
 
+def _setting(field: str, help: str, *flags: str, **kw: Any) -> Any:
+    """A ``serve`` option for the setting ``field`` (see
+    :class:`~parakit.annotate.web.settings.WebSettings`, where the defaults live): an option
+    not given leaves the setting to ``$PARAKIT_ANNOTATE_<FIELD>``, else the default."""
+    return typer.Option(*flags, help=f"{help} [${ENV_PREFIX}{field.upper()}]", **kw)
+
+
 @app.command()
 def serve(
     store: Annotated[str, STORE],
     host: Annotated[str, typer.Option()] = "127.0.0.1",
     port: Annotated[int, typer.Option()] = 8000,
-    session_hours: Annotated[float, typer.Option()] = 8.0,
-    lease_minutes: Annotated[float, typer.Option()] = 30.0,
-    secure_cookies: Annotated[bool, typer.Option(help="HTTPS-only cookie (behind TLS)")] = False,
+    session_hours: Annotated[
+        float | None, _setting("session_ttl", "hours a login session lasts (default 8)")
+    ] = None,
+    lease_minutes: Annotated[
+        float | None,
+        _setting("lease", "minutes an item stays reserved to whoever opened it (default 30)"),
+    ] = None,
+    secure_cookies: Annotated[
+        bool | None, _setting("secure_cookies", "HTTPS-only cookie (behind TLS)")
+    ] = None,
+    overlap_words: Annotated[
+        int | None, _setting("overlap_words", "mark verbatim copies of this many words (default 6)")
+    ] = None,
     login_attempts: Annotated[
-        int,
-        typer.Option(help="wrong passwords per name+address in --login-window-minutes (0 = off)"),
-    ] = 5,
-    login_window_minutes: Annotated[float, typer.Option()] = 5.0,
+        int | None,
+        _setting(
+            "login_attempts",
+            "wrong passwords per name+address in the login window (default 5; 0 = off)",
+        ),
+    ] = None,
+    login_window_minutes: Annotated[
+        float | None, _setting("login_window", "minutes a wrong password counts (default 5)")
+    ] = None,
+    login_delay_seconds: Annotated[
+        float | None,
+        _setting(
+            "login_delay",
+            "seconds of the first wait after the limit, doubled per failure (default 30)",
+        ),
+    ] = None,
     forwarded_allow_ips: Annotated[
-        str,
-        typer.Option(
-            help="proxies (comma-separated addresses/networks) whose X-Forwarded-For is "
-            "trusted; default none: the header is ignored"
+        str | None,
+        _setting(
+            "forwarded_allow_ips",
+            "proxies (comma-separated addresses/networks) whose X-Forwarded-For is trusted; "
+            "default none: the header is ignored",
         ),
-    ] = "",
-    max_upload_mb: Annotated[
-        float, typer.Option(help="largest request/upload accepted (HTTP 413)")
-    ] = 20.0,
+    ] = None,
+    max_body_mb: Annotated[
+        float | None,
+        _setting(
+            "max_body_mb",
+            "largest request/upload accepted, HTTP 413 (default 20)",
+            "--max-body-mb",
+            "--max-upload-mb",
+        ),
+    ] = None,
     max_expanded_mb: Annotated[
-        float, typer.Option(help="largest size a gzipped upload may expand to")
-    ] = 100.0,
+        float | None,
+        _setting("max_expanded_mb", "largest size a gzipped upload may expand to (default 100)"),
+    ] = None,
     hash_concurrency: Annotated[
-        int, typer.Option(help="password checks at once (argon2id, about 64 MiB each)")
-    ] = 2,
-    workers: Annotated[
-        int,
-        typer.Option(
+        int | None,
+        _setting(
+            "hash_concurrency",
+            "password checks at once, argon2id, about 64 MiB each (default 2)",
             min=1,
-            help="server processes (uvicorn workers; PostgreSQL stores only: a SQLite store "
-            "is served by one); sessions and the login throttle live in the store, so they "
-            "share them.",
         ),
-    ] = 1,
+    ] = None,
+    max_waiting_logins: Annotated[
+        int | None,
+        _setting(
+            "max_waiting_logins",
+            "logins that may wait for a hashing slot; more get HTTP 503 (default 64)",
+        ),
+    ] = None,
+    logins_per_address: Annotated[
+        int | None,
+        _setting(
+            "logins_per_address",
+            "logins at once from an address with recent failures; more get HTTP 429 (default 2)",
+        ),
+    ] = None,
+    login_wait_seconds: Annotated[
+        float | None,
+        _setting(
+            "login_wait", "seconds a login may wait for a hashing slot, then HTTP 503 (default 5)"
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        _setting(
+            "workers",
+            "server processes (uvicorn workers; PostgreSQL stores only: a SQLite store is "
+            "served by one); sessions and the login throttle live in the store, so they "
+            "share them (default 1)",
+            min=1,
+        ),
+    ] = None,
     db_connections: Annotated[
-        int,
-        typer.Option(
+        int | None,
+        _setting(
+            "db_connections",
+            "PostgreSQL connections all workers together may open, shared out evenly; keep "
+            "it under the server's max_connections, 100 by default (default 60)",
             min=2,
-            help="PostgreSQL connections all workers together may open (shared out evenly; "
-            "keep it under the server's max_connections, 100 by default)",
         ),
-    ] = 60,
+    ] = None,
 ) -> None:
-    """Run the annotation web app (prints its URL)."""
+    """Run the annotation web app (prints its URL). Each setting comes from its option, else
+    its environment variable, else its default; every worker reads the same settings."""
     import uvicorn
 
     from parakit.annotate.db import check_workers
     from parakit.annotate.store import Store
-    from parakit.annotate.web.app import SERVE_ENVIRONMENT
+    from parakit.annotate.web.settings import WebSettings
 
-    check_workers(store, workers)  # SQLite: one process
-    # upgrade the schema once, before any worker starts; a mistyped path is refused
-    Store.open(store, create=False).close()
-    _check_port_free(host, port)
-    settings = {
+    given = {
         "store": store,
-        "session_hours": session_hours,
-        "lease_minutes": lease_minutes,
+        "session_ttl": None if session_hours is None else timedelta(hours=session_hours),
+        "lease": None if lease_minutes is None else timedelta(minutes=lease_minutes),
         "secure_cookies": secure_cookies,
+        "overlap_words": overlap_words,
         "login_attempts": login_attempts,
-        "login_window_minutes": login_window_minutes,
+        "login_window": None
+        if login_window_minutes is None
+        else timedelta(minutes=login_window_minutes),
+        "login_delay": None
+        if login_delay_seconds is None
+        else timedelta(seconds=login_delay_seconds),
         "forwarded_allow_ips": forwarded_allow_ips,
-        "max_body_mb": max_upload_mb,
+        "max_body_mb": max_body_mb,
         "max_expanded_mb": max_expanded_mb,
         "hash_concurrency": hash_concurrency,
+        "max_waiting_logins": max_waiting_logins,
+        "logins_per_address": logins_per_address,
+        "login_wait": None if login_wait_seconds is None else timedelta(seconds=login_wait_seconds),
         "workers": workers,
         "db_connections": db_connections,
     }
+    settings = WebSettings(**{k: v for k, v in given.items() if v is not None})
+    check_workers(store, settings.workers)  # SQLite: one process
+    # upgrade the schema once, before any worker starts; a mistyped path is refused
+    Store.open(store, create=False).close()
+    _check_port_free(host, port)
     # every worker builds the same app from these settings (workers are separate processes)
-    os.environ[SERVE_ENVIRONMENT] = json.dumps(settings)
+    os.environ.update(settings.environment())
     shown = f"[{host}]" if ":" in host else host
-    many = f" with {workers} workers" if workers > 1 else ""
+    many = f" with {settings.workers} workers" if settings.workers > 1 else ""
     typer.echo(f"parakit annotate: serving {store}{many} at http://{shown}:{port}/ (Ctrl+C stops)")
     # proxy headers are handled by the app (--forwarded-allow-ips), never by uvicorn's default
     uvicorn.run(
-        "parakit.annotate.web.app:app_from_environment",
+        "parakit.annotate.web.app:create_app",
         factory=True,
-        workers=workers,
+        workers=settings.workers,
         host=host,
         port=port,
         log_level="warning",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from parakit.annotate.db import Service, page_of, utcnow
+from parakit.annotate.db import Service, leased, page_of, utcnow
 from parakit.annotate.models import (
     Annotation,
     Annotator,
@@ -194,16 +194,14 @@ class Extraction(Service):
         return list(ranked)
 
     def _extract_assignment(self, session: Session, doc_pair_id: int, user_id: int) -> Assignment:
-        row = session.scalar(
-            select(Assignment).where(
-                Assignment.doc_pair_id == doc_pair_id,
-                Assignment.task == EXTRACT,
-                or_(Assignment.done_by == user_id, Assignment.lease_owner == user_id),
-            )
+        return leased(  # type: ignore[return-value]
+            session,
+            user_id,
+            done=True,
+            doc_pair_id=doc_pair_id,
+            task=EXTRACT,
+            missing=f"document pair {doc_pair_id} is not leased to you",
         )
-        if row is None:
-            raise Conflict(f"document pair {doc_pair_id} is not leased to you")
-        return row
 
     @staticmethod
     def _require_open(dp: DocPair) -> None:
@@ -346,16 +344,14 @@ class Extraction(Service):
         now = utcnow()
 
         def work(session: Session) -> str:
-            assignment = session.scalar(
-                select(Assignment).where(
-                    Assignment.doc_pair_id == doc_pair_id,
-                    Assignment.task == SCREEN,
-                    Assignment.status == "open",
-                    Assignment.lease_owner == user_id,
-                )
+            assignment = leased(
+                session,
+                user_id,
+                doc_pair_id=doc_pair_id,
+                task=SCREEN,
+                missing=f"document pair {doc_pair_id} is not leased to you for screening",
             )
-            if assignment is None:
-                raise Conflict(f"document pair {doc_pair_id} is not leased to you for screening")
+            assert assignment is not None
             dp = session.get(DocPair, doc_pair_id)
             assert dp is not None
             self._require_open(dp)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import time
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from more_itertools import chunked
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, exists, func, select
 from sqlalchemy import text as sql
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -25,6 +23,7 @@ from parakit.annotate.models import (
     Item,
     Member,
     Project,
+    ProjectImport,
 )
 from parakit.annotate.services.accounts import User
 from parakit.errors import AnnotateError, Conflict, NotFound, ParakitError, SpanError
@@ -52,11 +51,10 @@ class Projects(Service):
         self, session: Session, name: str, spec: dict[str, Any], settings: dict[str, Any] | None
     ) -> int:
         existing = session.scalar(select(Project).where(Project.name == name))
-        if existing is not None and IMPORTING in (existing.settings or {}):
+        job = None if existing is None else _unfinished_import(session, existing.id)
+        if job is not None:
             # hidden from every page until published: say why the name is taken
-            marker = existing.settings[IMPORTING]
-            marker = marker if isinstance(marker, dict) else {}
-            age = time.time() - float(marker.get("at", 0) or 0)
+            age = (utcnow() - job.heartbeat_at).total_seconds()
             raise Conflict(
                 f"project {name!r} is being imported (hidden until the import finishes; last "
                 f"progress {age:.0f} s ago): wait for it, or use another name; an import whose "
@@ -80,15 +78,32 @@ class Projects(Service):
         """The projects a user sees: all for admins, else their memberships that are not
         archived."""
         with self.transaction() as session:
-            query = select(Project).order_by(Project.id)
+            query = select(Project).where(~_importing(Project.id)).order_by(Project.id)
             if not user.is_admin:
                 query = query.join(Member, Member.project_id == Project.id).where(
                     Member.annotator_id == user.id
                 )
             rows = list(session.scalars(query))
-        if user.is_admin:  # everything but imports still being staged
-            return [p for p in rows if IMPORTING not in (p.settings or {})]
-        return [p for p in rows if not _archived(p)]
+        # admins see everything but imports still being staged
+        return rows if user.is_admin else [p for p in rows if not _archived(p)]
+
+    def importing(self, project_id: int) -> bool:
+        """Whether the project is hidden by an import that has not finished."""
+        with self.transaction() as session:
+            return _unfinished_import(session, project_id) is not None
+
+    def import_of(self, project_id: int) -> dict[str, Any] | None:
+        """The project's last import (status, counts, error, times), or None."""
+        with self.transaction() as session:
+            job = session.scalar(
+                select(ProjectImport)
+                .where(ProjectImport.project_id == project_id)
+                .order_by(ProjectImport.id.desc())
+                .limit(1)
+            )
+            if job is None:
+                return None
+            return {c.name: getattr(job, c.name) for c in ProjectImport.__table__.columns}
 
     def add_member(self, project_id: int, annotator_id: int) -> None:
         def work(session: Session) -> None:
@@ -188,7 +203,11 @@ class Projects(Service):
             if session.get(Member, (project_id, user.id)) is None:
                 return False
             project = session.get(Project, project_id)
-            return project is not None and not _archived(project)
+            return (
+                project is not None
+                and not _archived(project)
+                and _unfinished_import(session, project_id) is None
+            )
 
     def _documents(
         self, session: Session, project_id: int, documents: Iterable[Document]
@@ -223,12 +242,14 @@ class Projects(Service):
         fails (a bad span, a duplicate id, text the database refuses) nothing is left behind,
         so the same name can be used again at once.
 
-        Up to :data:`IMPORT_CHUNK` pairs are imported in one transaction. A larger import is
-        staged: the project is created hidden (``settings["importing"]``), filled in
-        transactions of :data:`IMPORT_CHUNK` pairs, so annotators' writes go on between them
-        instead of waiting for the whole file, and published by one last transaction. A
-        failure deletes the staged project; a process killed meanwhile leaves a hidden one,
-        which :meth:`discard_abandoned_imports` (run when a store is opened) deletes.
+        The pairs go in by transactions of :data:`IMPORT_CHUNK` (a small import is one), so
+        annotators' writes go on between them instead of waiting for the whole file. The
+        first also creates the project and its import row (:class:`ProjectImport`,
+        ``in_progress``: the project stays hidden), each one counts its pairs and beats the
+        heartbeat, and the last marks the import ``completed``, which publishes the project.
+        A failure marks it ``failed`` with the error, then deletes the project; a process
+        killed meanwhile leaves an unfinished import whose lock nobody holds, which
+        :meth:`discard_abandoned_imports` (run when a store is opened) deletes.
 
         Args:
             kind: ``candidates`` (pairs to classify) or ``documents`` (document pairs to
@@ -237,6 +258,7 @@ class Projects(Service):
             ``(project id, number imported)``.
         Raises:
             AnnotateError: E661 labelled pairs of another scheme than ``scheme``.
+            Conflict: E603 the name is taken, or duplicate pair ids in the file.
         """
         if kind not in ("candidates", "documents"):
             raise AnnotateError(
@@ -247,60 +269,79 @@ class Projects(Service):
         check_scheme_fits(pairs, spec)
         check_importable(pairs, spans=kind == "candidates")
         add = self._add_document_pairs if kind == "documents" else self._add_pairs
-        if len(pairs) <= IMPORT_CHUNK:
+        chunks = list(chunked(pairs, IMPORT_CHUNK))
+        lock = f"import-{secrets.token_hex(8)}"
+        job_id = project_id = None
 
-            def work(session: Session) -> tuple[int, int]:
+        def step(session: Session, chunk: list[Pair], last: bool) -> None:
+            nonlocal job_id, project_id
+            now = utcnow()
+            if job_id is None:
                 project_id = self._new_project(session, name, spec, settings)
-                return project_id, add(session, project_id, list(pairs), pairs.documents)
+                job = ProjectImport(
+                    project_id=project_id,
+                    status=IN_PROGRESS,
+                    total=len(pairs),
+                    imported=0,
+                    lock=lock,
+                    started_at=now,
+                    heartbeat_at=now,
+                )
+                session.add(job)
+                session.flush()
+            else:
+                job = session.get(ProjectImport, job_id)
+                if job is None or job.status != IN_PROGRESS:
+                    raise Conflict(f"the import of project {name!r} was cancelled")
+            assert project_id is not None
+            job.imported += add(session, project_id, chunk, pairs.documents)
+            job.heartbeat_at = now
+            if last:
+                job.status, job.finished_at = COMPLETED, now
+            session.flush()
+            job_id = job.id
 
+        with self.db.hold(lock):
             try:
-                return self._write(work)
-            except IntegrityError as err:
-                raise Conflict(f"duplicate pair ids in the file: {err.orig}") from None
-        staged = {**(settings or {}), IMPORTING: _import_marker()}
-        project_id = self._write(lambda session: self._new_project(session, name, spec, staged))
-        try:
-            for chunk in chunked(pairs, IMPORT_CHUNK):
-
-                def stage(session: Session, chunk: list[Pair] = chunk) -> int:
-                    project = session.get(Project, project_id)
-                    project.settings = {**project.settings, IMPORTING: _import_marker()}
-                    return add(session, project_id, chunk, pairs.documents)
-
-                self._write(stage)
-
-            def publish(session: Session) -> None:
-                project = session.get(Project, project_id)
-                project.settings = {k: v for k, v in project.settings.items() if k != IMPORTING}
-
-            self._write(publish)
-        except BaseException as err:
-            self.delete_project(project_id)
-            if isinstance(err, IntegrityError):
-                raise Conflict(f"duplicate pair ids in the file: {err.orig}") from None
-            raise
-        # after the publish, outside the clean-up: a published project is never deleted
-        self.db.analyze("items", "documents", "doc_pairs")
+                for n, chunk in enumerate(chunks, 1):
+                    self._write(lambda s, c=chunk, last=n == len(chunks): step(s, c, last))
+            except BaseException as err:
+                if job_id is not None:
+                    self._fail_import(job_id, err)
+                    self.delete_project(project_id)  # type: ignore[arg-type]
+                if isinstance(err, IntegrityError):
+                    raise Conflict(f"duplicate pair ids in the file: {err.orig}") from None
+                raise
+        if len(chunks) > 1:  # after the publish: the planner's statistics of a large import
+            self.db.analyze("items", "documents", "doc_pairs")
+        assert project_id is not None
         return project_id, len(pairs)
 
-    def discard_abandoned_imports(self, stale_after: float = 600.0) -> list[str]:
-        """Delete the hidden projects of staged imports whose process is gone: on this host a
-        process that no longer runs, elsewhere no progress for ``stale_after`` seconds.
-        Returns their names."""
+    def _fail_import(self, job_id: int, err: BaseException) -> None:
+        def work(session: Session) -> None:
+            job = session.get(ProjectImport, job_id)
+            if job is not None:
+                job.status, job.finished_at = FAILED, utcnow()
+                job.error = f"{type(err).__name__}: {err}"[:2000]
+
+        self._write(work)
+
+    def discard_abandoned_imports(self) -> list[str]:
+        """Delete the projects of imports that did not finish and whose process is gone
+        (nobody holds their lock). Returns their names."""
         with self.transaction() as session:
-            staged = [
-                (row.id, row.name, (row.settings or {}).get(IMPORTING))
-                for row in session.scalars(select(Project))
-                if IMPORTING in (row.settings or {})
-            ]
+            unfinished = session.execute(
+                select(ProjectImport.project_id, ProjectImport.lock, Project.name)
+                .join(Project, Project.id == ProjectImport.project_id)
+                .where(ProjectImport.status != COMPLETED)
+            ).all()
         gone = []
-        for project_id, name, marker in staged:
-            marker = marker if isinstance(marker, dict) else {}
-            here = marker.get("host") == socket.gethostname()
-            if (here and not _running(marker.get("pid"))) or (
-                time.time() - float(marker.get("at", 0)) > stale_after
-            ):
-                self.delete_project(project_id)
+        for project_id, lock, name in unfinished:
+            if lock is None or not self.db.held(lock):
+                try:
+                    self.delete_project(project_id)
+                except NotFound:  # another process got there first
+                    continue
                 gone.append(name)
         return gone
 
@@ -430,6 +471,7 @@ class Projects(Service):
             session.execute(delete(DocPair).where(DocPair.project_id == project_id))
             session.execute(delete(DocumentRow).where(DocumentRow.project_id == project_id))
             session.execute(delete(Member).where(Member.project_id == project_id))
+            session.execute(delete(ProjectImport).where(ProjectImport.project_id == project_id))
             session.execute(delete(Project).where(Project.id == project_id))
 
         self._write(work)
@@ -443,31 +485,27 @@ class Projects(Service):
 
 
 def _archived(project: Project) -> bool:
-    """Hidden from annotators: archived by an admin, or an import still being staged."""
-    settings = project.settings or {}
-    return bool(settings.get("archived")) or IMPORTING in settings
+    """Hidden from annotators by an admin."""
+    return bool((project.settings or {}).get("archived"))
 
 
-#: pairs imported per transaction; larger imports are staged (see ``create_with_pairs``)
+def _importing(project_id: Any) -> Any:
+    """SQL: the project ``project_id`` has an import that has not finished (it is hidden)."""
+    return exists().where(ProjectImport.project_id == project_id, ProjectImport.status != COMPLETED)
+
+
+def _unfinished_import(session: Session, project_id: int) -> ProjectImport | None:
+    return session.scalar(
+        select(ProjectImport)
+        .where(ProjectImport.project_id == project_id, ProjectImport.status != COMPLETED)
+        .limit(1)
+    )
+
+
+#: pairs imported per transaction (see ``create_with_pairs``)
 IMPORT_CHUNK = 500
-#: the project setting that marks a staged import (hidden until it is published)
-IMPORTING = "importing"
-
-
-def _import_marker() -> dict[str, Any]:
-    return {"host": socket.gethostname(), "pid": os.getpid(), "at": time.time()}
-
-
-def _running(pid: Any) -> bool:
-    if not isinstance(pid, int):
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
+#: the statuses of an import (:class:`~parakit.annotate.models.ProjectImport`)
+IN_PROGRESS, COMPLETED, FAILED = "in_progress", "completed", "failed"
 
 
 #: project names: letters, digits, space, ``_ . -``; starting with a letter or digit

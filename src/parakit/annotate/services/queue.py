@@ -12,7 +12,7 @@ from sqlalchemy import and_, exists, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
-from parakit.annotate.db import Service, submitted_by_item, utcnow
+from parakit.annotate.db import Service, leased, submitted_by_item, utcnow
 from parakit.annotate.models import (
     Annotation,
     Annotator,
@@ -270,18 +270,7 @@ class Queue(Service):
         skip_locked = self.db.engine.dialect.name == "postgresql"
         for _ in range(20):
             with self._writing(), self.transaction() as session:
-                held = session.scalar(
-                    select(Assignment)
-                    .where(
-                        Assignment.project_id == project_id,
-                        Assignment.task == task,
-                        Assignment.status == "open",
-                        Assignment.lease_owner == user_id,
-                        Assignment.lease_expires > now,
-                    )
-                    .order_by(Assignment.id)
-                    .limit(1)
-                )
+                held = leased(session, user_id, at=now, project_id=project_id, task=task)
                 if held is not None:
                     return held
                 same_item = exists().where(
@@ -353,17 +342,13 @@ class Queue(Service):
 
     def release(self, assignment_id: int, user_id: int) -> None:
         """Give a leased assignment back to the queue (skip)."""
-        self._write(
-            lambda s: s.execute(
-                update(Assignment)
-                .where(
-                    Assignment.id == assignment_id,
-                    Assignment.lease_owner == user_id,
-                    Assignment.status == "open",
-                )
-                .values(lease_owner=None, lease_expires=None)
-            )
-        )
+
+        def work(session: Session) -> None:
+            row = leased(session, user_id, id=assignment_id)
+            if row is not None:
+                row.lease_owner = row.lease_expires = None
+
+        self._write(work)
 
     def progress(self, project_id: int, user_id: int, task: str = CLASSIFY) -> dict[str, int]:
         """Items (or document pairs) this annotator has done, and those still open to them
@@ -440,25 +425,15 @@ class Queue(Service):
     def _own_assignment(
         self, session: Session, item_id: int, user_id: int, task: str
     ) -> Assignment:
-        row = session.scalar(
-            select(Assignment)
-            .where(
-                Assignment.item_id == item_id,
-                Assignment.task == task,
-                or_(
-                    Assignment.done_by == user_id,
-                    and_(Assignment.status == "open", Assignment.lease_owner == user_id),
-                ),
-            )
-            .order_by(Assignment.done_by.is_(None))
-            .limit(1)
+        return leased(  # type: ignore[return-value]
+            session,
+            user_id,
+            done=True,
+            item_id=item_id,
+            task=task,
+            missing=f"item {item_id} is not leased to you (the lease expired and the item "
+            "went to someone else, or it was never yours); load the next item",
         )
-        if row is None:
-            raise Conflict(
-                f"item {item_id} is not leased to you (the lease expired and the item "
-                "went to someone else, or it was never yours); load the next item"
-            )
-        return row
 
     def save(
         self,
@@ -650,16 +625,14 @@ class Queue(Service):
         queue)."""
 
         def work(session: Session) -> None:
-            row = session.scalar(
-                select(Assignment).where(
-                    Assignment.item_id == item_id,
-                    Assignment.task == task,
-                    Assignment.status == "open",
-                    Assignment.lease_owner == user_id,
-                )
+            row = leased(
+                session,
+                user_id,
+                item_id=item_id,
+                task=task,
+                missing=f"item {item_id} is not leased to you",
             )
-            if row is None:
-                raise Conflict(f"item {item_id} is not leased to you")
+            assert row is not None
             last = session.scalar(
                 select(func.max(Assignment.position)).where(Assignment.project_id == row.project_id)
             )

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import secrets
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,92 +39,62 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from parakit.annotate.store import Store
 from parakit.annotate.throttle import LoginThrottle, StoreLedger
-from parakit.annotate.web.deps import TEMPLATES, LoginRequired, WebSettings
+from parakit.annotate.web.deps import TEMPLATES, LoginRequired
 from parakit.annotate.web.routers import admin, api, auth, pages
 from parakit.annotate.web.routers.auth import LoginQueue
+from parakit.annotate.web.settings import WebSettings, env_name
 from parakit.errors import Conflict, Forbidden, NotFound, ParakitError
 
 
 def create_app(
-    store: Store | str | Path,
-    *,
-    session_ttl: timedelta = timedelta(hours=8),
-    lease: timedelta = timedelta(minutes=30),
-    secure_cookies: bool = False,
-    overlap_words: int = 6,
-    login_attempts: int = 5,
-    login_window: timedelta = timedelta(minutes=5),
-    login_delay: timedelta = timedelta(seconds=30),
-    forwarded_allow_ips: str | tuple[str, ...] = (),
-    max_body_mb: float = 20.0,
-    max_expanded_mb: float = 100.0,
-    hash_concurrency: int = 2,
-    max_waiting_logins: int = 64,
-    logins_per_address: int = 2,
-    login_wait: timedelta = timedelta(seconds=5),
+    store: Store | str | Path | None = None,
+    settings: WebSettings | None = None,
+    **overrides: Any,
 ) -> FastAPI:
     """Build the web app on a store.
 
     Args:
-        store: a :class:`Store` or a path/URL to open.
-        session_ttl: login sessions expire after this long.
-        lease: how long an item stays reserved for the annotator who opened it.
-        secure_cookies: send the session cookie only over HTTPS (set behind a TLS proxy).
-        overlap_words: verbatim copies of at least this many words are highlighted in the
-            extraction view.
-        login_attempts: wrong passwords allowed per account name and client address within
-            ``login_window`` before logins wait (HTTP 429); an address alone gets four times
-            as many (0 = no limit). See :class:`~parakit.annotate.throttle.LoginThrottle`.
-        login_window: how long a wrong password counts.
-        login_delay: the first wait after the limit; it doubles with each further failure.
-        forwarded_allow_ips: proxies (addresses or networks, comma-separated or a tuple;
-            ``*`` = any) whose ``X-Forwarded-For`` names the client; by default the header is
-            ignored, so a client cannot pick the address the throttle counts.
-        max_body_mb: requests (uploads included) larger than this get HTTP 413.
-        max_expanded_mb: a gzipped upload is refused (E617) once it has expanded to this.
-        hash_concurrency: password checks (argon2, about 64 MiB each) at once; more logins
-            queue without holding a worker thread.
-        max_waiting_logins: logins allowed to queue; more get HTTP 503 with ``Retry-After``.
-        logins_per_address: logins one client address with ``login_attempts`` or more recent
-            failed logins may have waiting or being checked at once; more get HTTP 429 at
-            once, so a flood from many addresses cannot fill every hashing slot. An address
-            without failures (colleagues behind one NAT) may have a quarter of
-            ``max_waiting_logins``. A name that logged in before from the same address is
-            checked in a reserved lane, outside these limits (see :class:`LoginQueue`).
-        login_wait: a login that waits this long for a hashing slot gets HTTP 503 with
-            ``Retry-After`` instead of waiting on.
+        store: a :class:`Store` or a path/URL to open; None: ``settings.store``, opened
+            without migrating (the app factory of ``parakit annotate serve``'s workers, run
+            as ``uvicorn --factory``: serve upgraded the store before they start).
+        settings: the :class:`~parakit.annotate.web.settings.WebSettings`; by default read
+            from the environment (``PARAKIT_ANNOTATE_*``) and the defaults.
+        overrides: settings by name, over ``settings`` (``session_ttl=timedelta(hours=1)``,
+            ``login_attempts=0``...).
     """
-    if not isinstance(store, Store):
+    if settings is None or overrides:
+        settings = WebSettings(**{**(settings.model_dump() if settings else {}), **overrides})
+    if store is None:
+        if settings.store is None:
+            raise RuntimeError(
+                f"no store: set {env_name('store')} or start with 'parakit annotate serve'"
+            )
+        store = Store.open(
+            settings.store,
+            migrate=False,
+            hash_concurrency=settings.hash_concurrency,
+            # the database's connection limit is shared by every worker
+            connections=settings.worker_connections,
+        )
+    elif not isinstance(store, Store):
         store = Store.open(store)
     app = FastAPI(title="parakit annotate", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = store
     app.state.templates = Jinja2Templates(directory=str(TEMPLATES))
-    if isinstance(forwarded_allow_ips, str):
-        forwarded_allow_ips = tuple(x.strip() for x in forwarded_allow_ips.split(",") if x.strip())
-    settings = WebSettings(
-        session_ttl=session_ttl,
-        lease=lease,
-        secure_cookies=secure_cookies,
-        overlap_words=overlap_words,
-        forwarded_allow_ips=tuple(forwarded_allow_ips),
-        max_body_bytes=int(max_body_mb * 1024 * 1024),
-        max_expanded_bytes=int(max_expanded_mb * 1024 * 1024),
-        max_waiting_logins=max_waiting_logins,
-    )
     app.state.settings = settings
     # the counts live in the store, so every worker of `serve --workers N` shares them
     app.state.login_throttle = LoginThrottle(
-        max_failures=login_attempts,
-        window=login_window,
-        base_delay=login_delay,
+        max_failures=settings.login_attempts,
+        window=settings.login_window,
+        base_delay=settings.login_delay,
         ledger=StoreLedger(store),
     )
     app.state.login_queue = LoginQueue(
-        hash_concurrency,
-        max_waiting_logins,
-        per_address=logins_per_address,
-        max_wait=login_wait.total_seconds(),
-        suspect_after=max(1, login_attempts),
+        settings.hash_concurrency,
+        settings.max_waiting_logins,
+        per_address=settings.logins_per_address,
+        max_wait=settings.login_wait.total_seconds(),
+        suspect_after=max(1, settings.login_attempts),
     )
 
     @app.middleware("http")
@@ -187,40 +156,6 @@ def create_app(
         return {"status": "ok", "worker": os.getpid()}
 
     return app
-
-
-#: the environment variable through which ``parakit annotate serve`` hands its settings to
-#: every server worker (JSON)
-SERVE_ENVIRONMENT = "PARAKIT_ANNOTATE_SERVE"
-
-
-def app_from_environment() -> FastAPI:
-    """The app of ``parakit annotate serve``, built in each worker process from the settings
-    in ``$PARAKIT_ANNOTATE_SERVE`` (an app factory for ``uvicorn --factory``)."""
-    import json
-
-    raw = os.environ.get(SERVE_ENVIRONMENT)
-    if not raw:
-        raise RuntimeError(f"{SERVE_ENVIRONMENT} is not set: start with 'parakit annotate serve'")
-    settings = json.loads(raw)
-    return create_app(
-        Store.open(
-            settings["store"],
-            migrate=False,
-            hash_concurrency=settings["hash_concurrency"],
-            # the database's connection limit is shared by every worker
-            connections=max(2, settings.get("db_connections", 60) // settings.get("workers", 1)),
-        ),
-        session_ttl=timedelta(hours=settings["session_hours"]),
-        lease=timedelta(minutes=settings["lease_minutes"]),
-        secure_cookies=settings["secure_cookies"],
-        login_attempts=settings["login_attempts"],
-        login_window=timedelta(minutes=settings["login_window_minutes"]),
-        forwarded_allow_ips=settings["forwarded_allow_ips"],
-        max_body_mb=settings["max_body_mb"],
-        max_expanded_mb=settings.get("max_expanded_mb", 100.0),
-        hash_concurrency=settings["hash_concurrency"],
-    )
 
 
 def wants_html(request: Request) -> bool:

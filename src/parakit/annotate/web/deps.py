@@ -1,12 +1,16 @@
-"""What every router depends on: the store, the settings, the logged-in user, access checks
-and page rendering. Routers get these through FastAPI ``Depends`` or call them directly; they
-reach the store only through :func:`get_store`."""
+"""What every router depends on: the store (one database session per request), the settings,
+the logged-in user and their role, and page rendering.
+
+Access is checked by route dependencies (full-stack-fastapi-template's ``deps.py``), never
+inline: a route that names ``user: ProjectAdjudicator`` runs only for an admin or adjudicator
+who may open the project of its ``project_id``; ``ItemMember``/``DocPairMember`` check the
+project of the ``item_id``/``doc_pair_id`` in the path; ``Admin`` and ``Adjudicator`` check
+the role alone. A refusal is :class:`~parakit.errors.Forbidden` (HTTP 403, an error page for
+a browser)."""
 
 from __future__ import annotations
 
-import ipaddress
-from dataclasses import dataclass
-from datetime import timedelta
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -15,50 +19,14 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from parakit.annotate.services.projects import IMPORTING
 from parakit.annotate.store import Store, User
 from parakit.annotate.throttle import LoginThrottle
+from parakit.annotate.web.settings import WebSettings
 from parakit.errors import Forbidden, NotFound
 
 COOKIE = "parakit_session"
 HEADER = "x-parakit"
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
-
-
-@dataclass
-class WebSettings:
-    """The app's settings (see :func:`parakit.annotate.web.create_app`)."""
-
-    session_ttl: timedelta = timedelta(hours=8)
-    lease: timedelta = timedelta(minutes=30)
-    secure_cookies: bool = False
-    overlap_words: int = 6
-    #: proxies whose ``X-Forwarded-For`` is believed (addresses or networks); empty = none
-    forwarded_allow_ips: tuple[str, ...] = ()
-    max_body_bytes: int = 20 * 1024 * 1024
-    #: an uploaded file, gunzipped, may not be larger than this
-    max_expanded_bytes: int = 100 * 1024 * 1024
-    #: logins that may wait for a password-hashing slot; more get HTTP 503 at once
-    max_waiting_logins: int = 64
-
-    def trusts(self, address: str | None) -> bool:
-        """Whether ``address`` is one of the proxies named in ``forwarded_allow_ips``."""
-        if not address or not self.forwarded_allow_ips:
-            return False
-        if "*" in self.forwarded_allow_ips:
-            return True
-        try:
-            ip = ipaddress.ip_address(address)
-        except ValueError:
-            return address in self.forwarded_allow_ips
-        for entry in self.forwarded_allow_ips:
-            try:
-                if ip in ipaddress.ip_network(entry, strict=False):
-                    return True
-            except ValueError:
-                if address == entry:
-                    return True
-        return False
 
 
 #: the address of every request whose peer the server took from a header the app does not trust
@@ -106,11 +74,20 @@ def same_origin(request: Request) -> bool:
 
 
 class LoginRequired(Exception):
-    """Raised by :func:`page_user`; the app answers with a redirect to the login page."""
+    """Raised by :func:`current_user` on a page; the app answers with a redirect to the login
+    page."""
 
 
 def get_store(request: Request) -> Store:
     return request.app.state.store
+
+
+async def request_store(request: Request) -> AsyncIterator[Store]:
+    """The store, its reads during this request in one database session and transaction
+    (a page's dozen lookups see one state of the store); each write still commits on its own
+    before the reply (see :meth:`~parakit.annotate.db.Database.shared_reads`)."""
+    with get_store(request).shared_reads():
+        yield get_store(request)
 
 
 def get_settings(request: Request) -> WebSettings:
@@ -128,30 +105,90 @@ def render(request: Request, name: str, user: User | None, **context: Any) -> HT
     return templates.TemplateResponse(request, name, context)
 
 
-def page_user(request: Request) -> User:
-    """The logged-in user of a page; redirects to the login page when there is none."""
-    user = get_store(request).accounts.session_user(request.cookies.get(COOKIE))
-    if user is None:
-        raise LoginRequired()
-    return user
+#: the store of the app, as a dependency (``st: StoreDep``), one database session per request
+StoreDep = Annotated[Store, Depends(request_store)]
+#: the app's settings (``cfg: SettingsDep``)
+SettingsDep = Annotated[WebSettings, Depends(get_settings)]
 
 
-def api_user(request: Request) -> User:
-    """The logged-in user of a JSON action; writes need the ``X-Parakit`` header and, when
-    the browser names one, this site as their ``Origin`` (defence in depth: a header a
+def current_user(request: Request, st: StoreDep) -> User:
+    """The logged-in user. A page without one redirects to the login page; a JSON action
+    (``/api/``) gets HTTP 401, and its writes need the ``X-Parakit`` header and, when the
+    browser names one, this site as their ``Origin`` (defence in depth: a header a
     cross-site page cannot send, and a check that does not rely on it)."""
-    if request.method != "GET":
+    api = request.url.path.startswith("/api/")
+    if api and request.method != "GET":
         if request.headers.get(HEADER) != "1":
             raise HTTPException(403, "missing X-Parakit header (cross-site request refused)")
         if not same_origin(request):
             raise HTTPException(403, "request from another site refused (Origin)")
-    user = get_store(request).accounts.session_user(request.cookies.get(COOKIE))
+    user = st.accounts.session_user(request.cookies.get(COOKIE))
     if user is None:
-        raise HTTPException(401, "not logged in or session expired")
+        if api:
+            raise HTTPException(401, "not logged in or session expired")
+        raise LoginRequired()
     return user
 
 
-def require_member(store: Store, user: User, project_id: int) -> None:
+CurrentUser = Annotated[User, Depends(current_user)]
+
+
+def admin(user: CurrentUser) -> User:
+    """The user, if an admin."""
+    if not user.is_admin:
+        raise Forbidden("admin only")
+    return user
+
+
+def adjudicator(user: CurrentUser) -> User:
+    """The user, if an admin or adjudicator."""
+    if not user.can_adjudicate:
+        raise Forbidden("admins and adjudicators only")
+    return user
+
+
+Admin = Annotated[User, Depends(admin)]
+Adjudicator = Annotated[User, Depends(adjudicator)]
+
+
+def project_member(project_id: int, user: CurrentUser, st: StoreDep) -> User:
+    """The user, if they may open the project ``project_id`` of the path."""
+    check_member(st, user, project_id)
+    return user
+
+
+def project_adjudicator(project_id: int, user: Adjudicator, st: StoreDep) -> User:
+    """The user, if an admin or adjudicator who may open the project ``project_id``."""
+    check_member(st, user, project_id)
+    return user
+
+
+def item_member(item_id: int, user: CurrentUser, st: StoreDep) -> User:
+    """The user, if they may open the project of the item ``item_id`` (404 for no item)."""
+    check_member(st, user, st.item(item_id).project_id)
+    return user
+
+
+def item_adjudicator(item_id: int, user: Adjudicator, st: StoreDep) -> User:
+    """The user, if an admin or adjudicator who may open the project of ``item_id``."""
+    check_member(st, user, st.item(item_id).project_id)
+    return user
+
+
+def doc_pair_member(doc_pair_id: int, user: CurrentUser, st: StoreDep) -> User:
+    """The user, if they may open the project of the document pair ``doc_pair_id``."""
+    check_member(st, user, st.doc_pair(doc_pair_id).project_id)
+    return user
+
+
+ProjectMember = Annotated[User, Depends(project_member)]
+ProjectAdjudicator = Annotated[User, Depends(project_adjudicator)]
+ItemMember = Annotated[User, Depends(item_member)]
+ItemAdjudicator = Annotated[User, Depends(item_adjudicator)]
+DocPairMember = Annotated[User, Depends(doc_pair_member)]
+
+
+def check_member(store: Store, user: User, project_id: int) -> None:
     """Refuse a project the user may not open (Forbidden), saying why: an archived project
     is named as archived to its members, not as one they are not a member of."""
     if store.projects.can_access(user, project_id):
@@ -160,11 +197,10 @@ def require_member(store: Store, user: User, project_id: int) -> None:
         project = store.project(project_id)
     except NotFound:
         project = None
-    settings = (project.settings or {}) if project is not None else {}
     if (
         project is not None
-        and settings.get("archived")
-        and IMPORTING not in settings
+        and (project.settings or {}).get("archived")
+        and not store.projects.importing(project_id)
         and user.id in store.projects.members(project_id)
     ):
         raise Forbidden(
@@ -172,21 +208,3 @@ def require_member(store: Store, user: User, project_id: int) -> None:
             "unarchive it if it should go on"
         )
     raise Forbidden(f"you are not a member of project {project_id}")
-
-
-def require_admin(user: User) -> None:
-    if not user.is_admin:
-        raise Forbidden("admin only")
-
-
-def require_adjudicator(user: User) -> None:
-    if not user.can_adjudicate:
-        raise Forbidden("admins and adjudicators only")
-
-
-#: the store of the app, as a dependency (``st: StoreDep``)
-StoreDep = Annotated[Store, Depends(get_store)]
-#: the logged-in user of an API request (401 otherwise)
-ApiUser = Annotated[User, Depends(api_user)]
-#: the logged-in user of a page request (redirect to the login page otherwise)
-PageUser = Annotated[User, Depends(page_user)]

@@ -21,14 +21,13 @@ from parakit.annotate.services.review import why_undefined
 from parakit.annotate.store import Store, User
 from parakit.annotate.tasks import EXTRACT, TASKS
 from parakit.annotate.web.deps import (
-    ApiUser,
-    PageUser,
+    Adjudicator,
+    Admin,
+    ItemAdjudicator,
+    ProjectAdjudicator,
+    SettingsDep,
     StoreDep,
-    get_settings,
     render,
-    require_adjudicator,
-    require_admin,
-    require_member,
 )
 from parakit.annotate.web.schemas import (
     ActiveBody,
@@ -52,10 +51,9 @@ def _progress_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @router.get("/admin", response_class=HTMLResponse)
-def admin_page(request: Request, user: PageUser, st: StoreDep) -> HTMLResponse:
+def admin_page(request: Request, user: Adjudicator, st: StoreDep) -> HTMLResponse:
     """The index: one compact row per project (progress and what waits for an adjudicator);
     everything done to one project lives on its own page."""
-    require_adjudicator(user)
     progress = st.queue.project_progress()
     projects = [
         {
@@ -78,11 +76,11 @@ def admin_page(request: Request, user: PageUser, st: StoreDep) -> HTMLResponse:
 
 
 @router.get("/admin/p/{project_id}", response_class=HTMLResponse)
-def project_page(request: Request, project_id: int, user: PageUser, st: StoreDep) -> HTMLResponse:
+def project_page(
+    request: Request, project_id: int, user: ProjectAdjudicator, st: StoreDep
+) -> HTMLResponse:
     """One project: progress, agreement, queues, members, exports and (admins) the danger
     zone; every figure counted in SQL."""
-    require_adjudicator(user)
-    require_member(st, user, project_id)
     project = st.project(project_id)
     names = st.accounts.annotator_names()
     members = [names[uid] for uid in st.projects.members(project_id) if uid in names]
@@ -174,15 +172,13 @@ def review_page(
 def consensus(
     request: Request,
     project_id: int,
-    user: PageUser,
+    user: ProjectAdjudicator,
     st: StoreDep,
     page: int = 1,
     item: int | None = None,
 ) -> Response:
     """The open disagreements, a page at a time; ``item``: go to the page that holds that
     item (its own page when it is no open disagreement: agreed, resolved or judged once)."""
-    require_adjudicator(user)
-    require_member(st, user, project_id)
     if item is not None:
         where = st.review.disagreement_position(project_id, item)
         target = (
@@ -209,13 +205,11 @@ def item_page(
     request: Request,
     project_id: int,
     item_id: int,
-    user: PageUser,
+    user: ProjectAdjudicator,
     st: StoreDep,
 ) -> HTMLResponse:
     """One item: its statements, its document context (open), every submitted judgment and
     the resolve form (an adjudicator may set the label of any item, disputed or not)."""
-    require_adjudicator(user)
-    require_member(st, user, project_id)
     row, judgments = st.review.judged(item_id)
     if row.project_id != project_id:
         raise NotFound(f"item {item_id} is not in project {project_id}")
@@ -236,12 +230,10 @@ def item_page(
 def qa(
     request: Request,
     project_id: int,
-    user: PageUser,
+    user: ProjectAdjudicator,
     st: StoreDep,
     page: int = 1,
 ) -> HTMLResponse:
-    require_adjudicator(user)
-    require_member(st, user, project_id)
     return review_page(
         request,
         st,
@@ -261,11 +253,9 @@ def qa(
 def stats(
     request: Request,
     project_id: int,
-    user: PageUser,
+    user: ProjectAdjudicator,
     st: StoreDep,
 ) -> HTMLResponse:
-    require_adjudicator(user)
-    require_member(st, user, project_id)
     report = st.review.agreement(project_id)
     check = st.review.rewrite_check_report(project_id)
     return render(
@@ -286,13 +276,12 @@ def stats(
 @router.get("/admin/p/{project_id}/export")
 def export(
     project_id: int,
-    user: PageUser,
+    user: Admin,
     st: StoreDep,
     format: str = "jsonl",
     drop: str = "",
     judgments: bool = False,
 ) -> Response:
-    require_admin(user)
     project = st.project(project_id)
     drop_labels = tuple(x for x in drop.split(",") if x)
     with tempfile.TemporaryDirectory() as tmp:
@@ -350,8 +339,7 @@ def attachment(filename: str) -> str:
 
 
 @router.get("/admin/users", response_class=HTMLResponse)
-def users_page(request: Request, user: PageUser, st: StoreDep) -> HTMLResponse:
-    require_admin(user)
+def users_page(request: Request, user: Admin, st: StoreDep) -> HTMLResponse:
     projects = st.projects.overview()
     members = {p["id"]: set(st.projects.members(p["id"])) for p in projects}
     rows = [
@@ -365,11 +353,9 @@ def users_page(request: Request, user: PageUser, st: StoreDep) -> HTMLResponse:
 def progress_page(
     request: Request,
     project_id: int,
-    user: PageUser,
+    user: ProjectAdjudicator,
     st: StoreDep,
 ) -> HTMLResponse:
-    require_adjudicator(user)
-    require_member(st, user, project_id)
     return render(
         request,
         "progress.html",
@@ -384,7 +370,7 @@ def progress_page(
 def items_page(
     request: Request,
     project_id: int,
-    user: PageUser,
+    user: ProjectAdjudicator,
     st: StoreDep,
     label: str = "",
     annotator: str = "",
@@ -392,8 +378,6 @@ def items_page(
     text: str = "",
     page: int = 1,
 ) -> HTMLResponse:
-    require_adjudicator(user)
-    require_member(st, user, project_id)
     who = st.accounts.annotator_id(annotator) if annotator else None
     rows, total = st.review.browse(
         project_id,
@@ -422,14 +406,12 @@ def items_page(
 def doc_pairs_page(
     request: Request,
     project_id: int,
-    user: PageUser,
+    user: ProjectAdjudicator,
     st: StoreDep,
     status: str = "",
     page: int = 1,
 ) -> HTMLResponse:
     """A project's document pairs with their status; admins re-open a finished one here."""
-    require_adjudicator(user)
-    require_member(st, user, project_id)
     rows, total = st.extraction.doc_pairs(
         project_id, status=status or None, page=page, per_page=PER_PAGE
     )
@@ -449,15 +431,13 @@ def doc_pairs_page(
 
 # -- admin API -------------------------------------------------------------------------------
 @router.post("/api/admin/docpairs/{doc_pair_id}/reopen")
-def reopen_doc_pair(doc_pair_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
+def reopen_doc_pair(doc_pair_id: int, user: Admin, st: StoreDep) -> dict[str, Any]:
     """Undo the finish of a document pair: open again, back in its annotator's queue."""
-    require_admin(user)
     return {"status": st.extraction.reopen_doc_pair(doc_pair_id, user.id)}
 
 
 @router.post("/api/admin/users")
-def create_user(body: UserBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
-    require_admin(user)
+def create_user(body: UserBody, user: Admin, st: StoreDep) -> dict[str, Any]:
     uid = st.accounts.add_annotator(
         body.name, body.password, role=body.role, projects=body.projects
     )
@@ -466,9 +446,9 @@ def create_user(body: UserBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
 
 @router.post("/api/admin/projects")
 def create_project(
-    request: Request,
-    user: ApiUser,
+    user: Admin,
     st: StoreDep,
+    cfg: SettingsDep,
     name: str = Form(...),
     scheme: str = Form("turku"),
     kind: str = Form("candidates"),
@@ -476,14 +456,13 @@ def create_project(
     file: UploadFile = File(...),
     texts: UploadFile | None = File(None),
 ) -> dict[str, Any]:
-    require_admin(user)
     check_project_name(name)
     with tempfile.TemporaryDirectory() as tmp:
         # uploaded names are never used as paths: fixed names, the suffix kept for the reader
         suffix = "".join(Path(file.filename or "upload.jsonl").suffixes[-2:])
         if not suffix.replace(".", "").isalnum():
             suffix = ".jsonl"
-        limit = get_settings(request).max_expanded_bytes
+        limit = cfg.max_expanded_bytes
         # saved decompressed (within the limit), so no reader ever expands a gzip bomb
         target = Path(tmp) / f"upload{suffix.lower().removesuffix('.gz')}"
         _save_upload(file, target, limit)
@@ -553,18 +532,16 @@ def _save_upload(upload: UploadFile, target: Path, max_expanded: int) -> None:
 def project_settings(
     project_id: int,
     body: SettingsBody,
-    user: ApiUser,
+    user: Admin,
     st: StoreDep,
 ) -> dict[str, Any]:
     """Set the guidelines, label descriptions or question of a project."""
-    require_admin(user)
     changes = body.model_dump(exclude_unset=True)
     return {"settings": st.projects.update_settings(project_id, **changes)}
 
 
 @router.post("/api/admin/projects/{project_id}/delete")
-def delete_project(project_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
-    require_admin(user)
+def delete_project(project_id: int, user: Admin, st: StoreDep) -> dict[str, Any]:
     st.projects.delete_project(project_id)
     return {"ok": True}
 
@@ -573,10 +550,9 @@ def delete_project(project_id: int, user: ApiUser, st: StoreDep) -> dict[str, An
 def add_members(
     project_id: int,
     body: MembersBody,
-    user: ApiUser,
+    user: Admin,
     st: StoreDep,
 ) -> dict[str, Any]:
-    require_admin(user)
     st.project(project_id)
     for name in body.annotators:
         uid = st.accounts.annotator_id(name)
@@ -588,8 +564,7 @@ def add_members(
 
 
 @router.post("/api/admin/users/{user_id}/active")
-def set_active(user_id: int, body: ActiveBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
-    require_admin(user)
+def set_active(user_id: int, body: ActiveBody, user: Admin, st: StoreDep) -> dict[str, Any]:
     if user_id == user.id and not body.active:
         raise AnnotateError("you cannot deactivate yourself", code="E604")
     done = st.accounts.set_active(user_id, body.active)
@@ -600,10 +575,9 @@ def set_active(user_id: int, body: ActiveBody, user: ApiUser, st: StoreDep) -> d
 def reset_password(
     user_id: int,
     body: PasswordBody,
-    user: ApiUser,
+    user: Admin,
     st: StoreDep,
 ) -> dict[str, Any]:
-    require_admin(user)
     st.accounts.set_password(user_id, body.password)
     return {"ok": True}
 
@@ -612,10 +586,9 @@ def reset_password(
 def assign(
     project_id: int,
     body: AssignBody,
-    user: ApiUser,
+    user: Admin,
     st: StoreDep,
 ) -> dict[str, Any]:
-    require_admin(user)
     made = st.queue.assign_task(
         project_id,
         task=body.task,
@@ -628,9 +601,7 @@ def assign(
 
 
 @router.post("/api/admin/items/{item_id}/resolve")
-def resolve(item_id: int, body: ResolveBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
-    require_adjudicator(user)
-    require_member(st, user, st.item(item_id).project_id)
+def resolve(item_id: int, body: ResolveBody, user: ItemAdjudicator, st: StoreDep) -> dict[str, Any]:
     st.review.resolve(item_id, body.label, user.id)
     return {"label": st.item(item_id).label}
 
@@ -638,20 +609,18 @@ def resolve(item_id: int, body: ResolveBody, user: ApiUser, st: StoreDep) -> dic
 @router.post("/api/admin/projects/{project_id}/rewrite-check")
 def rewrite_check(
     project_id: int,
-    user: ApiUser,
+    user: Admin,
     st: StoreDep,
     seed: int = 0,
 ) -> dict[str, Any]:
-    require_admin(user)
     return {"assigned": st.review.make_rewrite_check(project_id, seed=seed)}
 
 
 @router.get("/api/admin/projects/{project_id}/model")
-def model_info(project_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
+def model_info(project_id: int, user: Admin, st: StoreDep) -> dict[str, Any]:
     """The project's attached model and how often annotators kept its guess. Models are
     attached with ``parakit annotate attach-model``: the server never loads a model folder
     (model files can run code when unpickled)."""
-    require_admin(user)
     summary = st.model.summary(project_id)
     rate = summary["kept_rate"]
     return {
@@ -661,8 +630,7 @@ def model_info(project_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
 
 
 @router.post("/api/admin/projects/{project_id}/model/detach")
-def model_detach(project_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
+def model_detach(project_id: int, user: Admin, st: StoreDep) -> dict[str, Any]:
     """Forget the project's model: no more guesses; the queue keeps its current order."""
-    require_admin(user)
     st.model.detach(project_id)
     return {"model": None}

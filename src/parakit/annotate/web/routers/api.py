@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
 from parakit.annotate.tasks import CLASSIFY, task_spec
 from parakit.annotate.web.deps import (
-    ApiUser,
+    DocPairMember,
+    ItemMember,
+    ProjectMember,
+    SettingsDep,
     StoreDep,
-    WebSettings,
-    get_settings,
-    require_member,
 )
 from parakit.annotate.web.schemas import (
     FinishBody,
@@ -28,13 +28,12 @@ router = APIRouter()
 @router.get("/api/projects/{project_id}/next")
 def next_item(
     project_id: int,
-    user: ApiUser,
+    user: ProjectMember,
     st: StoreDep,
-    cfg: WebSettings = Depends(get_settings),
+    cfg: SettingsDep,
     task: str = CLASSIFY,
 ) -> dict[str, Any]:
     """The item leased to the caller next (JSON clients, load tests); null when done."""
-    require_member(st, user, project_id)
     task_spec(task, unit="item")
     assignment = st.queue.lease_next(project_id, user.id, task, cfg.lease)
     if assignment is None or assignment.item_id is None:
@@ -53,8 +52,7 @@ def next_item(
 
 
 @router.post("/api/items/{item_id}/save")
-def save(item_id: int, body: SaveBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
-    require_member(st, user, st.item(item_id).project_id)
+def save(item_id: int, body: SaveBody, user: ItemMember, st: StoreDep) -> dict[str, Any]:
     task_spec(body.task, unit="item")
     rewrite = None
     if body.rewrite1 or body.rewrite2:
@@ -74,8 +72,7 @@ def save(item_id: int, body: SaveBody, user: ApiUser, st: StoreDep) -> dict[str,
 
 
 @router.post("/api/docpairs/{doc_pair_id}/pairs")
-def add_pair(doc_pair_id: int, body: SpanBody, user: ApiUser, st: StoreDep) -> dict[str, Any]:
-    require_member(st, user, st.doc_pair(doc_pair_id).project_id)
+def add_pair(doc_pair_id: int, body: SpanBody, user: DocPairMember, st: StoreDep) -> dict[str, Any]:
     item_id = st.extraction.add_extracted_pair(
         doc_pair_id,
         user.id,
@@ -90,16 +87,14 @@ def add_pair(doc_pair_id: int, body: SpanBody, user: ApiUser, st: StoreDep) -> d
 
 
 @router.get("/api/docpairs/{doc_pair_id}/suggestions")
-def suggestions(doc_pair_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
+def suggestions(doc_pair_id: int, user: DocPairMember, st: StoreDep) -> dict[str, Any]:
     """Suggested passage pairs of a document pair leased to the caller (projects with the
     ``suggestions`` setting), best first."""
-    require_member(st, user, st.doc_pair(doc_pair_id).project_id)
     return {"suggestions": st.extraction.suggestions(doc_pair_id, user.id)}
 
 
 @router.post("/api/items/{item_id}/delete-extracted")
-def delete_pair(item_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
-    require_member(st, user, st.item(item_id).project_id)
+def delete_pair(item_id: int, user: ItemMember, st: StoreDep) -> dict[str, Any]:
     st.extraction.delete_extracted_pair(item_id, user.id)
     return {"ok": True}
 
@@ -108,10 +103,9 @@ def delete_pair(item_id: int, user: ApiUser, st: StoreDep) -> dict[str, Any]:
 def finish(
     doc_pair_id: int,
     body: FinishBody,
-    user: ApiUser,
+    user: DocPairMember,
     st: StoreDep,
 ) -> dict[str, Any]:
-    require_member(st, user, st.doc_pair(doc_pair_id).project_id)
     st.extraction.finish_doc_pair(doc_pair_id, user.id, empty=body.empty)
     return {"ok": True, "status": st.doc_pair(doc_pair_id).status}
 
@@ -120,11 +114,10 @@ def finish(
 def skip(
     item_id: int,
     body: SkipBody,
-    user: ApiUser,
+    user: ItemMember,
     st: StoreDep,
 ) -> dict[str, Any]:
     """Give back a hard item: it goes to the end of the queue, the next lease is another."""
-    require_member(st, user, st.item(item_id).project_id)
     task_spec(body.task, unit="item")
     st.queue.skip(item_id, user.id, body.task)
     return {"ok": True}
@@ -134,9 +127,8 @@ def skip(
 def screen_doc_pair(
     doc_pair_id: int,
     body: ScreenBody,
-    user: ApiUser,
+    user: DocPairMember,
     st: StoreDep,
 ) -> dict[str, Any]:
     """T4: accept (on to extraction) or reject a document pair."""
-    require_member(st, user, st.doc_pair(doc_pair_id).project_id)
     return {"status": st.extraction.screen(doc_pair_id, user.id, body.accept)}

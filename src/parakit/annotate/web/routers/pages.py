@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from parakit.annotate.extraction import verbatim_overlaps
@@ -12,12 +12,11 @@ from parakit.annotate.services.extract import doc_title
 from parakit.annotate.store import Store, User
 from parakit.annotate.tasks import CLASSIFY, EXTRACT, SCREEN, TASKS, task_spec
 from parakit.annotate.web.deps import (
-    PageUser,
+    CurrentUser,
+    ProjectMember,
+    SettingsDep,
     StoreDep,
-    WebSettings,
-    get_settings,
     render,
-    require_member,
 )
 from parakit.annotate.web.text import markdown_html, segments
 from parakit.errors import Forbidden
@@ -41,7 +40,7 @@ def _done_page(request: Request, st: Store, user: User, project: Any, task: str)
 @router.get("/", response_class=HTMLResponse)
 def index(
     request: Request,
-    user: PageUser,
+    user: CurrentUser,
     st: StoreDep,
 ) -> HTMLResponse:
     rows = [
@@ -69,13 +68,12 @@ def _context(st: Store, doc_id: int | None, begin: int | None, end: int | None) 
 def classify(
     request: Request,
     project_id: int,
-    user: PageUser,
+    user: ProjectMember,
     st: StoreDep,
+    cfg: SettingsDep,
     item: int | None = None,
     task: str = CLASSIFY,
-    cfg: WebSettings = Depends(get_settings),
 ) -> HTMLResponse:
-    require_member(st, user, project_id)
     spec = task_spec(task, unit="item")
     project = st.project(project_id)
     scheme = st.scheme(project_id)
@@ -141,7 +139,7 @@ RECENT = 50
 def recent(
     request: Request,
     project_id: int,
-    user: PageUser,
+    user: ProjectMember,
     st: StoreDep,
     task: str = CLASSIFY,
 ) -> HTMLResponse:
@@ -149,7 +147,6 @@ def recent(
     its pair (the same route as Back / undo, so the same edit rules hold). Only their own
     labels: double annotation stays blind, so neither the other judgments nor the final
     label are shown."""
-    require_member(st, user, project_id)
     spec = task_spec(task, unit="item")
     return render(
         request,
@@ -166,11 +163,10 @@ def recent(
 def extract(
     request: Request,
     project_id: int,
-    user: PageUser,
+    user: ProjectMember,
     st: StoreDep,
-    cfg: WebSettings = Depends(get_settings),
+    cfg: SettingsDep,
 ) -> HTMLResponse:
-    require_member(st, user, project_id)
     project = st.project(project_id)
     assignment = st.queue.lease_next(project_id, user.id, EXTRACT, cfg.lease)
     if assignment is None:
@@ -223,13 +219,12 @@ def _bases(scheme: Any) -> list[str]:
 def screen(
     request: Request,
     project_id: int,
-    user: PageUser,
+    user: ProjectMember,
     st: StoreDep,
-    cfg: WebSettings = Depends(get_settings),
+    cfg: SettingsDep,
 ) -> HTMLResponse:
     """T4: the quick accept/reject pass over document pairs (forum threads) before
     extraction."""
-    require_member(st, user, project_id)
     project = st.project(project_id)
     assignment = st.queue.lease_next(project_id, user.id, SCREEN, cfg.lease)
     if assignment is None:
@@ -277,12 +272,11 @@ def label_descriptions(project: Any, scheme: Any) -> dict[str, str]:
 def guidelines(
     request: Request,
     project_id: int,
-    user: PageUser,
+    user: ProjectMember,
     st: StoreDep,
 ) -> HTMLResponse:
     """The project's guidelines (Markdown, rendered safely; admins edit them here) and what
     each label means."""
-    require_member(st, user, project_id)
     project = st.project(project_id)
     source = (project.settings or {}).get("guidelines") or ""
     return render(
