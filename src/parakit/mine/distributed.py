@@ -386,15 +386,32 @@ def merge_results(
     return order_ties(scores, ids, k)
 
 
-def search_chunk(emb_file: str, shard_paths: list[str], k: int, out_file: str) -> str:
+def search_chunk(
+    emb_file: str,
+    shard_paths: list[str],
+    k: int,
+    out_file: str,
+    collection_emb: str | None = None,
+    metric: str = "ip",
+) -> str:
     """Search one embedding chunk against every shard; write the merged top ``k`` to
-    ``out_file`` (``.npz`` with ``ids`` and ``scores``) atomically. Runs on a worker; a chunk
-    whose output exists is skipped, so a re-run or a rescheduled task repeats no work."""
+    ``out_file`` (``.npz`` with ``ids`` and ``scores``) atomically. With ``collection_emb``
+    (the collection's chunk folder), ``k`` + 4 neighbours of each shard are re-scored exactly
+    (:func:`~parakit.vectors.index.exact_order`), as the one-process search does, so ties fall
+    the same way. Runs on a worker; a chunk whose output exists is skipped, so a re-run or a
+    rescheduled task repeats no work."""
+    from parakit.vectors.index import TIE_MARGIN, ChunkedVectors, exact_order
+
     out = Path(out_file)
     if out.exists():
         return str(out)
     queries = np.ascontiguousarray(np.load(emb_file), dtype=np.float32)
-    scores, ids = merge_results([_search_shard(p, queries, k) for p in shard_paths], k)
+    if collection_emb is None:
+        scores, ids = merge_results([_search_shard(p, queries, k) for p in shard_paths], k)
+    else:
+        wide = k + TIE_MARGIN
+        _, ids = merge_results([_search_shard(p, queries, wide) for p in shard_paths], wide)
+        scores, ids = exact_order(queries, ids, ChunkedVectors(collection_emb), k, metric)
     with atomic_write(out, "wb") as handle:
         np.savez(handle, ids=ids, scores=scores)
     return str(out)
@@ -407,6 +424,8 @@ def search_sharded(
     k: int,
     client: Any = None,
     progress: bool = False,
+    collection_emb: str | Path | None = None,
+    metric: str = "ip",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top ``k`` neighbours of every embedded sentence over all shards, one task per chunk.
 
@@ -417,6 +436,9 @@ def search_sharded(
         out: folder for the per-chunk results (``00000.npz``...), shared like ``emb_dir``.
         k: neighbours per sentence (mining: its ``k`` + 1, the sentence itself included).
         client: a ``dask.distributed.Client`` (None: run the tasks here, one after another).
+        collection_emb: the collection's embedding chunks: neighbours are re-scored exactly
+            from them (as ``mine`` does in one process), so ties fall the same way.
+        metric: the shards' metric (``ip`` or ``l2``), for the exact scores.
 
     Returns:
         (scores, ids) for all sentences in chunk order, the same with or without a cluster and
@@ -429,7 +451,8 @@ def search_sharded(
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     targets = [str(folder / (Path(f).stem + ".npz")) for f in files]
-    calls = [(f, paths, k, t) for f, t in zip(files, targets, strict=True)]
+    shared = None if collection_emb is None else str(collection_emb)
+    calls = [(f, paths, k, t, shared, metric) for f, t in zip(files, targets, strict=True)]
     run_tasks(client, search_chunk, calls, "search", progress)
     parts = [np.load(t) for t in targets]
     return (

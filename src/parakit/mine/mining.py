@@ -356,8 +356,9 @@ def mine(
             )  # fmt: skip
         with timer("search"):
             knn_ids, knn_scores = _search(
-                work, indexes, len(qstore), qcodes, k, same_source, chunk_size, queries, progress
-            )
+                work, indexes, len(qstore), qcodes, k, same_source, chunk_size, queries, progress,
+                metric,
+            )  # fmt: skip
     else:
         from parakit.mine.distributed import build_sharded_from_embeddings, search_sharded
 
@@ -370,8 +371,9 @@ def mine(
         with timer("search"):
             emb = work / ("emb" if queries is None else "qemb")
             knn_scores, knn_ids = search_sharded(
-                emb, work / "shards", work / "knn-shards", k + 1, client, progress
-            )
+                emb, work / "shards", work / "knn-shards", k + 1, client, progress,
+                collection_emb=work / "emb", metric=metric,
+            )  # fmt: skip
     with timer("filter"):
         hashes = np.load(qstore.path / "hashes.npy"), np.load(store.path / "hashes.npy")
         rows, cols, scores, ranks = _candidates(
@@ -614,13 +616,20 @@ def _search(
     chunk_size: int,
     queries: Any,
     progress: bool,
+    metric: str = "ip",
 ) -> tuple[np.ndarray, np.ndarray]:
     """``k + 1`` neighbours of every query (or collection) sentence, leaving room for the
     sentence itself, in memory-mapped ``knn_ids.npy`` / ``knn_scores.npy``; a marker per
-    finished chunk, so a rerun searches only what is missing."""
+    finished chunk, so a rerun searches only what is missing. The index's ``k + 5`` best are
+    re-scored exactly from the embeddings (:func:`~parakit.vectors.index.exact_order`): the
+    same neighbours, scores and ties as a sharded search of the same vectors."""
     from tqdm.auto import tqdm
 
+    from parakit.vectors.index import TIE_MARGIN, ChunkedVectors, exact_order
+
     width = k + 1
+    wide = width + TIE_MARGIN
+    collection = ChunkedVectors(work / "emb")
     emb = work / ("emb" if queries is None else "qemb")
     ids_path, scores_path = work / "knn_ids.npy", work / "knn_scores.npy"
     if not ids_path.exists():
@@ -646,17 +655,17 @@ def _search(
             vectors = np.load(emb / f"{chunk:05d}.npy")
             stop = start + len(vectors)
             if not same_source:
-                scores, ids = indexes[-1].search(vectors, width)
-                knn_ids[start:stop], knn_scores[start:stop] = ids, scores
+                ids = indexes[-1].search(vectors, wide)[1]
             else:
                 local_codes = qcodes[start:stop]
-                knn_ids[start:stop], knn_scores[start:stop] = -1, -np.inf
+                ids = np.full((len(vectors), wide), -1, dtype=np.int64)
                 for code in np.unique(local_codes):
                     if int(code) not in indexes:
                         continue  # a query source absent from the collection: no neighbours
                     rows = np.flatnonzero(local_codes == code)
-                    scores, ids = indexes[int(code)].search(vectors[rows], width)
-                    knn_ids[start + rows], knn_scores[start + rows] = ids, scores
+                    ids[rows] = indexes[int(code)].search(vectors[rows], wide)[1]
+            scores, ids = exact_order(vectors, ids, collection, width, metric)
+            knn_ids[start:stop], knn_scores[start:stop] = ids, scores
             knn_ids.flush()
             knn_scores.flush()
             with atomic_write(marks / f"{chunk:05d}") as handle:

@@ -154,6 +154,63 @@ def order_ties(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray,
     return np.take_along_axis(scores, order, 1), np.take_along_axis(ids, order, 1)
 
 
+class ChunkedVectors:
+    """Rows of embedding chunk files (``00000.npy``, ``00001.npy``... of ``chunk_size`` rows
+    each, memory-mapped) by global row id: what :func:`exact_order` re-scores with."""
+
+    def __init__(self, folder: str | Path) -> None:
+        files = sorted(Path(folder).glob("[0-9]*.npy"))
+        if not files:
+            raise MineError(f"{folder}: no embedding chunks (00000.npy...)", code="E801")
+        self.chunks = [np.load(f, mmap_mode="r") for f in files]
+        self.chunk_size = len(self.chunks[0])
+
+    def __getitem__(self, ids: np.ndarray) -> np.ndarray:
+        flat = np.asarray(ids).ravel()
+        out = np.empty((len(flat), self.chunks[0].shape[1]), dtype=np.float32)
+        which, row = np.divmod(flat, self.chunk_size)
+        for chunk in np.unique(which):
+            mask = which == chunk
+            out[mask] = self.chunks[int(chunk)][row[mask]]
+        return out.reshape(*np.shape(ids), -1)
+
+
+def exact_order(
+    queries: np.ndarray,
+    ids: np.ndarray,
+    vectors: ChunkedVectors,
+    k: int,
+    metric: str = "ip",
+    block: int = 1024,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Re-score the neighbours ``ids`` of ``queries`` exactly and keep the best ``k`` by
+    :func:`order_ties`. An index's float32 scores of two identical vectors can differ in the
+    last bit (BLAS handles the rows at the edge of a block with another kernel), so neither
+    their order nor which one makes the ``k``-th place would be the same in one index and in
+    shards; each score here is one float64 product and sum per row, the same for identical
+    vectors wherever they stand. ``metric`` ``l2`` scores by minus the squared distance, as
+    :meth:`VectorIndex.search` does.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> x = np.array([[1, 0], [0.6, 0.8], [0.6, 0.8]], dtype=np.float32)
+        >>> np.save(folder / "00000.npy", x)
+        >>> exact_order(x[:1], np.array([[2, 0, 1]]), ChunkedVectors(folder), 3)[1].tolist()
+        [[0, 1, 2]]
+    """
+    scores = np.full(ids.shape, -np.inf, dtype=np.float64)
+    for start in range(0, len(ids), block):
+        part = ids[start : start + block]
+        found = part >= 0
+        rows = vectors[np.where(found, part, 0)].astype(np.float64)
+        q = np.asarray(queries[start : start + block], dtype=np.float64)[:, None, :]
+        value = -np.square(rows - q).sum(axis=-1) if metric == "l2" else (rows * q).sum(axis=-1)
+        scores[start : start + block] = np.where(found, value, -np.inf)
+    best, kept = order_ties(scores, ids, k)
+    return best.astype(np.float32), kept
+
+
 class VectorIndex:
     """FAISS index wrapper with streamed building, id mapping, save/load and a sentence store.
 
