@@ -916,9 +916,10 @@ def bench_cluster(args: argparse.Namespace) -> None:
             "workers": workers,
             "chunk_size": args.chunk_size,
             "kill_after": args.kill_after if workers else None,
-            # the first rows (without this key) predate equal scores ordered by row id: exact
-            # ties at the k-th place made 3 of 122,892 pairs differ between the two layouts
+            # the first rows (without these keys) predate equal scores ordered by row id and
+            # exact (float64) re-scoring: ties made 3, then 8 of 122,892 pairs differ
             "tie_order": "row id",
+            "scores": "exact",
         }
         job = work / f"job-{workers}"
         if job.exists():
