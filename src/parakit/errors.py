@@ -19,7 +19,8 @@ E6xx      :class:`AnnotateError` and its :class:`NotFound`, :class:`Forbidden`,
 E70x-E71x :class:`ModelError` (classifiers, model folders)
 E72x      :class:`OfflineModelError` (offline model registry, installs)
 E75x      :class:`BiEncoderError`
-E8xx      :class:`MineError` (vectors: encoders, stores, indexes; mining, tiles, retrieval)
+E8xx      :class:`MineError` (mining, tiles, retrieval); :class:`VectorError` (encoders,
+          precision, collections, stores, indexes)
 E90x      :class:`GenerationDataError`
 E91x      :class:`GenerationMetricError`
 E92x      :class:`GeneratorError`
@@ -173,6 +174,14 @@ class MineError(ParakitError, ValueError):
     """
 
     code = "E800"
+
+
+class VectorError(MineError):
+    """The vectors layer's errors: encoders and their precision, the model loader, the sentence
+    collection reader, the store and the index (``E801``, ``E803``, ``E806``, ``E808``...).
+
+    A :class:`MineError` subclass: code that catches mining errors catches these too.
+    """
 
 
 class SplitError(ParakitError, ValueError):

@@ -25,6 +25,7 @@ from parakit.io.mrpc import read_mrpc
 from parakit.io.multipit import multireference, read_multipit, read_multireference
 from parakit.io.prodigy import read_prodigy, write_prodigy
 from parakit.io.release import read_release, write_release
+from parakit.io.sentences import read_sentences, sentence_format
 from parakit.io.table import read_table, write_table
 from parakit.io.tmup import read_tmup
 from parakit.io.turku import read_opus_parsebank, read_turku, write_turku
@@ -50,9 +51,11 @@ __all__ = [
     "read_parquet",
     "read_prodigy",
     "read_release",
+    "read_sentences",
     "read_table",
     "read_tmup",
     "read_turku",
+    "sentence_format",
     "write",
     "write_doccano",
     "write_jsonl",
@@ -150,12 +153,12 @@ def _first_key(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _jsonl_layout(path: Path) -> str:
+def _jsonl_layout(path: Path, head: str | None = None) -> str:
     """A ``.jsonl`` file's layout from its first line: Prodigy (underscore hashes or
     ``answer``), doccano (``text`` with a ``label`` list), else parakit JSONL."""
     from parakit.io._open import loads_json
 
-    line = _head(path).split("\n", 1)[0]
+    line = (_head(path) if head is None else head).split("\n", 1)[0]
     try:
         record = loads_json(line)
     except (ValueError, RecursionError):
@@ -169,8 +172,9 @@ def _jsonl_layout(path: Path) -> str:
     return "jsonl"
 
 
-def detect_format(path: str | Path) -> str:
-    """Guess a file's format from its name and first bytes.
+def detect_format(path: str | Path, *, head: str | None = None) -> str:
+    """Guess a file's format from its name and first bytes (``head``: those bytes when the
+    caller has read them already, decoded; the file is then not opened again).
 
     Raises:
         DataFormatError: when the format cannot be told; pass ``format=`` explicitly.
@@ -196,10 +200,10 @@ def detect_format(path: str | Path) -> str:
         raise DataFormatError("no such file", path=path, code="E103")
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(".jsonl"):
-        return _jsonl_layout(path)
+        return _jsonl_layout(path, head)
     if name.endswith(".parquet"):
         return "parquet"
-    head = _head(path)
+    head = _head(path) if head is None else head
     first = head.splitlines()[0] + "\n" if head else ""
     if name.endswith(".json"):
         stripped = head.lstrip()
