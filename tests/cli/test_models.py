@@ -12,7 +12,7 @@ import pytest
 
 from parakit.cli import main
 from parakit.cli.demo import example_path
-from parakit.cli.options import resolve_model
+from parakit.offline import resolve_model
 
 EXAMPLE = str(example_path())
 

@@ -56,7 +56,8 @@ def train(
         int | None, typer.Option(help="Evaluate every N steps (default: each epoch).")
     ] = None,
     max_length: Annotated[
-        int, typer.Option("--max-length", "--max-seq-length", min=1, help="Token limit per sentence.")
+        int,
+        typer.Option("--max-length", "--max-seq-length", min=1, help="Token limit per sentence."),
     ] = 128,
     seed: SeedOpt = 0,
     fmt: FormatOpt = None,

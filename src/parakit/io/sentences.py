@@ -77,7 +77,8 @@ def read_sentences(
     Args:
         path: a sentence file or any pair corpus.
         text_field, source_field, id_field: the keys (JSONL) or columns (TSV/CSV) of records.
-        format: a layout of :data:`SENTENCE_LAYOUTS` or a pair format; None: :func:`sentence_format`.
+        format: a layout of :data:`SENTENCE_LAYOUTS` or a pair format; None:
+            :func:`sentence_format`.
 
     Raises:
         DataFormatError: a record whose text is not a string, malformed JSON (naming file, line

@@ -574,15 +574,13 @@ def check_pretrained(source: str | Path) -> None:
         )
 
 
-def make_model(
-    name: str, settings: dict[str, Any] | None = None, **params: Any
-) -> PairClassifier:
+def make_model(name: str, settings: dict[str, Any] | None = None, **params: Any) -> PairClassifier:
     """A new, unfitted classifier of type ``name`` with ``params``, and the run ``settings``
     (:data:`RUN_SETTINGS`: ``precision``, ``device``, ``progress``) it takes; ``params`` win.
 
     Example:
         >>> make_model("wor", {"precision": "fp32"}).get_params()
-        {'threshold': None}
+        {'criterion': 'accuracy', 'lang': None}
 
     Raises:
         ModelError: unknown name (E711) or hyperparameter (E712).

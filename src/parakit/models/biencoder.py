@@ -18,8 +18,8 @@ Losses (``loss=``):
 
 Example:
     >>> from parakit.io import read
-    >>> model = BiEncoder("offline-minilm", epochs=1).fit(read("train.jsonl"),
-    ...                                                   eval_set=read("dev.jsonl"))  # doctest: +SKIP
+    >>> model = BiEncoder("offline-minilm", epochs=1).fit(
+    ...     read("train.jsonl"), eval_set=read("dev.jsonl"))  # doctest: +SKIP
     >>> model.save("sbert-turku")  # doctest: +SKIP
     >>> BiEncoder.load("sbert-turku").encode(["Hyvää huomenta"]).shape  # doctest: +SKIP
     (1, 384)
@@ -58,8 +58,8 @@ class BiEncoder(TransformerEstimator):
     come from there; training runs in sentence-transformers' trainer).
 
     Args:
-        model_name_or_path: HF id or local folder (a sentence-transformers model, or a plain encoder that
-            gets mean pooling), or ``offline-minilm``.
+        model_name_or_path: HF id or local folder (a sentence-transformers model, or a plain
+            encoder that gets mean pooling), or ``offline-minilm``.
         loss: ``contrastive``, ``online_contrastive`` or ``mnrl`` (see the module docs).
         batch_size: the paper's 16.
         learning_rate: the paper's 1e-5.
@@ -197,8 +197,8 @@ class BiEncoder(TransformerEstimator):
 
         Args:
             train: labelled pairs.
-            eval_set: labelled development pairs for :class:`BinaryClassificationEvaluator` (cosine) during
-                training; the scores per evaluation are in ``history_``.
+            eval_set: labelled development pairs for :class:`BinaryClassificationEvaluator`
+                (cosine) during training; the scores per evaluation are in ``history_``.
             hard_negatives: mined (sentence, hard negative) pairs, e.g. from ``parakit mine run``
                 with low classifier scores; label-0 pairs for contrastive losses, a negative
                 column for ``mnrl``.
@@ -223,7 +223,9 @@ class BiEncoder(TransformerEstimator):
             d1, d2, dy = self._binary(eval_set, "dev")
             evaluator = evaluation.BinaryClassificationEvaluator(d1, d2, dy, name="dev")
         work = (
-            Path(self.output_dir) if self.output_dir else Path(tempfile.mkdtemp(prefix="biencoder-"))
+            Path(self.output_dir)
+            if self.output_dir
+            else Path(tempfile.mkdtemp(prefix="biencoder-"))
         )
         strategy = "steps" if self.eval_steps else "epoch"
         args = SentenceTransformerTrainingArguments(

@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any

@@ -457,7 +457,8 @@ class TransformerEstimator(Estimator):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
     def autocast(self) -> Any:
-        """The autocast context of ``precision`` on this device (:mod:`parakit.vectors.precision`)."""
+        """The autocast context of ``precision`` on this device
+        (:mod:`parakit.vectors.precision`)."""
         return autocast(self.precision, self.device_)
 
     def trainer_precision(self) -> dict[str, bool]:

@@ -399,10 +399,10 @@ class TfidfEncoder:
 
 def load_encoder(model: str | Path, backend: str = "torch", **options: Any) -> Any:
     """An encoder of ``model`` (a folder, a Hub id or an offline alias, resolved where the model
-    is loaded: :mod:`parakit.vectors.loading`) by backend name: ``torch`` (sentence-transformers; bf16 where the CPU has it,
-    ``precision=``) or ``onnx`` (ONNX Runtime fp32, the same vectors as torch fp32). The int8
-    backends were removed (none was faster at neighbour recall@5 >= 0.99; see
-    :class:`OnnxEncoder`).
+    is loaded: :mod:`parakit.vectors.loading`) by backend name: ``torch``
+    (sentence-transformers; bf16 where the CPU has it, ``precision=``) or ``onnx`` (ONNX
+    Runtime fp32, the same vectors as torch fp32). The int8 backends were removed (none was
+    faster at neighbour recall@5 >= 0.99; see :class:`OnnxEncoder`).
 
     Example:
         >>> load_encoder("offline-minilm", backend="onnx")  # doctest: +SKIP

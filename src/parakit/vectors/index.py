@@ -224,7 +224,9 @@ class VectorIndex:
                 code="E801",
             )
         if self.on_disk and self.workdir is None:
-            raise VectorError("on_disk=True needs a workdir for the inverted-list file", code="E801")
+            raise VectorError(
+                "on_disk=True needs a workdir for the inverted-list file", code="E801"
+            )
         if self.recall is not None and not 0 < self.recall <= 1:
             raise VectorError(
                 f"recall target must be in (0, 1], got {self.recall}; e.g. 0.95", code="E801"
