@@ -25,7 +25,7 @@ from parakit.io.mrpc import read_mrpc
 from parakit.io.multipit import multireference, read_multipit, read_multireference
 from parakit.io.prodigy import read_prodigy, write_prodigy
 from parakit.io.release import read_release, write_release
-from parakit.io.sentences import read_sentences, sentence_format
+from parakit.io.sentences import read_sentences
 from parakit.io.table import read_table, write_table
 from parakit.io.tmup import read_tmup
 from parakit.io.turku import read_opus_parsebank, read_turku, write_turku
@@ -55,7 +55,6 @@ __all__ = [
     "read_table",
     "read_tmup",
     "read_turku",
-    "sentence_format",
     "write",
     "write_doccano",
     "write_jsonl",

@@ -13,8 +13,8 @@ Example:
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.txt"
     >>> _ = p.write_text("first\\n\\nsecond\\n")
-    >>> sentence_format(p), [r["text"] for r in read_sentences(p)]
-    ('lines', ['first', 'second'])
+    >>> [r["text"] for r in read_sentences(p)]
+    ['first', 'second']
 """
 
 from __future__ import annotations
@@ -32,39 +32,6 @@ from parakit.io._open import loads_json, open_text
 SENTENCE_LAYOUTS = ("lines", "records", "table")
 
 
-def sentence_format(path: str | Path, text_field: str = "text") -> str:
-    """``lines``, ``records``, ``table`` or the pair format of ``path``, from one read of its
-    head (passed on to :func:`parakit.io.detect_format`).
-
-    Raises:
-        DataFormatError: no such file (E103), a format that cannot be told (E113).
-    """
-    from parakit.io import _head, detect_format
-
-    path = Path(path)
-    if not path.exists():
-        raise DataFormatError("no such collection file", path=path, code="E103")
-    name = path.name.lower().removesuffix(".gz")
-    if name.endswith(".txt"):
-        return "lines"
-    if path.is_dir():
-        return detect_format(path)
-    head = _head(path)
-    first = next((line for line in head.splitlines() if line.strip()), "")
-    if name.endswith(".jsonl"):
-        try:
-            record = loads_json(first)
-        except (ValueError, RecursionError):
-            record = None
-        if isinstance(record, dict) and text_field in record:
-            return "records"
-    if name.endswith((".tsv", ".csv")):
-        header = next(csv.reader([first], delimiter="\t" if name.endswith(".tsv") else ","), [])
-        if text_field in header:
-            return "table"
-    return detect_format(path, head=head)
-
-
 def read_sentences(
     path: str | Path,
     text_field: str = "text",
@@ -77,17 +44,37 @@ def read_sentences(
     Args:
         path: a sentence file or any pair corpus.
         text_field, source_field, id_field: the keys (JSONL) or columns (TSV/CSV) of records.
-        format: a layout of :data:`SENTENCE_LAYOUTS` or a pair format; None:
-            :func:`sentence_format`.
+        format: a layout of :data:`SENTENCE_LAYOUTS` or a pair format; None: told from the
+            file's name and head (one read, handed on to :func:`parakit.io.detect_format`).
 
     Raises:
-        DataFormatError: a record whose text is not a string, malformed JSON (naming file, line
-            and field), or what the pair reader finds.
+        DataFormatError: no such file (E103), a format that cannot be told (E113), a record
+            whose text is not a string or malformed JSON (naming file, line and field), or what
+            the pair reader finds.
     """
-    from parakit.io import read
+    from parakit.io import READERS, _head, detect_format
 
-    layout = format or sentence_format(path, text_field)
     path = Path(path)
+    if not path.exists():
+        raise DataFormatError("no such collection file", path=path, code="E103")
+    name, layout = path.name.lower().removesuffix(".gz"), format
+    if layout is None and name.endswith(".txt"):
+        layout = "lines"
+    elif layout is None and path.is_dir():
+        layout = detect_format(path)
+    elif layout is None:  # one read of the head tells the layout, or is handed on
+        head = _head(path)
+        first = next((line for line in head.splitlines() if line.strip()), "")
+        if name.endswith(".jsonl"):
+            try:
+                record = loads_json(first)
+            except (ValueError, RecursionError):
+                record = None
+            layout = "records" if isinstance(record, dict) and text_field in record else None
+        if name.endswith((".tsv", ".csv")):
+            row = next(csv.reader([first], delimiter="\t" if name.endswith(".tsv") else ","), [])
+            layout = "table" if text_field in row else None
+        layout = layout or detect_format(path, head=head)
     if layout == "lines":
         with open_text(path) as handle:
             for number, line in enumerate(handle, start=1):
@@ -122,7 +109,7 @@ def read_sentences(
                     }
     elif layout == "table":
         with open_text(path) as handle:
-            delimiter = "\t" if path.name.lower().removesuffix(".gz").endswith(".tsv") else ","
+            delimiter = "\t" if name.endswith(".tsv") else ","
             for number, row in enumerate(csv.DictReader(handle, delimiter=delimiter), start=2):
                 text = (row.get(text_field) or "").strip()
                 if text:
@@ -131,12 +118,12 @@ def read_sentences(
                         "source": row.get(source_field) or None,
                         "id": row.get(id_field) or str(number),
                     }
-    else:
-        for pair in read(path, format=layout):
+    else:  # a pair corpus, read by its format's reader
+        for pair in READERS[layout](path):
             source = pair.group if source_field == "group" else pair.source
             for side, text in (("1", pair.text1), ("2", pair.text2)):
                 if text.strip():
                     yield {"text": text.strip(), "source": source, "id": f"{pair.id}:{side}"}
 
 
-__all__ = ["SENTENCE_LAYOUTS", "read_sentences", "sentence_format"]
+__all__ = ["SENTENCE_LAYOUTS", "read_sentences"]

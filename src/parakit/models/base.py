@@ -32,7 +32,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -41,9 +41,6 @@ from parakit.errors import ModelError, ParakitError
 from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
 from parakit.registry import Registry
 from parakit.schema import Pair, PairSet
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
 
 #: the file that marks a folder as a saved parakit model
 MODEL_FILE = "parakit_model.json"
@@ -453,13 +450,25 @@ def _model_file(folder: Path) -> dict[str, Any]:
 RUN_SETTINGS = ("precision", "device", "progress")
 
 
+#: the names saved models of earlier versions used, and the one vocabulary's name for each
+RENAMED = {
+    "base_model": "model_name_or_path",
+    "max_seq_length": "max_length",
+    "max_source_length": "max_length",
+    "mixed_precision": "precision",
+    "per_device_batch_size": "micro_batch_size",
+}
+
+
 def load_params(klass: type, saved: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
-    """The parameters a loader builds ``klass`` with: ``saved``, then ``settings`` on top.
+    """The parameters a loader builds ``klass`` with: ``saved`` (earlier names read as
+    :data:`RENAMED` says), then ``settings`` on top.
 
     A run setting (:data:`RUN_SETTINGS`) ``klass`` does not take, or given as None, is left
     out; any other unknown name is refused (E712).
     """
     names = set(klass._get_param_names())  # type: ignore[attr-defined]
+    saved = {RENAMED.get(k, k) if k not in names else k: v for k, v in saved.items()}
     given = {
         k: v
         for k, v in settings.items()
@@ -586,14 +595,8 @@ def make_model(name: str, settings: dict[str, Any] | None = None, **params: Any)
         ModelError: unknown name (E711) or hyperparameter (E712).
     """
     klass = get_model_class(name)
+    check_params(klass, params)
     params = {**load_params(klass, {}, dict(settings or {})), **params}
-    valid = set(klass._get_param_names())
-    unknown = sorted(set(params) - valid)
-    if unknown:
-        raise ModelError(
-            f"unknown hyperparameter(s) {unknown} for model {name!r}; valid: {sorted(valid)}",
-            code="E712",
-        )
     hints = _init_hints(klass)
     for key, value in params.items():
         expected = _expected_type(hints.get(key))

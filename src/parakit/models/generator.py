@@ -23,6 +23,18 @@ from parakit.errors import GeneratorError
 from parakit.models.training import TransformerEstimator
 from parakit.schema import PairSet
 
+#: the generation settings: parameters, per-call overrides of :meth:`Seq2SeqGenerator.generate`
+GENERATION_SETTINGS = (
+    "num_beams",
+    "do_sample",
+    "top_p",
+    "top_k",
+    "temperature",
+    "max_new_tokens",
+    "num_return_sequences",
+    "repetition_penalty",
+    "no_repeat_ngram_size",
+)
 Architecture = Literal["auto", "encoder-decoder", "decoder-only", "bert2bert"]
 
 #: Encoder-only families that can be warm-started into an EncoderDecoderModel (their
@@ -173,17 +185,7 @@ class Seq2SeqGenerator(TransformerEstimator):
     #: the selection score is the dev perplexity: lower is better
     greater_is_better: ClassVar[bool] = False
     #: generation settings change no training: outside the checkpoint signature
-    RUN_PARAMS = TransformerEstimator.RUN_PARAMS | {
-        "do_sample",
-        "max_new_tokens",
-        "no_repeat_ngram_size",
-        "num_beams",
-        "num_return_sequences",
-        "repetition_penalty",
-        "temperature",
-        "top_k",
-        "top_p",
-    }
+    RUN_PARAMS = TransformerEstimator.RUN_PARAMS | set(GENERATION_SETTINGS)
 
     def selection_score(self) -> float | None:
         return getattr(self, "best_dev_perplexity_", None)
@@ -464,20 +466,7 @@ class Seq2SeqGenerator(TransformerEstimator):
         from tqdm.auto import tqdm
 
         self._check_fitted()
-        settings = {
-            name: overrides.pop(name, getattr(self, name))
-            for name in (
-                "num_beams",
-                "do_sample",
-                "top_p",
-                "top_k",
-                "temperature",
-                "max_new_tokens",
-                "num_return_sequences",
-                "repetition_penalty",
-                "no_repeat_ngram_size",
-            )
-        }
+        settings = {name: overrides.pop(name, getattr(self, name)) for name in GENERATION_SETTINGS}
         if overrides:
             raise GeneratorError(f"unknown generation settings {sorted(overrides)}", code="E928")
         n_return = settings["num_return_sequences"]
