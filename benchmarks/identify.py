@@ -388,7 +388,7 @@ def noisy_part(args: argparse.Namespace) -> list[dict]:
             scheme="binary",
         )
         noisy = PairSet(list(positives) + list(nearest_negatives(positives)), scheme="binary")
-    params = {"n_estimators": 200, "min_samples_leaf": 3, "random_state": args.seed}
+    params = {"n_estimators": 200, "min_samples_leaf": 3, "seed": args.seed}
     start = time.perf_counter()
     result = noisy_label_grid(
         make_model("mt-features", **params),

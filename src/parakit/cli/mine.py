@@ -521,7 +521,7 @@ def tiles_cmd(
 
             turku = data.scheme.name == "turku"
             clf = EmbeddingClassifier(
-                baseline_model, "turku3" if turku else "labels", backend, random_state=seed
+                baseline_model, "turku3" if turku else "labels", backend, seed=seed
             )
             proba = out_of_fold_proba(clf, data if turku else data.to_binary(), folds, seed)
             source = f"baseline LR on [|u-v|, u*v] of {baseline_model}, {folds}-fold out-of-fold"

@@ -457,6 +457,7 @@ RENAMED = {
     "max_source_length": "max_length",
     "mixed_precision": "precision",
     "per_device_batch_size": "micro_batch_size",
+    "random_state": "seed",
 }
 
 
