@@ -177,11 +177,8 @@ class MineError(ParakitError, ValueError):
 
 
 class VectorError(MineError):
-    """The vectors layer's errors: encoders and their precision, the model loader, the sentence
-    collection reader, the store and the index (``E801``, ``E803``, ``E806``, ``E808``...).
-
-    A :class:`MineError` subclass: code that catches mining errors catches these too.
-    """
+    """The vectors layer's errors (encoders, precision, loader, collections, store, index; the
+    codes of :class:`MineError`, whose subclass it is so that its handlers catch them)."""
 
 
 class SplitError(ParakitError, ValueError):

@@ -278,9 +278,9 @@ class PretrainedPairModel(PairClassifier):
         return self
 
     def _device_name(self) -> str:
-        import torch
+        from parakit.vectors.precision import device_type
 
-        return self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        return self.device or device_type(None)
 
     def _load_network(self) -> None:
         if getattr(self, "network_", None) is not None:

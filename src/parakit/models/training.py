@@ -431,17 +431,8 @@ class TransformerEstimator(Estimator):
 
     #: parameters of how a run goes, not of what it learns: outside the checkpoint signature
     RUN_PARAMS: ClassVar[frozenset[str]] = frozenset(
-        {
-            "device",
-            "eval_batch_size",
-            "generation_batch_size",
-            "learning_rates",
-            "max_time",
-            "num_threads",
-            "output_dir",
-            "progress",
-            "resume",
-        }
+        "device eval_batch_size generation_batch_size learning_rates max_time num_threads "
+        "output_dir progress resume".split()
     )
     #: whether a higher selection score (:meth:`selection_score`) is better
     greater_is_better: ClassVar[bool] = True
@@ -452,9 +443,7 @@ class TransformerEstimator(Estimator):
         """The ``torch.device`` of ``device`` (None: CUDA when available, else the CPU)."""
         import torch
 
-        if getattr(self, "device", None):
-            return torch.device(self.device)
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device(self.device or device_type(None))
 
     def autocast(self) -> Any:
         """The autocast context of ``precision`` on this device

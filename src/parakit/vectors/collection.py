@@ -1,9 +1,5 @@
-"""The sentence collection of mining, read through :mod:`parakit.io` (one sniff, one open).
-
-:func:`iter_collection` yields ``{"text", "source", "id"}`` records of plain text, JSONL/TSV/CSV
-records or any pair corpus (:func:`parakit.io.read_sentences` says which layouts); a file that
-is none of them is a :class:`~parakit.errors.VectorError` (E803) naming it.
-"""
+"""The sentence collection of mining, read through :func:`parakit.io.read_sentences` (plain
+text, JSONL/TSV/CSV records or any pair corpus; one sniff, one open)."""
 
 from __future__ import annotations
 
@@ -20,26 +16,18 @@ def iter_collection(
     """Yield the sentences of ``path`` as ``{"text", "source", "id"}`` records.
 
     Raises:
-        VectorError: E803, no such file, a layout that cannot be told, or a record without
-            the text field (naming the file and line).
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.txt"
-        >>> _ = p.write_text("first\\n\\nsecond\\n")
-        >>> [r["text"] for r in iter_collection(p)]
-        ['first', 'second']
+        VectorError: E803, what :func:`~parakit.io.read_sentences` finds wrong (no such file,
+            a layout that cannot be told, a record without the text field...).
     """
     from parakit.io import read_sentences
 
     try:
         yield from read_sentences(path, text_field, source_field, id_field)
     except DataFormatError as err:
-        unknown = err.code == "E113"  # neither a sentence layout nor a pair format
-        hint = (
+        hint = (  # neither a sentence layout nor a pair format
             f"not a sentence collection (.txt, .jsonl with {text_field!r}, .tsv/.csv with a "
             f"{text_field!r} column) nor a pair corpus: "
-            if unknown
+            if err.code == "E113"
             else ""
         )
-        raise VectorError(f"{hint}{err.message}", code="E803") from None
+        raise VectorError(hint + err.message, code="E803") from None
