@@ -431,8 +431,8 @@ class TransformerEstimator(Estimator):
 
     #: parameters of how a run goes, not of what it learns: outside the checkpoint signature
     RUN_PARAMS: ClassVar[frozenset[str]] = frozenset(
-        ("device", "eval_batch_size", "generation_batch_size", "learning_rates", "max_time")
-        + ("num_threads", "output_dir", "progress", "resume")
+        {"device", "eval_batch_size", "generation_batch_size", "learning_rates", "max_time"}
+        | {"num_threads", "output_dir", "progress", "resume"}
     )
     #: whether a higher selection score (:meth:`selection_score`) is better
     greater_is_better: ClassVar[bool] = True
