@@ -3,7 +3,7 @@
 Example:
     >>> from parakit.io import read, write, formats
     >>> sorted(formats()["read"])[:3]
-    ['csv', 'etpc', 'jsonl']
+    ['csv', 'doccano', 'etpc']
 """
 
 from __future__ import annotations
