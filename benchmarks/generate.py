@@ -150,7 +150,7 @@ def main() -> None:
         learning_rate=args.lr,
         epochs=args.epochs,
         batch_size=args.batch_size,
-        max_source_length=32,
+        max_length=32,
         max_target_length=32,
         max_new_tokens=32,
         num_beams=4,

@@ -238,7 +238,7 @@ def untrained_cross_encoder(name: str, **settings: Any) -> Any:
         max_length=settings.get("max_length", 64),
         num_threads=settings.get("threads"),
         device=settings.get("device"),
-        mixed_precision=settings.get("precision", "auto"),
+        precision=settings.get("precision", "auto"),
     )
     model.classes_ = np.array(["0", "1"], dtype=object)
     model.label_type_, model.scheme_ = "str", get_scheme("binary").spec()
@@ -310,7 +310,7 @@ def distill_part(args: argparse.Namespace) -> list[dict]:
         max_length=args.ce_max_length,
         epochs=args.ce_epochs,
         learning_rate=args.ce_lr[0],
-        per_device_batch_size=args.ce_batch,
+        micro_batch_size=args.ce_batch,
         max_steps=args.ce_max_steps,
         eval_steps=args.ce_eval_steps,
         seed=args.seed,
@@ -388,7 +388,7 @@ def noisy_part(args: argparse.Namespace) -> list[dict]:
             scheme="binary",
         )
         noisy = PairSet(list(positives) + list(nearest_negatives(positives)), scheme="binary")
-    params = {"n_estimators": 200, "min_samples_leaf": 3, "random_state": args.seed}
+    params = {"n_estimators": 200, "min_samples_leaf": 3, "seed": args.seed}
     start = time.perf_counter()
     result = noisy_label_grid(
         make_model("mt-features", **params),
@@ -543,9 +543,9 @@ def recipe_model(args: argparse.Namespace, rate: float, per_epoch: int, folder: 
         learning_rate=rate,
         epochs=args.epochs,
         batch_size=args.batch,
-        per_device_batch_size=args.per_device,
+        micro_batch_size=args.per_device,
         eval_steps=per_epoch,
-        mixed_precision=args.precision,
+        precision=args.precision,
         seed=args.seed,
         output_dir=str(folder),
         device=args.device,
@@ -1068,7 +1068,7 @@ def main() -> None:
                             "max_length": args.ce_max_length,
                             "epochs": args.ce_epochs,
                             "learning_rates": args.ce_lr,
-                            "per_device_batch_size": args.ce_batch,
+                            "micro_batch_size": args.ce_batch,
                             "max_steps": args.ce_max_steps,
                             "eval_steps": args.ce_eval_steps,
                             "seed": args.seed,

@@ -65,7 +65,8 @@ def recall_at(found: np.ndarray, truth: np.ndarray) -> float:
 
 
 def bench_embed(args: argparse.Namespace) -> None:
-    from parakit.vectors.encode import OnnxEncoder, SentenceEncoder, resolve_model
+    from parakit.offline import resolve_model
+    from parakit.vectors.encode import OnnxEncoder, SentenceEncoder
     from parakit.vectors.index import VectorIndex
 
     texts = multipit_sentences(args.n)
@@ -239,7 +240,7 @@ def _exponent(sizes: list[int], seconds: list[float]) -> float:
 def bench_compare(args: argparse.Namespace) -> None:
     """The same real sentences through sentence-transformers (encode + paraphrase mining,
     max_pairs raised) and ``parakit mine run``: wall, CPU, peak memory, recall@5."""
-    from parakit.vectors.encode import resolve_model
+    from parakit.offline import resolve_model
     from parakit.vectors.index import VectorIndex, recall_per_query
 
     work = Path(args.workdir)

@@ -101,7 +101,8 @@ def header(what: str) -> None:
 def bench_embed(args: argparse.Namespace) -> None:
     from sentence_transformers import SentenceTransformer
 
-    from parakit.vectors.encode import SentenceEncoder, resolve_model
+    from parakit.offline import resolve_model
+    from parakit.vectors.encode import SentenceEncoder
 
     texts = multipit_sentences(args.n)
     model = resolve_model(args.model)
@@ -229,7 +230,7 @@ def bench_int8(args: argparse.Namespace) -> None:
     import onnx
     import onnxruntime as ort
 
-    from parakit.vectors.encode import resolve_model
+    from parakit.offline import resolve_model
 
     texts = multipit_sentences(args.n)
     model = resolve_model(args.model)
@@ -294,8 +295,8 @@ def bench_f1(args: argparse.Namespace) -> None:
             learning_rate=args.lr,
             epochs=args.epochs,
             batch_size=32,
-            per_device_batch_size=32,
-            mixed_precision=precision,
+            micro_batch_size=32,
+            precision=precision,
             seed=args.seed,
             progress=False,
         ).fit(train, eval_set=dev)

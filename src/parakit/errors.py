@@ -19,7 +19,8 @@ E6xx      :class:`AnnotateError` and its :class:`NotFound`, :class:`Forbidden`,
 E70x-E71x :class:`ModelError` (classifiers, model folders)
 E72x      :class:`OfflineModelError` (offline model registry, installs)
 E75x      :class:`BiEncoderError`
-E8xx      :class:`MineError` (vectors: encoders, stores, indexes; mining, tiles, retrieval)
+E8xx      :class:`MineError` (mining, tiles, retrieval); :class:`VectorError` (encoders,
+          precision, collections, stores, indexes)
 E90x      :class:`GenerationDataError`
 E91x      :class:`GenerationMetricError`
 E92x      :class:`GeneratorError`
@@ -200,6 +201,11 @@ class MineError(ParakitError, ValueError):
     """
 
     code = "E800"
+
+
+class VectorError(MineError):
+    """The vectors layer's errors (encoders, precision, loader, collections, store, index; the
+    codes of :class:`MineError`, whose subclass it is so that its handlers catch them)."""
 
 
 class SplitError(ParakitError, ValueError):

@@ -125,3 +125,19 @@ def test_every_help_fits_80_columns_and_shows_each_option_whole(monkeypatch, cap
                 if not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
                     problems.append(f"{path}: option {name} is not shown whole")
     assert not problems, "\n".join(problems)
+
+
+def test_models_get_run_settings_as_arguments():
+    """``--precision`` and the other run settings reach a model as constructor or loader
+    arguments (``make_model(name, run_settings(precision))``, ``load_model(folder,
+    precision=...)``), never as attributes set on a model already built."""
+    from pathlib import Path
+
+    import parakit.cli
+
+    pattern = re.compile(r"\.(precision|mixed_precision|device|progress)\s*=(?!=)|setattr\(\w+, ")
+    for path in Path(parakit.cli.__file__).parent.rglob("*.py"):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if "setattr(output, " in line:  # the Output settings object of -q/-v, not a model
+                continue
+            assert not pattern.search(line), f"{path.name}:{number}: {line.strip()}"

@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from parakit.cli import main
-from parakit.cli.options import resolve_model
 from parakit.examples import example_path
+from parakit.offline import resolve_model
 
 EXAMPLE = str(example_path())
 

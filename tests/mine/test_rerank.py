@@ -29,7 +29,7 @@ def test_identify_model_folder_loads_and_gives_its_own_paraphrase_proba(tmp_path
     from parakit.models.base import make_model
 
     pairs = _turku_pairs()
-    model = make_model("mt-features", random_state=0).fit(pairs)
+    model = make_model("mt-features", seed=0).fit(pairs)
     model.save(tmp_path / "model")
     loaded = load_classifier(tmp_path / "model")
     got = paraphrase_proba(loaded, pairs)

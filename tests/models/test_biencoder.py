@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sentence_transformers")
 
 from parakit.errors import BiEncoderError, ModelError  # noqa: E402
-from parakit.models.base import load_model  # noqa: E402
+from parakit.models.base import PairClassifier, load_model  # noqa: E402
 from parakit.models.biencoder import BiEncoder  # noqa: E402
 from parakit.schema import Pair, PairSet  # noqa: E402
 
@@ -60,7 +60,7 @@ def _data(seed: int, n: int = 96) -> PairSet:
 @pytest.mark.parametrize("loss", ["online_contrastive", "contrastive"])
 def test_training_improves_dev_and_roundtrips(tmp_path, plain_bert, loss):
     model = BiEncoder(plain_bert, loss=loss, learning_rate=2e-3, epochs=4, margin=0.5, seed=1).fit(
-        _data(0), dev=_data(1, 48)
+        _data(0), eval_set=_data(1, 48)
     )
     before, after = model.history_[0], model.history_[-1]
     assert model.batch_size == 16
@@ -75,7 +75,9 @@ def test_training_improves_dev_and_roundtrips(tmp_path, plain_bert, loss):
     meta = json.loads((tmp_path / "m" / "parakit_model.json").read_text())
     assert meta["model_type"] == "biencoder" and meta["params"]["loss"] == loss
     with pytest.raises(ModelError, match="E711.*bi-encoder"):
-        load_model(tmp_path / "m")
+        PairClassifier.load(tmp_path / "m")
+    # the one loader of every family dispatches on the model type
+    assert isinstance(load_model(tmp_path / "m"), BiEncoder)
     metrics = again.evaluate(_data(2, 40))
     assert metrics["test_retrieval_top1"] >= 0 and "test_cosine_accuracy" in metrics
 
@@ -92,7 +94,7 @@ def test_mnrl_with_hard_negatives(plain_bert):
         ]
     )
     model = BiEncoder(plain_bert, loss="mnrl", learning_rate=2e-3, epochs=2).fit(
-        data, dev=_data(1, 48), hard_negatives=negatives
+        data, eval_set=_data(1, 48), hard_negatives=negatives
     )
     assert model.history_[-1]["dev_cosine_ap"] > model.history_[0]["dev_cosine_ap"]
 

@@ -23,7 +23,7 @@ def small(encoder: str, **overrides) -> CrossEncoderClassifier:
         max_length=48,
         epochs=2,
         learning_rate=1e-3,
-        per_device_batch_size=16,
+        micro_batch_size=16,
         batch_size=32,
         progress=False,
         seed=1,
@@ -103,7 +103,7 @@ transformers.Trainer._save_checkpoint = save_then_die
 encoder, train, dev, out = sys.argv[1:5]
 data, held = read(train), read(dev)
 CrossEncoderClassifier(
-    encoder, max_length=48, epochs=1, learning_rate=1e-3, per_device_batch_size=16,
+    encoder, max_length=48, epochs=1, learning_rate=1e-3, micro_batch_size=16,
     batch_size=32, progress=False, seed=1, num_threads=2, eval_steps=1, output_dir=out,
 ).fit(data, eval_set=held)
 """
@@ -199,8 +199,7 @@ def test_precision_from_the_command_line(tiny_encoder, multipit, tmp_path):
     train, dev = multipit
     small(tiny_encoder, epochs=1).fit(train[:64]).save(tmp_path / "ce")
     write(PairSet(list(dev[:40]), scheme="binary"), tmp_path / "dev.jsonl")
-    fp32 = load_model(tmp_path / "ce")
-    fp32.mixed_precision = "fp32"
+    fp32 = load_model(tmp_path / "ce", precision="fp32")
     expected = fp32.paraphrase_proba(dev[:40])
     for precision in ("fp32", "bf16"):
         out = tmp_path / f"{precision}.jsonl"

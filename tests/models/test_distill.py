@@ -19,7 +19,7 @@ def student(encoder: str, **overrides) -> CrossEncoderClassifier:
         max_length=32,
         epochs=2,
         learning_rate=1e-3,
-        per_device_batch_size=16,
+        micro_batch_size=16,
         batch_size=16,
         progress=False,
         seed=1,

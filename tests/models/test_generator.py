@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from parakit.errors import GeneratorError, ModelError  # noqa: E402
-from parakit.models.base import load_model  # noqa: E402
+from parakit.models.base import PairClassifier, load_model  # noqa: E402
 from parakit.models.generator import Seq2SeqGenerator, select_learning_rate  # noqa: E402
 from parakit.schema import Pair, PairSet  # noqa: E402
 
@@ -143,7 +143,6 @@ def _fit(path: Path, **params) -> Seq2SeqGenerator:
         "learning_rate": 1e-2,
         "epochs": 20,
         "batch_size": 8,
-        "eval_steps": 500,
         "num_beams": 2,
         "max_new_tokens": 6,
         "progress": False,
@@ -196,7 +195,9 @@ def test_save_load_roundtrip_gives_same_generations(fitted, tmp_path):
     # one model description for every family: the classifier loader says what it found
     assert info["model_type"] == "generator"
     with pytest.raises(ModelError, match="E711.*generator"):
-        load_model(tmp_path / "model")
+        PairClassifier.load(tmp_path / "model")
+    # the one loader of every family dispatches on the model type
+    assert load_model(tmp_path / "model").generate(["the cat sat", "a dog ran"]) == before
 
 
 def test_warm_started_bert2bert_saves_and_loads(fitted, tmp_path):

@@ -26,7 +26,7 @@ def small(cls, encoder: str, **overrides):
         max_length=48,
         epochs=2,
         learning_rate=2e-3,
-        per_device_batch_size=32,
+        micro_batch_size=32,
         progress=False,
         seed=3,
         num_threads=2,

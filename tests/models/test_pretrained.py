@@ -93,7 +93,7 @@ def test_the_paraphrase_label_is_stated_or_inferred():
 
 
 def test_a_cross_encoder_gives_its_own_scores(classifiers, pairs):
-    predictor = load_predictor(classifiers["ce"], mixed_precision="fp32")
+    predictor = load_predictor(classifiers["ce"], precision="fp32")
     expected = st.CrossEncoder(str(classifiers["ce"]), device="cpu").predict(
         [(p.text1, p.text2) for p in pairs]
     )  # one output: the sigmoid score
@@ -102,7 +102,7 @@ def test_a_cross_encoder_gives_its_own_scores(classifiers, pairs):
 
 
 def test_a_sequence_classifier_reads_its_id2label(classifiers, pairs):
-    predictor = load_predictor(classifiers["seq"], mixed_precision="fp32")
+    predictor = load_predictor(classifiers["seq"], precision="fp32")
     assert "paraphrase = equivalent (inferred" in predictor.describe()
     tokenizer = transformers.AutoTokenizer.from_pretrained(classifiers["seq"])
     model = transformers.AutoModelForSequenceClassification.from_pretrained(classifiers["seq"])
@@ -111,13 +111,13 @@ def test_a_sequence_classifier_reads_its_id2label(classifiers, pairs):
         logits = model(**tokenizer(texts1, texts2, padding=True, return_tensors="pt")).logits
     expected = logits.softmax(-1)[:, 1].numpy()
     np.testing.assert_allclose(predictor.paraphrase_proba(pairs), expected, atol=1e-5)
-    stated = load_predictor(classifiers["seq"], positive="not_equivalent", mixed_precision="fp32")
+    stated = load_predictor(classifiers["seq"], positive="not_equivalent", precision="fp32")
     np.testing.assert_allclose(stated.paraphrase_proba(pairs), 1 - expected, atol=1e-5)
 
 
 def test_a_sentence_encoder_gets_the_f1_best_threshold_of_the_dev_set(tiny_model, pairs):
     dev, test = pairs[:20], pairs[20:]
-    predictor = load_predictor(tiny_model, dev=dev, mixed_precision="fp32")
+    predictor = load_predictor(tiny_model, dev=dev, precision="fp32")
     model = st.SentenceTransformer(str(tiny_model), device="cpu")
 
     def cosines(ps):

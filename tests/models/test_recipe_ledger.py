@@ -21,7 +21,7 @@ def tiny(encoder: str, **overrides) -> CrossEncoderClassifier:
         max_length=64,
         epochs=1,
         learning_rate=1e-3,
-        per_device_batch_size=8,
+        micro_batch_size=8,
         batch_size=8,
         progress=False,
         seed=3,

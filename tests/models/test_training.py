@@ -191,3 +191,50 @@ def test_no_training_code_outside_the_one_trainer_steps_an_optimiser():
         if pattern.search(line)
     ]
     assert offenders == []
+
+
+def test_the_estimator_base_builds_settings_signature_and_grid(monkeypatch, tmp_path):
+    """TransformerEstimator: TrainSettings from the estimator's own parameters (by name), the
+    checkpoint signature without the run parameters, one checkpoint folder per rate, the grid
+    by clone + set_params, and bf16 asked of a trainer only where the device runs it."""
+    import parakit.models.training as training
+    from parakit.models.cross_encoder import CrossEncoderClassifier
+    from parakit.models.generator import Seq2SeqGenerator
+
+    model = CrossEncoderClassifier(
+        "m",
+        batch_size=32,
+        micro_batch_size=8,
+        seed=3,
+        precision="fp32",
+        device="cpu",
+        output_dir=str(tmp_path),
+    )
+    settings = model.train_settings(128)
+    assert (settings.batch_size, settings.micro_batch_size, settings.seed) == (32, 8, 3)
+    assert settings.precision == "fp32" and settings.device == "cpu"
+    assert settings.eval_steps == 4  # the recipe: each epoch (4 steps) when training is short
+    assert model.set_params(eval_steps=3).train_settings(128).eval_steps == 3
+    signature = model.run_signature(n_pairs=128)
+    assert signature["n_pairs"] == 128 and signature["micro_batch_size"] == 8
+    assert not {"output_dir", "progress", "device", "resume"} & set(signature)
+    assert model.checkpoint_dir() == tmp_path / "lr-2e-05"
+    generator = Seq2SeqGenerator("m", micro_batch_size=None, batch_size=16)
+    assert generator.train_settings(10).micro_batch_size == 16
+    assert "num_beams" not in generator.run_signature()
+
+    fitted: list[float] = []
+
+    def fit(copy):
+        fitted.append(copy.learning_rate)
+        copy.best_dev_perplexity_ = {1e-4: 3.0, 3e-4: 2.0, 1e-5: 5.0}[copy.learning_rate]
+
+    best, scores = generator.fit_grid([1e-4, 3e-4, 1e-5], fit)
+    assert fitted == [1e-4, 3e-4, 1e-5] and scores == {1e-4: 3.0, 3e-4: 2.0, 1e-5: 5.0}
+    assert best is not generator and best.learning_rate == 3e-4  # lower perplexity wins
+    assert generator.learning_rate == 1e-4 and not hasattr(generator, "best_dev_perplexity_")
+
+    monkeypatch.setattr(training, "cpu_has_bf16", lambda: False)
+    assert model.set_params(precision="bf16").trainer_precision() == {"bf16": False, "fp16": False}
+    monkeypatch.setattr(training, "cpu_has_bf16", lambda: True)
+    assert model.trainer_precision() == {"bf16": True, "fp16": False}

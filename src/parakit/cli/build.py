@@ -14,9 +14,9 @@ from parakit.cli.options import (
     PrecisionOpt,
     ReaderOptionsOpt,
     SeedOpt,
+    check_model,
     output_option,
     read_pairs,
-    resolve_model,
     show_progress,
 )
 from parakit.io._open import load_json
@@ -665,7 +665,7 @@ def knn_cmd(
     from parakit.vectors.encode import load_encoder
 
     encoder = load_encoder(
-        resolve_model(model),
+        check_model(model),
         backend,
         batch_size=batch_size,
         normalize=metric != "l2",
@@ -760,7 +760,7 @@ def suggest_cmd(
     if model is not None:
         from parakit.vectors.encode import load_encoder
 
-        encoder = load_encoder(resolve_model(model), backend, precision=precision)
+        encoder = load_encoder(check_model(model), backend, precision=precision)
     suggester = PairSuggester(
         max_window=max_window,
         encoder=encoder,

@@ -56,7 +56,10 @@ def train(
     eval_steps: Annotated[
         int | None, typer.Option(help="Evaluate every N steps (default: each epoch).")
     ] = None,
-    max_seq_length: Annotated[int, typer.Option(min=1, help="Token limit per sentence.")] = 128,
+    max_length: Annotated[
+        int,
+        typer.Option("--max-length", "--max-seq-length", min=1, help="Token limit per sentence."),
+    ] = 128,
     seed: SeedOpt = 0,
     fmt: FormatOpt = None,
     precision: PrecisionOpt = "auto",
@@ -84,7 +87,7 @@ def train(
         epochs=epochs,
         reading=reading,
         eval_steps=eval_steps,
-        max_seq_length=max_seq_length,
+        max_length=max_length,
         seed=seed,
         precision=precision,
         progress=show_progress(),
@@ -93,7 +96,7 @@ def train(
     dev_pairs = read_pairs(dev, fmt) if dev else None
     model.fit(
         train_pairs,
-        dev=dev_pairs,
+        eval_set=dev_pairs,
         hard_negatives=read_pairs(hard_negatives) if hard_negatives else None,
     )
     with replace_folder(output, is_model_folder, "a parakit model folder") as folder:
@@ -138,9 +141,7 @@ def evaluate(
 
     test = read_pairs(pairs, fmt)
     with status(f"encoding and ranking {len(test)} pairs"):
-        encoder = BiEncoder.load(model)
-        encoder.precision = precision
-        metrics = encoder.evaluate(test)
+        metrics = BiEncoder.load(model, precision=precision).evaluate(test)
     if output:
         from parakit.io.atomic import atomic_write
 

@@ -143,7 +143,10 @@ def train(
     micro_batch_size: Annotated[
         int | None, typer.Option(help="Per forward pass (accumulate).")
     ] = None,
-    eval_steps: Annotated[int, typer.Option()] = 500,
+    eval_steps: Annotated[
+        int | None,
+        typer.Option(help="Evaluate every N steps (default: 500, each epoch when shorter)."),
+    ] = None,
     max_steps: Annotated[int | None, typer.Option()] = None,
     max_time: Annotated[
         float | None, typer.Option(help="Stop training after this many seconds.")
@@ -179,7 +182,7 @@ def train(
         eval_steps=eval_steps,
         max_steps=max_steps,
         max_time=max_time,
-        max_source_length=max_length,
+        max_length=max_length,
         max_target_length=max_length,
         seed=seed,
         device=device,

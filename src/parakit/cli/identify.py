@@ -24,9 +24,10 @@ from parakit.cli.options import (
     SeedOpt,
     echo_json,
     mark_resumable,
-    model_params,
     output_option,
+    parse_key_values,
     read_pairs,
+    run_settings,
     status,
 )
 from parakit.cli.release import LicenseOpt, PrivateOpt, PushOpt, push, recipe_command
@@ -60,14 +61,6 @@ def _load_training_sets(
     prefixes = [s if stems.count(s) == 1 else f"{i}-{s}" for i, s in enumerate(stems)]
     sets = [_load_pairs(p, fmt, binary, reading) for p in paths]
     return concatenate(sets, prefixes)
-
-
-def _set_precision(classifier: Any, precision: str, params: dict[str, Any] | None = None) -> Any:
-    """``--precision`` for the torch classifiers (their ``mixed_precision``; an explicit
-    ``-p mixed_precision=...`` wins); other models have no precision to set."""
-    if hasattr(classifier, "mixed_precision") and "mixed_precision" not in (params or {}):
-        classifier.mixed_precision = precision
-    return classifier
 
 
 #: the model argument of the commands that apply a model
@@ -124,11 +117,11 @@ def load_any_model(
         positive=positive or None,
         threshold=threshold,
         reading=reading,
-        mixed_precision=precision,
+        precision=precision,
     )
     if hasattr(classifier, "describe"):
         typer.echo(classifier.describe(), err=True)
-    return _set_precision(classifier, precision)
+    return classifier
 
 
 BinaryOpt = Annotated[
@@ -229,7 +222,7 @@ def train(
             seed=seed,
         )
     dev_pairs = _load_pairs(dev, dev_format, binary, reading) if dev is not None else None
-    params = model_params(model, param)
+    params = parse_key_values(param, "--param")
     if epochs is not None:
         from parakit.models.base import get_model_class
 
@@ -242,7 +235,7 @@ def train(
                 "--epochs and -p epochs=... disagree; give one", param_hint="--epochs"
             )
         params["epochs"] = epochs
-    classifier = _set_precision(make_model(model, **params), precision, params)
+    classifier = make_model(model, run_settings(precision), **params)
     if getattr(classifier, "output_dir", None) and getattr(classifier, "resume", False):
         mark_resumable()  # -p output_dir=...: checkpoints a rerun goes on from
     start = time.perf_counter()
@@ -444,7 +437,7 @@ def clean_labels(
 ) -> None:
     """Noisy-label cleaning (M8): a teacher drops or flips the labels it doubts."""
     from parakit.io import write
-    from parakit.models.base import load_model, make_model
+    from parakit.models.base import PairClassifier, make_model
     from parakit.models.noisy import NoisyLabelCleaner
 
     if grid is None and (teacher is None) == (clean is None):
@@ -461,11 +454,11 @@ def clean_labels(
         threshold = 0.35 if method == "filter" else 0.25
     noisy = _load_pairs(noisy_path, fmt, binary, reading)
     if teacher is not None:
-        teacher_model = _set_precision(load_model(teacher), precision)
+        teacher_model = PairClassifier.load(teacher, **run_settings(precision))
         cleaner = NoisyLabelCleaner(teacher_model, method, threshold, refit=False).fit()
     else:
-        params = model_params(model, param)
-        classifier = _set_precision(make_model(model, **params), precision, params)
+        params = parse_key_values(param, "--param")
+        classifier = make_model(model, run_settings(precision), **params)
         cleaner = NoisyLabelCleaner(classifier, method, threshold).fit(
             _load_pairs(clean, None, binary, reading)
         )
@@ -498,7 +491,7 @@ def _clean_labels_grid(
     """``clean-labels --grid``: MultiPIT's λ search (Table 3), selected on dev F1."""
     from parakit.cli.options import parse_numbers
     from parakit.io import write
-    from parakit.models.base import load_model, make_model
+    from parakit.models.base import PairClassifier, make_model
     from parakit.models.noisy import METHODS, given_label_proba, noisy_label_grid, relabel
 
     if clean is None or dev is None:
@@ -513,15 +506,15 @@ def _clean_labels_grid(
     if any(x > 1 for x in lambdas):
         raise typer.BadParameter(f"{grid!r}: every λ must lie in [0, 1]", param_hint="--grid")
     noisy = _load_pairs(noisy_path, fmt, binary, reading)
-    params = model_params(model, param)
-    student = _set_precision(make_model(model, **params), precision, params)
+    params = parse_key_values(param, "--param")
+    student = make_model(model, run_settings(precision), **params)
     with status(f"λ grid: {2 * len(lambdas) + 2} students of {model}"):
         result = noisy_label_grid(
             student,
             _load_pairs(clean, None, binary, reading),
             noisy,
             _load_pairs(dev, None, binary, reading),
-            teacher=_set_precision(load_model(teacher), precision) if teacher else None,
+            teacher=PairClassifier.load(teacher, **run_settings(precision)) if teacher else None,
             methods=METHODS,
             thresholds=lambdas,
             refit_teacher=teacher is None,

@@ -24,7 +24,7 @@ from parakit.cli.options import (
     parse_bytes,
     progress_bar,
     read_pairs,
-    resolve_model,
+    run_settings,
     show_progress,
 )
 
@@ -43,10 +43,11 @@ BackendOpt = Annotated[str, typer.Option(help="Encoder backend: torch | onnx.")]
 
 
 def _encoder(model: str, backend: str, batch_size: int = 64, precision: str = "auto"):
+    from parakit.cli.options import check_model
     from parakit.vectors.encode import load_encoder
 
     # every backend takes --precision (ONNX accepts auto/fp32 and refuses the rest, E808)
-    return load_encoder(resolve_model(model), backend, batch_size=batch_size, precision=precision)
+    return load_encoder(check_model(model), backend, batch_size=batch_size, precision=precision)
 
 
 class _ChunkedProgress:
@@ -165,9 +166,8 @@ def run(
 
     mark_resumable()  # the --workdir checkpoints: a rerun goes on from them
 
-    clf = load_classifier(str(classifier)) if classifier else None
-    if hasattr(clf, "mixed_precision"):  # a torch re-ranker runs at --precision too
-        clf.mixed_precision = precision
+    # a torch re-ranker runs at --precision too
+    clf = load_classifier(classifier, **run_settings(precision)) if classifier else None
     with _cluster(workers, scheduler) as client:
         result = mine(
             collection,
@@ -521,7 +521,7 @@ def tiles_cmd(
 
             turku = data.scheme.name == "turku"
             clf = EmbeddingClassifier(
-                baseline_model, "turku3" if turku else "labels", backend, random_state=seed
+                baseline_model, "turku3" if turku else "labels", backend, seed=seed
             )
             proba = out_of_fold_proba(clf, data if turku else data.to_binary(), folds, seed)
             source = f"baseline LR on [|u-v|, u*v] of {baseline_model}, {folds}-fold out-of-fold"
@@ -664,7 +664,7 @@ def grow_cmd(
     entry = GrowingDataset(dataset).grow(
         batch,
         _encoder(model, backend, precision=precision),
-        load_classifier(str(classifier)),
+        load_classifier(classifier, **run_settings(precision)),
         threshold=threshold,
         protected=read_pairs(protected) if protected else None,
         k=k,

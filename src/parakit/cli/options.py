@@ -6,8 +6,10 @@
   coercion rule for every ``KEY=VALUE`` option: :func:`coerce`);
 - ``--seed`` defaults to 0;
 - every model name goes through :func:`check_model` (a missing path is a usage error) and is
-  resolved by :func:`resolve_model` or the library (``parakit.offline.resolve_model``), so the
-  offline aliases (``offline-minilm``, ``offline-mpnet``) work wherever a model is named.
+  passed on as given: the library resolves an offline alias (``offline-minilm``,
+  ``offline-mpnet``) once, where the model is loaded;
+- a model gets ``--precision`` and the progress setting as constructor arguments
+  (:func:`run_settings`), never as attributes set on a built model.
 
 A bad value is a :class:`typer.BadParameter` naming the option, so it ends as one
 ``error: ...`` line with exit code 2 like every other usage mistake.
@@ -166,15 +168,13 @@ def parse_range(text: str, option: str) -> tuple[int, int]:
     return pair
 
 
-def model_params(model: str, items: list[str] | None, option: str = "--param") -> dict[str, Any]:
-    """``-p KEY=VALUE`` hyperparameters of model type ``model``, with ``progress`` off under
-    ``-q`` for a model that draws progress bars (unless ``-p progress=...`` says otherwise)."""
-    from parakit.models.base import get_model_class
-
-    params = parse_key_values(items, option)
-    if "progress" in get_model_class(model)._get_param_names():
-        params.setdefault("progress", show_progress())
-    return params
+def run_settings(precision: str = "auto") -> dict[str, Any]:
+    """The run settings a command gives every model it builds or loads
+    (``make_model(name, run_settings(precision), **params)``, ``load_model(folder,
+    **run_settings(precision))``): ``--precision`` and the progress bars (off under ``-q``).
+    A model that has no such parameter does not get it (:data:`parakit.models.base.RUN_SETTINGS`);
+    an explicit ``-p precision=...`` wins."""
+    return {"precision": precision, "progress": show_progress()}
 
 
 def check_model(model: str | Path, option: str = "--model") -> str:
@@ -185,17 +185,6 @@ def check_model(model: str | Path, option: str = "--model") -> str:
     if text.startswith(("/", "./", "../", "~")) and not Path(text).expanduser().exists():
         raise typer.BadParameter(f"{text}: no such model folder", param_hint=option)
     return text
-
-
-def resolve_model(model: str | Path, option: str = "--model") -> str:
-    """:func:`check_model`, then the folder of an offline alias (``offline-minilm``,
-    ``offline-mpnet``); any other name is returned unchanged."""
-    text = check_model(model, option)
-    try:
-        from parakit.offline import resolve_model as resolve_offline
-    except ImportError:  # pragma: no cover - parakit.offline is part of the package
-        from parakit.vectors.encode import resolve_model as resolve_offline
-    return resolve_offline(text)
 
 
 def read_pairs(
@@ -306,7 +295,6 @@ __all__ = [
     "echo_json",
     "format_option",
     "mark_resumable",
-    "model_params",
     "output_option",
     "output_settings",
     "parse_key_values",
@@ -314,7 +302,7 @@ __all__ = [
     "parse_range",
     "progress_bar",
     "read_pairs",
-    "resolve_model",
+    "run_settings",
     "show_progress",
     "status",
 ]

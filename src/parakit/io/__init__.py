@@ -3,17 +3,20 @@
 Example:
     >>> from parakit.io import read, write, formats
     >>> sorted(formats()["read"])[:3]
-    ['csv', 'etpc', 'jsonl']
+    ['csv', 'doccano', 'etpc']
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import csv
+import json
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from parakit.errors import DataFormatError
+from parakit.io._open import loads_json, open_text
 from parakit.io.atomic import atomic_write
 from parakit.io.dataset import is_hf_spec, read_hf_dataset, read_parquet, write_parquet
 from parakit.io.doccano import read_doccano, write_doccano
@@ -49,6 +52,7 @@ __all__ = [
     "read_parquet",
     "read_prodigy",
     "read_release",
+    "read_sentences",
     "read_table",
     "read_tmup",
     "read_turku",
@@ -149,12 +153,12 @@ def _first_key(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _jsonl_layout(path: Path) -> str:
+def _jsonl_layout(path: Path, head: str | None = None) -> str:
     """A ``.jsonl`` file's layout from its first line: Prodigy (underscore hashes or
     ``answer``), doccano (``text`` with a ``label`` list), else parakit JSONL."""
     from parakit.io._open import loads_json
 
-    line = _head(path).split("\n", 1)[0]
+    line = (_head(path) if head is None else head).split("\n", 1)[0]
     try:
         record = loads_json(line)
     except (ValueError, RecursionError):
@@ -168,8 +172,9 @@ def _jsonl_layout(path: Path) -> str:
     return "jsonl"
 
 
-def detect_format(path: str | Path) -> str:
-    """Guess a file's format from its name and first bytes.
+def detect_format(path: str | Path, *, head: str | None = None) -> str:
+    """Guess a file's format from its name and first bytes (``head``: those bytes when the
+    caller has read them already, decoded; the file is then not opened again).
 
     Raises:
         DataFormatError: when the format cannot be told; pass ``format=`` explicitly.
@@ -195,10 +200,10 @@ def detect_format(path: str | Path) -> str:
         raise DataFormatError("no such file", path=path, code="E103")
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(".jsonl"):
-        return _jsonl_layout(path)
+        return _jsonl_layout(path, head)
     if name.endswith(".parquet"):
         return "parquet"
-    head = _head(path)
+    head = _head(path) if head is None else head
     first = head.splitlines()[0] + "\n" if head else ""
     if name.endswith(".json"):
         stripped = head.lstrip()
@@ -265,6 +270,117 @@ def read(path: str | Path, format: str | None = None, **options: Any) -> PairSet
         ) from None
     _check_options(reader, name, path, options)
     return reader(path, **options)
+
+
+#: the layouts of sentence files beside the pair formats
+SENTENCE_LAYOUTS = ("lines", "records", "table")
+
+
+def read_sentences(
+    path: str | Path,
+    text_field: str = "text",
+    source_field: str = "source",
+    id_field: str = "id",
+    format: str | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Yield the sentences of ``path`` (what mining embeds) as ``{"text", "source", "id"}``
+    records, blank texts skipped: one read of the head tells the layout, one open reads it.
+
+    * ``lines`` (``.txt``, ``.txt.gz``): one sentence per line (id = line number);
+    * ``records``: a ``.jsonl`` file whose first object has ``text_field``;
+    * ``table``: a ``.tsv``/``.csv`` file whose header has ``text_field``;
+    * any pair format :func:`detect_format` tells (handed the head already read): the
+      statements ``text1`` and ``text2`` of every pair, with the pair's ``source`` (or
+      ``group`` with ``source_field="group"``) as the source.
+
+    Args:
+        path: a sentence file or any pair corpus.
+        text_field, source_field, id_field: the keys (JSONL) or columns (TSV/CSV) of records.
+        format: a layout of :data:`SENTENCE_LAYOUTS` or a pair format; None: told from the
+            file's name and head.
+
+    Raises:
+        DataFormatError: no such file (E103), a format that cannot be told (E113), a record
+            whose text is not a string or malformed JSON (naming file, line and field), or what
+            the pair reader finds.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.txt"
+        >>> _ = p.write_text("first\\n\\nsecond\\n")
+        >>> [r["text"] for r in read_sentences(p)]
+        ['first', 'second']
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataFormatError("no such collection file", path=path, code="E103")
+    name, layout = path.name.lower().removesuffix(".gz"), format
+    if layout is None and name.endswith(".txt"):
+        layout = "lines"
+    elif layout is None and path.is_dir():
+        layout = detect_format(path)
+    elif layout is None:  # one read of the head tells the layout, or is handed on
+        head = _head(path)
+        first = next((line for line in head.splitlines() if line.strip()), "")
+        if name.endswith(".jsonl"):
+            try:
+                record = loads_json(first)
+            except (ValueError, RecursionError):
+                record = None
+            layout = "records" if isinstance(record, dict) and text_field in record else None
+        if name.endswith((".tsv", ".csv")):
+            row = next(csv.reader([first], delimiter="\t" if name.endswith(".tsv") else ","), [])
+            layout = "table" if text_field in row else None
+        layout = layout or detect_format(path, head=head)
+    if layout == "lines":
+        with open_text(path) as handle:
+            for number, line in enumerate(handle, start=1):
+                text = line.strip()
+                if text:
+                    yield {"text": text, "source": None, "id": str(number)}
+    elif layout == "records":
+        with open_text(path) as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    item = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise DataFormatError(
+                        f"malformed JSON ({err.msg})", path=path, line=number, code="E105"
+                    ) from None
+                text = item.get(text_field) if isinstance(item, dict) else None
+                if not isinstance(text, str):
+                    raise DataFormatError(
+                        "expected a string; pass --text-field for another key",
+                        path=path,
+                        line=number,
+                        field=text_field,
+                        code="E106",
+                    )
+                if text.strip():
+                    yield {
+                        "text": text.strip(),
+                        "source": item.get(source_field),
+                        "id": str(item.get(id_field, number)),
+                    }
+    elif layout == "table":
+        with open_text(path) as handle:
+            delimiter = "\t" if name.endswith(".tsv") else ","
+            for number, row in enumerate(csv.DictReader(handle, delimiter=delimiter), start=2):
+                text = (row.get(text_field) or "").strip()
+                if text:
+                    yield {
+                        "text": text,
+                        "source": row.get(source_field) or None,
+                        "id": row.get(id_field) or str(number),
+                    }
+    else:  # a pair corpus, read by its format's reader
+        for pair in READERS[layout](path):
+            source = pair.group if source_field == "group" else pair.source
+            for side, text in (("1", pair.text1), ("2", pair.text2)):
+                if text.strip():
+                    yield {"text": text.strip(), "source": source, "id": f"{pair.id}:{side}"}
 
 
 def _check_options(function: Callable[..., Any], name: str, path: Any, options: dict) -> None:

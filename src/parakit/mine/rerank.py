@@ -94,13 +94,14 @@ def as_pairset(
     )
 
 
-def load_classifier(path: str | Path) -> Any:
+def load_classifier(path: str | Path, **settings: Any) -> Any:
     """Load a saved pair classifier for re-ranking: any folder with ``parakit_model.json``
     (``parakit identify train``, ``parakit mine train-baseline``), by
-    :func:`parakit.models.base.load_model`."""
+    :meth:`parakit.models.base.PairClassifier.load`; ``settings`` are its run settings
+    (``precision=``: a torch classifier's, ignored by the others)."""
     target = Path(path)
     if not target.exists():
         raise MineError(f"{path}: no such classifier folder", code="E804")
-    from parakit.models.base import load_model
+    from parakit.models.base import PairClassifier
 
-    return load_model(target)
+    return PairClassifier.load(target, **settings)

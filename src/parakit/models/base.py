@@ -32,7 +32,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -41,9 +41,6 @@ from parakit.errors import ModelError, ParakitError
 from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
 from parakit.registry import Registry
 from parakit.schema import Pair, PairSet
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
 
 #: the file that marks a folder as a saved parakit model
 MODEL_FILE = "parakit_model.json"
@@ -148,7 +145,29 @@ def as_pair_input(
 # -- the estimator base -----------------------------------------------------------------------
 
 
-class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
+class Estimator(BaseEstimator):
+    """scikit-learn's parameter contract (``get_params``/``set_params``/``clone`` from the
+    ``__init__`` keywords) with parakit's error: an unknown parameter is a
+    :class:`~parakit.errors.ModelError` (E712, a ``ValueError`` as scikit-learn raises) that
+    lists the valid ones. The base of every classifier, generator and bi-encoder."""
+
+    def set_params(self, **params: Any) -> Any:
+        check_params(type(self), params)
+        return super().set_params(**params)
+
+
+def check_params(klass: type, params: dict[str, Any]) -> None:
+    """Refuse keywords that are not parameters of ``klass`` (E712, naming the valid ones)."""
+    valid = set(klass._get_param_names())  # type: ignore[attr-defined]
+    unknown = sorted(set(params) - valid)
+    if unknown:
+        raise ModelError(
+            f"unknown hyperparameter(s) {unknown} for {klass.__name__}; valid: {sorted(valid)}",
+            code="E712",
+        )
+
+
+class PairClassifier(ClassifierMixin, Estimator, ABC):
     """Base class of every parakit paraphrase classifier (see the module docstring).
 
     Subclasses implement :meth:`_fit`, :meth:`_predict_proba` and, to be saved,
@@ -289,20 +308,15 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
         return folder
 
     @classmethod
-    def load(cls, path: str | Path) -> PairClassifier:
-        """Load a model saved with :meth:`save` (any registered type when called on the base).
+    def load(cls, path: str | Path, **settings: Any) -> PairClassifier:
+        """Load a classifier saved with :meth:`save` (any registered type when called on the
+        base); ``settings`` replace saved parameters (:func:`load_params`: ``precision``...).
 
         Raises:
             ModelError: the folder is not a parakit model (E710) or holds another type (E711).
         """
         folder = Path(path)
-        meta = read_model_file(folder)
-        if meta is None:
-            raise ModelError(
-                f"{folder} is not a parakit model folder: {MODEL_FILE} is missing (train one "
-                "with `parakit identify train` or PairClassifier.save)",
-                code="E710",
-            )
+        meta = _model_file(folder)
         model_type = meta["model_type"]
         other = {"biencoder": "a bi-encoder (BiEncoder.load; an encoder for -m)",
                  "generator": "a paraphrase generator (Seq2SeqGenerator.load)"}  # fmt: skip
@@ -315,7 +329,7 @@ class PairClassifier(ClassifierMixin, BaseEstimator, ABC):
             raise ModelError(
                 f"{folder} holds a {model_type!r} model, not a {cls.__name__}", code="E711"
             )
-        model = klass(**meta.get("params", {}))
+        model = klass(**load_params(klass, meta.get("params", {}), settings))
         model.classes_ = np.array(meta["classes"], dtype=object)
         model.label_type_ = meta.get("label_type", "str")
         model.scheme_ = meta.get("scheme") or _guess_scheme(meta["classes"])
@@ -417,6 +431,52 @@ def is_model_folder(folder: str | Path) -> bool:
     """Whether ``folder`` holds a saved parakit model (its ``parakit_model.json``): what a
     command writing a model may replace whole (:func:`parakit.io.atomic.replace_folder`)."""
     return (Path(folder) / MODEL_FILE).is_file()
+
+
+def _model_file(folder: Path) -> dict[str, Any]:
+    """The ``parakit_model.json`` of ``folder``; E710 when it has none."""
+    meta = read_model_file(folder)
+    if meta is None:
+        raise ModelError(
+            f"{folder} is not a parakit model folder: {MODEL_FILE} is missing (train one "
+            "with `parakit identify train` or PairClassifier.save)",
+            code="E710",
+        )
+    return meta
+
+
+#: settings of how a model runs, not of what it learns: the loaders and :func:`make_model`
+#: pass them to each family that has them and leave them out for the others
+RUN_SETTINGS = ("precision", "device", "progress")
+
+
+#: the names saved models of earlier versions used, and the one vocabulary's name for each
+RENAMED = {
+    "base_model": "model_name_or_path",
+    "max_seq_length": "max_length",
+    "max_source_length": "max_length",
+    "mixed_precision": "precision",
+    "per_device_batch_size": "micro_batch_size",
+    "random_state": "seed",
+}
+
+
+def load_params(klass: type, saved: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """The parameters a loader builds ``klass`` with: ``saved`` (earlier names read as
+    :data:`RENAMED` says), then ``settings`` on top.
+
+    A run setting (:data:`RUN_SETTINGS`) ``klass`` does not take, or given as None, is left
+    out; any other unknown name is refused (E712).
+    """
+    names = set(klass._get_param_names())  # type: ignore[attr-defined]
+    saved = {RENAMED.get(k, k) if k not in names else k: v for k, v in saved.items()}
+    given = {
+        k: v
+        for k, v in settings.items()
+        if not (k in RUN_SETTINGS and (k not in names or v is None))
+    }
+    check_params(klass, given)
+    return {**saved, **given}
 
 
 def read_model_file(folder: Path) -> dict[str, Any] | None:
@@ -524,20 +584,20 @@ def check_pretrained(source: str | Path) -> None:
         )
 
 
-def make_model(name: str, **params: Any) -> PairClassifier:
-    """A new, unfitted classifier of type ``name`` with ``params``.
+def make_model(name: str, settings: dict[str, Any] | None = None, **params: Any) -> PairClassifier:
+    """A new, unfitted classifier of type ``name`` with ``params``, and the run ``settings``
+    (:data:`RUN_SETTINGS`: ``precision``, ``device``, ``progress``) it takes; ``params`` win.
+
+    Example:
+        >>> make_model("wor", {"precision": "fp32"}).get_params()
+        {'criterion': 'accuracy', 'lang': None}
 
     Raises:
         ModelError: unknown name (E711) or hyperparameter (E712).
     """
     klass = get_model_class(name)
-    valid = set(klass._get_param_names())
-    unknown = sorted(set(params) - valid)
-    if unknown:
-        raise ModelError(
-            f"unknown hyperparameter(s) {unknown} for model {name!r}; valid: {sorted(valid)}",
-            code="E712",
-        )
+    check_params(klass, params)
+    params = {**load_params(klass, {}, dict(settings or {})), **params}
     hints = _init_hints(klass)
     for key, value in params.items():
         expected = _expected_type(hints.get(key))
@@ -610,6 +670,27 @@ def _matches(value: Any, accepted: tuple[type, ...]) -> bool:
     return isinstance(value, accepted)
 
 
-def load_model(path: str | Path) -> PairClassifier:
-    """Load any saved parakit classifier (same as :meth:`PairClassifier.load`)."""
-    return PairClassifier.load(path)
+#: the loader of each family that is not a pair classifier, by ``model_type``
+FAMILIES = {
+    "biencoder": "parakit.models.biencoder:BiEncoder",
+    "generator": "parakit.models.generator:Seq2SeqGenerator",
+}
+
+
+def load_model(path: str | Path, **settings: Any) -> Any:
+    """Load any saved parakit model by the ``model_type`` of its ``parakit_model.json``: a
+    pair classifier, a bi-encoder or a generator (each family's ``load``). ``settings``
+    replace saved parameters; run settings a family does not take are left out
+    (:func:`load_params`), e.g. ``load_model(folder, precision="fp32")`` for any family.
+
+    Raises:
+        ModelError: not a model folder (E710), unknown type (E711), unknown setting (E712).
+    """
+    import importlib
+
+    folder = Path(path)
+    target = FAMILIES.get(_model_file(folder)["model_type"])
+    if target is None:
+        return PairClassifier.load(folder, **settings)
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name).load(folder, **settings)

@@ -245,7 +245,7 @@ class MTFeatureClassifier(PairClassifier):
         max_depth: tree depth limit (None = grow fully).
         min_samples_leaf: minimum pairs per leaf (raise it to smooth probabilities).
         n_jobs: parallel jobs for the forest.
-        random_state: seed.
+        seed: seed of the random steps.
         lang: language of the texts (tokenisation of the overlap/edit features).
     """
 
@@ -257,7 +257,7 @@ class MTFeatureClassifier(PairClassifier):
         max_depth: int | None = None,
         min_samples_leaf: int = 1,
         n_jobs: int = 1,
-        random_state: int = 0,
+        seed: int = 0,
         lang: str | None = None,
     ) -> None:
         self.lang = lang
@@ -265,7 +265,7 @@ class MTFeatureClassifier(PairClassifier):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.n_jobs = n_jobs
-        self.random_state = random_state
+        self.seed = seed
 
     def _fit(self, data: PairInput, dev: PairInput | None) -> None:
         from sklearn.ensemble import RandomForestClassifier
@@ -276,7 +276,7 @@ class MTFeatureClassifier(PairClassifier):
             max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf,
             n_jobs=self.n_jobs,
-            random_state=self.random_state,
+            random_state=self.seed,
         ).fit(features, self._label_index(data.labels or []))
 
     def _predict_proba(self, data: PairInput) -> np.ndarray:
@@ -323,7 +323,7 @@ class _PairFeatureLR(PairClassifier):
 
         self._fit_vectors(data)
         self.logistic_ = LogisticRegression(
-            C=self.C, max_iter=self.max_iter, random_state=self.random_state
+            C=self.C, max_iter=self.max_iter, random_state=self.seed
         )
         self.logistic_.fit(self._pair_features(data), self._label_index(data.labels or []))
 
@@ -370,7 +370,7 @@ class BowClassifier(_PairFeatureLR):
         max_iter: solver iterations.
         min_df: minimum number of training texts a word must occur in.
         lang: language of the texts (tokenisation).
-        random_state: seed.
+        seed: seed of the random steps.
     """
 
     model_type = "bow"
@@ -381,13 +381,13 @@ class BowClassifier(_PairFeatureLR):
         max_iter: int = 2000,
         min_df: int = 1,
         lang: str | None = None,
-        random_state: int = 0,
+        seed: int = 0,
     ) -> None:
         self.C = C
         self.max_iter = max_iter
         self.min_df = min_df
         self.lang = lang
-        self.random_state = random_state
+        self.seed = seed
 
     def _fit_vectors(self, data: PairInput) -> None:
         self.vectors_ = BinaryBow(self.lang, self.min_df).fit(data.texts1 + data.texts2)
@@ -419,7 +419,7 @@ class WordVectorClassifier(_PairFeatureLR):
         C: inverse regularisation strength of the logistic regression.
         max_iter: solver iterations.
         lang: language of the texts (tokenisation).
-        random_state: seed of word2vec and the logistic regression.
+        seed: seed of word2vec and the logistic regression.
     """
 
     model_type = "word-vectors"
@@ -437,7 +437,7 @@ class WordVectorClassifier(_PairFeatureLR):
         C: float = 1.0,
         max_iter: int = 2000,
         lang: str | None = None,
-        random_state: int = 0,
+        seed: int = 0,
     ) -> None:
         self.vectors = vectors
         self.vectors_limit = vectors_limit
@@ -450,7 +450,7 @@ class WordVectorClassifier(_PairFeatureLR):
         self.C = C
         self.max_iter = max_iter
         self.lang = lang
-        self.random_state = random_state
+        self.seed = seed
 
     def _fit_vectors(self, data: PairInput) -> None:
         if self.vectors is not None:
@@ -474,7 +474,7 @@ class WordVectorClassifier(_PairFeatureLR):
             min_count=self.min_count,
             epochs=self.epochs,
             sg=self.sg,
-            seed=self.random_state,
+            seed=self.seed,
             lang=self.lang,
         ).fit(texts)
 
@@ -502,7 +502,7 @@ class EmbeddingClassifier(_PairFeatureLR):
         max_iter: solver iterations.
         batch_size: encoding batch size (lower to save memory).
         device: torch device for encoding (``cpu``, ``cuda``; None = automatic).
-        random_state: seed.
+        seed: seed of the random steps.
     """
 
     model_type = "embedding-lr"
@@ -516,7 +516,7 @@ class EmbeddingClassifier(_PairFeatureLR):
         max_iter: int = 2000,
         batch_size: int = 64,
         device: str | None = None,
-        random_state: int = 0,
+        seed: int = 0,
     ) -> None:
         self.encoder = encoder
         self.target = target
@@ -525,7 +525,7 @@ class EmbeddingClassifier(_PairFeatureLR):
         self.max_iter = max_iter
         self.batch_size = batch_size
         self.device = device
-        self.random_state = random_state
+        self.seed = seed
 
     def fit(
         self,

@@ -18,8 +18,8 @@ Losses (``loss=``):
 
 Example:
     >>> from parakit.io import read
-    >>> model = BiEncoder("offline-minilm", epochs=1).fit(read("train.jsonl"),
-    ...                                                   dev=read("dev.jsonl"))  # doctest: +SKIP
+    >>> model = BiEncoder("offline-minilm", epochs=1).fit(
+    ...     read("train.jsonl"), eval_set=read("dev.jsonl"))  # doctest: +SKIP
     >>> model.save("sbert-turku")  # doctest: +SKIP
     >>> BiEncoder.load("sbert-turku").encode(["Hyvää huomenta"]).shape  # doctest: +SKIP
     (1, 384)
@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from parakit.errors import BiEncoderError
-from parakit.models.training import logs_to_stderr
+from parakit.models.training import TransformerEstimator, logs_to_stderr
 from parakit.schema import PairSet
-from parakit.vectors.precision import autocast, resolve_precision
+from parakit.vectors.precision import autocast
 
 LOSSES = ("contrastive", "online_contrastive", "mnrl")
 
@@ -52,59 +52,65 @@ def _st_module(name: str) -> Any:
         return importlib.import_module(f"sentence_transformers.{name}")
 
 
-class BiEncoder:
-    """Fine-tune and apply a paraphrase bi-encoder.
+class BiEncoder(TransformerEstimator):
+    """Fine-tune and apply a paraphrase bi-encoder (a
+    :class:`~parakit.models.training.TransformerEstimator`: parameters, device and precision
+    come from there; training runs in sentence-transformers' trainer).
 
     Args:
-        base_model: HF id or local folder (a sentence-transformers model, or a plain encoder that
-            gets mean pooling), or ``offline-minilm``.
+        model_name_or_path: HF id or local folder (a sentence-transformers model, or a plain
+            encoder that gets mean pooling), or ``offline-minilm``.
         loss: ``contrastive``, ``online_contrastive`` or ``mnrl`` (see the module docs).
         batch_size: the paper's 16.
         learning_rate: the paper's 1e-5.
         epochs: passes over the training data.
         warmup_ratio: linear warm-up share of the steps.
         margin: contrastive margin (cosine distance).
-        max_seq_length: token limit.
+        max_length: token limit.
         reading: binary reading of the label scheme (None: the scheme default, Turku loose).
         eval_steps: evaluate on dev every this many steps (None: once per epoch).
         seed: training seed.
-        device: ``cpu`` or ``cuda``.
-        precision: ``auto`` (bf16 autocast on CPUs with AMX/AVX512-BF16 and bf16 GPUs),
-            ``fp32`` or ``bf16``: training and :meth:`encode` (:mod:`parakit.vectors.precision`).
+        device: ``cpu``, ``cuda``...; None: CUDA when available.
+        precision: ``auto`` (bf16 on CPUs with AMX/AVX512-BF16 and bf16 GPUs), ``fp32``,
+            ``bf16`` or ``fp16``: training (where the device runs it natively) and
+            :meth:`encode` (:mod:`parakit.vectors.precision`).
         progress: show the training progress bar.
+        output_dir: the trainer's working folder (None: a temporary folder).
     """
 
     def __init__(
         self,
-        base_model: str | Path = "offline-minilm",
+        model_name_or_path: str | Path = "offline-minilm",
         loss: str = "online_contrastive",
         batch_size: int = 16,
         learning_rate: float = 1e-5,
         epochs: int = 1,
         warmup_ratio: float = 0.1,
         margin: float = 0.5,
-        max_seq_length: int = 128,
+        max_length: int = 128,
         reading: str | None = None,
         eval_steps: int | None = None,
-        seed: int = 42,
-        device: str = "cpu",
+        seed: int = 0,
+        device: str | None = None,
         precision: str = "auto",
         progress: bool = True,
+        output_dir: str | Path | None = None,
     ) -> None:
-        self.base_model = base_model
+        self.model_name_or_path = model_name_or_path
         self.loss = loss
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.epochs = epochs
         self.warmup_ratio = warmup_ratio
         self.margin = margin
-        self.max_seq_length = max_seq_length
+        self.max_length = max_length
         self.reading = reading
         self.eval_steps = eval_steps
         self.seed = seed
         self.device = device
         self.precision = precision
         self.progress = progress
+        self.output_dir = output_dir
 
     # -- model ------------------------------------------------------------------------------
     def _base(self) -> Any:
@@ -112,7 +118,7 @@ class BiEncoder:
 
         # a plain encoder gets mean pooling over the last layer (the paper's choice)
         return load_sentence_transformer(
-            self.base_model, device=self.device, max_seq_length=self.max_seq_length
+            self.model_name_or_path, device=str(self.device_), max_seq_length=self.max_length
         )
 
     def _binary(self, pairs: PairSet, what: str) -> tuple[list[str], list[str], list[int]]:
@@ -184,20 +190,18 @@ class BiEncoder:
     def fit(
         self,
         train: PairSet,
-        dev: PairSet | None = None,
+        eval_set: PairSet | None = None,
         hard_negatives: PairSet | None = None,
-        output_dir: str | Path | None = None,
     ) -> BiEncoder:
-        """Fine-tune on ``train`` (binary reading), evaluating on ``dev`` during training.
+        """Fine-tune on ``train`` (binary reading), evaluating on ``eval_set`` during training.
 
         Args:
             train: labelled pairs.
-            dev: labelled pairs for :class:`BinaryClassificationEvaluator` (cosine) during
-                training; the scores per evaluation are in ``history_``.
+            eval_set: labelled development pairs for :class:`BinaryClassificationEvaluator`
+                (cosine) during training; the scores per evaluation are in ``history_``.
             hard_negatives: mined (sentence, hard negative) pairs, e.g. from ``parakit mine run``
                 with low classifier scores; label-0 pairs for contrastive losses, a negative
                 column for ``mnrl``.
-            output_dir: trainer working folder (default: a temporary folder).
 
         Returns:
             self, with ``model_`` (a SentenceTransformer) and ``history_`` (dev metrics).
@@ -214,11 +218,15 @@ class BiEncoder:
         model = self._base()
         dataset = self._datasets(train, hard_negatives)
         evaluator = None
-        if dev is not None:
+        if eval_set is not None:
             evaluation = _st_module("evaluation")
-            d1, d2, dy = self._binary(dev, "dev")
+            d1, d2, dy = self._binary(eval_set, "dev")
             evaluator = evaluation.BinaryClassificationEvaluator(d1, d2, dy, name="dev")
-        work = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix="biencoder-"))
+        work = (
+            Path(self.output_dir)
+            if self.output_dir
+            else Path(tempfile.mkdtemp(prefix="biencoder-"))
+        )
         strategy = "steps" if self.eval_steps else "epoch"
         args = SentenceTransformerTrainingArguments(
             output_dir=str(work),
@@ -233,9 +241,9 @@ class BiEncoder:
             save_strategy="no",
             report_to="none",
             logging_strategy="no",
-            use_cpu=self.device == "cpu",
-            bf16=resolve_precision(self.precision, self.device) == "bf16",
-            fp16=resolve_precision(self.precision, self.device) == "fp16",
+            use_cpu=self.device_.type == "cpu",
+            # bf16 only where the device runs it natively (what vectors.precision detects)
+            **self.trainer_precision(),
             batch_sampler="no_duplicates" if self.loss == "mnrl" else "batch_sampler",
             disable_tqdm=not self.progress,
         )
@@ -267,7 +275,7 @@ class BiEncoder:
 
         # a static encoder is a table lookup: fp32, no autocast (its embedding bag refuses it)
         precision = "fp32" if is_static_model(self.model_) else self.precision
-        with autocast(precision, self.device):
+        with autocast(precision, self.device_):
             vectors = self.model_.encode(
                 list(texts),
                 batch_size=batch_size,
@@ -296,7 +304,7 @@ class BiEncoder:
     def signature(self) -> dict[str, Any]:
         return {
             "encoder": "sentence-transformers",
-            "model": str(self.base_model),
+            "model": str(self.model_name_or_path),
             "loss": self.loss,
             "lr": self.learning_rate,
             "batch_size": self.batch_size,
@@ -309,13 +317,15 @@ class BiEncoder:
 
         folder = Path(path)
         self.model_.save(str(folder))
-        settings = {k: v for k, v in self.__dict__.items() if not k.endswith("_")}
-        write_model_file(folder, "biencoder", self, settings, history=getattr(self, "history_", []))
+        params = {**self.get_params(deep=False), "output_dir": None}  # the run's, not the model's
+        write_model_file(folder, "biencoder", self, params, history=getattr(self, "history_", []))
         return folder
 
     @classmethod
-    def load(cls, path: str | Path, device: str = "cpu") -> BiEncoder:
-        """Load a folder written by :meth:`save` (or any sentence-transformers folder)."""
+    def load(cls, path: str | Path, **settings: Any) -> BiEncoder:
+        """Load a folder written by :meth:`save` (or any sentence-transformers folder);
+        ``settings`` replace saved parameters (``device``, ``precision``...)."""
+        from parakit.models.base import load_params
         from parakit.vectors.loading import load_sentence_transformer
 
         folder = Path(path)
@@ -327,8 +337,8 @@ class BiEncoder:
         from parakit.models.base import read_model_file
 
         meta = read_model_file(folder) or {}  # a plain sentence-transformers folder has none
-        settings = {k: v for k, v in meta.get("params", {}).items() if k != "device"}
-        self = cls(**settings, device=device)
-        self.model_ = load_sentence_transformer(folder, device=device)
+        saved = {k: v for k, v in meta.get("params", {}).items() if k != "device"}
+        self = cls(**load_params(cls, saved, settings))
+        self.model_ = load_sentence_transformer(folder, device=str(self.device_))
         self.history_ = meta.get("history", [])
         return self

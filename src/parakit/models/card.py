@@ -385,7 +385,7 @@ def biencoder_card(
         data=data,
         command=command,
         metrics=history[-1] if history else None,
-        base_model=str(getattr(model, "base_model", "") or "") or None,
+        base_model=str(model.model_name_or_path or "") or None,
         language=pairs.lang,
         usage=usage,
         library="sentence-transformers",

@@ -4,9 +4,10 @@
 encoder (an id or a local path) with a classification head, for binary or multi-class labels.
 The defaults are the MultiPIT recipe (appendix C, Table 9): AdamW with eps 1e-8 and weight
 decay 0.01, linear decay after a 0.06 warm-up, at most 5 epochs, an effective batch of 32
-(gradient accumulation over ``per_device_batch_size``), evaluation every 500 steps — or every
+(gradient accumulation over ``micro_batch_size``), evaluation every 500 steps — or every
 epoch when training has fewer than 1,500 steps — and model selection on development F1 over a
-learning-rate grid.
+learning-rate grid. Settings, signature, grid, device and precision come from
+:class:`~parakit.models.training.TransformerEstimator`.
 
 Inputs / Requirements / Recommendations:
     * pairs with non-empty texts and a label each; a development set (``eval_set``) for model
@@ -25,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ import numpy as np
 from parakit.errors import ModelError
 from parakit.evaluate.base import Evaluator
 from parakit.models.base import MODEL_FILE, PairClassifier, PairInput, check_pretrained
-from parakit.models.training import TrainSettings, plan_steps, train_transformer
+from parakit.models.training import TransformerEstimator, train_transformer
 from parakit.vectors.precision import autocast
 
 
@@ -95,7 +95,7 @@ class SelectionEvaluator(Evaluator):
         return self.prefixed(scores)
 
 
-class TransformerPairClassifier(PairClassifier):
+class TransformerPairClassifier(TransformerEstimator, PairClassifier):
     """Shared fine-tuning loop of the transformer classifiers (see the module docstring).
 
     Subclasses define the network: :meth:`_build_network`, :meth:`_targets`, :meth:`_loss`,
@@ -126,13 +126,6 @@ class TransformerPairClassifier(PairClassifier):
         raise NotImplementedError
 
     # -- common machinery ----------------------------------------------------------------------
-    def _device(self) -> Any:
-        import torch
-
-        if self.device:
-            return torch.device(self.device)
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
     def _encode(self, texts1: list[str], texts2: list[str], device: Any) -> dict[str, Any]:
         encoded = self.tokenizer_(
             texts1,
@@ -143,11 +136,6 @@ class TransformerPairClassifier(PairClassifier):
             return_tensors="pt",
         )
         return {k: v.to(device) for k, v in encoded.items()}
-
-    def _autocast(self, device: Any) -> Any:
-        """bf16 autocast where the hardware has it (``mixed_precision``: see
-        :mod:`parakit.vectors.precision`), fp32 otherwise."""
-        return autocast(self.mixed_precision, device)
 
     def _set_threads(self) -> None:
         if self.num_threads:
@@ -179,9 +167,9 @@ class TransformerPairClassifier(PairClassifier):
         self._set_threads()
         if self.epochs <= 0:
             raise ModelError(f"epochs must be positive, got {self.epochs}", code="E712")
+        if self.learning_rates:
+            return self._fit_learning_rates(data, dev)
         evaluator = SelectionEvaluator(dev, self.selection_metric) if dev is not None else None
-        rates = list(self.learning_rates or [self.learning_rate])
-        self.history_: list[dict[str, Any]] = []
         source = self._source()  # a folder that is not a model is said so, not wrapped here
         try:
             self.tokenizer_ = AutoTokenizer.from_pretrained(source)
@@ -193,44 +181,39 @@ class TransformerPairClassifier(PairClassifier):
         if self.both_orders:
             texts1, texts2 = texts1 + list(data.texts2), texts2 + list(data.texts1)
             labels = labels + labels
-        best: tuple[float, float, dict[str, Any]] | None = None
-        for rate in rates:
-            score, state = self._train_one(rate, texts1, texts2, labels, evaluator)
-            if best is None or score > best[0]:
-                best = (score, rate, state)
-        assert best is not None
-        self.best_score_, self.best_learning_rate_ = best[0], best[1]
-        self.network_ = self._build_network(self._source())
-        self.network_.load_state_dict(best[2])
-        self.network_.to(self._device()).eval()
+        self._train(source, texts1, texts2, labels, evaluator)
 
-    def _total_steps(self, n_pairs: int) -> tuple[int, int, int]:
-        return plan_steps(
-            n_pairs, self.batch_size, self.per_device_batch_size, self.epochs, self.max_steps
-        )
+    def _fit_learning_rates(self, data: PairInput, dev: PairInput | None) -> None:
+        """The grid of ``learning_rates``: one copy per rate (:meth:`fit_grid`), the best on
+        the development score kept; ``history_`` holds every rate's evaluations."""
+        # what fit() learnt about the labels, and this call's callbacks, go to every copy
+        known = {k: v for k, v in vars(self).items() if k.endswith("_") or k.startswith("_fit")}
+        known["_soft_targets"] = getattr(self, "_soft_targets", False)
+        history: list[dict[str, Any]] = []
 
-    def _eval_every(self, total: int, steps_per_epoch: int) -> int:
-        if self.eval_steps:
-            return int(self.eval_steps)
-        # MultiPIT appendix C: every 500 steps, every epoch if fewer than 1,500 steps in total
-        return steps_per_epoch if total < 1500 else 500
+        def fit_one(candidate: TransformerPairClassifier) -> None:
+            vars(candidate).update(known)
+            candidate._fit(data, dev)
+            history.extend(candidate.history_)
 
-    def _train_one(
+        best, _ = self.fit_grid(self.learning_rates, fit_one)
+        vars(self).update({k: v for k, v in vars(best).items() if k.endswith("_")})
+        self.history_ = history
+
+    def _train(
         self,
-        rate: float,
+        source: str,
         texts1: list[str],
         texts2: list[str],
         labels: list[str],
         evaluator: SelectionEvaluator | None,
-    ) -> tuple[float, dict[str, Any]]:
-        """Train one model at learning rate ``rate`` with the one trainer
-        (:func:`parakit.models.training.train_transformer`); returns (best dev score, state)."""
+    ) -> None:
+        """Train at ``learning_rate`` with the one trainer
+        (:func:`parakit.models.training.train_transformer`); ``network_`` keeps the best weights."""
         import torch
 
         torch.manual_seed(self.seed)
-        device = self._device()
-        network = self._build_network(self._source()).to(device)
-        _, steps_per_epoch, total = self._total_steps(len(labels))
+        network = self._build_network(source).to(self.device_)
 
         # tokenised once, not in every collate call; each batch is padded to its own longest
         # pair, and with group_by_length the trainer draws batches of similar lengths
@@ -246,23 +229,6 @@ class TransformerPairClassifier(PairClassifier):
         def loss(model: Any, batch: dict[str, Any]) -> Any:
             return self._loss(model, batch["encoded"], batch["targets"])
 
-        settings = TrainSettings(
-            learning_rate=rate,
-            epochs=int(self.epochs),
-            batch_size=int(self.batch_size),
-            micro_batch_size=int(self.per_device_batch_size),
-            eval_steps=self._eval_every(total, steps_per_epoch),
-            warmup_ratio=self.warmup_ratio,
-            weight_decay=self.weight_decay,
-            adam_epsilon=self.adam_epsilon,
-            max_steps=self.max_steps,
-            early_stopping_patience=self.early_stopping_patience,
-            seed=self.seed,
-            precision=self.mixed_precision,
-            device=str(device),
-            progress=self.progress,
-            group_by_length=self.group_by_length,
-        )
         # the evaluator scores this classifier with the network being trained
         self.network_ = network
         try:
@@ -271,23 +237,27 @@ class TransformerPairClassifier(PairClassifier):
                 examples,
                 collate,
                 loss,
-                settings,
+                self.train_settings(len(labels)),
                 evaluator=evaluator,
                 target=self,
-                output_dir=Path(self.output_dir) / f"lr-{rate:g}" if self.output_dir else None,
+                output_dir=self.checkpoint_dir(),
                 resume=self.resume,
-                signature=self._signature(rate, len(labels)),
+                signature=self.run_signature(
+                    n_pairs=len(labels), classes=[str(c) for c in self.classes_]
+                ),
                 callbacks=getattr(self, "_fit_callbacks", ()),
             )
-        finally:
+        except BaseException:
             del self.network_
+            raise
         for entry in result.history:
-            entry["learning_rate"] = rate
+            entry["learning_rate"] = self.learning_rate
         if result.stopped and result.history:
             result.history[-1]["stopped"] = True
-        self.history_.extend(result.history)
-        state = {k: v.detach().to("cpu", copy=True) for k, v in network.state_dict().items()}
-        return (result.best_score if evaluator is not None else 0.0) or 0.0, state
+        self.history_: list[dict[str, Any]] = result.history
+        self.best_score_ = (result.best_score if evaluator is not None else 0.0) or 0.0
+        self.best_learning_rate_ = self.learning_rate
+        self.network_.eval()
 
     def _tokenised_examples(self, texts1: list[str], texts2: list[str]) -> list[dict[str, Any]]:
         """Each pair tokenised (truncated to ``max_length``, not padded), with its index."""
@@ -295,27 +265,11 @@ class TransformerPairClassifier(PairClassifier):
         keys = list(encoded.keys())
         return [{"index": i, **{k: encoded[k][i] for k in keys}} for i in range(len(texts1))]
 
-    def _signature(self, rate: float, n_pairs: int) -> dict[str, Any]:
-        params = {
-            k: v
-            for k, v in self.get_params(deep=False).items()
-            if k
-            not in (
-                "progress",
-                "output_dir",
-                "resume",
-                "device",
-                "num_threads",
-                "learning_rates",
-                "eval_batch_size",
-            )
-        }
+    def run_signature(self, **data: Any) -> dict[str, Any]:
+        signature = super().run_signature(**data)
         if not getattr(self, "_soft_targets", False):
-            params.pop("soft_loss", None)  # checkpoints of hard-label runs stay resumable
-        params["learning_rate"] = rate
-        params["n_pairs"] = n_pairs
-        params["classes"] = [str(c) for c in self.classes_]
-        return json.loads(json.dumps(params, default=str))
+            signature.pop("soft_loss", None)  # checkpoints of hard-label runs stay resumable
+        return signature
 
     def _network_proba(self, network: Any, data: PairInput, device: Any) -> np.ndarray:
         import torch
@@ -329,7 +283,7 @@ class TransformerPairClassifier(PairClassifier):
                 batch = order[i : i + size]
                 t1 = [data.texts1[j] for j in batch]
                 t2 = [data.texts2[j] for j in batch]
-                with self._autocast(device):
+                with autocast(self.precision, device):
                     proba = self._probabilities(network, self._encode(t1, t2, device)).float()
                     if self.predict_both_orders:
                         proba = (
@@ -342,7 +296,7 @@ class TransformerPairClassifier(PairClassifier):
     def _predict_proba(self, data: PairInput) -> np.ndarray:
         self._set_threads()
         self.network_.eval()
-        return self._network_proba(self.network_, data, self._device())
+        return self._network_proba(self.network_, data, self.device_)
 
     def _save_state(self, folder: Path) -> dict[str, Any]:
         target = folder / "network"
@@ -368,7 +322,7 @@ class TransformerPairClassifier(PairClassifier):
             )
         self.tokenizer_ = AutoTokenizer.from_pretrained(str(source))
         self._load_network(source)
-        self.network_.to(self._device()).eval()
+        self.network_.to(self.device_).eval()
         self.best_score_ = state.get("best_score")
         self.best_learning_rate_ = state.get("best_learning_rate")
         self.history_ = state.get("history", [])
@@ -406,8 +360,8 @@ class CrossEncoderClassifier(TransformerPairClassifier):
             trained per rate and the best on development F1 is kept.
         epochs: training epochs (the recipe uses at most 5).
         batch_size: effective batch size (32 in the recipe).
-        per_device_batch_size: pairs per forward pass; gradients are accumulated over
-            ``batch_size / per_device_batch_size`` passes (lower it to save memory).
+        micro_batch_size: pairs per forward pass; gradients are accumulated over
+            ``batch_size / micro_batch_size`` passes (lower it to save memory).
         warmup_ratio: share of steps with linear warm-up.
         weight_decay: AdamW weight decay (not on biases and LayerNorm weights).
         adam_epsilon: AdamW epsilon.
@@ -418,7 +372,7 @@ class CrossEncoderClassifier(TransformerPairClassifier):
             ``weighted_f1`` or ``accuracy``.
         both_orders: also train on (text2, text1).
         predict_both_orders: average the probabilities of both orders when predicting.
-        mixed_precision: ``auto`` (bf16 autocast on CPUs with AMX/AVX512-BF16 and on bf16
+        precision: ``auto`` (bf16 autocast on CPUs with AMX/AVX512-BF16 and on bf16
             GPUs, fp16 on older GPUs, fp32 elsewhere), ``fp32``, ``bf16`` or ``fp16``
             (training and prediction; :mod:`parakit.vectors.precision`).
         seed: seed of initialisation, dropout and batch order.
@@ -445,7 +399,7 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         learning_rates: list[float] | None = None,
         epochs: int = 5,
         batch_size: int = 32,
-        per_device_batch_size: int = 16,
+        micro_batch_size: int = 16,
         warmup_ratio: float = 0.06,
         weight_decay: float = 0.01,
         adam_epsilon: float = 1e-8,
@@ -455,8 +409,8 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         selection_metric: str = "f1",
         both_orders: bool = False,
         predict_both_orders: bool = False,
-        mixed_precision: str | bool = "auto",
-        seed: int = 42,
+        precision: str = "auto",
+        seed: int = 0,
         output_dir: str | None = None,
         resume: bool = True,
         device: str | None = None,
@@ -472,7 +426,7 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         self.learning_rates = learning_rates
         self.epochs = epochs
         self.batch_size = batch_size
-        self.per_device_batch_size = per_device_batch_size
+        self.micro_batch_size = micro_batch_size
         self.warmup_ratio = warmup_ratio
         self.weight_decay = weight_decay
         self.adam_epsilon = adam_epsilon
@@ -482,7 +436,7 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         self.selection_metric = selection_metric
         self.both_orders = both_orders
         self.predict_both_orders = predict_both_orders
-        self.mixed_precision = mixed_precision
+        self.precision = precision
         self.seed = seed
         self.output_dir = output_dir
         self.resume = resume

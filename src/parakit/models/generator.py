@@ -14,16 +14,27 @@ Example:
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from parakit.errors import GeneratorError
+from parakit.models.training import TransformerEstimator
 from parakit.schema import PairSet
-from parakit.vectors.precision import autocast
 
+#: the generation settings: parameters, per-call overrides of :meth:`Seq2SeqGenerator.generate`
+GENERATION_SETTINGS = (
+    "num_beams",
+    "do_sample",
+    "top_p",
+    "top_k",
+    "temperature",
+    "max_new_tokens",
+    "num_return_sequences",
+    "repetition_penalty",
+    "no_repeat_ngram_size",
+)
 Architecture = Literal["auto", "encoder-decoder", "decoder-only", "bert2bert"]
 
 #: Encoder-only families that can be warm-started into an EncoderDecoderModel (their
@@ -59,8 +70,10 @@ def _as_pairs(data: PairSet | Iterable[tuple[str, str]] | None) -> list[tuple[st
     return out
 
 
-class Seq2SeqGenerator:
-    """Fine-tune and run a paraphrase generator.
+class Seq2SeqGenerator(TransformerEstimator):
+    """Fine-tune and run a paraphrase generator (a
+    :class:`~parakit.models.training.TransformerEstimator`: settings, checkpoint signature,
+    learning-rate grid, device and precision come from there).
 
     Args:
         model_name_or_path: Hugging Face id or local folder (T5, BART, GPT-2, BERT...).
@@ -79,9 +92,9 @@ class Seq2SeqGenerator:
         batch_size: effective batch size (128 in the paper).
         micro_batch_size: examples per forward pass; gradients are accumulated up to
             ``batch_size``. Lower it to save memory (slower). None: ``batch_size``.
-        eval_steps: evaluate dev perplexity every this many optimiser steps; when training is
-            shorter than three evaluation intervals, after every epoch instead (the paper's rule).
-        max_source_length: input truncation (tokens).
+        eval_steps: evaluate dev perplexity every this many optimiser steps; None: the paper's
+            rule (every 500 steps, after every epoch when training is shorter than 1,500 steps).
+        max_length: input truncation (tokens).
         max_target_length: output truncation for training (tokens).
         num_beams: beam size for generation (4 in the paper).
         do_sample: sample instead of beam search.
@@ -118,8 +131,8 @@ class Seq2SeqGenerator:
         max_time: float | None = None,
         batch_size: int = 128,
         micro_batch_size: int | None = None,
-        eval_steps: int = 500,
-        max_source_length: int = 64,
+        eval_steps: int | None = None,
+        max_length: int = 64,
         max_target_length: int = 64,
         num_beams: int = 4,
         do_sample: bool = False,
@@ -150,7 +163,7 @@ class Seq2SeqGenerator:
         self.batch_size = batch_size
         self.micro_batch_size = micro_batch_size
         self.eval_steps = eval_steps
-        self.max_source_length = max_source_length
+        self.max_length = max_length
         self.max_target_length = max_target_length
         self.num_beams = num_beams
         self.do_sample = do_sample
@@ -169,58 +182,15 @@ class Seq2SeqGenerator:
         self.output_dir = output_dir
         self.resume = resume
 
-    # -- parameters (scikit-learn style) -------------------------------------------------------
-    _PARAMS = (
-        "model_name_or_path",
-        "architecture",
-        "learning_rate",
-        "weight_decay",
-        "adam_epsilon",
-        "warmup_ratio",
-        "epochs",
-        "max_steps",
-        "max_time",
-        "batch_size",
-        "micro_batch_size",
-        "eval_steps",
-        "max_source_length",
-        "max_target_length",
-        "num_beams",
-        "do_sample",
-        "top_p",
-        "top_k",
-        "temperature",
-        "repetition_penalty",
-        "no_repeat_ngram_size",
-        "max_new_tokens",
-        "num_return_sequences",
-        "generation_batch_size",
-        "seed",
-        "device",
-        "progress",
-        "precision",
-        "output_dir",
-        "resume",
-    )
+    #: the selection score is the dev perplexity: lower is better
+    greater_is_better: ClassVar[bool] = False
+    #: generation settings change no training: outside the checkpoint signature
+    RUN_PARAMS = TransformerEstimator.RUN_PARAMS | set(GENERATION_SETTINGS)
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self._PARAMS}
-
-    def set_params(self, **params: Any) -> Seq2SeqGenerator:
-        for name, value in params.items():
-            if name not in self._PARAMS:
-                raise GeneratorError(f"unknown parameter {name!r}", code="E922")
-            setattr(self, name, value)
-        return self
+    def selection_score(self) -> float | None:
+        return getattr(self, "best_dev_perplexity_", None)
 
     # -- model construction --------------------------------------------------------------------
-    def _device(self) -> Any:
-        import torch
-
-        if self.device is not None:
-            return torch.device(self.device)
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
     def _resolve_architecture(self, config: Any) -> str:
         if self.architecture != "auto":
             return self.architecture
@@ -312,7 +282,7 @@ class Seq2SeqGenerator:
                     setattr(generation, key, value)
         self.architecture_ = arch
         self.tokenizer_ = tokenizer
-        self.model_ = model.to(self._device())
+        self.model_ = model.to(self.device_)
 
     # -- encoding ------------------------------------------------------------------------------
     def _separator_ids(self) -> list[int]:
@@ -335,7 +305,7 @@ class Seq2SeqGenerator:
                         source,
                         add_special_tokens=False,
                         truncation=True,
-                        max_length=self.max_source_length,
+                        max_length=self.max_length,
                     )["input_ids"]
                     + sep
                 )
@@ -364,7 +334,7 @@ class Seq2SeqGenerator:
             sources,
             padding=True,
             truncation=True,
-            max_length=self.max_source_length,
+            max_length=self.max_length,
             return_tensors="pt",
         )
         target_ids = tok(text_target=targets, truncation=True, max_length=self.max_target_length)[
@@ -385,14 +355,14 @@ class Seq2SeqGenerator:
     def fit(
         self,
         train: PairSet | Iterable[tuple[str, str]],
-        dev: PairSet | Iterable[tuple[str, str]] | None = None,
+        eval_set: PairSet | Iterable[tuple[str, str]] | None = None,
     ) -> Seq2SeqGenerator:
         """Fine-tune on directed (input, output) pairs; keep the checkpoint with the lowest dev
         perplexity (the last one without a dev set).
 
         Args:
             train: a pair set (``text1`` -> ``text2``) or (input, output) tuples.
-            dev: the same, for model selection.
+            eval_set: the same, for model selection.
 
         Returns:
             self, with ``model_``, ``tokenizer_``, ``architecture_``, ``history_`` (one entry
@@ -401,60 +371,25 @@ class Seq2SeqGenerator:
         import torch
 
         from parakit.evaluate.generation import PerplexityEvaluator
-        from parakit.models.training import (
-            TrainSettings,
-            plan_steps,
-            recipe_eval_steps,
-            train_transformer,
-        )
+        from parakit.models.training import train_transformer
 
         train_pairs = _as_pairs(train)
-        dev_pairs = _as_pairs(dev)
+        dev_pairs = _as_pairs(eval_set)
         if not train_pairs:
             raise GeneratorError("no training pairs", code="E926")
         torch.manual_seed(self.seed)
         self._build()
-        micro = min(self.micro_batch_size or self.batch_size, self.batch_size)
-        _, steps_per_epoch, total = plan_steps(
-            len(train_pairs), self.batch_size, micro, self.epochs, self.max_steps
-        )
-        settings = TrainSettings(
-            learning_rate=self.learning_rate,
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            micro_batch_size=micro,
-            # the paper's rule: every eval_steps, every epoch when training is shorter than 3 x
-            eval_steps=recipe_eval_steps(total, steps_per_epoch, self.eval_steps),
-            warmup_ratio=self.warmup_ratio,
-            weight_decay=self.weight_decay,
-            adam_epsilon=self.adam_epsilon,
-            max_steps=self.max_steps,
-            max_time=self.max_time,
-            seed=self.seed,
-            precision=self.precision,
-            device=str(self._device()),
-            progress=self.progress,
-        )
-        signature = None
-        if self.output_dir:
-            signature = {
-                k: str(v) if isinstance(v, Path) else v
-                for k, v in self.get_params().items()
-                if k not in ("progress", "device", "output_dir", "resume", "max_time")
-            }
-            signature["n_pairs"] = len(train_pairs)
-            signature["n_dev"] = len(dev_pairs)
         result = train_transformer(
             self.model_,
             train_pairs,
             self._encode_batch,
             lambda model, batch: model(**batch).loss,
-            settings,
+            self.train_settings(len(train_pairs)),
             evaluator=PerplexityEvaluator(dev_pairs) if dev_pairs else None,
             target=self,
-            output_dir=self.output_dir,
+            output_dir=self.checkpoint_dir(),
             resume=self.resume,
-            signature=signature,
+            signature=self.run_signature(n_pairs=len(train_pairs), n_dev=len(dev_pairs)),
         )
         self.history_: list[dict[str, float]] = [
             {
@@ -479,12 +414,12 @@ class Seq2SeqGenerator:
         data = _as_pairs(pairs)
         if not data:
             raise GeneratorError("no pairs to compute perplexity on", code="E926")
-        model, device = self.model_, self._device()
+        model, device = self.model_, self.device_
         was_training = model.training
         model.eval()
         total_loss, total_tokens = 0.0, 0
         micro = self.micro_batch_size or self.batch_size
-        with torch.no_grad(), autocast(self.precision, device):
+        with torch.no_grad(), self.autocast():
             for k in range(0, len(data), micro):
                 enc = {
                     key: v.to(device) for key, v in self._encode_batch(data[k : k + micro]).items()
@@ -531,20 +466,7 @@ class Seq2SeqGenerator:
         from tqdm.auto import tqdm
 
         self._check_fitted()
-        settings = {
-            name: overrides.pop(name, getattr(self, name))
-            for name in (
-                "num_beams",
-                "do_sample",
-                "top_p",
-                "top_k",
-                "temperature",
-                "max_new_tokens",
-                "num_return_sequences",
-                "repetition_penalty",
-                "no_repeat_ngram_size",
-            )
-        }
+        settings = {name: overrides.pop(name, getattr(self, name)) for name in GENERATION_SETTINGS}
         if overrides:
             raise GeneratorError(f"unknown generation settings {sorted(overrides)}", code="E928")
         n_return = settings["num_return_sequences"]
@@ -570,7 +492,7 @@ class Seq2SeqGenerator:
         if self.architecture_ != "decoder-only":
             kwargs["decoder_start_token_id"] = self.model_.config.decoder_start_token_id
             kwargs["eos_token_id"] = self.model_.config.eos_token_id
-        model, tok, device = self.model_, self.tokenizer_, self._device()
+        model, tok, device = self.model_, self.tokenizer_, self.device_
         model.eval()
         torch.manual_seed(self.seed)
         out: list[Any] = []
@@ -582,7 +504,7 @@ class Seq2SeqGenerator:
             disable=not self.progress or len(texts) <= size,
         ):
             chunk = texts[k : k + size]
-            with torch.no_grad(), autocast(self.precision, device):
+            with torch.no_grad(), self.autocast():
                 if self.architecture_ == "decoder-only":
                     sep = self._separator_ids()
                     rows = [
@@ -590,7 +512,7 @@ class Seq2SeqGenerator:
                             t,
                             add_special_tokens=False,
                             truncation=True,
-                            max_length=self.max_source_length,
+                            max_length=self.max_length,
                         )["input_ids"]
                         + sep
                         for t in chunk
@@ -611,7 +533,7 @@ class Seq2SeqGenerator:
                         chunk,
                         padding=True,
                         truncation=True,
-                        max_length=self.max_source_length,
+                        max_length=self.max_length,
                         return_tensors="pt",
                     ).to(device)
                     generated = model.generate(
@@ -635,7 +557,7 @@ class Seq2SeqGenerator:
         path.mkdir(parents=True, exist_ok=True)
         self.model_.save_pretrained(path)
         self.tokenizer_.save_pretrained(path)
-        params = self.get_params()
+        params = self.get_params(deep=False)
         params["model_name_or_path"] = str(params["model_name_or_path"])
         params["output_dir"] = None  # the checkpoints belong to the training run, not the model
         write_model_file(
@@ -653,8 +575,8 @@ class Seq2SeqGenerator:
     @classmethod
     def load(cls, path: str | Path, **overrides: Any) -> Seq2SeqGenerator:
         """Load a generator saved with :meth:`save`; ``overrides`` change settings (for example
-        ``num_beams`` or ``device``)."""
-        from parakit.models.base import MODEL_FILE, read_model_file
+        ``num_beams`` or ``device``; :func:`parakit.models.base.load_params`)."""
+        from parakit.models.base import MODEL_FILE, load_params, read_model_file
 
         path = Path(path)
         info = read_model_file(path)
@@ -665,7 +587,7 @@ class Seq2SeqGenerator:
                 "Seq2SeqGenerator.from_pretrained",
                 code="E929",
             )
-        params = dict(info["params"], **overrides)
+        params = load_params(cls, info["params"], overrides)
         params["model_name_or_path"] = str(path)
         params["architecture"] = info["architecture"]
         gen = cls(**params)
@@ -692,7 +614,7 @@ def select_learning_rate(
     learning_rates: Sequence[float] = (1e-4, 3e-4, 1e-5, 3e-5),
 ) -> tuple[Seq2SeqGenerator, dict[float, float]]:
     """Fit one copy of ``generator`` per learning rate and keep the one with the lowest dev
-    perplexity (the paper's grid by default).
+    perplexity (the paper's grid by default; :meth:`~TransformerEstimator.fit_grid`).
 
     Returns:
         ``(best_generator, {learning_rate: best_dev_perplexity})``.
@@ -700,16 +622,4 @@ def select_learning_rate(
     train_pairs, dev_pairs = _as_pairs(train), _as_pairs(dev)
     if not dev_pairs:
         raise GeneratorError("learning-rate selection needs dev pairs", code="E926")
-    results: dict[float, float] = {}
-    best: Seq2SeqGenerator | None = None
-    for lr in learning_rates:
-        candidate = copy.deepcopy(generator).set_params(learning_rate=lr)
-        if generator.output_dir:  # one checkpoint folder per rate: each resumes on its own
-            candidate.output_dir = str(Path(generator.output_dir) / f"lr-{lr:g}")
-        candidate.fit(train_pairs, dev_pairs)
-        ppl = candidate.best_dev_perplexity_
-        results[lr] = float("nan") if ppl is None else ppl
-        if best is None or (ppl is not None and ppl < (best.best_dev_perplexity_ or math.inf)):
-            best = candidate
-    assert best is not None
-    return best, results
+    return generator.fit_grid(learning_rates, lambda copy: copy.fit(train_pairs, dev_pairs))

@@ -3,7 +3,7 @@
 
 ``identify predict``, ``identify evaluate`` and ``report profile --model`` take any of:
 
-- a parakit model folder (``parakit_model.json``): :func:`parakit.models.base.load_model`;
+- a parakit model folder (``parakit_model.json``): :meth:`parakit.models.base.PairClassifier.load`;
 - a sentence-transformers ``CrossEncoder`` (a folder or a Hub id): its scores as they are, a
   sigmoid score for one output, a softmax over the labels for several;
 - a transformers sequence classifier (``*ForSequenceClassification``; read through
@@ -41,10 +41,10 @@ from parakit.errors import ModelError
 from parakit.labels import get_scheme
 from parakit.models.base import (
     MODEL_FILE,
+    RUN_SETTINGS,
     PairClassifier,
     PairInput,
     is_model_folder,
-    load_model,
 )
 
 #: what :func:`model_kind` tells apart
@@ -227,7 +227,7 @@ class PretrainedPairModel(PairClassifier):
         batch_size: pairs per forward pass (lower it to save memory).
         max_length: tokens per input (None: the model's own limit).
         device: torch device (None: CUDA when available).
-        mixed_precision: ``auto``, ``bf16`` or ``fp32`` (:mod:`parakit.vectors.precision`).
+        precision: ``auto``, ``fp32``, ``bf16`` or ``fp16`` (:mod:`parakit.vectors.precision`).
 
     ``fit(pairs)`` learns nothing but a bi-encoder's threshold: the weights stay as they are.
     """
@@ -244,7 +244,7 @@ class PretrainedPairModel(PairClassifier):
         batch_size: int = 32,
         max_length: int | None = None,
         device: str | None = None,
-        mixed_precision: str = "auto",
+        precision: str = "auto",
     ) -> None:
         self.model_name_or_path = model_name_or_path
         self.kind = kind
@@ -253,7 +253,7 @@ class PretrainedPairModel(PairClassifier):
         self.batch_size = batch_size
         self.max_length = max_length
         self.device = device
-        self.mixed_precision = mixed_precision
+        self.precision = precision
 
     # -- loading ------------------------------------------------------------------------------
     def resolved_kind(self) -> str:
@@ -278,9 +278,9 @@ class PretrainedPairModel(PairClassifier):
         return self
 
     def _device_name(self) -> str:
-        import torch
+        from parakit.vectors.precision import device_type
 
-        return self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        return self.device or device_type(None)
 
     def _load_network(self) -> None:
         if getattr(self, "network_", None) is not None:
@@ -335,7 +335,7 @@ class PretrainedPairModel(PairClassifier):
     def _cosines(self, data: PairInput) -> np.ndarray:
         from parakit.vectors.precision import autocast
 
-        with autocast(self.mixed_precision, self._device_name()):
+        with autocast(self.precision, self._device_name()):
             a, b = (
                 np.asarray(
                     self.network_.encode(
@@ -357,7 +357,7 @@ class PretrainedPairModel(PairClassifier):
         from parakit.vectors.precision import autocast
 
         single = len(self.label_names_) == 1
-        with autocast(self.mixed_precision, self._device_name()):
+        with autocast(self.precision, self._device_name()):
             out = self.network_.predict(
                 list(zip(data.texts1, data.texts2, strict=True)),
                 batch_size=self.batch_size,
@@ -441,8 +441,8 @@ def load_predictor(
         ModelError: E715 no such model, E716 the paraphrase label cannot be told, E717 a
             bi-encoder without threshold or development pairs.
     """
-    if is_model_folder(Path(str(model)).expanduser()):
-        return load_model(model)
+    if is_model_folder(Path(str(model)).expanduser()):  # the run settings of params apply
+        return PairClassifier.load(model, **{k: v for k, v in params.items() if k in RUN_SETTINGS})
     predictor = PretrainedPairModel(str(model), positive=positive, threshold=threshold, **params)
     if dev is not None and predictor.resolved_kind() == "bi-encoder" and threshold is None:
         binary = dev.to_binary(reading) if dev.scheme.name != "binary" else dev

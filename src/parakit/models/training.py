@@ -18,7 +18,15 @@ gradient accumulation up to an effective batch, gradient clipping at 1.0). What 
   ``greater_is_better`` pick the checkpoint that is loaded at the end, and early stopping
   counts evaluations without improvement.
 
-Nothing else in parakit steps an optimiser (``tests/models/test_training.py`` checks it).
+What a family shares around the loop lives in :class:`TransformerEstimator`, the base of the
+cross-encoders, the multi-head classifiers, the generators and the bi-encoder: the scikit-learn
+parameter contract, one vocabulary (``model_name_or_path``, ``max_length``,
+``batch_size``/``micro_batch_size``, ``precision``, ``seed``, ``eval_set``), the
+:class:`TrainSettings` built from the estimator's own parameters, the checkpoint signature, the
+learning-rate grid (``clone`` + ``set_params``), the device and the precision.
+
+Nothing else in parakit steps an optimiser but the bi-encoder, which trains through
+sentence-transformers' own ``Trainer`` subclass (``tests/models/test_training.py`` checks it).
 
 Example:
     >>> plan_steps(128, batch_size=32, micro_batch_size=16, epochs=2)
@@ -27,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -36,11 +45,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from parakit.errors import ModelError
 from parakit.evaluate.base import Evaluator
-from parakit.vectors.precision import autocast, resolve_precision
+from parakit.models.base import Estimator
+from parakit.vectors.precision import autocast, cpu_has_bf16, device_type, resolve_precision
 
 #: the file in ``output_dir`` naming the settings and data a checkpoint belongs to
 SIGNATURE_FILE = "signature.json"
@@ -85,7 +95,7 @@ class TrainSettings:
     max_time: float | None = None
     early_stopping_patience: int | None = None
     seed: int = 0
-    precision: str | bool = "auto"
+    precision: str = "auto"
     device: str | None = None
     progress: bool = True
     group_by_length: bool = False
@@ -133,14 +143,6 @@ def recipe_eval_steps(total: int, steps_per_epoch: int, eval_steps: int = 500) -
     """MultiPIT App. C: evaluate every ``eval_steps`` (500), or every epoch when training is
     shorter than three such intervals."""
     return steps_per_epoch if total < 3 * eval_steps else eval_steps
-
-
-def _device_type(device: str | None) -> str:
-    import torch
-
-    if device:
-        return str(device).split(":")[0]
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _check_signature(folder: Path, signature: dict[str, Any] | None) -> None:
@@ -313,7 +315,7 @@ def train_transformer(
         len(examples), settings.batch_size, micro, settings.epochs, settings.max_steps
     )
     every = max(1, int(settings.eval_steps))
-    kind = _device_type(settings.device)
+    kind = device_type(settings.device)
     precision = resolve_precision(settings.precision, kind)
     temporary = output_dir is None
     folder = Path(tempfile.mkdtemp(prefix="parakit-train-")) if temporary else Path(output_dir)
@@ -417,4 +419,118 @@ def _result(state: Any, metric: str | None, total: int) -> TrainResult:
     )
 
 
-__all__ = ["TrainResult", "TrainSettings", "plan_steps", "recipe_eval_steps", "train_transformer"]
+class TransformerEstimator(Estimator):
+    """What every transformer family shares: parameters, settings, signature, grid, device.
+
+    Subclasses keep the scikit-learn contract (hyperparameters are ``__init__`` keywords stored
+    unchanged; :func:`sklearn.base.clone` and ``get_params``/``set_params`` work) and speak one
+    vocabulary: ``model_name_or_path``, ``max_length``, ``batch_size``/``micro_batch_size``,
+    ``precision``, ``seed`` (0), ``device`` (None: CUDA when available), ``eval_steps`` (None:
+    the recipe's rule), ``output_dir``/``resume``, and ``eval_set`` for development data.
+    """
+
+    #: parameters of how a run goes, not of what it learns: outside the checkpoint signature
+    RUN_PARAMS: ClassVar[frozenset[str]] = frozenset(
+        {"device", "eval_batch_size", "generation_batch_size", "learning_rates", "max_time"}
+        | {"num_threads", "output_dir", "progress", "resume"}
+    )
+    #: whether a higher selection score (:meth:`selection_score`) is better
+    greater_is_better: ClassVar[bool] = True
+
+    # -- device and precision ------------------------------------------------------------------
+    @property
+    def device_(self) -> Any:
+        """The ``torch.device`` of ``device`` (None: CUDA when available, else the CPU)."""
+        import torch
+
+        return torch.device(self.device or device_type(None))
+
+    def autocast(self) -> Any:
+        """The autocast context of ``precision`` on this device
+        (:mod:`parakit.vectors.precision`)."""
+        return autocast(self.precision, self.device_)
+
+    def trainer_precision(self) -> dict[str, bool]:
+        """The ``bf16``/``fp16`` flags of a Hugging Face trainer that autocasts for us (the
+        bi-encoder's): bf16 only where the device runs it natively (a CUDA GPU, or a CPU with
+        AMX/AVX512-BF16 as :func:`~parakit.vectors.precision.cpu_has_bf16` detects)."""
+        resolved = resolve_precision(self.precision, self.device_)
+        native = self.device_.type == "cuda" or cpu_has_bf16()
+        return {"bf16": resolved == "bf16" and native, "fp16": resolved == "fp16"}
+
+    # -- training ------------------------------------------------------------------------------
+    def train_settings(self, n_examples: int, **overrides: Any) -> TrainSettings:
+        """The :class:`TrainSettings` of this estimator: each field from the parameter of the
+        same name; ``micro_batch_size`` None is ``batch_size``; ``eval_steps`` None is the
+        recipe's rule (:func:`recipe_eval_steps`)."""
+        params = self.get_params(deep=False)
+        names = {f.name for f in dataclasses.fields(TrainSettings)}
+        values = {k: v for k, v in params.items() if k in names and v is not None}
+        batch = int(values.get("batch_size", TrainSettings.batch_size))
+        values["micro_batch_size"] = min(int(values.get("micro_batch_size") or batch), batch)
+        if params.get("eval_steps") is None:
+            _, per_epoch, total = plan_steps(
+                n_examples,
+                batch,
+                values["micro_batch_size"],
+                int(values.get("epochs", TrainSettings.epochs)),
+                values.get("max_steps"),
+            )
+            values["eval_steps"] = recipe_eval_steps(total, per_epoch)
+        values["device"] = str(self.device_)
+        values.update(overrides)
+        return TrainSettings(**values)
+
+    def checkpoint_dir(self) -> Path | None:
+        """``output_dir/lr-<learning_rate>``: one checkpoint folder per learning rate, so each
+        run of a grid resumes on its own (None without ``output_dir``)."""
+        if not getattr(self, "output_dir", None):
+            return None
+        return Path(self.output_dir) / f"lr-{self.learning_rate:g}"
+
+    def run_signature(self, **data: Any) -> dict[str, Any]:
+        """The checkpoint signature: the parameters that change what is learnt (not
+        :attr:`RUN_PARAMS`) and ``data`` (sizes, classes); checkpoints of another signature are
+        refused (E714)."""
+        params = {k: v for k, v in self.get_params(deep=False).items() if k not in self.RUN_PARAMS}
+        return json.loads(json.dumps({**params, **data}, default=str))
+
+    def selection_score(self) -> float | None:
+        """The development score the learning-rate grid compares (None: not evaluated)."""
+        return getattr(self, "best_score_", None)
+
+    def fit_grid(
+        self, learning_rates: Sequence[float], fit: Callable[[Any], Any]
+    ) -> tuple[Any, dict[float, float]]:
+        """One copy per learning rate (``clone(self).set_params(learning_rate=...)``), trained
+        by ``fit(copy)``; the copy with the best :meth:`selection_score` is returned with every
+        rate's score (NaN where none). Copies write ``output_dir/lr-<rate>``."""
+        from sklearn.base import clone
+
+        grid = {"learning_rates": None} if "learning_rates" in self.get_params(deep=False) else {}
+        scores: dict[float, float] = {}
+        best, best_score = None, None
+        for rate in learning_rates:
+            candidate = clone(self).set_params(learning_rate=rate, **grid)
+            fit(candidate)
+            score = candidate.selection_score()
+            scores[rate] = math.nan if score is None else float(score)
+            better = score is not None and (
+                best_score is None
+                or (score > best_score if self.greater_is_better else score < best_score)
+            )
+            if best is None or better:
+                best, best_score = candidate, score
+        if best is None:
+            raise ModelError("a learning-rate grid needs at least one rate", code="E712")
+        return best, scores
+
+
+__all__ = [
+    "TrainResult",
+    "TrainSettings",
+    "TransformerEstimator",
+    "plan_steps",
+    "recipe_eval_steps",
+    "train_transformer",
+]

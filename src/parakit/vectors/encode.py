@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from parakit.errors import MineError
+from parakit.errors import VectorError
 from parakit.registry import Registry
 
 
@@ -44,9 +44,12 @@ def _token_limit(value: Any) -> int | None:
     return None if value is None or value == float("inf") else int(value)
 
 
-def _model_digest(path: str | Path) -> str:
-    """A short content hash of a local model folder (weights + configs), for manifests."""
-    path = Path(path)
+def _model_digest(model: str | Path) -> str:
+    """A short content hash of a local model folder (weights + configs; an offline alias: its
+    installed folder), for manifests; a Hub id is named as it is."""
+    from parakit.offline import resolve_model
+
+    path = Path(resolve_model(model))
     if not path.exists():
         return "hub:" + str(path)
     digest = hashlib.sha1()
@@ -223,12 +226,13 @@ class OnnxEncoder:
         import json
 
         import torch
-        from sentence_transformers import SentenceTransformer
 
-        st = SentenceTransformer(str(self.model), device="cpu")
+        from parakit.vectors.loading import load_sentence_transformer
+
+        st = load_sentence_transformer(self.model, device="cpu")
         pooling = [m for m in st if type(m).__name__ == "Pooling"]
         if not pooling or getattr(pooling[0], "pooling_mode", "mean") != "mean":
-            raise MineError(
+            raise VectorError(
                 f"{self.model}: the ONNX path supports mean pooling only; use "
                 "the sentence-transformers backend",
                 code="E806",
@@ -378,7 +382,7 @@ class TfidfEncoder:
 
     def encode(self, texts: Sequence[str]) -> Any:
         if not hasattr(self, "vectorizer_"):
-            raise MineError(
+            raise VectorError(
                 "TfidfEncoder is not fitted; call fit(candidate_texts) first", code="E806"
             )
         vectors = self.vectorizer_.transform(list(texts))  # rows are L2-normalised by default
@@ -393,30 +397,26 @@ class TfidfEncoder:
         }
 
 
-def resolve_model(model: str | Path) -> str:
-    """A model path or id; an offline alias (``offline-minilm``, ``offline-mpnet``) names its
-    local folder (:func:`parakit.offline.resolve_model`, the one resolver of model names)."""
-    from parakit.offline import resolve_model as resolve_offline
-
-    return resolve_offline(model)
-
-
 def load_encoder(model: str | Path, backend: str = "torch", **options: Any) -> Any:
-    """An encoder by backend name: ``torch`` (sentence-transformers; bf16 where the CPU has it,
-    ``precision=``) or ``onnx`` (ONNX Runtime fp32, the same vectors as torch fp32). The int8
-    backends were removed (none was faster at neighbour recall@5 >= 0.99; see
-    :class:`OnnxEncoder`).
+    """An encoder of ``model`` (a folder, a Hub id or an offline alias, resolved where the model
+    is loaded: :mod:`parakit.vectors.loading`) by backend name: ``torch``
+    (sentence-transformers; bf16 where the CPU has it, ``precision=``) or ``onnx`` (ONNX
+    Runtime fp32, the same vectors as torch fp32). The int8 backends were removed (none was
+    faster at neighbour recall@5 >= 0.99; see :class:`OnnxEncoder`).
 
     Example:
         >>> load_encoder("offline-minilm", backend="onnx")  # doctest: +SKIP
     """
-    return ENCODERS.lookup(backend)(resolve_model(model), **options)
+    return ENCODERS.lookup(backend)(model, **options)
 
 
 def _onnx(backend: str) -> Callable[..., OnnxEncoder]:
-    def make(model: str, precision: str | None = "auto", **options: Any) -> OnnxEncoder:
-        if precision not in ("auto", "fp32", None):
-            raise MineError(
+    def make(model: str, precision: str = "auto", **options: Any) -> OnnxEncoder:
+        from parakit.vectors.precision import check_precision
+
+        # the one rule: the torch backend takes every precision, an ONNX graph is fp32
+        if check_precision(precision) not in ("auto", "fp32"):
+            raise VectorError(
                 f"precision {precision!r} is for the torch backend; the {backend} graph has "
                 "its own (fp32)",
                 code="E808",
@@ -435,6 +435,6 @@ ENCODERS: Registry[Callable[..., Any]] = Registry(
         "onnx": _onnx("onnx"),
     },
     what="encoder backend",
-    error=MineError,
+    error=VectorError,
     code="E806",
 )

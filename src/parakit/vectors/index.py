@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import MineError
+from parakit.errors import VectorError
 from parakit.io.atomic import atomic_write
 
 ChunkSource = Callable[[], Iterator[np.ndarray]]
@@ -161,7 +161,7 @@ class ChunkedVectors:
     def __init__(self, folder: str | Path) -> None:
         files = sorted(Path(folder).glob("[0-9]*.npy"))
         if not files:
-            raise MineError(f"{folder}: no embedding chunks (00000.npy...)", code="E801")
+            raise VectorError(f"{folder}: no embedding chunks (00000.npy...)", code="E801")
         self.chunks = [np.load(f, mmap_mode="r") for f in files]
         self.chunk_size = len(self.chunks[0])
 
@@ -289,25 +289,27 @@ class VectorIndex:
     # -- building ---------------------------------------------------------------------------
     def _check(self) -> None:
         if self.kind not in KINDS:
-            raise MineError(
+            raise VectorError(
                 f"unknown index kind {self.kind!r}; use one of {', '.join(KINDS)}", code="E801"
             )
         if self.metric not in ("ip", "l2"):
-            raise MineError(f"unknown metric {self.metric!r}; use 'ip' or 'l2'", code="E801")
+            raise VectorError(f"unknown metric {self.metric!r}; use 'ip' or 'l2'", code="E801")
         if self.on_disk and self.kind in ("hnsw", "ivfopq"):
-            raise MineError(
+            raise VectorError(
                 f"on_disk keeps IVF lists on disk; kind {self.kind!r} has none it can map "
                 "(use ivf or ivfpq)",
                 code="E801",
             )
         if self.on_disk and self.workdir is None:
-            raise MineError("on_disk=True needs a workdir for the inverted-list file", code="E801")
+            raise VectorError(
+                "on_disk=True needs a workdir for the inverted-list file", code="E801"
+            )
         if self.recall is not None and not 0 < self.recall <= 1:
-            raise MineError(
+            raise VectorError(
                 f"recall target must be in (0, 1], got {self.recall}; e.g. 0.95", code="E801"
             )
         if self.recall_k < 1 or self.calibration_queries < 1:
-            raise MineError("recall_k and calibration_queries must be >= 1", code="E801")
+            raise VectorError("recall_k and calibration_queries must be >= 1", code="E801")
 
     def _empty(self, faiss: Any, n: int, dim: int) -> Any:
         metric = faiss.METRIC_INNER_PRODUCT if self.metric == "ip" else faiss.METRIC_L2
@@ -323,7 +325,7 @@ class VectorIndex:
             return faiss.index_factory(dim, f"IVF{nlist},Flat", metric)
         m = self.pq_m_
         if dim % m:
-            raise MineError(f"pq_m={m} must divide the dimension {dim}", code="E801")
+            raise VectorError(f"pq_m={m} must divide the dimension {dim}", code="E801")
         rotation = f"OPQ{m}," if kind == "ivfopq" else ""
         return faiss.index_factory(dim, f"{rotation}IVF{nlist},PQ{m}x{self.pq_bits}", metric)
 
@@ -362,7 +364,7 @@ class VectorIndex:
         if dim is None:
             first = next(chunks(), None)
             if first is None or n == 0:
-                raise MineError("cannot build an index from zero vectors", code="E801")
+                raise VectorError("cannot build an index from zero vectors", code="E801")
             dim = first.shape[1]
         self.dim_ = int(dim)
         self.kind_ = (
@@ -728,12 +730,12 @@ class VectorIndex:
         Missing neighbours (fewer than ``k`` reachable rows) have id -1 and score -inf.
         """
         if not hasattr(self, "index_"):
-            raise MineError(
+            raise VectorError(
                 "the index is not built; call build() or VectorIndex.load()", code="E801"
             )
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         if queries.ndim != 2 or queries.shape[1] != self.dim_:
-            raise MineError(
+            raise VectorError(
                 f"queries must have shape (n, {self.dim_}), got {queries.shape}", code="E801"
             )
         scores, ids = self.index_.search(queries, k + TIE_MARGIN)
@@ -795,7 +797,7 @@ class VectorIndex:
 
         folder = Path(path)
         if not (folder / "index.faiss").exists():
-            raise MineError(
+            raise VectorError(
                 f"{folder}: no index.faiss here; build one with `parakit mine "
                 "index` or VectorIndex.build().save()",
                 code="E801",

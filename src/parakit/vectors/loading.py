@@ -4,7 +4,7 @@ Every stage that needs a SentenceTransformer (the ``vectors`` encoders, ``build 
 bi-encoder of ``models.biencoder``, the embedding baseline) calls
 :func:`load_sentence_transformer`: offline aliases are resolved, a plain Hugging Face encoder
 (no ``modules.json``) gets mean pooling from sentence-transformers itself (the "vanilla encoder"
-of T17/T18), and a model that cannot be loaded is a clean :class:`~parakit.errors.MineError`.
+of T17/T18), and a model that cannot be loaded is a clean :class:`~parakit.errors.VectorError`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import MineError
+from parakit.errors import VectorError
 
 
 def load_sentence_transformer(
@@ -26,7 +26,7 @@ def load_sentence_transformer(
         max_seq_length: truncate inputs to this many tokens (None: the model's own limit).
 
     Raises:
-        MineError: ``E806`` naming the model when it cannot be loaded.
+        VectorError: ``E806`` naming the model when it cannot be loaded.
     """
     import logging
 
@@ -42,7 +42,7 @@ def load_sentence_transformer(
     try:
         loaded = SentenceTransformer(str(resolved), device=device)
     except (OSError, ValueError) as err:
-        raise MineError(
+        raise VectorError(
             f"cannot load sentence encoder {str(model)!r}: {err}; pass a local model folder, "
             "a Hugging Face id, offline-minilm or offline-mpnet",
             code="E806",

@@ -10,8 +10,9 @@ cross-encoder, the generator and the trainer (``parakit.models.training``).
 Example:
     >>> resolve_precision("fp32", "cpu")
     'fp32'
-    >>> resolve_precision(False, "cuda")
-    'fp32'
+    >>> check_precision("int4")
+    Traceback (most recent call last):
+    parakit.errors.VectorError: [E808] unknown precision 'int4'; use auto, fp32, bf16, fp16
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import MineError
+from parakit.errors import VectorError
 
 #: the values ``--precision`` and the ``precision`` parameters accept
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -70,29 +71,39 @@ def cpu_summary() -> dict[str, Any]:
     }
 
 
-def _device_type(device: Any) -> str:
-    text = str(getattr(device, "type", device) or "cpu")
-    return text.split(":")[0]
+def device_type(device: Any) -> str:
+    """``cpu``, ``cuda``...: the kind of a device or its name (None: CUDA when available)."""
+    if device is None or device == "":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return str(getattr(device, "type", device)).split(":")[0]
 
 
-def resolve_precision(precision: str | bool | None, device: Any = "cpu") -> str:
-    """``fp32``, ``bf16`` or ``fp16``: what ``precision`` means on ``device``.
-
-    ``auto`` (also ``True``/None, the old ``mixed_precision`` spellings) picks bf16 where the
-    hardware runs it natively; ``False`` is fp32.
+def check_precision(precision: str) -> str:
+    """``precision`` when it is one of :data:`PRECISIONS` (the one list of allowed values).
 
     Raises:
-        MineError: an unknown value (E808), or fp16 asked for on a CPU.
+        VectorError: E808, any other value.
     """
-    kind = _device_type(device)
-    value = "auto" if precision is True or precision is None else precision
-    value = "fp32" if value is False else str(value).lower()
-    if value not in PRECISIONS:
-        raise MineError(
+    if precision not in PRECISIONS:
+        raise VectorError(
             f"unknown precision {precision!r}; use {', '.join(PRECISIONS)}", code="E808"
         )
+    return precision
+
+
+def resolve_precision(precision: str, device: Any = "cpu") -> str:
+    """``fp32``, ``bf16`` or ``fp16``: what ``precision`` means on ``device``; ``auto`` picks
+    bf16 where the hardware runs it natively.
+
+    Raises:
+        VectorError: an unknown value (E808), or fp16 asked for on a CPU.
+    """
+    kind = device_type(device)
+    value = check_precision(precision)
     if value == "fp16" and kind != "cuda":
-        raise MineError("fp16 autocast needs a CUDA device; use bf16 or fp32", code="E808")
+        raise VectorError("fp16 autocast needs a CUDA device; use bf16 or fp32", code="E808")
     if value != "auto":
         return value
     if kind == "cuda":
@@ -104,7 +115,7 @@ def resolve_precision(precision: str | bool | None, device: Any = "cpu") -> str:
     return "fp32"
 
 
-def autocast(precision: str | bool | None, device: Any = "cpu") -> Any:
+def autocast(precision: str, device: Any = "cpu") -> Any:
     """``torch.autocast`` for the resolved ``precision`` on ``device`` (a null context for fp32)."""
     resolved = resolve_precision(precision, device)
     if resolved == "fp32":
@@ -112,14 +123,16 @@ def autocast(precision: str | bool | None, device: Any = "cpu") -> Any:
     import torch
 
     dtype = torch.bfloat16 if resolved == "bf16" else torch.float16
-    return torch.autocast(device_type=_device_type(device), dtype=dtype)
+    return torch.autocast(device_type=device_type(device), dtype=dtype)
 
 
 __all__ = [
     "PRECISIONS",
     "autocast",
+    "check_precision",
     "cpu_flags",
     "cpu_has_bf16",
     "cpu_summary",
+    "device_type",
     "resolve_precision",
 ]

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import MineError
+from parakit.errors import VectorError
 
 #: the marker file of a distilled static encoder (its teacher and settings)
 STATIC_FILE = "parakit_static.json"
@@ -82,7 +82,7 @@ def distill_static(
     Raises:
         ModuleNotFoundError: Model2Vec is not installed (``pip install 'parakit[static]'``; the
             CLI says so as E090).
-        MineError: E806 the teacher cannot be loaded.
+        VectorError: E806 the teacher cannot be loaded.
     """
     from model2vec.distill import distill  # the 'static' extra (E090 from the CLI)
     from sentence_transformers import SentenceTransformer
@@ -95,7 +95,7 @@ def distill_static(
     try:
         static_model = distill(model_name=source, pca_dims=pca_dims, device=device)
     except (OSError, ValueError) as err:
-        raise MineError(
+        raise VectorError(
             f"cannot distil from sentence encoder {str(model)!r}: {err}; pass a local model "
             "folder, a Hugging Face id, offline-minilm or offline-mpnet",
             code="E806",
@@ -211,7 +211,7 @@ def gold_recall(
     import faiss
 
     if not pairs:
-        raise MineError("gold recall needs at least one gold pair", code="E805")
+        raise VectorError("gold recall needs at least one gold pair", code="E805")
     texts = list(dict.fromkeys([t for pair in pairs for t in pair] + list(pool)))
     position = {t: i for i, t in enumerate(texts)}
     vectors = np.ascontiguousarray(encoder.encode(texts), dtype=np.float32)
