@@ -47,6 +47,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
         "sqlalchemy",
         "alembic",
         "fastapi",
+        "pydantic_settings",
         "uvicorn",
         "jinja2",
         "multipart",
