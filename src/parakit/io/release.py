@@ -311,8 +311,9 @@ def prepare_release(
     """The pairs as they are released: individual judgments dropped unless ``judgments``,
     the base labels ``drop_labels`` left out (as the Turku release drops ``1`` and ``x``),
     unreferenced documents pruned, ``lang`` set, and split (``ratios`` over ``names``,
-    documents and groups kept whole, ``stratify`` as :func:`parakit.split.random_split`)
-    when a pair has no split or ``resplit``; official splits are kept otherwise.
+    documents and groups kept whole, ``stratify`` as :func:`parakit.split.random_split`, which
+    also refuses ratios that do not match the names) when a pair has no split or ``resplit``;
+    official splits are kept otherwise.
 
     Example:
         >>> pairs = PairSet([Pair(str(i), f"a{i}", f"b{i}", label="4") for i in range(10)],
@@ -323,8 +324,6 @@ def prepare_release(
     """
     from parakit.split import linked_groups, random_split
 
-    if len(ratios) != len(names):
-        raise DataFormatError(f"{len(ratios)} ratios but {len(names)} split names")
     if not judgments:
         pairs = pairs.map(lambda p: p.replace(judgments=()))
     if drop_labels:
