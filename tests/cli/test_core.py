@@ -109,6 +109,20 @@ def test_json_is_one_object_on_stdout_and_prose_without_it(tmp_path, capsys):
     assert line.startswith(f"wrote {len(read(out))} pairs to {out}: ") and "{" not in line
 
 
+def test_demo_without_datasets_says_what_to_install(tmp_path, monkeypatch):
+    """Without the datasets extra the demo goes on and its report says what to install (it
+    caught a code nothing raises, so the missing extra ended the demo)."""
+    import sys
+
+    from parakit.cli.demo import write_demo_release
+    from parakit.examples import load_example
+
+    monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets -> ImportError
+    line = write_demo_release(load_example(), tmp_path / "release")
+    assert line == "not written (a release needs datasets: pip install 'parakit[datasets]')"
+    assert not (tmp_path / "release").exists()
+
+
 def test_demo_release_opens_with_load_dataset(tmp_path, monkeypatch):
     """The demo's release folder: datasets.load_dataset reads every example pair from it, no
     document's pairs in two splits, and parakit reads it back."""

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from parakit.errors import ModelError
-from parakit.models.base import PairInput, load_model
-from parakit.models.cross_encoder import CrossEncoderClassifier, SelectionEvaluator
+from parakit.evaluate.classification import ClassificationEvaluator, selection_metrics
+from parakit.models.base import load_model
+from parakit.models.cross_encoder import CrossEncoderClassifier
 from parakit.schema import PairSet
 
 
@@ -34,18 +35,20 @@ def small(encoder: str, **overrides) -> CrossEncoderClassifier:
 
 
 def selection_score(truth, pred, classes, positive, metric):
-    dev = PairInput(["a"] * len(truth), ["b"] * len(truth), list(truth), [])
-    return SelectionEvaluator(dev, metric).score(list(pred), classes, positive)
+    return selection_metrics(list(truth), list(pred), classes, positive)[metric]
 
 
-def test_selection_score_known_answers():
+def test_selection_score_known_answers(tiny_encoder, multipit):
     truth, pred = ["1", "1", "0", "0"], ["1", "0", "0", "0"]
     assert selection_score(truth, pred, ["0", "1"], "1", "f1") == pytest.approx(2 / 3)
     assert selection_score(truth, pred, ["0", "1"], "1", "accuracy") == 0.75
     macro = (2 / 3 + 0.8) / 2
     assert selection_score(truth, pred, ["0", "1"], None, "macro_f1") == pytest.approx(macro)
+    # without a positive class, f1 is the macro F1 (multi-class selection)
+    assert selection_score(truth, pred, ["0", "1"], None, "f1") == pytest.approx(macro)
+    train, dev = multipit
     with pytest.raises(ModelError, match="E712"):
-        selection_score(truth, pred, ["0", "1"], "1", "auc")
+        small(tiny_encoder, selection_metric="auc").fit(train[:8], eval_set=dev[:8])
 
 
 def test_trains_selects_on_dev_and_reloads_identically(tiny_encoder, multipit, tmp_path):
@@ -139,13 +142,13 @@ def test_killed_training_resumes_to_the_same_model(tiny_encoder, multipit, tmp_p
     # killed after the checkpoint of step 1 of 2: that is all there is
     assert sorted(p.name for p in (out / "lr-0.001").glob("checkpoint-*")) == ["checkpoint-1"]
     evaluated = []
-    score = SelectionEvaluator.__call__
+    score = ClassificationEvaluator.__call__
 
     def counting(self, model, output_path=None, epoch=-1, steps=-1):
         evaluated.append(steps)
         return score(self, model, output_path, epoch, steps)
 
-    monkeypatch.setattr(SelectionEvaluator, "__call__", counting)
+    monkeypatch.setattr(ClassificationEvaluator, "__call__", counting)
     resumed = small(tiny_encoder, epochs=1, eval_steps=1, output_dir=str(out))
     resumed.fit(data, eval_set=held)
     # the rerun continued after step 1: it trained and evaluated step 2 only, and its history

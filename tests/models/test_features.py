@@ -9,7 +9,6 @@ from parakit.models import features
 from parakit.models.features import (
     BinaryBow,
     BowCosine,
-    CharNgramCosine,
     WordVectors,
     edit_distance,
     embedding_pair_features,
@@ -18,6 +17,7 @@ from parakit.models.features import (
     sparse_pair_features,
     word_overlap_rates,
 )
+from parakit.text import CharNgramSimilarity
 
 
 def test_word_overlap_rate_is_jaccard_of_lowercased_token_sets():
@@ -61,7 +61,9 @@ def test_averaged_word_vectors_are_the_mean_of_known_words_and_seeded():
 
 
 def test_char_ngram_tf_cosine_known_value():
-    sim = CharNgramCosine(ngram_range=(2, 2), analyzer="char", use_idf=False).fit(["abc", "abd"])
+    sim = CharNgramSimilarity(ngram_range=(2, 2), analyzer="char", use_idf=False).fit(
+        ["abc", "abd"]
+    )
     # bigrams {ab, bc} vs {ab, bd}: cosine 1/2
     assert sim.score(["abc"], ["abd"])[0] == pytest.approx(0.5)
 

@@ -43,6 +43,31 @@ def formats() -> None:
 
 
 @app.command()
+def errors(
+    code: Annotated[
+        str | None, typer.Argument(help="An error code (E143, or [E143] as printed).")
+    ] = None,
+    markdown: Annotated[
+        bool, typer.Option(help="Every code as the Markdown page docs/reference/errors.md.")
+    ] = False,
+) -> None:
+    """What an error code means; without a code, every code."""
+    from parakit.errors import CODES, errors_markdown, explain
+
+    if markdown:
+        typer.echo(errors_markdown(), nl=False)
+        return
+    if code is None:
+        for key, meaning in CODES.items():
+            typer.echo(f"{key}  {meaning}")
+        return
+    try:
+        typer.echo(f"{code.strip('[]').upper()}  {explain(code)}")
+    except KeyError as err:
+        raise typer.BadParameter(str(err.args[0]), param_hint="CODE") from None
+
+
+@app.command()
 def convert(
     input: InputArg,
     output: Annotated[

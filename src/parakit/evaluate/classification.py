@@ -377,6 +377,42 @@ class ClassificationReport:
         return json_path, md_path
 
 
+def gold_labels(pairs: Any) -> list[str]:
+    """The labels of ``pairs``.
+
+    Raises:
+        EvaluationError: a pair without a label (E961, names it).
+    """
+    missing = next((p.id for p in pairs if p.label is None), None)
+    if missing is not None:
+        raise EvaluationError(
+            f"pair {missing!r} has no gold label; evaluation needs labels", code="E961"
+        )
+    return [p.label for p in pairs]
+
+
+def binary_view(model: Any, pairs: Any, reading: str | None = None) -> tuple[Any, Any]:
+    """``pairs`` as ``model`` can be compared with them, and their scheme: a binary model
+    (0/1) on graded labels (Turku 1-4 and flags) is compared with the binary reading of the
+    labels, as ``--binary`` gives, not Turku labels with 0/1.
+
+    Raises:
+        EvaluationError: the labels have no binary reading (E969).
+    """
+    scheme = get_scheme(pairs.scheme) if hasattr(pairs, "scheme") else None
+    if scheme is None or scheme.name == "binary" or not _is_binary_model(model):
+        return pairs, scheme
+    try:
+        pairs = pairs.to_binary(reading)
+    except Exception as err:
+        raise EvaluationError(
+            f"the model predicts binary labels (0/1) but the pairs' {scheme.name!r} labels "
+            f"have no binary reading ({err})",
+            code="E969",
+        ) from None
+    return pairs, get_scheme(pairs.scheme)
+
+
 def evaluate_classifier(
     model: Any, pairs: Any, *, reading: str | None = None, name: str | None = None, n_bins: int = 10
 ) -> ClassificationReport:
@@ -385,26 +421,9 @@ def evaluate_classifier(
     The threshold sweep and the calibration curve use ``model.paraphrase_proba`` when the
     labels have a binary reading; the Turku table is added for Turku labels.
     """
-    truth = [p.label for p in pairs]
-    if any(t is None for t in truth):
-        missing = next(p.id for p in pairs if p.label is None)
-        raise EvaluationError(
-            f"pair {missing!r} has no gold label; evaluation needs labels", code="E961"
-        )
-    scheme = get_scheme(pairs.scheme) if hasattr(pairs, "scheme") else None
-    if scheme is not None and scheme.name != "binary" and _is_binary_model(model):
-        # a binary model on graded labels (Turku 1-4 and flags): what is meant is the binary
-        # reading of the labels, as --binary gives (not Turku labels compared with 0/1)
-        try:
-            pairs = pairs.to_binary(reading)
-        except Exception as err:
-            raise EvaluationError(
-                f"the model predicts binary labels (0/1) but the pairs' {scheme.name!r} labels "
-                f"have no binary reading ({err})",
-                code="E969",
-            ) from None
-        scheme = get_scheme(pairs.scheme)
-        truth = [p.label for p in pairs]
+    gold_labels(pairs)
+    pairs, scheme = binary_view(model, pairs, reading)
+    truth = gold_labels(pairs)
     predicted = [str(v) for v in model.predict(pairs)]
     multi = scheme is not None and scheme.name != "binary" and len(model.classes_) > 2
     metrics = classification_metrics(
@@ -442,15 +461,72 @@ def _is_binary_model(model: Any) -> bool:
     return bool(classes) and classes <= {"0", "1"}
 
 
+def selection_metrics(
+    truth: Sequence[Any], predicted: Sequence[Any], classes: Sequence[str], positive: str | None
+) -> dict[str, float]:
+    """The scores a development set selects a model by: ``accuracy``, ``macro_f1`` and
+    ``weighted_f1`` over ``classes`` (absent classes count, with F1 0), and ``f1``: the F1 of
+    ``positive`` for two classes, macro F1 otherwise; with a positive class also its
+    ``positive_precision``/``_recall``/``_f1``.
+
+    Example:
+        >>> m = selection_metrics(["1", "1", "0", "0"], ["1", "0", "0", "0"], ["0", "1"], "1")
+        >>> round(m["f1"], 4), m["accuracy"], round(m["macro_f1"], 4)
+        (0.6667, 0.75, 0.7333)
+    """
+    from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
+
+    truth, predicted = [str(v) for v in truth], [str(v) for v in predicted]
+    labels = [str(c) for c in classes]
+
+    def averaged(average: str) -> float:
+        return float(f1_score(truth, predicted, labels=labels, average=average, zero_division=0))
+
+    values = {
+        "accuracy": float(accuracy_score(truth, predicted)),
+        "macro_f1": averaged("macro"),
+        "weighted_f1": averaged("weighted"),
+    }
+    values["f1"] = values["macro_f1"]
+    if positive is not None and len(labels) == 2:
+        p, r, f, _ = precision_recall_fscore_support(
+            truth, predicted, pos_label=positive, average="binary", zero_division=0
+        )
+        values.update(f1=float(f), positive_precision=float(p), positive_recall=float(r))
+        values["positive_f1"] = values["f1"]
+    return values
+
+
+def positive_class(model: Any) -> str | None:
+    """The paraphrase class of a two-class ``model`` (its ``positive_mask``; the last class
+    when the mask does not single one out), None for more classes."""
+    classes = np.array([str(c) for c in model.classes_], dtype=object)
+    if len(classes) != 2:
+        return None
+    mask = np.asarray(model.positive_mask()) if hasattr(model, "positive_mask") else classes == "1"
+    return str(classes[mask][0]) if mask.sum() == 1 else str(classes[-1])
+
+
 class ClassificationEvaluator(Evaluator):
-    """Evaluator in the sentence-transformers protocol for parakit classifiers.
+    """Evaluator in the sentence-transformers protocol for parakit classifiers: the one that
+    scores development pairs during training (checkpoint and learning-rate selection) and
+    anywhere else.
+
+    ``evaluator(model)`` predicts the pairs once and returns :func:`selection_metrics` with
+    ``score``, the value of ``primary``, prefixed by ``name``. With ``output_path`` the full
+    report (:func:`evaluate_classifier`: threshold sweep, calibration, Turku table) is written
+    there too.
 
     Args:
-        pairs: labelled development/test pairs.
+        pairs: labelled development/test pairs (a PairSet, or a classifier's validated
+            input with ``texts1``/``texts2``/``labels``).
         name: prefix of the metric keys (``dev`` gives ``dev_f1``...).
         reading: binary reading for multi-class schemes.
         primary: the key used as ``primary_metric``: ``f1`` (positive-class F1 for binary
             labels, macro F1 otherwise), ``accuracy``, ``macro_f1``, ``weighted_f1``.
+
+    Raises:
+        EvaluationError: an unknown ``primary`` (E963).
 
     Example:
         >>> evaluator = ClassificationEvaluator(dev_pairs, name="dev")   # doctest: +SKIP
@@ -458,9 +534,16 @@ class ClassificationEvaluator(Evaluator):
         (0.78, 'dev_f1')
     """
 
+    METRICS = ("f1", "macro_f1", "weighted_f1", "accuracy")
+
     def __init__(
         self, pairs: Any, name: str = "", reading: str | None = None, primary: str = "f1"
     ) -> None:
+        if primary not in self.METRICS:
+            raise EvaluationError(
+                f"unknown selection metric {primary!r}; use {', '.join(self.METRICS)}",
+                code="E963",
+            )
         self.pairs = pairs
         self.name = name
         self.reading = reading
@@ -469,25 +552,21 @@ class ClassificationEvaluator(Evaluator):
     def __call__(
         self, model: Any, output_path: str | Path | None = None, epoch: int = -1, steps: int = -1
     ) -> dict[str, float]:
-        report = evaluate_classifier(
-            model, self.pairs, reading=self.reading, name=self.name or None
-        )
-        m = report.metrics
-        values = {
-            "accuracy": m["accuracy"],
-            "macro_f1": m["macro"]["f1"],
-            "weighted_f1": m["weighted"]["f1"],
-            "f1": m["positive"]["f1"]
-            if "positive" in m and len(model.classes_) == 2
-            else m["macro"]["f1"],
-        }
-        if "positive" in m:
-            values.update(
-                positive_precision=m["positive"]["precision"],
-                positive_recall=m["positive"]["recall"],
-                positive_f1=m["positive"]["f1"],
-            )
         if output_path is not None:
+            report = evaluate_classifier(
+                model, self.pairs, reading=self.reading, name=self.name or None
+            )
             suffix = f"_epoch{epoch}_steps{steps}" if epoch >= 0 or steps >= 0 else ""
             report.save(output_path, stem=f"{self.name or 'classification'}{suffix}")
+        if hasattr(self.pairs, "texts1"):  # a classifier's validated input
+            truth = list(self.pairs.labels or [])
+            predicted = model.predict(self.pairs.texts1, self.pairs.texts2)
+        else:
+            pairs, _ = binary_view(model, self.pairs, self.reading)
+            truth = gold_labels(pairs)
+            predicted = model.predict(pairs)
+        values = selection_metrics(
+            truth, predicted, [str(c) for c in model.classes_], positive_class(model)
+        )
+        values["score"] = values[self.primary]
         return self.prefixed(values)

@@ -563,8 +563,8 @@ def write_release(
     Raises:
         DataFormatError: E130 unlabelled pair, E131 missing or bad split name, E132 a span
             into a document the set does not hold, E133 a document in two splits, E134 a
-            language code the Hub does not know; E136 ``datasets`` or ``huggingface_hub``
-            missing; E137 a reading the scheme does not have.
+            language code the Hub does not know; E137 a reading the scheme does not have.
+        MissingExtraError: E090 ``datasets`` or ``huggingface_hub`` missing.
         WriteError: E142 a licence id the Hub does not know; E141 a non-empty folder that is
             not a release.
     """

@@ -33,66 +33,10 @@ from typing import Any
 import numpy as np
 
 from parakit.errors import ModelError
-from parakit.evaluate.base import Evaluator
+from parakit.evaluate.classification import ClassificationEvaluator
 from parakit.models.base import MODEL_FILE, PairClassifier, PairInput, check_pretrained
 from parakit.models.training import TransformerEstimator, train_transformer
 from parakit.vectors.precision import autocast
-
-
-class SelectionEvaluator(Evaluator):
-    """The development score that selects a classifier's checkpoint and learning rate.
-
-    An :class:`~parakit.evaluate.base.Evaluator`: ``evaluator(model)`` predicts the development
-    pairs with ``model`` and returns ``{"<name>_score": ..., "<name>_<metric>": ...}``.
-    ``f1``: F1 of the positive class for binary labels, macro F1 otherwise; ``macro_f1``,
-    ``weighted_f1``, ``accuracy`` as named.
-
-    Args:
-        dev: labelled development pairs.
-        metric: ``f1``, ``macro_f1``, ``weighted_f1`` or ``accuracy``.
-        name: prefix of the keys.
-
-    Raises:
-        ModelError: an unknown metric (E712).
-    """
-
-    primary = "score"
-    METRICS = ("f1", "macro_f1", "weighted_f1", "accuracy")
-
-    def __init__(self, dev: PairInput, metric: str = "f1", name: str = "dev") -> None:
-        if metric not in self.METRICS:
-            raise ModelError(
-                f"unknown selection metric {metric!r}; use f1, macro_f1, weighted_f1 or accuracy",
-                code="E712",
-            )
-        self.dev, self.metric, self.name = dev, metric, name
-
-    def score(self, predicted: list[str], classes: list[str], positive: str | None) -> float:
-        """The metric of ``predicted`` against the development labels."""
-        from sklearn.metrics import accuracy_score, f1_score
-
-        truth = list(self.dev.labels or [])
-        if self.metric == "accuracy":
-            return float(accuracy_score(truth, predicted))
-        if self.metric == "f1" and len(classes) == 2 and positive is not None:
-            return float(
-                f1_score(truth, predicted, pos_label=positive, average="binary", zero_division=0)
-            )
-        average = "weighted" if self.metric == "weighted_f1" else "macro"
-        return float(f1_score(truth, predicted, labels=classes, average=average, zero_division=0))
-
-    def __call__(
-        self, model: Any, output_path: str | Path | None = None, epoch: int = -1, steps: int = -1
-    ) -> dict[str, float]:
-        predicted = [str(v) for v in model.predict(self.dev.texts1, self.dev.texts2)]
-        classes = [str(c) for c in model.classes_]
-        value = self.score(predicted, classes, model._positive_label())
-        scores = {"score": value, self.metric: value}
-        if self.metric != "accuracy":  # beside the selection metric, for the record
-            from sklearn.metrics import accuracy_score
-
-            scores["accuracy"] = float(accuracy_score(list(self.dev.labels or []), predicted))
-        return self.prefixed(scores)
 
 
 class TransformerPairClassifier(TransformerEstimator, PairClassifier):
@@ -155,12 +99,6 @@ class TransformerPairClassifier(TransformerEstimator, PairClassifier):
         check_pretrained(source)
         return source
 
-    def _positive_label(self) -> str | None:
-        if len(self.classes_) != 2:
-            return None
-        mask = self.positive_mask()
-        return str(self.classes_[mask][0]) if mask.sum() == 1 else str(self.classes_[-1])
-
     def _fit(self, data: PairInput, dev: PairInput | None) -> None:
         from transformers import AutoTokenizer
 
@@ -169,7 +107,17 @@ class TransformerPairClassifier(TransformerEstimator, PairClassifier):
             raise ModelError(f"epochs must be positive, got {self.epochs}", code="E712")
         if self.learning_rates:
             return self._fit_learning_rates(data, dev)
-        evaluator = SelectionEvaluator(dev, self.selection_metric) if dev is not None else None
+        if self.selection_metric not in ClassificationEvaluator.METRICS:
+            raise ModelError(
+                f"unknown selection metric {self.selection_metric!r}; use "
+                f"{', '.join(ClassificationEvaluator.METRICS)}",
+                code="E712",
+            )
+        evaluator = (
+            ClassificationEvaluator(dev, name="dev", primary=self.selection_metric)
+            if dev is not None
+            else None
+        )
         source = self._source()  # a folder that is not a model is said so, not wrapped here
         try:
             self.tokenizer_ = AutoTokenizer.from_pretrained(source)
@@ -206,7 +154,7 @@ class TransformerPairClassifier(TransformerEstimator, PairClassifier):
         texts1: list[str],
         texts2: list[str],
         labels: list[str],
-        evaluator: SelectionEvaluator | None,
+        evaluator: ClassificationEvaluator | None,
     ) -> None:
         """Train at ``learning_rate`` with the one trainer
         (:func:`parakit.models.training.train_transformer`); ``network_`` keeps the best weights."""

@@ -65,9 +65,8 @@ def _rowwise_cosine(m1: Any, m2: Any) -> np.ndarray:
     return np.asarray(m1.multiply(m2).sum(axis=1)).ravel()
 
 
-class CharNgramCosine(CharNgramSimilarity):
-    """Cosine of character n-gram TF or TF-IDF vectors (:class:`parakit.text.CharNgramSimilarity`;
-    Turku's lexical similarity is TF of 2–4-grams, ``use_idf=True`` the TF-IDF baseline)."""
+# the name saved baseline models (pickles) written before the class moved to parakit.text
+CharNgramCosine = CharNgramSimilarity
 
 
 class BowCosine:
