@@ -45,7 +45,7 @@ def test_every_code_in_the_catalogue_is_raised():
 
 def test_docs_mention_known_codes_only():
     unknown = {}
-    for path in sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]:
+    for path in [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]:
         for code in _mentions(path.read_text(encoding="utf-8")) - set(CODES):
             unknown.setdefault(code, path.relative_to(ROOT).as_posix())
     assert not unknown, f"docs name codes parakit does not raise: {unknown}"

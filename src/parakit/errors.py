@@ -375,8 +375,7 @@ CODES: dict[str, str] = {
     "E138": "release split files that disagree (schemes, document texts)",
     "E140": "predictions, scores or ratings joined by id to pairs whose texts they do not "
     "carry (made for another file)",
-    "E141": "an output folder that holds something else, or an earlier output without "
-    "--overwrite",
+    "E141": "an output folder that holds something else, or an earlier output without --overwrite",
     "E142": "a licence id the Hugging Face Hub does not know",
     "E143": "an input file or folder with no pairs at all",
     "E144": "an empty label field in a labelled file",

@@ -118,3 +118,15 @@ def test_embedding_pair_features_are_abs_difference_and_product():
     assert np.array_equal(embedding_pair_features(u, v), embedding_pair_features(v, u))
     with pytest.raises(ValueError):
         embedding_pair_features(u, np.zeros((1, 3)))
+
+
+def test_word_vectors_without_gensim_name_the_extra(monkeypatch):
+    import sys
+
+    from parakit.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "gensim.models", None)  # import gensim.models fails
+    with pytest.raises(
+        MissingExtraError, match=r"E090.*needs gensim: pip install 'parakit\[models\]'"
+    ):
+        WordVectors(vector_size=4, epochs=1).fit(["a b"])

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from parakit.errors import require_extra
 from parakit.text import CharNgramSimilarity
 from parakit.text import word_overlap_rates as _text_wor
 from parakit.text.tokenize import get_tokenizer
@@ -221,15 +222,9 @@ class WordVectors:
 
     def fit(self, texts: Sequence[str]) -> WordVectors:
         """Read the pretrained vectors, or train word2vec on ``texts``; returns ``self``."""
-        try:
-            from gensim.models import Word2Vec
-        except ImportError:
-            from parakit.errors import ModelError
-
-            raise ModelError(
-                "averaged word vectors need gensim: pip install 'parakit[models]' (or gensim)",
-                code="E713",
-            ) from None
+        Word2Vec = require_extra(
+            "gensim.models", extra="models", needed_for="averaged word vectors"
+        ).Word2Vec
         if self.pretrained is not None:
             self.vectors_ = load_word_vectors(self.pretrained, limit=self.limit)
             self.vector_size = int(self.vectors_.vector_size)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import VectorError
+from parakit.errors import VectorError, require_extra
 
 #: the marker file of a distilled static encoder (its teacher and settings)
 STATIC_FILE = "parakit_static.json"
@@ -80,11 +80,12 @@ def distill_static(
         What ``parakit_static.json`` records: the teacher, its dimension and the table's shape.
 
     Raises:
-        ModuleNotFoundError: Model2Vec is not installed (``pip install 'parakit[static]'``; the
-            CLI says so as E090).
+        MissingExtraError: E090 Model2Vec is not installed (``pip install 'parakit[static]'``).
         VectorError: E806 the teacher cannot be loaded.
     """
-    from model2vec.distill import distill  # the 'static' extra (E090 from the CLI)
+    distill = require_extra(
+        "model2vec.distill", extra="static", needed_for="distilling a static encoder"
+    ).distill
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
