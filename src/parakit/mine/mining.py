@@ -283,9 +283,12 @@ def mine(
             as tasks on its workers, each writing one checkpoint file atomically, so a lost
             worker's tasks are re-run elsewhere and a rerun resumes. The work folder must be
             on a file system every worker reads. Exact shards (``flat``, or ``auto`` up to 100K
-            vectors a shard) give the pairs of the one-process run.
+            vectors a shard) give the pairs of the one-process run, with ``same_source``
+            too.
         shards: index shards (default with a client: one per worker; without one, the
-            single index of the one-process run).
+            single index of the one-process run). With ``same_source`` each source's rows are
+            cut into shards of their own, at most ``ceil(sentences / shards)`` rows each, and
+            every sentence is searched against its own source's shards only.
 
     Returns:
         A :class:`MiningResult`. Pairs carry ``metadata`` ``score`` (cosine for ``ip``),
@@ -303,12 +306,6 @@ def mine(
         raise MineError(f"rescore_k must be at least 1, got {rescore_k}", code="E801")
     if client is not None and shards is None:
         shards = len(client.scheduler_info()["workers"]) or 1
-    if shards is not None and same_source:
-        raise MineError(
-            "same_source mining builds one index per source and is not sharded yet: run it "
-            "without a cluster or shards",
-            code="E801",
-        )
     work = Path(workdir)
     settings = _job_settings(
         collection=Path(collection).resolve(),
@@ -348,6 +345,7 @@ def mine(
             embed_store(qstore, work / "qemb", encoder, chunk_size, progress, client)
     recall_options = {"recall": recall, "recall_k": k} if recall is not None else {}
     options = {**recall_options, **(index_options or {})}
+    shard_sources: dict[int, int | None] = {}
     if shards is None:
         with timer("index"):
             indexes = _build_indexes(
@@ -363,16 +361,20 @@ def mine(
         from parakit.mine.distributed import build_sharded_from_embeddings, search_sharded
 
         with timer("index"):
+            # same-source: each source's rows in shards of their own (one or several)
             shard_list = build_sharded_from_embeddings(
                 work / "emb", work / "shards", shards, client, chunk_size, index_kind,
                 {"metric": metric, "nprobe": nprobe, **options}, progress,
+                codes=work / "store" / "sources.npy" if same_source else None,
             )  # fmt: skip
             indexes = {n: VectorIndex.load(s["path"]) for n, s in enumerate(shard_list)}
+            shard_sources = {n: s.get("source") for n, s in enumerate(shard_list)}
         with timer("search"):
             emb = work / ("emb" if queries is None else "qemb")
             knn_scores, knn_ids = search_sharded(
                 emb, work / "shards", work / "knn-shards", k + 1, client, progress,
                 collection_emb=work / "emb", metric=metric,
+                codes=qcodes if same_source else None,
             )  # fmt: skip
     with timer("filter"):
         hashes = np.load(qstore.path / "hashes.npy"), np.load(store.path / "hashes.npy")
@@ -409,7 +411,9 @@ def mine(
             rank = np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
             rank[keep] = teacher_ranks(rows[keep], cols[keep], score[keep], queries is None)
         teacher = (score, rank, rescore_k, min_teacher_score)
-    index_info = _index_info(work, indexes, sharded=shards is not None)
+    index_info = _index_info(
+        work, indexes, sharded=shards is not None, sources=shard_sources if same_source else None
+    )
     written = 0
     if output is not None:
         with timer("write"):
@@ -462,17 +466,22 @@ def _open_job(work: Path, settings: dict[str, Any], overwrite: bool) -> None:
 
 
 def _index_info(
-    work: Path, indexes: dict[int, VectorIndex], sharded: bool = False
+    work: Path,
+    indexes: dict[int, VectorIndex],
+    sharded: bool = False,
+    sources: dict[int, int | None] | None = None,
 ) -> dict[str, Any]:
     """Per index (``all``, the source's name or ``shard-00000``...): its settings and
-    calibration."""
+    calibration; same-source shards (``sources``: shard -> source code) name their source."""
     names = json.loads((work / "store" / "sources.json").read_text())
-    return {
-        (f"shard-{key:05d}" if sharded else "all" if key < 0 else names[key]): {
-            k: v for k, v in ix.meta().items() if k not in ("created", "on_disk")
-        }
-        for key, ix in indexes.items()
-    }
+    info = {}
+    for key, ix in indexes.items():
+        meta = {k: v for k, v in ix.meta().items() if k not in ("created", "on_disk")}
+        source = (sources or {}).get(key)
+        if source is not None:
+            meta["source"] = names[source]
+        info[f"shard-{key:05d}" if sharded else "all" if key < 0 else names[key]] = meta
+    return info
 
 
 def _write_run(work: Path, settings: dict[str, Any], result: MiningResult) -> None:
