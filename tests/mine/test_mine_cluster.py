@@ -3,6 +3,7 @@ same pairs as the one-process run, a worker SIGKILLed mid-run, a rerun that resu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from parakit.errors import MineError
+from parakit.io import read
 from parakit.mine.distributed import (
     build_sharded_from_embeddings,
     plan_shards,
@@ -58,6 +60,37 @@ def _sentences(words, n, seed):
     return [" ".join(rng.choice(words, size=rng.integers(3, 9))) for _ in range(n)]
 
 
+@contextlib.contextmanager
+def _two_workers():
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+def _mine_losing_a_worker(client, work, n_chunks, run):
+    """``run()`` (a ``mine`` on ``client`` in ``work``) in a thread, one of the two workers
+    SIGKILLed once two embedding chunks are written; returns what ``run()`` returned."""
+    pids = client.run(os.getpid)
+    result: dict = {}
+    job = threading.Thread(target=lambda: result.update(run=run()))
+    job.start()
+    deadline = time.monotonic() + 120
+    while len(list(work.glob("emb/*.npy"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    done_at_kill = len(list(work.glob("emb/*.npy")))
+    victim = sorted(pids)[0]
+    os.kill(pids[victim], signal.SIGKILL)
+    job.join(timeout=300)
+    assert not job.is_alive(), "the run did not finish after losing a worker"
+    assert 2 <= done_at_kill < n_chunks, "the worker was not killed mid-run"
+    assert pids[victim] not in client.run(os.getpid).values()
+    return result["run"]
+
+
 def test_mine_on_a_cluster_equals_one_process_with_a_worker_killed(
     tmp_path, tiny_model, mine_words
 ):
@@ -79,35 +112,13 @@ def test_mine_on_a_cluster_equals_one_process_with_a_worker_killed(
     alone = mine(collection, tmp_path / "w1", encoder, tmp_path / "alone.jsonl", **settings)
 
     work = tmp_path / "w2"
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        pids = client.run(os.getpid)
-        result: dict = {}
-        job = threading.Thread(
-            target=lambda: result.update(
-                run=mine(
-                    collection, work, encoder, tmp_path / "cluster.jsonl", client=client,
-                    **settings,
-                )
-            )
+    with _two_workers() as client:
+        run = _mine_losing_a_worker(
+            client, work, -(-len(texts) // 40),
+            lambda: mine(
+                collection, work, encoder, tmp_path / "cluster.jsonl", client=client, **settings
+            ),
         )  # fmt: skip
-        job.start()
-        deadline = time.monotonic() + 120
-        while len(list(work.glob("emb/*.npy"))) < 2 and time.monotonic() < deadline:
-            time.sleep(0.005)
-        done_at_kill = len(list(work.glob("emb/*.npy")))
-        victim = sorted(pids)[0]
-        os.kill(pids[victim], signal.SIGKILL)
-        job.join(timeout=300)
-        assert not job.is_alive(), "the run did not finish after losing a worker"
-        n_chunks = -(-len(texts) // 40)
-        assert 2 <= done_at_kill < n_chunks, "the worker was not killed mid-run"
-        assert pids[victim] not in client.run(os.getpid).values()
-        run = result["run"]
         assert sorted(run.index) == ["shard-00000", "shard-00001"]
         assert sum(meta["ntotal"] for meta in run.index.values()) == len(texts)
 
@@ -191,32 +202,14 @@ def test_same_source_on_a_cluster_equals_one_process_with_a_worker_killed(
     settings = dict(k=3, chunk_size=30, same_source=True, progress=False)
     alone = mine(collection, tmp_path / "w1", encoder, tmp_path / "alone.jsonl", **settings)
     work = tmp_path / "w2"
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        pids = client.run(os.getpid)
-        result: dict = {}
-        job = threading.Thread(
-            target=lambda: result.update(
-                run=mine(
-                    collection, work, encoder, tmp_path / "cluster.jsonl", client=client,
-                    shards=3, **settings,
-                )
-            )
+    with _two_workers() as client:
+        run = _mine_losing_a_worker(
+            client, work, -(-len(records) // 30),
+            lambda: mine(
+                collection, work, encoder, tmp_path / "cluster.jsonl", client=client, shards=3,
+                **settings,
+            ),
         )  # fmt: skip
-        job.start()
-        deadline = time.monotonic() + 120
-        while len(list(work.glob("emb/*.npy"))) < 2 and time.monotonic() < deadline:
-            time.sleep(0.005)
-        done_at_kill = len(list(work.glob("emb/*.npy")))
-        os.kill(pids[sorted(pids)[0]], signal.SIGKILL)
-        job.join(timeout=300)
-        assert not job.is_alive(), "the run did not finish after losing a worker"
-        assert 2 <= done_at_kill < -(-len(records) // 30), "the worker was not killed mid-run"
-        run = result["run"]
         assert sorted(meta["source"] for meta in run.index.values()) == ["opus", "opus", "pb"]
         one, two = _pairs(tmp_path / "alone.jsonl"), _pairs(tmp_path / "cluster.jsonl")
         assert alone.n_written == run.n_written == len(one) > len(records)
@@ -228,17 +221,19 @@ def test_same_source_on_a_cluster_equals_one_process_with_a_worker_killed(
                 row["metadata"]["score"], abs=1e-5
             )
 
-        # a rerun resumes: embeddings, shards and searched chunks are all found
+        # a rerun resumes: embeddings, shards and searched chunks are all found; its output
+        # as parts, each written by a task on the workers
         stamps = {p: p.stat().st_mtime_ns for p in work.glob("**/*.np[yz]")}
         stamps.update({p: p.stat().st_mtime_ns for p in work.glob("shards/*/index.faiss")})
         again = mine(
-            collection, work, encoder, tmp_path / "again.jsonl", client=client, shards=3,
-            **settings,
+            collection, work, encoder, tmp_path / "again", client=client, shards=3,
+            output_parts=3, **settings,
         )  # fmt: skip
         now = {p: p.stat().st_mtime_ns for p in work.glob("**/*.np[yz]")}
         now.update({p: p.stat().st_mtime_ns for p in work.glob("shards/*/index.faiss")})
         assert now == stamps
-        assert _pairs(tmp_path / "again.jsonl").keys() == two.keys() and again.n_written
+        assert again.n_written == run.n_written
+        assert [p.id for p in read(tmp_path / "again")] == list(two)
 
 
 def test_exact_ties_are_decided_by_row_id_in_one_index_and_in_shards(tmp_path):

@@ -241,6 +241,7 @@ def mine(
     min_teacher_score: float | None = None,
     client: Any = None,
     shards: int | None = None,
+    output_parts: int | None = None,
 ) -> MiningResult:
     """Mine paraphrase candidates: every sentence's (or query's) ``k`` nearest neighbours.
 
@@ -248,7 +249,8 @@ def mine(
         collection: sentence collection (see :mod:`parakit.vectors.collection`).
         workdir: checkpoint folder; rerunning with the same settings resumes.
         encoder: object with ``encode(texts) -> array`` (see :mod:`parakit.vectors.encode`).
-        output: JSONL file for the candidate pairs (canonical parakit format).
+        output: JSONL file for the candidate pairs (canonical parakit format); with
+            ``output_parts`` a folder of part files.
         k: neighbours kept per sentence (the Turku paper: 5).
         same_source: only pair sentences of the same source (one index per source).
         queries: optional file of query sentences searched against the collection instead of
@@ -268,7 +270,8 @@ def mine(
         rerank_batch: candidate pairs per classifier call and re-rank checkpoint.
         text_field, source_field: record keys of JSONL/TSV collections.
         progress: progress bars with ETA on stderr.
-        overwrite: discard a work folder made with other settings instead of failing.
+        overwrite: discard a work folder made with other settings instead of failing, and
+            replace an ``output_parts`` folder that holds another mining run's output.
         rescorer: a better (slower) encoder for the cascade: the sentences of the pairs that
             survive ``min_probability`` are embedded with it, once each, and every such pair
             gets its cosine (``teacher_score``) and rank (``teacher_rank``, among the pairs of
@@ -289,6 +292,11 @@ def mine(
             single index of the one-process run). With ``same_source`` each source's rows are
             cut into shards of their own, at most ``ceil(sentences / shards)`` rows each, and
             every sentence is searched against its own source's shards only.
+        output_parts: write ``output`` as a folder of that many part files,
+            ``pairs-00000.jsonl``... (near-equal ranges of query rows, one task each: on
+            ``client``'s workers with a cluster) and a manifest ``parakit_parts.json``; the
+            parts' pair lines in order are those of the single file (see
+            :mod:`parakit.mine.output`). A rerun of the same job writes only missing parts.
 
     Returns:
         A :class:`MiningResult`. Pairs carry ``metadata`` ``score`` (cosine for ``ip``),
@@ -297,6 +305,12 @@ def mine(
     """
     if k < 1:
         raise MineError(f"k must be at least 1, got {k}", code="E801")
+    if output_parts is not None and (output is None or output_parts < 1):
+        raise MineError(
+            f"output_parts writes that many part files into the output folder: give an "
+            f"output and at least 1 part, got {output_parts}",
+            code="E801",
+        )
     if rescorer is None and (rescore_k is not None or min_teacher_score is not None):
         raise MineError(
             "rescore_k and min_teacher_score re-rank with a rescorer: give one (--rescore-with)",
@@ -332,6 +346,15 @@ def mine(
             }
         ),
     )
+    digest = ""
+    if output_parts is not None:  # the output folder is checked before hours of mining
+        from parakit.mine.output import job_digest, open_parts_folder
+
+        digest = job_digest(
+            {**settings, "workdir": str(work.resolve()), "min_score": min_score,
+             "min_probability": min_probability, "output_parts": output_parts}
+        )  # fmt: skip
+        open_parts_folder(Path(str(output)), digest, overwrite)
     _open_job(work, settings, overwrite)
     timer = _Timer()
     with timer("store"):
@@ -416,25 +439,52 @@ def mine(
     )
     written = 0
     if output is not None:
+        header = {"mining": portable_settings(settings), "index": index_info}
+        parts = None if output_parts is None else (output_parts, digest)
         with timer("write"):
-            written = _write_pairs(
-                Path(output),
-                qstore,
-                store,
-                rows,
-                cols,
-                scores,
-                ranks,
-                proba,
-                min_probability,
-                {"mining": portable_settings(settings), "index": index_info},
-                teacher,
-            )
+            written = _write_output(
+                Path(output), work, qstore, store, (rows, cols, scores, ranks), proba,
+                min_probability, teacher, header, parts, client, progress,
+            )  # fmt: skip
     result = MiningResult(
         Path(output) if output else None, len(store), len(rows), written, dict(timer), index_info
     )
     _write_run(work, settings, result)
     return result
+
+
+def _write_output(
+    path: Path,
+    work: Path,
+    qstore: SentenceStore,
+    store: SentenceStore,
+    candidates: tuple[np.ndarray, ...],
+    proba: np.ndarray | None,
+    min_probability: float | None,
+    teacher: tuple[np.ndarray, np.ndarray, int | None, float | None] | None,
+    header: dict[str, Any],
+    parts: tuple[int, str] | None,
+    client: Any,
+    progress: bool,
+) -> int:
+    """The pairs that pass the output filters into one file, or with ``parts`` (how many, the
+    job's digest) into part files (:mod:`parakit.mine.output`); returns the number written."""
+    from parakit.mine.output import kept, write_pairs, write_parts
+
+    rows = candidates[0]
+    keep = kept(len(rows), proba, min_probability, teacher)
+    names = ("rows", "cols", "scores", "ranks")
+    arrays = {name: values[keep] for name, values in zip(names, candidates, strict=True)}
+    if proba is not None:
+        arrays["proba"] = proba[keep]
+    if teacher is not None:
+        arrays["teacher_score"], arrays["teacher_rank"] = teacher[0][keep], teacher[1][keep]
+    if parts is None:
+        return write_pairs(path, qstore, store, arrays, header)
+    return write_parts(
+        path, work, qstore, store, arrays, header, parts[0], len(qstore), parts[1], client,
+        progress,
+    )  # fmt: skip
 
 
 class _Timer(dict[str, float]):
@@ -759,65 +809,6 @@ def _rerank(
     for start, path in zip(starts, paths, strict=True):
         out[start : start + batch] = np.load(path)
     return out
-
-
-def _write_pairs(
-    path: Path,
-    qstore: SentenceStore,
-    store: SentenceStore,
-    rows: np.ndarray,
-    cols: np.ndarray,
-    scores: np.ndarray,
-    ranks: np.ndarray,
-    proba: np.ndarray | None,
-    min_probability: float | None,
-    header: dict[str, Any],
-    teacher: tuple[np.ndarray, np.ndarray, int | None, float | None] | None = None,
-) -> int:
-    from parakit.io.jsonl import JsonlWriter
-    from parakit.schema import Pair
-
-    written = 0
-    left_row, left = -1, {}
-    with JsonlWriter(path, name=path.stem, metadata=header) as out:
-        for i in range(len(rows)):
-            p = None if proba is None else float(proba[i])
-            if min_probability is not None and (p is None or p < min_probability):
-                continue
-            if teacher is not None:  # the cascade: the rescorer's cosine and rank decide
-                t_score, t_rank, keep_k, min_t = teacher
-                if keep_k is not None and t_rank[i] > keep_k:
-                    continue
-                if min_t is not None and t_score[i] < min_t:
-                    continue
-            if int(rows[i]) != left_row:  # rows come sorted: each query's record read once
-                left_row = int(rows[i])
-                left = qstore.record(left_row)
-            right = store.record(int(cols[i]))
-            metadata: dict[str, Any] = {
-                "score": round(float(scores[i]), 6),
-                "rank": int(ranks[i]),
-                "row1": int(rows[i]),
-                "row2": int(cols[i]),
-            }
-            if p is not None:
-                metadata["p_paraphrase"] = round(p, 6)
-            if teacher is not None:
-                metadata["teacher_score"] = round(float(teacher[0][i]), 6)
-                metadata["teacher_rank"] = int(teacher[1][i])
-            if right.get("source") not in (None, left.get("source")):
-                metadata["source2"] = right.get("source")
-            out.write_pair(
-                Pair(
-                    id=f"{int(rows[i])}-{int(cols[i])}",
-                    text1=left["text"],
-                    text2=right["text"],
-                    source=left.get("source"),
-                    metadata=metadata,
-                )
-            )
-            written += 1
-    return written
 
 
 __all__ = ["MiningResult", "build_index_folder", "build_store", "embed_store", "mine"]
