@@ -78,7 +78,7 @@ def _mine_losing_a_worker(client, work, n_chunks, run):
     result: dict = {}
     job = threading.Thread(target=lambda: result.update(run=run()))
     job.start()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600  # a loaded machine starts the workers' model slowly
     while len(list(work.glob("emb/*.npy"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.005)
     done_at_kill = len(list(work.glob("emb/*.npy")))

@@ -10,7 +10,8 @@ Ctrl-C continues where it stopped and the final output is identical to an uninte
 5. ``rerank/``  classifier P(paraphrase) per chunk of candidate pairs (optional);
 6. ``rescore/`` a better encoder's vectors of the surviving pairs' sentences, for the cascade
    (optional, :mod:`parakit.mine.cascade`);
-7. the output   canonical JSONL of candidate pairs, written atomically.
+7. the output   canonical JSONL of candidate pairs, written atomically (or a folder of part
+   files, one task each: :mod:`parakit.mine.output`).
 
 Memory is bounded by one chunk of embeddings, the index, and 8 bytes per sentence for
 de-duplication; the neighbour arrays live on disk.

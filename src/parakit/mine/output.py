@@ -148,9 +148,13 @@ def job_digest(job: dict[str, Any]) -> str:
 
 
 def _is_parts_folder(folder: Path) -> bool:
-    return (folder / PARTS_MANIFEST).is_file() and all(
-        p.name == PARTS_MANIFEST or _PART_NAME.fullmatch(p.name) for p in folder.iterdir()
-    )
+    """Whether ``folder`` holds a mining run's parts and nothing else: with its manifest, or
+    only the temporary file of a first manifest whose write was killed (parts without a
+    manifest are of no known run)."""
+    names = [p.name for p in folder.iterdir()]
+    if not all(name == PARTS_MANIFEST or _PART_NAME.fullmatch(name) for name in names):
+        return False
+    return PARTS_MANIFEST in names or not any(name.startswith("pairs-") for name in names)
 
 
 def open_parts_folder(folder: Path, digest: str, overwrite: bool) -> None:
