@@ -10,7 +10,8 @@ Layout of a sharded build (``out``)::
 
     shard-00000/index.faiss, index.json   # rows [0, n/S) of the store, global ids
     shard-00001/...
-    shards.json                           # shard list, model, row ranges
+    shards.json                           # shard list, model, row ranges (same-source
+                                          # shards: each one's source code)
 
 Example:
     >>> from dask.distributed import Client, LocalCluster  # doctest: +SKIP

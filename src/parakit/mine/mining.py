@@ -435,9 +435,7 @@ def mine(
             rank = np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
             rank[keep] = teacher_ranks(rows[keep], cols[keep], score[keep], queries is None)
         teacher = (score, rank, rescore_k, min_teacher_score)
-    index_info = _index_info(
-        work, indexes, sharded=shards is not None, sources=shard_sources if same_source else None
-    )
+    index_info = _index_info(work, indexes, shards is not None, shard_sources)
     written = 0
     if output is not None:
         header = {"mining": portable_settings(settings), "index": index_info}
