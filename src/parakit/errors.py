@@ -40,6 +40,8 @@ E141      :class:`WriteError`: an output folder that holds something else, or an
 E142      :class:`WriteError`: a licence id the Hugging Face Hub does not know
 E143      :class:`DataFormatError`: an input file or folder with no pairs at all
 E144      :class:`DataFormatError`: an empty label field in a labelled file
+E145      :class:`DataFormatError`: a folder of JSONL parts (``mine run --output-parts``)
+          whose run has not finished, or with a part missing, changed or of another output
 E150      :class:`DataFormatError`: a Hugging Face dataset that cannot be loaded (id,
           config or split unknown; offline and not cached)
 E560      :class:`ParakitError`: ``build sample --order-by`` a key no pair has

@@ -39,6 +39,19 @@ def test_mine_run_index_search(tmp_path, tiny_model, capsys, mine_words):
     assert main(args) == 0 and (tmp_path / "o.jsonl").read_text() == before
     written = summary["written"]  # without --json: one line of prose
     assert f"{written} written to {tmp_path / 'o.jsonl'}" in capsys.readouterr().out
+    # the same run as a folder of two parts (the work folder resumes), read back as one
+    from parakit.io import read
+
+    parts = [*args[:3], "-o", str(tmp_path / "parts"), *args[5:], "--output-parts", "2"]
+    assert main(parts) == 0 and len(list((tmp_path / "parts").glob("pairs-*.jsonl"))) == 2
+    assert [p.to_dict() for p in read(tmp_path / "parts")] == [
+        p.to_dict() for p in read(tmp_path / "o.jsonl")
+    ]
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "keep.txt").write_text("x")
+    other = [*args[:3], "-o", str(tmp_path / "other"), *args[5:], "--output-parts", "2"]
+    capsys.readouterr()
+    assert main(other) == 2 and "E141" in capsys.readouterr().err
     assert (
         main(
             [

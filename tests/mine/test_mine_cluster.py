@@ -3,6 +3,7 @@ same pairs as the one-process run, a worker SIGKILLed mid-run, a rerun that resu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,7 +14,12 @@ import numpy as np
 import pytest
 
 from parakit.errors import MineError
-from parakit.mine.distributed import build_sharded_from_embeddings, plan_shards
+from parakit.io import read
+from parakit.mine.distributed import (
+    build_sharded_from_embeddings,
+    plan_shards,
+    plan_source_shards,
+)
 from parakit.mine.mining import mine
 from parakit.schema import Pair, PairSet
 from parakit.vectors.encode import SentenceEncoder
@@ -54,6 +60,37 @@ def _sentences(words, n, seed):
     return [" ".join(rng.choice(words, size=rng.integers(3, 9))) for _ in range(n)]
 
 
+@contextlib.contextmanager
+def _two_workers():
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+def _mine_losing_a_worker(client, work, n_chunks, run):
+    """``run()`` (a ``mine`` on ``client`` in ``work``) in a thread, one of the two workers
+    SIGKILLed once two embedding chunks are written; returns what ``run()`` returned."""
+    pids = client.run(os.getpid)
+    result: dict = {}
+    job = threading.Thread(target=lambda: result.update(run=run()))
+    job.start()
+    deadline = time.monotonic() + 600  # a loaded machine starts the workers' model slowly
+    while len(list(work.glob("emb/*.npy"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    done_at_kill = len(list(work.glob("emb/*.npy")))
+    victim = sorted(pids)[0]
+    os.kill(pids[victim], signal.SIGKILL)
+    job.join(timeout=300)
+    assert not job.is_alive(), "the run did not finish after losing a worker"
+    assert 2 <= done_at_kill < n_chunks, "the worker was not killed mid-run"
+    assert pids[victim] not in client.run(os.getpid).values()
+    return result["run"]
+
+
 def test_mine_on_a_cluster_equals_one_process_with_a_worker_killed(
     tmp_path, tiny_model, mine_words
 ):
@@ -75,35 +112,13 @@ def test_mine_on_a_cluster_equals_one_process_with_a_worker_killed(
     alone = mine(collection, tmp_path / "w1", encoder, tmp_path / "alone.jsonl", **settings)
 
     work = tmp_path / "w2"
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        pids = client.run(os.getpid)
-        result: dict = {}
-        job = threading.Thread(
-            target=lambda: result.update(
-                run=mine(
-                    collection, work, encoder, tmp_path / "cluster.jsonl", client=client,
-                    **settings,
-                )
-            )
+    with _two_workers() as client:
+        run = _mine_losing_a_worker(
+            client, work, -(-len(texts) // 40),
+            lambda: mine(
+                collection, work, encoder, tmp_path / "cluster.jsonl", client=client, **settings
+            ),
         )  # fmt: skip
-        job.start()
-        deadline = time.monotonic() + 120
-        while len(list(work.glob("emb/*.npy"))) < 2 and time.monotonic() < deadline:
-            time.sleep(0.005)
-        done_at_kill = len(list(work.glob("emb/*.npy")))
-        victim = sorted(pids)[0]
-        os.kill(pids[victim], signal.SIGKILL)
-        job.join(timeout=300)
-        assert not job.is_alive(), "the run did not finish after losing a worker"
-        n_chunks = -(-len(texts) // 40)
-        assert 2 <= done_at_kill < n_chunks, "the worker was not killed mid-run"
-        assert pids[victim] not in client.run(os.getpid).values()
-        run = result["run"]
         assert sorted(run.index) == ["shard-00000", "shard-00001"]
         assert sum(meta["ntotal"] for meta in run.index.values()) == len(texts)
 
@@ -124,11 +139,101 @@ def test_mine_on_a_cluster_equals_one_process_with_a_worker_killed(
         assert _pairs(tmp_path / "again.jsonl").keys() == two.keys()
 
 
-def test_same_source_is_refused_with_shards(tmp_path):
-    collection = tmp_path / "c.txt"
-    collection.write_text("a b\nc d\n", encoding="utf-8")
-    with pytest.raises(MineError, match="same_source"):
-        mine(collection, tmp_path / "w", object(), same_source=True, shards=2, progress=False)
+def _two_sources(tmp_path, words, n=420, seed=7):
+    """A JSONL collection of two interleaved sources, two thirds ``opus``, a third ``pb``."""
+    texts = list(dict.fromkeys(_sentences(words, n, seed)))
+    records = [{"text": t, "source": "pb" if n % 3 == 1 else "opus"} for n, t in enumerate(texts)]
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path, records
+
+
+def test_plan_source_shards_keeps_each_source_apart():
+    codes = np.array([0, 1, 0, 0, 1, 0, 1, 0, 0])
+    plan = plan_source_shards(["a", "b"], [5, 4], [0, 5], codes, 3)
+    # at most ceil(9 / 3) = 3 rows a shard: source 0 (6 rows) in two shards, source 1 in one
+    assert [source for source, _ in plan] == [0, 0, 1]
+    assert plan[0][1] == [("a", 0, 4, 0)]  # rows 0, 2, 3 of source 0 (row 1 is left out)
+    assert plan[1][1] == [("b", 0, 4, 5)]  # rows 5, 7, 8
+    assert plan[2][1] == [("a", 1, 5, 0), ("b", 0, 2, 5)]
+
+
+def test_same_source_shards_give_the_one_process_pairs(tmp_path, mine_words):
+    # no cluster: the sharded path, its tasks run here; queries too (a source the collection
+    # lacks gets no neighbours)
+    from parakit.vectors.encode import TfidfEncoder
+
+    collection, records = _two_sources(tmp_path, mine_words)
+    encoder = TfidfEncoder((2, 3), dense=True).fit([r["text"] for r in records])
+    settings = dict(k=3, index_kind="flat", chunk_size=50, same_source=True, progress=False)
+    one = mine(collection, tmp_path / "w1", encoder, tmp_path / "one.jsonl", **settings)
+    three = mine(
+        collection, tmp_path / "w2", encoder, tmp_path / "three.jsonl", shards=3, **settings
+    )
+    lines = [
+        (tmp_path / n).read_text(encoding="utf-8").splitlines()[1:]
+        for n in ("one.jsonl", "three.jsonl")
+    ]
+    assert len(lines[0]) > len(records) and lines[0] == lines[1]
+    assert one.n_written == three.n_written
+    assert sorted(meta["source"] for meta in three.index.values()) == ["opus", "opus", "pb"]
+    pairs = [json.loads(line) for line in lines[0]]
+    assert all("source2" not in p["metadata"] for p in pairs)  # never across sources
+
+    queries = tmp_path / "q.jsonl"
+    asked = [*records[:40:3], {"text": " ".join(mine_words[:4]), "source": "elsewhere"}]
+    queries.write_text("".join(json.dumps(r) + "\n" for r in asked), encoding="utf-8")
+    settings["queries"] = queries
+    mine(collection, tmp_path / "w3", encoder, tmp_path / "q1.jsonl", **settings)
+    mine(collection, tmp_path / "w4", encoder, tmp_path / "q2.jsonl", shards=2, **settings)
+    q1, q2 = (
+        (tmp_path / n).read_text(encoding="utf-8").splitlines()[1:]
+        for n in ("q1.jsonl", "q2.jsonl")
+    )
+    assert q1 and q1 == q2
+    assert not any(json.loads(line)["source"] == "elsewhere" for line in q1)
+
+
+def test_same_source_on_a_cluster_equals_one_process_with_a_worker_killed(
+    tmp_path, tiny_model, mine_words
+):
+    collection, records = _two_sources(tmp_path, mine_words, n=500, seed=13)
+    encoder = SentenceEncoder(tiny_model, precision="fp32")
+    settings = dict(k=3, chunk_size=30, same_source=True, progress=False)
+    alone = mine(collection, tmp_path / "w1", encoder, tmp_path / "alone.jsonl", **settings)
+    work = tmp_path / "w2"
+    with _two_workers() as client:
+        run = _mine_losing_a_worker(
+            client, work, -(-len(records) // 30),
+            lambda: mine(
+                collection, work, encoder, tmp_path / "cluster.jsonl", client=client, shards=3,
+                **settings,
+            ),
+        )  # fmt: skip
+        assert sorted(meta["source"] for meta in run.index.values()) == ["opus", "opus", "pb"]
+        one, two = _pairs(tmp_path / "alone.jsonl"), _pairs(tmp_path / "cluster.jsonl")
+        assert alone.n_written == run.n_written == len(one) > len(records)
+        assert one.keys() == two.keys()
+        for key, row in one.items():
+            assert two[key]["source"] == row["source"]
+            assert two[key]["metadata"]["rank"] == row["metadata"]["rank"]
+            assert two[key]["metadata"]["score"] == pytest.approx(
+                row["metadata"]["score"], abs=1e-5
+            )
+
+        # a rerun resumes: embeddings, shards and searched chunks are all found; its output
+        # as parts, each written by a task on the workers
+        stamps = {p: p.stat().st_mtime_ns for p in work.glob("**/*.np[yz]")}
+        stamps.update({p: p.stat().st_mtime_ns for p in work.glob("shards/*/index.faiss")})
+        again = mine(
+            collection, work, encoder, tmp_path / "again", client=client, shards=3,
+            output_parts=3, **settings,
+        )  # fmt: skip
+        now = {p: p.stat().st_mtime_ns for p in work.glob("**/*.np[yz]")}
+        now.update({p: p.stat().st_mtime_ns for p in work.glob("shards/*/index.faiss")})
+        assert now == stamps
+        assert again.n_written == run.n_written
+        assert [p.id for p in read(tmp_path / "again")] == list(two)
 
 
 def test_exact_ties_are_decided_by_row_id_in_one_index_and_in_shards(tmp_path):

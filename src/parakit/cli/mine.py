@@ -90,7 +90,9 @@ def run(
     collection: Annotated[
         Path, typer.Argument(help="Sentences: .txt, .jsonl, .tsv/.csv or a pair corpus.")
     ],
-    output: Annotated[Path, output_option("Candidate pairs (JSONL).")],
+    output: Annotated[
+        Path, output_option("Candidate pairs (JSONL; a folder with --output-parts).")
+    ],
     workdir: Annotated[Path, typer.Option(help="Checkpoint folder (rerun to resume).")],
     model: ModelOpt = "offline-minilm",
     backend: BackendOpt = "torch",
@@ -140,7 +142,11 @@ def run(
     text_field: str = "text",
     source_field: str = "source",
     overwrite: Annotated[
-        bool, typer.Option(help="Discard a workdir made with other settings.")
+        bool,
+        typer.Option(
+            help="Discard a workdir made with other settings, and an --output-parts folder "
+            "of another mining run."
+        ),
     ] = False,
     precision: PrecisionOpt = "auto",
     workers: Annotated[
@@ -154,12 +160,21 @@ def run(
     shards: Annotated[
         int | None, typer.Option(help="Index shards (default on a cluster: one per worker).")
     ] = None,
+    output_parts: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Write -o as a folder of N part files (pairs-00000.jsonl..., one task each, "
+            "split by query rows) and a manifest; read back with parakit.io.read(FOLDER).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Embed a collection, find k nearest neighbours, filter, optionally re-rank; resumable.
 
     With --workers or --scheduler every stage runs as Dask tasks: embedding chunks, index
-    shards, the search of each chunk against every shard, the classifier's batches.
+    shards, the search of each chunk against every shard (with --same-source: the shards of
+    its own source), the classifier's batches, and with --output-parts the part files.
     """
     from parakit.mine.mining import mine
     from parakit.mine.rerank import load_classifier
@@ -197,6 +212,7 @@ def run(
             min_teacher_score=min_teacher_score,
             client=client,
             shards=shards,
+            output_parts=output_parts,
         )
     _report_run(result, as_json)
 

@@ -21,7 +21,7 @@ from parakit.io.atomic import atomic_write
 from parakit.io.dataset import is_hf_spec, read_hf_dataset, read_parquet, write_parquet
 from parakit.io.doccano import read_doccano, write_doccano
 from parakit.io.etpc import read_etpc
-from parakit.io.jsonl import read_jsonl, write_jsonl
+from parakit.io.jsonl import PARTS_MANIFEST, read_jsonl, read_jsonl_parts, write_jsonl
 from parakit.io.labelstudio import labeling_config, read_label_studio, write_label_studio
 from parakit.io.mrpc import read_mrpc
 from parakit.io.multipit import multireference, read_multipit, read_multireference
@@ -44,6 +44,7 @@ __all__ = [
     "read_etpc",
     "read_hf_dataset",
     "read_jsonl",
+    "read_jsonl_parts",
     "read_label_studio",
     "read_mrpc",
     "read_multipit",
@@ -81,6 +82,7 @@ READERS: Registry[Callable[..., PairSet]] = Registry(
     "readers",
     {
         "jsonl": read_jsonl,
+        "jsonl-parts": read_jsonl_parts,
         "csv": _read_csv,
         "tsv": _read_tsv,
         "turku": read_turku,
@@ -185,6 +187,8 @@ def detect_format(path: str | Path, *, head: str | None = None) -> str:
     if path.is_dir():
         if (path / "parakit.json").is_file():
             return "release"
+        if (path / PARTS_MANIFEST).is_file():
+            return "jsonl-parts"
         if (path / "paraphrase_types.xml").exists() or any(path.glob("textual_*.xml")):
             return "etpc"
         users = sorted(path.glob("*.jsonl"))

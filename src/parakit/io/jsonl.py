@@ -8,6 +8,10 @@ Layout, one JSON object per line:
   :meth:`parakit.schema.Pair.to_dict`).
 
 A file of pair lines alone (no header) is read too, with the scheme given by the caller.
+
+A folder of parts (``pairs-00000.jsonl``... beside :data:`PARTS_MANIFEST`, what
+``mine run --output-parts`` writes) is one corpus cut by rows: every part a canonical file
+with the same header; :func:`read_jsonl_parts` reads them back as one :class:`PairSet`.
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ from parakit.schema import Document, Judgment, Pair, PairSet, Span
 
 FORMAT_VERSION = 1
 T = TypeVar("T")
+
+#: the manifest of a folder of canonical JSONL parts (``mine run --output-parts``): the part
+#: files in order, the query rows and pair count of each, and whether the run finished
+PARTS_MANIFEST = "parakit_parts.json"
 
 
 def iter_jsonl(
@@ -322,6 +330,104 @@ def _located(build: Callable[[], T], path: str | Path, line: int, field: str | N
         raise DataFormatError(
             message[:300], path=path, line=line, field=str(missing)[:200], code="E106"
         ) from None
+
+
+def parts_manifest(path: str | Path) -> dict[str, Any] | None:
+    """The manifest of a folder of JSONL parts, or None where ``path`` is not one."""
+    manifest = Path(path) / PARTS_MANIFEST
+    if not manifest.is_file():
+        return None
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise DataFormatError(f"unreadable manifest: {err}", path=manifest, code="E145") from None
+    if not isinstance(data, dict) or not isinstance(data.get("parts"), list):
+        raise DataFormatError("not a manifest of JSONL parts", path=manifest, code="E145")
+    return data
+
+
+def read_jsonl_parts(
+    path: str | Path,
+    scheme: str | LabelScheme | None = None,
+    encoding: str = "utf-8-sig",
+    allow_unsafe_text: bool = False,
+    verify: str = "bounds",
+) -> PairSet:
+    """Read a folder of canonical JSONL parts as one corpus: the parts in the manifest's
+    order, each read with :func:`read_jsonl` (the options are its own), their pairs in one
+    :class:`PairSet` with the parts' common header.
+
+    Raises:
+        DataFormatError: E145 an unfinished output (the run stopped before its manifest was
+            complete: rerun it), a part missing, holding another count of pairs than the
+            manifest says, or with another header than the first; E102 a pair id in two parts.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> for n, text in enumerate(["a cat", "a dog"]):
+        ...     with JsonlWriter(folder / f"pairs-{n:05d}.jsonl", name="pairs") as out:
+        ...         out.write_pair(Pair(id=str(n), text1=text, text2=text.upper()))
+        >>> parts = [{"file": f"pairs-{n:05d}.jsonl", "pairs": 1} for n in range(2)]
+        >>> _ = (folder / PARTS_MANIFEST).write_text(
+        ...     json.dumps({"parakit_parts": 1, "complete": True, "parts": parts}))
+        >>> [p.text1 for p in read_jsonl_parts(folder)]
+        ['a cat', 'a dog']
+    """
+    folder = Path(path)
+    manifest = parts_manifest(folder)
+    if manifest is None:
+        raise DataFormatError(
+            f"no {PARTS_MANIFEST}: not a folder of parts", path=folder, code="E145"
+        )
+    if not manifest.get("complete"):
+        raise DataFormatError(
+            "an unfinished output: its run stopped before every part was written; rerun the "
+            "same command to finish it",
+            path=folder,
+            code="E145",
+        )
+    pairs: list[Pair] = []
+    first: PairSet | None = None
+    for entry in manifest["parts"]:
+        part_path = folder / str(entry.get("file"))
+        if not part_path.is_file():
+            raise DataFormatError(
+                "a part named in the manifest is missing", path=part_path, code="E145"
+            )
+        part = read_jsonl(
+            part_path,
+            scheme=scheme,
+            encoding=encoding,
+            allow_unsafe_text=allow_unsafe_text,
+            verify=verify,
+        )
+        if "pairs" in entry and len(part) != entry["pairs"]:
+            raise DataFormatError(
+                f"{len(part)} pairs where the manifest says {entry['pairs']}",
+                path=part_path,
+                code="E145",
+            )
+        if first is None:
+            first = part
+        elif part.header() != first.header():
+            raise DataFormatError(
+                f"another header than {manifest['parts'][0].get('file')}: not parts of one output",
+                path=part_path,
+                code="E145",
+            )
+        pairs.extend(part.pairs)
+    if first is None:
+        return PairSet([], scheme=scheme or "binary")
+    # documents: canonical parts of mined pairs carry none; those of the first part are kept
+    return PairSet(
+        pairs,
+        scheme=first.scheme,
+        documents=first.documents,
+        name=first.name,
+        lang=first.lang,
+        metadata=first.metadata,
+    )
 
 
 class JsonlWriter:

@@ -10,7 +10,8 @@ Layout of a sharded build (``out``)::
 
     shard-00000/index.faiss, index.json   # rows [0, n/S) of the store, global ids
     shard-00001/...
-    shards.json                           # shard list, model, row ranges
+    shards.json                           # shard list, model, row ranges (same-source
+                                          # shards: each one's source code)
 
 Example:
     >>> from dask.distributed import Client, LocalCluster  # doctest: +SKIP
@@ -275,27 +276,56 @@ def index_shard(
     out: str,
     kind: str = "flat",
     index_options: dict[str, Any] | None = None,
+    codes: str | None = None,
+    source: int | None = None,
 ) -> dict[str, Any]:
     """Build one index shard from row slices of embedding ``.npy`` files: each part is
     ``(file, first row, stop row, global id of the file's row 0)`` (a mining work folder's
-    ``emb/`` chunks). Runs on a worker; resumable."""
+    ``emb/`` chunks). With ``codes`` (a store's ``sources.npy``) only the rows of ``source``
+    in those slices go in (a same-source shard). Runs on a worker; resumable."""
     from parakit.vectors.index import VectorIndex
 
     folder = Path(out)
     if (folder / "index.json").exists():
         meta = json.loads((folder / "index.json").read_text())
-        return {"path": str(folder), "ntotal": meta["ntotal"]}
-    arrays = [np.load(f, mmap_mode="r")[lo:hi] for f, lo, hi, _ in parts]
+        return {"path": str(folder), "ntotal": meta["ntotal"], "source": source}
+    keep = [slice(None)] * len(parts)
+    if codes is not None:
+        all_codes = np.load(codes, mmap_mode="r")
+        keep = [
+            np.flatnonzero(all_codes[base + lo : base + hi] == source) for _, lo, hi, base in parts
+        ]
+    arrays = [
+        np.load(f, mmap_mode="r")[lo:hi][rows]
+        for (f, lo, hi, _), rows in zip(parts, keep, strict=True)
+    ]
     options = dict(index_options or {})
     if options.get("on_disk"):  # the inverted lists live in the shard's own folder
         options["workdir"] = folder
     index = VectorIndex(kind=kind, **options).build(
         lambda: (np.asarray(a, dtype=np.float32) for a in arrays),
         n=sum(len(a) for a in arrays),
-        ids=lambda: (np.arange(base + lo, base + hi) for _, lo, hi, base in parts),
+        ids=lambda: (
+            np.arange(base + lo, base + hi)[rows]
+            for (_, lo, hi, base), rows in zip(parts, keep, strict=True)
+        ),
     )
-    index.save(folder, extra={"parts": [list(part) for part in parts]})
-    return {"path": str(folder), "ntotal": index.ntotal_}
+    index.save(folder, extra={"parts": [list(part) for part in parts], "source": source})
+    return {"path": str(folder), "ntotal": index.ntotal_, "source": source}
+
+
+def _range_parts(
+    files: list[str], sizes: list[int], starts: list[int], lo: int, hi: int
+) -> list[tuple[str, int, int, int]]:
+    """The slices of the embedding files that hold the rows ``[lo, hi)`` (positions counted
+    over the files in order), as :func:`index_shard`'s parts."""
+    parts = []
+    offsets = np.cumsum([0, *sizes])
+    for f, size, start, first in zip(files, sizes, starts, offsets[:-1], strict=True):
+        a, b = max(lo, first), min(hi, first + size)
+        if a < b:
+            parts.append((f, int(a - first), int(b - first), int(start)))
+    return parts
 
 
 def plan_shards(
@@ -315,15 +345,36 @@ def plan_shards(
             code="E801",
         )
     bounds = np.linspace(0, total, n_shards + 1).astype(int)
-    plan: list[list[tuple[str, int, int, int]]] = []
-    offsets = np.cumsum([0, *sizes])
-    for lo, hi in itertools.pairwise(bounds):
-        parts = []
-        for f, size, start, first in zip(files, sizes, starts, offsets[:-1], strict=True):
-            a, b = max(lo, first), min(hi, first + size)
-            if a < b:
-                parts.append((f, int(a - first), int(b - first), int(start)))
-        plan.append(parts)
+    return [_range_parts(files, sizes, starts, lo, hi) for lo, hi in itertools.pairwise(bounds)]
+
+
+def plan_source_shards(
+    files: list[str], sizes: list[int], starts: list[int], codes: np.ndarray, n_shards: int
+) -> list[tuple[int, list[tuple[str, int, int, int]]]]:
+    """Same-source shards: each source's rows (``codes``: one source code per row, in file
+    order) cut into contiguous groups of at most ``ceil(rows / n_shards)``, so a source has
+    one shard or several, never rows of another source. Returns ``(source, parts)`` per
+    shard; :func:`index_shard` keeps only the source's rows of the parts.
+
+    Example:
+        >>> codes = np.array([0, 1, 0, 0, 1, 0])
+        >>> plan_source_shards(["a.npy"], [6], [0], codes, 2)
+        [(0, [('a.npy', 0, 3, 0)]), (0, [('a.npy', 3, 6, 0)]), (1, [('a.npy', 1, 5, 0)])]
+    """
+    total = sum(sizes)
+    if not 1 <= n_shards <= total or len(codes) != total:
+        raise MineError(
+            f"the number of shards must be between 1 and the {total} vectors (one source "
+            f"code each), got {n_shards} shards and {len(codes)} codes",
+            code="E801",
+        )
+    most = -(-total // n_shards)
+    plan = []
+    for source in np.unique(codes):
+        rows = np.flatnonzero(codes == source)
+        for group in np.array_split(rows, -(-len(rows) // most)):
+            parts = _range_parts(files, sizes, starts, int(group[0]), int(group[-1]) + 1)
+            plan.append((int(source), parts))
     return plan
 
 
@@ -336,24 +387,31 @@ def build_sharded_from_embeddings(
     kind: str = "flat",
     index_options: dict[str, Any] | None = None,
     progress: bool = False,
+    codes: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """Shard the embedding chunks of a mining work folder (``emb/00000.npy``...) over Dask
     workers: ``n_shards`` near-equal row ranges (a chunk may be split), one index per shard
     with global row ids. ``chunk_size`` defaults to the row count of the first file (all but
-    the last chunk have the same size). ``client`` None: build the shards here, one by one."""
+    the last chunk have the same size). ``client`` None: build the shards here, one by one.
+    ``codes`` (the store's ``sources.npy``): same-source shards (:func:`plan_source_shards`),
+    each listed in ``shards.json`` with its ``source`` code."""
     files = sorted(str(f) for f in Path(emb_dir).glob("[0-9]*.npy"))
     if not files:
         raise MineError(f"{emb_dir}: no embedding chunks (00000.npy...)", code="E801")
     size = chunk_size or len(np.load(files[0], mmap_mode="r"))
     starts = [int(Path(f).stem) * size for f in files]
     sizes = [len(np.load(f, mmap_mode="r")) for f in files]
-    plan = plan_shards(files, sizes, starts, n_shards)
+    if codes is None:
+        plan = [(None, parts) for parts in plan_shards(files, sizes, starts, n_shards)]
+    else:
+        plan = list(plan_source_shards(files, sizes, starts, np.load(codes), n_shards))
+    shared = None if codes is None else str(codes)
     shards = run_tasks(
         client,
         index_shard,
         [
-            (parts, str(Path(out) / f"shard-{n:05d}"), kind, index_options)
-            for n, parts in enumerate(plan)
+            (parts, str(Path(out) / f"shard-{n:05d}"), kind, index_options, shared, source)
+            for n, (source, parts) in enumerate(plan)
         ],
         "index",
         progress,
@@ -386,6 +444,29 @@ def merge_results(
     return order_ties(scores, ids, k)
 
 
+def _search_by_source(
+    queries: np.ndarray,
+    shard_paths: list[str],
+    k: int,
+    shard_sources: list[int] | None,
+    codes: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The merged top ``k`` of every query over all shards, or with ``codes`` (the queries'
+    source codes) over the shards of its own source only (none: id -1, score -inf)."""
+    if codes is None or shard_sources is None:
+        return merge_results([_search_shard(p, queries, k) for p in shard_paths], k)
+    scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    ids = np.full((len(queries), k), -1, dtype=np.int64)
+    for code in np.unique(codes):
+        paths = [p for p, s in zip(shard_paths, shard_sources, strict=True) if s == code]
+        if not paths:
+            continue  # a query source absent from the collection: no neighbours
+        rows = np.flatnonzero(codes == code)
+        found = merge_results([_search_shard(p, queries[rows], k) for p in paths], k)
+        scores[rows], ids[rows] = found
+    return scores, ids
+
+
 def search_chunk(
     emb_file: str,
     shard_paths: list[str],
@@ -393,13 +474,17 @@ def search_chunk(
     out_file: str,
     collection_emb: str | None = None,
     metric: str = "ip",
+    shard_sources: list[int] | None = None,
+    codes: np.ndarray | None = None,
 ) -> str:
     """Search one embedding chunk against every shard; write the merged top ``k`` to
     ``out_file`` (``.npz`` with ``ids`` and ``scores``) atomically. With ``collection_emb``
     (the collection's chunk folder), ``k`` + 4 neighbours of each shard are re-scored exactly
     (:func:`~parakit.vectors.index.exact_order`), as the one-process search does, so ties fall
-    the same way. Runs on a worker; a chunk whose output exists is skipped, so a re-run or a
-    rescheduled task repeats no work."""
+    the same way. With ``shard_sources`` (each shard's source code) and ``codes`` (the chunk's
+    rows' source codes) each row searches the shards of its own source only. Runs on a
+    worker; a chunk whose output exists is skipped, so a re-run or a rescheduled task repeats
+    no work."""
     from parakit.vectors.index import TIE_MARGIN, ChunkedVectors, exact_order
 
     out = Path(out_file)
@@ -407,10 +492,10 @@ def search_chunk(
         return str(out)
     queries = np.ascontiguousarray(np.load(emb_file), dtype=np.float32)
     if collection_emb is None:
-        scores, ids = merge_results([_search_shard(p, queries, k) for p in shard_paths], k)
+        scores, ids = _search_by_source(queries, shard_paths, k, shard_sources, codes)
     else:
         wide = k + TIE_MARGIN
-        _, ids = merge_results([_search_shard(p, queries, wide) for p in shard_paths], wide)
+        _, ids = _search_by_source(queries, shard_paths, wide, shard_sources, codes)
         scores, ids = exact_order(queries, ids, ChunkedVectors(collection_emb), k, metric)
     with atomic_write(out, "wb") as handle:
         np.savez(handle, ids=ids, scores=scores)
@@ -426,6 +511,7 @@ def search_sharded(
     progress: bool = False,
     collection_emb: str | Path | None = None,
     metric: str = "ip",
+    codes: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top ``k`` neighbours of every embedded sentence over all shards, one task per chunk.
 
@@ -439,6 +525,9 @@ def search_sharded(
         collection_emb: the collection's embedding chunks: neighbours are re-scored exactly
             from them (as ``mine`` does in one process), so ties fall the same way.
         metric: the shards' metric (``ip`` or ``l2``), for the exact scores.
+        codes: the source code of every embedded sentence (in the collection's code space;
+            -1: a source it lacks): each is searched against the same-source shards of its
+            own source only (``build_sharded_from_embeddings(..., codes=...)``).
 
     Returns:
         (scores, ids) for all sentences in chunk order, the same with or without a cluster and
@@ -447,12 +536,24 @@ def search_sharded(
     files = sorted(str(f) for f in Path(emb_dir).glob("[0-9]*.npy"))
     if not files:
         raise MineError(f"{emb_dir}: no embedding chunks (00000.npy...)", code="E801")
-    paths = ShardedIndex.load(shards).paths
+    listed = ShardedIndex.load(shards)
+    if codes is not None and any(s is None for s in listed.sources):
+        raise MineError(
+            f"{shards}: the shards are not same-source shards (no source in shards.json); "
+            "build them with codes=",
+            code="E801",
+        )
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     targets = [str(folder / (Path(f).stem + ".npz")) for f in files]
     shared = None if collection_emb is None else str(collection_emb)
-    calls = [(f, paths, k, t, shared, metric) for f, t in zip(files, targets, strict=True)]
+    sources = None if codes is None else listed.sources
+    bounds = np.cumsum([0, *(len(np.load(f, mmap_mode="r")) for f in files)])
+    calls = [
+        (f, listed.paths, k, t, shared, metric, sources,
+         None if codes is None else np.asarray(codes[bounds[n] : bounds[n + 1]]))
+        for n, (f, t) in enumerate(zip(files, targets, strict=True))
+    ]  # fmt: skip
     run_tasks(client, search_chunk, calls, "search", progress)
     parts = [np.load(t) for t in targets]
     return (
@@ -464,15 +565,18 @@ def search_sharded(
 class ShardedIndex:
     """Index shards searched in parallel (Dask tasks, or sequentially without a client)."""
 
-    def __init__(self, paths: list[str]) -> None:
+    def __init__(self, paths: list[str], sources: list[int | None] | None = None) -> None:
         self.paths = paths
+        #: each shard's source code (same-source shards), else None
+        self.sources = sources or [None] * len(paths)
 
     @classmethod
     def load(cls, folder: str | Path) -> ShardedIndex:
         meta_path = Path(folder) / "shards.json"
         if not meta_path.exists():
             raise MineError(f"{folder}: no shards.json; build it with build_sharded", code="E801")
-        return cls([s["path"] for s in json.loads(meta_path.read_text())["shards"]])
+        shards = json.loads(meta_path.read_text())["shards"]
+        return cls([s["path"] for s in shards], [s.get("source") for s in shards])
 
     def search(
         self, queries: np.ndarray, k: int, client: Any = None

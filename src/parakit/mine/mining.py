@@ -10,7 +10,8 @@ Ctrl-C continues where it stopped and the final output is identical to an uninte
 5. ``rerank/``  classifier P(paraphrase) per chunk of candidate pairs (optional);
 6. ``rescore/`` a better encoder's vectors of the surviving pairs' sentences, for the cascade
    (optional, :mod:`parakit.mine.cascade`);
-7. the output   canonical JSONL of candidate pairs, written atomically.
+7. the output   canonical JSONL of candidate pairs, written atomically (or a folder of part
+   files, one task each: :mod:`parakit.mine.output`).
 
 Memory is bounded by one chunk of embeddings, the index, and 8 bytes per sentence for
 de-duplication; the neighbour arrays live on disk.
@@ -241,6 +242,7 @@ def mine(
     min_teacher_score: float | None = None,
     client: Any = None,
     shards: int | None = None,
+    output_parts: int | None = None,
 ) -> MiningResult:
     """Mine paraphrase candidates: every sentence's (or query's) ``k`` nearest neighbours.
 
@@ -248,7 +250,8 @@ def mine(
         collection: sentence collection (see :mod:`parakit.vectors.collection`).
         workdir: checkpoint folder; rerunning with the same settings resumes.
         encoder: object with ``encode(texts) -> array`` (see :mod:`parakit.vectors.encode`).
-        output: JSONL file for the candidate pairs (canonical parakit format).
+        output: JSONL file for the candidate pairs (canonical parakit format); with
+            ``output_parts`` a folder of part files.
         k: neighbours kept per sentence (the Turku paper: 5).
         same_source: only pair sentences of the same source (one index per source).
         queries: optional file of query sentences searched against the collection instead of
@@ -268,7 +271,8 @@ def mine(
         rerank_batch: candidate pairs per classifier call and re-rank checkpoint.
         text_field, source_field: record keys of JSONL/TSV collections.
         progress: progress bars with ETA on stderr.
-        overwrite: discard a work folder made with other settings instead of failing.
+        overwrite: discard a work folder made with other settings instead of failing, and
+            replace an ``output_parts`` folder that holds another mining run's output.
         rescorer: a better (slower) encoder for the cascade: the sentences of the pairs that
             survive ``min_probability`` are embedded with it, once each, and every such pair
             gets its cosine (``teacher_score``) and rank (``teacher_rank``, among the pairs of
@@ -283,9 +287,17 @@ def mine(
             as tasks on its workers, each writing one checkpoint file atomically, so a lost
             worker's tasks are re-run elsewhere and a rerun resumes. The work folder must be
             on a file system every worker reads. Exact shards (``flat``, or ``auto`` up to 100K
-            vectors a shard) give the pairs of the one-process run.
+            vectors a shard) give the pairs of the one-process run, with ``same_source``
+            too.
         shards: index shards (default with a client: one per worker; without one, the
-            single index of the one-process run).
+            single index of the one-process run). With ``same_source`` each source's rows are
+            cut into shards of their own, at most ``ceil(sentences / shards)`` rows each, and
+            every sentence is searched against its own source's shards only.
+        output_parts: write ``output`` as a folder of that many part files,
+            ``pairs-00000.jsonl``... (near-equal ranges of query rows, one task each: on
+            ``client``'s workers with a cluster) and a manifest ``parakit_parts.json``; the
+            parts' pair lines in order are those of the single file (see
+            :mod:`parakit.mine.output`). A rerun of the same job writes only missing parts.
 
     Returns:
         A :class:`MiningResult`. Pairs carry ``metadata`` ``score`` (cosine for ``ip``),
@@ -294,6 +306,12 @@ def mine(
     """
     if k < 1:
         raise MineError(f"k must be at least 1, got {k}", code="E801")
+    if output_parts is not None and (output is None or output_parts < 1):
+        raise MineError(
+            f"output_parts writes that many part files into the output folder: give an "
+            f"output and at least 1 part, got {output_parts}",
+            code="E801",
+        )
     if rescorer is None and (rescore_k is not None or min_teacher_score is not None):
         raise MineError(
             "rescore_k and min_teacher_score re-rank with a rescorer: give one (--rescore-with)",
@@ -303,12 +321,6 @@ def mine(
         raise MineError(f"rescore_k must be at least 1, got {rescore_k}", code="E801")
     if client is not None and shards is None:
         shards = len(client.scheduler_info()["workers"]) or 1
-    if shards is not None and same_source:
-        raise MineError(
-            "same_source mining builds one index per source and is not sharded yet: run it "
-            "without a cluster or shards",
-            code="E801",
-        )
     work = Path(workdir)
     settings = _job_settings(
         collection=Path(collection).resolve(),
@@ -335,6 +347,15 @@ def mine(
             }
         ),
     )
+    digest = ""
+    if output_parts is not None:  # the output folder is checked before hours of mining
+        from parakit.mine.output import job_digest, open_parts_folder
+
+        digest = job_digest(
+            {**settings, "workdir": str(work.resolve()), "min_score": min_score,
+             "min_probability": min_probability, "output_parts": output_parts}
+        )  # fmt: skip
+        open_parts_folder(Path(str(output)), digest, overwrite)
     _open_job(work, settings, overwrite)
     timer = _Timer()
     with timer("store"):
@@ -348,6 +369,7 @@ def mine(
             embed_store(qstore, work / "qemb", encoder, chunk_size, progress, client)
     recall_options = {"recall": recall, "recall_k": k} if recall is not None else {}
     options = {**recall_options, **(index_options or {})}
+    shard_sources: dict[int, int | None] = {}
     if shards is None:
         with timer("index"):
             indexes = _build_indexes(
@@ -363,16 +385,20 @@ def mine(
         from parakit.mine.distributed import build_sharded_from_embeddings, search_sharded
 
         with timer("index"):
+            # same-source: each source's rows in shards of their own (one or several)
             shard_list = build_sharded_from_embeddings(
                 work / "emb", work / "shards", shards, client, chunk_size, index_kind,
                 {"metric": metric, "nprobe": nprobe, **options}, progress,
+                codes=work / "store" / "sources.npy" if same_source else None,
             )  # fmt: skip
             indexes = {n: VectorIndex.load(s["path"]) for n, s in enumerate(shard_list)}
+            shard_sources = {n: s.get("source") for n, s in enumerate(shard_list)}
         with timer("search"):
             emb = work / ("emb" if queries is None else "qemb")
             knn_scores, knn_ids = search_sharded(
                 emb, work / "shards", work / "knn-shards", k + 1, client, progress,
                 collection_emb=work / "emb", metric=metric,
+                codes=qcodes if same_source else None,
             )  # fmt: skip
     with timer("filter"):
         hashes = np.load(qstore.path / "hashes.npy"), np.load(store.path / "hashes.npy")
@@ -409,28 +435,55 @@ def mine(
             rank = np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
             rank[keep] = teacher_ranks(rows[keep], cols[keep], score[keep], queries is None)
         teacher = (score, rank, rescore_k, min_teacher_score)
-    index_info = _index_info(work, indexes, sharded=shards is not None)
+    index_info = _index_info(work, indexes, shards is not None, shard_sources)
     written = 0
     if output is not None:
+        header = {"mining": portable_settings(settings), "index": index_info}
+        parts = None if output_parts is None else (output_parts, digest)
         with timer("write"):
-            written = _write_pairs(
-                Path(output),
-                qstore,
-                store,
-                rows,
-                cols,
-                scores,
-                ranks,
-                proba,
-                min_probability,
-                {"mining": portable_settings(settings), "index": index_info},
-                teacher,
-            )
+            written = _write_output(
+                Path(output), work, qstore, store, (rows, cols, scores, ranks), proba,
+                min_probability, teacher, header, parts, client, progress,
+            )  # fmt: skip
     result = MiningResult(
         Path(output) if output else None, len(store), len(rows), written, dict(timer), index_info
     )
     _write_run(work, settings, result)
     return result
+
+
+def _write_output(
+    path: Path,
+    work: Path,
+    qstore: SentenceStore,
+    store: SentenceStore,
+    candidates: tuple[np.ndarray, ...],
+    proba: np.ndarray | None,
+    min_probability: float | None,
+    teacher: tuple[np.ndarray, np.ndarray, int | None, float | None] | None,
+    header: dict[str, Any],
+    parts: tuple[int, str] | None,
+    client: Any,
+    progress: bool,
+) -> int:
+    """The pairs that pass the output filters into one file, or with ``parts`` (how many, the
+    job's digest) into part files (:mod:`parakit.mine.output`); returns the number written."""
+    from parakit.mine.output import kept, write_pairs, write_parts
+
+    rows = candidates[0]
+    keep = kept(len(rows), proba, min_probability, teacher)
+    names = ("rows", "cols", "scores", "ranks")
+    arrays = {name: values[keep] for name, values in zip(names, candidates, strict=True)}
+    if proba is not None:
+        arrays["proba"] = proba[keep]
+    if teacher is not None:
+        arrays["teacher_score"], arrays["teacher_rank"] = teacher[0][keep], teacher[1][keep]
+    if parts is None:
+        return write_pairs(path, qstore, store, arrays, header)
+    return write_parts(
+        path, work, qstore, store, arrays, header, parts[0], len(qstore), parts[1], client,
+        progress,
+    )  # fmt: skip
 
 
 class _Timer(dict[str, float]):
@@ -462,17 +515,22 @@ def _open_job(work: Path, settings: dict[str, Any], overwrite: bool) -> None:
 
 
 def _index_info(
-    work: Path, indexes: dict[int, VectorIndex], sharded: bool = False
+    work: Path,
+    indexes: dict[int, VectorIndex],
+    sharded: bool = False,
+    sources: dict[int, int | None] | None = None,
 ) -> dict[str, Any]:
     """Per index (``all``, the source's name or ``shard-00000``...): its settings and
-    calibration."""
+    calibration; same-source shards (``sources``: shard -> source code) name their source."""
     names = json.loads((work / "store" / "sources.json").read_text())
-    return {
-        (f"shard-{key:05d}" if sharded else "all" if key < 0 else names[key]): {
-            k: v for k, v in ix.meta().items() if k not in ("created", "on_disk")
-        }
-        for key, ix in indexes.items()
-    }
+    info = {}
+    for key, ix in indexes.items():
+        meta = {k: v for k, v in ix.meta().items() if k not in ("created", "on_disk")}
+        source = (sources or {}).get(key)
+        if source is not None:
+            meta["source"] = names[source]
+        info[f"shard-{key:05d}" if sharded else "all" if key < 0 else names[key]] = meta
+    return info
 
 
 def _write_run(work: Path, settings: dict[str, Any], result: MiningResult) -> None:
@@ -750,65 +808,6 @@ def _rerank(
     for start, path in zip(starts, paths, strict=True):
         out[start : start + batch] = np.load(path)
     return out
-
-
-def _write_pairs(
-    path: Path,
-    qstore: SentenceStore,
-    store: SentenceStore,
-    rows: np.ndarray,
-    cols: np.ndarray,
-    scores: np.ndarray,
-    ranks: np.ndarray,
-    proba: np.ndarray | None,
-    min_probability: float | None,
-    header: dict[str, Any],
-    teacher: tuple[np.ndarray, np.ndarray, int | None, float | None] | None = None,
-) -> int:
-    from parakit.io.jsonl import JsonlWriter
-    from parakit.schema import Pair
-
-    written = 0
-    left_row, left = -1, {}
-    with JsonlWriter(path, name=path.stem, metadata=header) as out:
-        for i in range(len(rows)):
-            p = None if proba is None else float(proba[i])
-            if min_probability is not None and (p is None or p < min_probability):
-                continue
-            if teacher is not None:  # the cascade: the rescorer's cosine and rank decide
-                t_score, t_rank, keep_k, min_t = teacher
-                if keep_k is not None and t_rank[i] > keep_k:
-                    continue
-                if min_t is not None and t_score[i] < min_t:
-                    continue
-            if int(rows[i]) != left_row:  # rows come sorted: each query's record read once
-                left_row = int(rows[i])
-                left = qstore.record(left_row)
-            right = store.record(int(cols[i]))
-            metadata: dict[str, Any] = {
-                "score": round(float(scores[i]), 6),
-                "rank": int(ranks[i]),
-                "row1": int(rows[i]),
-                "row2": int(cols[i]),
-            }
-            if p is not None:
-                metadata["p_paraphrase"] = round(p, 6)
-            if teacher is not None:
-                metadata["teacher_score"] = round(float(teacher[0][i]), 6)
-                metadata["teacher_rank"] = int(teacher[1][i])
-            if right.get("source") not in (None, left.get("source")):
-                metadata["source2"] = right.get("source")
-            out.write_pair(
-                Pair(
-                    id=f"{int(rows[i])}-{int(cols[i])}",
-                    text1=left["text"],
-                    text2=right["text"],
-                    source=left.get("source"),
-                    metadata=metadata,
-                )
-            )
-            written += 1
-    return written
 
 
 __all__ = ["MiningResult", "build_index_folder", "build_store", "embed_store", "mine"]
