@@ -381,6 +381,7 @@ CODES: dict[str, str] = {
     "E142": "a licence id the Hugging Face Hub does not know",
     "E143": "an input file or folder with no pairs at all",
     "E144": "an empty label field in a labelled file",
+    "E145": "a folder of JSONL parts that is unfinished or damaged (mine run --output-parts)",
     "E150": "a Hugging Face dataset that cannot be loaded (id, config or split unknown; "
     "offline and not cached)",
     "E151": "a file that is not the annotation tool's layout (Label Studio, doccano, Prodigy)",
