@@ -122,9 +122,9 @@ def _timed(call: Any, repeat: int, before: Any = None) -> tuple[float, float]:
 
 def time_pages(store: Any, pid: int, repeat: int) -> dict[str, tuple[float, float]]:
     from fastapi.testclient import TestClient
-    from sqlalchemy import select
+    from sqlalchemy import exists, select
 
-    from parakit.annotate.models import Item
+    from parakit.annotate.models import Annotation, Item
     from parakit.annotate.web import create_app
 
     client = TestClient(create_app(store))
@@ -137,10 +137,16 @@ def time_pages(store: Any, pid: int, repeat: int) -> dict[str, tuple[float, floa
         assert first.status_code == 200, (url, first.status_code, first.text[:300])
         out[name] = _timed(lambda url=url: client.get(url), repeat)
     # the statistics page's reports are cached per project revision: its first view after a
-    # change (here an adjudicator's resolution, which moves the revision) computes them again
+    # change (here an adjudicator's label for an item nobody judged: it moves the revision and
+    # leaves the agreement checked below as it was) computes them again
     admin = store.accounts.annotator_id("admin")
     with store.transaction() as session:
-        target = session.scalar(select(Item.id).where(Item.project_id == pid).order_by(Item.id))
+        target = session.scalar(
+            select(Item.id)
+            .where(Item.project_id == pid, ~exists().where(Annotation.item_id == Item.id))
+            .order_by(Item.id)
+            .limit(1)
+        )
 
     def change(n: int) -> None:
         store.review.resolve(target, "3" if n % 2 else "2", admin)
