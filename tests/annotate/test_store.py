@@ -23,7 +23,7 @@ def test_migration_matches_models(store):
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
         version = conn.execute(text("select version_num from alembic_version")).scalar()
     assert diff == []
-    assert version == "0007"
+    assert version == "0008"
     assert {"annotators", "items", "annotations", "assignments"} <= set(
         inspect(store.engine).get_table_names()
     )

@@ -681,8 +681,10 @@ def _load(
             with engine.connect() as conn, conn.begin():
                 if engine.dialect.name == "sqlite":
                     conn.exec_driver_sql("PRAGMA defer_foreign_keys=ON")
-                _insert_rows(conn, tables, rows, done)
+                revisions: dict[Any, Any] = {}
+                _insert_rows(conn, tables, _noting_revisions(rows, revisions), done)
                 _check_counts(path, header, done)
+                _reset_revisions(conn, tables, revisions)
                 conn.execute(delete(StoreSecret).where(StoreSecret.name == KEY_NAME))
                 conn.execute(insert(StoreSecret).values(name=KEY_NAME, value=secret.hex()))
                 if engine.dialect.name == "postgresql":
@@ -725,6 +727,24 @@ def _insert_rows(
             batch = []
     if batch:
         conn.execute(tables[current].insert(), batch)  # type: ignore[index]
+
+
+def _noting_revisions(rows: Rows, revisions: dict[Any, Any]) -> Rows:
+    """``rows``, noting each project's backed-up ``revision`` (``{project id: revision}``)
+    on the way."""
+    for name, row, where in rows:
+        if name == "projects" and "revision" in row:
+            revisions[row["id"]] = row["revision"]
+        yield name, row, where
+
+
+def _reset_revisions(conn: Any, tables: dict[str, Table], revisions: dict[Any, Any]) -> None:
+    """Give each project its backed-up revision back: the triggers of migration 0008 moved it
+    as the project's rows went in, but the restored rows are the backed-up ones (one
+    snapshot), so the statistics kept at that revision (``stats_cache``) hold for them."""
+    projects = tables["projects"]
+    for project_id, revision in revisions.items():
+        conn.execute(projects.update().where(projects.c.id == project_id).values(revision=revision))
 
 
 def _move_sequences(conn: Any, tables: Any) -> None:

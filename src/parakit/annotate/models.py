@@ -87,7 +87,14 @@ class StoreSecret(Base):
 
 
 class Project(Base):
-    """An annotation project with its label scheme (``LabelScheme.spec()``) and settings."""
+    """An annotation project with its label scheme (``LabelScheme.spec()``) and settings.
+
+    ``revision`` moves whenever a figure of the statistics page may change: database
+    triggers (migration 0008) bump it in the transaction of every insert, edit or delete of
+    a submitted annotation, every insert, delete or label change of an item and every change
+    of the scheme, whatever writes them (the services, a restore, a hand-made SQL edit);
+    :class:`StatsCache` rows computed at another revision are never served.
+    """
 
     __tablename__ = "projects"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -95,6 +102,24 @@ class Project(Base):
     scheme: Mapped[dict[str, Any]] = mapped_column(JSON)
     settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime)
+    revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class StatsCache(Base):
+    """A report of the statistics page (``name``: ``agreement``, ``rewrite_check``) as
+    computed at the project's ``revision``, kept in the database so every server worker
+    shares it; served only while the project is still at that revision (see
+    :meth:`parakit.annotate.services.review.Review.statistics`). ``value`` maps each figure
+    to a number, ``None`` standing for NaN (JSON has none)."""
+
+    __tablename__ = "stats_cache"
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(50), primary_key=True)
+    revision: Mapped[int] = mapped_column(Integer)
+    value: Mapped[dict[str, Any]] = mapped_column(JSON)
+    computed_at: Mapped[datetime] = mapped_column(DateTime)
 
 
 class ProjectImport(Base):
@@ -254,7 +279,30 @@ class Annotation(Base):
     """
 
     __tablename__ = "annotations"
-    __table_args__ = (UniqueConstraint("item_id", "annotator_id", "task"),)
+    __table_args__ = (
+        UniqueConstraint("item_id", "annotator_id", "task"),
+        # covering indexes of the admin pages (migration 0008): the per-item counts of the
+        # project page and the statistics, and each annotator's progress and latest times
+        Index(
+            "ix_annotations_judged",
+            "project_id",
+            "status",
+            "item_id",
+            "task",
+            "label",
+            "annotator_id",
+            "flags",
+        ),
+        Index(
+            "ix_annotations_progress",
+            "project_id",
+            "task",
+            "status",
+            "annotator_id",
+            "submitted_at",
+            "id",
+        ),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     item_id: Mapped[int] = mapped_column(ForeignKey("items.id"), index=True)

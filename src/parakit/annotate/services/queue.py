@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import and_, exists, func, or_, select, union_all, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -660,8 +660,9 @@ class Queue(Service):
         now), ``first``/``last`` timestamps.
 
         Two queries, whatever the project's size: the counts and the span grouped in the
-        database, and each annotator's last ``pace_window + 1`` submission times (a window
-        function); nothing reads every judgment.
+        database, and each annotator's last ``pace_window + 1`` submission times (one
+        ``LIMIT`` per annotator, joined by ``UNION ALL``: each reads its rows backwards from
+        the ``ix_annotations_progress`` index); nothing reads every judgment.
         """
         submitted = (
             Annotation.project_id == project_id,
@@ -681,25 +682,23 @@ class Queue(Service):
             .where(*submitted)
             .group_by(Annotation.annotator_id)
         )
-        latest = (
-            select(
-                Annotation.annotator_id.label("who"),
-                Annotation.submitted_at.label("at"),
-                func.row_number()
-                .over(
-                    partition_by=Annotation.annotator_id,
-                    order_by=(Annotation.submitted_at.desc(), Annotation.id.desc()),
-                )
-                .label("rank"),
-            )
-            .where(*submitted)
-            .subquery()
-        )
         with self.transaction() as session:
             counts = session.execute(totals).all()
-            recent = session.execute(
-                select(latest.c.who, latest.c.at).where(latest.c.rank <= pace_window + 1)
-            ).all()
+            latest = [
+                select(Annotation.annotator_id.label("who"), Annotation.submitted_at.label("at"))
+                .where(*submitted, Annotation.annotator_id == who)
+                .order_by(Annotation.submitted_at.desc(), Annotation.id.desc())
+                .limit(pace_window + 1)
+                .subquery()
+                for who, *_ in counts
+            ]
+            recent = (
+                session.execute(
+                    union_all(*(select(part.c.who, part.c.at) for part in latest))
+                ).all()
+                if latest
+                else []
+            )
         stamps: dict[int, list[Any]] = {}
         for who, at in recent:
             stamps.setdefault(who, []).append(at)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import suppress
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from parakit.annotate.db import (
@@ -18,6 +20,8 @@ from parakit.annotate.models import (
     Annotation,
     Assignment,
     Item,
+    Project,
+    StatsCache,
 )
 from parakit.annotate.tasks import CLASSIFY, REWRITE_CHECK
 from parakit.errors import AnnotateError, NotFound
@@ -377,6 +381,78 @@ class Review(Service):
                     counts[kept] = _agreement_counts(session, where, list(kept))
                 out.update(_level_figures(level, counts[kept], function, labels, finals or None))
         return out
+
+    def statistics(self, project_id: int) -> dict[str, dict[str, float]]:
+        """The reports of the statistics page: ``agreement`` (:meth:`agreement`),
+        ``rewrite_check`` (:meth:`rewrite_check_report`) and ``model``
+        (:meth:`~parakit.annotate.services.model.ModelLoop.summary`), each computed once per
+        project revision and kept in the database (:class:`~parakit.annotate.models.StatsCache`,
+        shared by every server worker).
+
+        The project's ``revision`` moves in the transaction of every change these reports
+        read (database triggers, migration 0008: a submitted judgment saved, edited or
+        deleted, an item imported, resolved or deleted, the scheme changed), so a report is
+        served only while nothing it counts has changed; otherwise it is computed again and
+        stored. The revision is read before the report is computed: a change committed
+        meanwhile leaves the stored report at the older revision, computed again on the
+        next view, never a report labelled newer than what it counted.
+
+        Raises:
+            NotFound: no such project.
+        """
+        return {
+            "agreement": self._cached(project_id, "agreement", self.agreement),
+            "rewrite_check": self._cached(project_id, "rewrite_check", self.rewrite_check_report),
+            "model": self._cached(project_id, "model", self.db.model.summary),
+        }
+
+    def _cached(
+        self, project_id: int, name: str, compute: Callable[[int], Mapping[str, float]]
+    ) -> dict[str, float]:
+        """The report ``name`` of :meth:`statistics`: stored if computed at the project's
+        current revision, else ``compute(project_id)`` (then stored)."""
+        with self.transaction() as session:
+            revision = session.scalar(select(Project.revision).where(Project.id == project_id))
+            if revision is None:
+                raise NotFound(f"no project with id {project_id}")
+            row = session.execute(
+                select(StatsCache.revision, StatsCache.value).where(
+                    StatsCache.project_id == project_id, StatsCache.name == name
+                )
+            ).first()
+        if row is not None and row.revision == revision:
+            return {key: float("nan") if v is None else v for key, v in row.value.items()}
+        report = dict(compute(project_id))
+        # JSON has no NaN (PostgreSQL refuses it): None stands for it
+        value = {key: None if v != v else v for key, v in report.items()}
+        now = utcnow()
+
+        def work(session: Session) -> None:
+            moved = session.execute(
+                update(StatsCache)
+                .where(
+                    StatsCache.project_id == project_id,
+                    StatsCache.name == name,
+                    StatsCache.revision < revision,
+                )
+                .values(revision=revision, value=value, computed_at=now)
+            ).rowcount
+            if moved == 0 and session.get(StatsCache, (project_id, name)) is None:
+                session.add(
+                    StatsCache(
+                        project_id=project_id,
+                        name=name,
+                        revision=revision,
+                        value=value,
+                        computed_at=now,
+                    )
+                )
+                session.flush()
+
+        # IntegrityError: another worker stored it first, or the project was deleted meanwhile
+        with suppress(IntegrityError):
+            self._write(work)
+        return report
 
     def rewrite_check_report(self, project_id: int) -> dict[str, float]:
         """T10 in numbers: how the rewrites were judged in the blind check.

@@ -256,8 +256,11 @@ def stats(
     user: ProjectAdjudicator,
     st: StoreDep,
 ) -> HTMLResponse:
-    report = st.review.agreement(project_id)
-    check = st.review.rewrite_check_report(project_id)
+    """Agreement, the rewrite check, extraction and the model's guesses; the reports are
+    computed once per project revision (``Review.statistics``): a view with no change since
+    the last one reads them from the store."""
+    reports = st.review.statistics(project_id)
+    report, check = reports["agreement"], reports["rewrite_check"]
     return render(
         request,
         "stats.html",
@@ -269,7 +272,7 @@ def stats(
             (key, value, why_undefined(key, value, check)) for key, value in check.items()
         ],
         model=st.model.info(project_id),
-        model_summary=st.model.summary(project_id),
+        model_summary=reports["model"],
     )
 
 
