@@ -25,7 +25,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_up(base: str, timeout: float = 60.0) -> None:
+def _wait_up(base: str, timeout: float = 300.0) -> None:
+    # a readiness guard: a loaded machine (nice 19 beside a training run) took 81 s
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         try:
