@@ -470,6 +470,7 @@ TABLES: dict[str, Callable[[list[dict[str, Any]]], str]] = {
     "paper-recipe-random-order": _paper_recipe_table,
     "mrpc-recipe": _paper_recipe_table,
     "noisy-recipe": _noisy_table,
+    "noisy-recipe-cpu-baseline": _noisy_table,
     "step-cost": _step_cost_table,
     "step-cost-avx512": _step_cost_table,
 }
