@@ -453,7 +453,6 @@ RUN_SETTINGS = ("precision", "device", "progress")
 #: the names saved models of earlier versions used, and the one vocabulary's name for each
 RENAMED = {
     "base_model": "model_name_or_path",
-    "encoder": "model_name_or_path",  # EmbeddingClassifier before the one vocabulary
     "max_seq_length": "max_length",
     "max_source_length": "max_length",
     "mixed_precision": "precision",

@@ -31,6 +31,7 @@ from parakit.models.base import PairClassifier, PairInput, as_pair_input
 from parakit.models.features import (
     BinaryBow,
     BowCosine,
+    CharNgramCosine,
     WordVectors,
     embedding_pair_features,
     mt_features,
@@ -38,7 +39,6 @@ from parakit.models.features import (
     word_overlap_rates,
 )
 from parakit.schema import PairSet
-from parakit.text import CharNgramSimilarity
 
 
 def best_threshold(
@@ -205,7 +205,7 @@ class TfidfClassifier(_ThresholdClassifier):
         self.criterion = criterion
 
     def _fit_scorer(self, data: PairInput) -> None:
-        self.scorer_ = CharNgramSimilarity(
+        self.scorer_ = CharNgramCosine(
             ngram_range=tuple(self.ngram_range),
             analyzer=self.analyzer,
             use_idf=self.use_idf,
@@ -489,8 +489,7 @@ class EmbeddingClassifier(_PairFeatureLR):
     seconds-to-train classifier of mining and tiles (``parakit mine train-baseline``).
 
     Args:
-        model_name_or_path: the sentence encoder: a sentence-transformers model id, local
-            path or offline alias
+        encoder: a sentence-transformers model id, local path or offline alias
             (``offline-minilm``, ``offline-mpnet``; the model itself is not copied
             into saved folders; the same id/path must be loadable where the model is loaded),
             or, unsaved, any object with ``encode(texts) -> array``.
@@ -510,7 +509,7 @@ class EmbeddingClassifier(_PairFeatureLR):
 
     def __init__(
         self,
-        model_name_or_path: Any = None,
+        encoder: Any = None,
         target: str = "labels",
         backend: str = "torch",
         C: float = 1.0,
@@ -519,7 +518,7 @@ class EmbeddingClassifier(_PairFeatureLR):
         device: str | None = None,
         seed: int = 0,
     ) -> None:
-        self.model_name_or_path = model_name_or_path
+        self.encoder = encoder
         self.target = target
         self.backend = backend
         self.C = C
@@ -563,21 +562,20 @@ class EmbeddingClassifier(_PairFeatureLR):
         cached = getattr(self, "_encoder_model", None)
         if cached is not None:
             return cached
-        if not self.model_name_or_path:
+        if not self.encoder:
             raise ModelError(
-                "EmbeddingClassifier needs model_name_or_path= (a sentence-transformers model id "
-                "or path)",
+                "EmbeddingClassifier needs encoder= (a sentence-transformers model id or path)",
                 code="E712",
             )
-        if not isinstance(self.model_name_or_path, str | Path):
-            return self.model_name_or_path  # an encoder object (in memory only: it cannot be saved)
+        if not isinstance(self.encoder, str | Path):
+            return self.encoder  # an encoder object (in memory only: it cannot be saved)
         from parakit.vectors.encode import load_encoder
 
         options: dict[str, Any] = {"batch_size": self.batch_size, "normalize": False}
         if self.backend == "torch":
             options["device"] = self.device
         try:
-            self._encoder_model = load_encoder(self.model_name_or_path, self.backend, **options)
+            self._encoder_model = load_encoder(self.encoder, self.backend, **options)
         except ParakitError as err:
             raise ModelError(err.message, code="E713") from None
         return self._encoder_model

@@ -1,4 +1,4 @@
-"""the admin pages at 155,000 items (issue 30): statistics cached per project revision
+"""the admin pages at 155,000 items: statistics cached per project revision
 (``projects.revision``, bumped by triggers in the transaction of every change the statistics
 page reads, and ``stats_cache``), and two covering indexes of the submitted annotations
 
