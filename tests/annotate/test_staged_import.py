@@ -140,7 +140,7 @@ def test_annotators_work_while_a_large_import_is_staged(store, monkeypatch):
 
     def slow_add(session, project_id, chunk, documents):
         started.set()
-        time.sleep(0.15)  # a slow chunk: 20 of them make a 3 s import
+        time.sleep(0.3)  # a slow chunk: 20 of them make a 6 s import (room for 5 saves)
         return real_add(session, project_id, chunk, documents)
 
     monkeypatch.setattr(store.projects, "_add_pairs", slow_add)
