@@ -31,7 +31,6 @@ from parakit.models.base import PairClassifier, PairInput, as_pair_input
 from parakit.models.features import (
     BinaryBow,
     BowCosine,
-    CharNgramCosine,
     WordVectors,
     embedding_pair_features,
     mt_features,
@@ -39,6 +38,7 @@ from parakit.models.features import (
     word_overlap_rates,
 )
 from parakit.schema import PairSet
+from parakit.text import CharNgramSimilarity
 
 
 def best_threshold(
@@ -205,7 +205,7 @@ class TfidfClassifier(_ThresholdClassifier):
         self.criterion = criterion
 
     def _fit_scorer(self, data: PairInput) -> None:
-        self.scorer_ = CharNgramCosine(
+        self.scorer_ = CharNgramSimilarity(
             ngram_range=tuple(self.ngram_range),
             analyzer=self.analyzer,
             use_idf=self.use_idf,
