@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from contextlib import suppress
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import String, and_, cast, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -335,51 +335,35 @@ class Review(Service):
         no item has two annotators. One use case for ``parakit annotate stats`` and the stats
         page.
 
-        The database aggregates (155,000 items are never read into Python):
-        per label level, a few GROUP BY queries return contingency tables, rater counts and
-        the coincidence matrix, and :mod:`parakit.annotate.agreement` turns them into the
-        figures of its reference implementations
-        (:func:`~parakit.annotate.agreement.agreement_report` on the same judgments gives the
-        same numbers; a test holds them equal)."""
+        The database aggregates (155,000 items are never read into Python): one grouped
+        query returns each distinct combination of (annotator, label) judgments an item holds,
+        with its final label and how many items share it
+        (:func:`_judgment_combinations`); every level's contingency tables, rater counts and
+        coincidences are sums over those few combinations, and
+        :mod:`parakit.annotate.agreement` turns them into the figures of its reference
+        implementations (:func:`~parakit.annotate.agreement.agreement_report` on the same
+        judgments gives the same numbers; a test holds them equal)."""
         from parakit.annotate.agreement import LEVELS, reducer
 
         scheme = self.db.scheme(project_id)
-        where = (
-            Annotation.project_id == project_id,
-            Annotation.task == CLASSIFY,
-            Annotation.status == "submitted",
-            Annotation.label.is_not(None),
-        )
         with self.transaction() as session:
-            raters = (
-                select(func.count(func.distinct(Annotation.annotator_id)).label("n"))
-                .where(*where)
-                .group_by(Annotation.item_id)
-                .subquery()
-            )
-            if (session.scalar(select(func.max(raters.c.n))) or 0) < 2:
-                return {}
-            labels = set(session.scalars(select(Annotation.label).where(*where).distinct()))
-            finals = set(
-                session.scalars(
-                    select(Item.label)
-                    .where(Item.id.in_(select(Annotation.item_id).where(*where)))
-                    .where(Item.label.is_not(None))
-                    .distinct()
-                )
-            )
-            out: dict[str, float] = {}
-            # the levels that keep the same labels share their counts (Turku: full,
-            # subsumption and base keep all; binary drops the labels it has no reading of)
-            counts: dict[tuple[str, ...], Any] = {}
-            for level in LEVELS:
-                if level == "binary" and not scheme.readings():
-                    continue
-                function = reducer(scheme, level)
-                kept = tuple(sorted(x for x in labels if function(x) is not None))
-                if kept not in counts:
-                    counts[kept] = _agreement_counts(session, where, list(kept))
-                out.update(_level_figures(level, counts[kept], function, labels, finals or None))
+            combinations = _judgment_combinations(session, project_id)
+        if max((len(judged) for judged, _, _ in combinations), default=0) < 2:
+            return {}
+        labels = {label for judged, _, _ in combinations for _, label in judged}
+        finals = {final for _, final, _ in combinations if final is not None}
+        out: dict[str, float] = {}
+        # the levels that keep the same labels share their counts (Turku: full,
+        # subsumption and base keep all; binary drops the labels it has no reading of)
+        counts: dict[tuple[str, ...], Any] = {}
+        for level in LEVELS:
+            if level == "binary" and not scheme.readings():
+                continue
+            function = reducer(scheme, level)
+            kept = tuple(sorted(x for x in labels if function(x) is not None))
+            if kept not in counts:
+                counts[kept] = _agreement_counts(combinations, set(kept))
+            out.update(_level_figures(level, counts[kept], function, labels, finals or None))
         return out
 
     def statistics(self, project_id: int) -> dict[str, dict[str, float]]:
@@ -616,49 +600,87 @@ class Review(Service):
         return rows, int(total)
 
 
-def _agreement_counts(session: Session, where: tuple[Any, ...], kept: list[str]) -> Any:
-    """Everything the agreement figures need, in three grouped queries over the judgments
-    whose label is in ``kept``: ``pairs`` (annotator, other annotator, label, other label,
-    judgments of the item, count) over the ordered pairs of judgments within an item (one
-    self-join), ``sizes`` ({judgments of an item: items}) and ``consensus`` (label, final
-    label of the item, count) over the items judged twice or more. The judgments of an item
-    are counted by a window, never by joining a grouped subquery (which SQLite cannot index:
-    quadratic at 155,000 items); the table's unique key allows one judgment per annotator and
-    item, so they also count its annotators."""
-    counted = (
+#: joins an item's judgments in one string (no label holds it: labels are scheme values)
+_JOIN = "\x1f"
+
+
+def _judgment_combinations(
+    session: Session, project_id: int
+) -> list[tuple[tuple[tuple[int, str], ...], str | None, int]]:
+    """The project's submitted classifications as (judgments, final label, items): each
+    distinct combination of (annotator, label) judgments an item holds (sorted), the item's
+    final label, and how many items share both.
+
+    One scan of the covering index grouped by item, then grouped again by the joined
+    judgments, so the database returns a few rows however many items are judged (at 155,000
+    items with two annotators: a handful); no self-join. The table's unique key allows one
+    judgment per annotator and item, so an item's judgments also count its annotators."""
+    judgment = cast(Annotation.annotator_id, String).concat("=").concat(Annotation.label)
+    per_item = (
         select(
-            Annotation.id.label("id"),
             Annotation.item_id.label("item"),
-            Annotation.annotator_id.label("who"),
-            Annotation.label.label("label"),
-            func.count().over(partition_by=Annotation.item_id).label("m"),
+            func.aggregate_strings(judgment, _JOIN).label("judged"),
         )
-        .where(*where, Annotation.label.in_(kept))
+        .where(
+            Annotation.project_id == project_id,
+            Annotation.task == CLASSIFY,
+            Annotation.status == "submitted",
+            Annotation.label.is_not(None),
+        )
+        .group_by(Annotation.item_id)
         .subquery()
     )
-    other = (
-        select(Annotation.id, Annotation.item_id, Annotation.annotator_id, Annotation.label)
-        .where(*where, Annotation.label.in_(kept))
-        .subquery()
-    )
-    keys = (counted.c.who, other.c.annotator_id, counted.c.label, other.c.label, counted.c.m)
-    pairs = session.execute(
-        select(*keys, func.count())
-        .join(other, and_(other.c.item_id == counted.c.item, other.c.id != counted.c.id))
-        .group_by(*keys)
+    rows = session.execute(
+        select(per_item.c.judged, Item.label, func.count())
+        .join(Item, Item.id == per_item.c.item)
+        .group_by(per_item.c.judged, Item.label)
     ).all()
-    sizes = dict(
-        session.execute(
-            select(counted.c.m, func.count(func.distinct(counted.c.item))).group_by(counted.c.m)
-        ).all()
+    merged: dict[tuple[tuple[tuple[int, str], ...], str | None], int] = {}
+    for joined, final, n in rows:
+        # the database joins an item's judgments in its own order: sorted here, so one
+        # combination is one key whatever that order was
+        judged = tuple(
+            sorted(
+                (int(who), label)
+                for who, label in (part.split("=", 1) for part in joined.split(_JOIN))
+            )
+        )
+        merged[judged, final] = merged.get((judged, final), 0) + n
+    return [(judged, final, n) for (judged, final), n in merged.items()]
+
+
+def _agreement_counts(
+    combinations: list[tuple[tuple[tuple[int, str], ...], str | None, int]], kept: set[str]
+) -> Any:
+    """Everything the agreement figures need, over the judgments whose label is in ``kept``
+    (from :func:`_judgment_combinations`): ``pairs`` (annotator, other annotator, label,
+    other label, judgments of the item, count) over the ordered pairs of judgments within an
+    item, ``sizes`` ({judgments of an item: items}) and ``consensus`` (label, final label of
+    the item, count) over the items judged twice or more."""
+    pairs: dict[tuple[int, int, str, str, int], int] = {}
+    sizes: dict[int, int] = {}
+    consensus: dict[tuple[str, str], int] = {}
+    for judged, final, n in combinations:
+        within = [(who, label) for who, label in judged if label in kept]
+        m = len(within)
+        if not m:
+            continue
+        sizes[m] = sizes.get(m, 0) + n
+        if m < 2:
+            continue
+        if final is not None:
+            for _, label in within:
+                consensus[label, final] = consensus.get((label, final), 0) + n
+        for a, (who_a, label_a) in enumerate(within):
+            for b, (who_b, label_b) in enumerate(within):
+                if a != b:
+                    key = (who_a, who_b, label_a, label_b, m)
+                    pairs[key] = pairs.get(key, 0) + n
+    return (
+        [(*key, n) for key, n in pairs.items()],
+        sizes,
+        [(*key, n) for key, n in consensus.items()],
     )
-    consensus = session.execute(
-        select(counted.c.label, Item.label, func.count())
-        .join(Item, Item.id == counted.c.item)
-        .where(counted.c.m >= 2, Item.label.is_not(None))
-        .group_by(counted.c.label, Item.label)
-    ).all()
-    return pairs, sizes, consensus
 
 
 def _level_figures(
