@@ -77,7 +77,7 @@ def _fit(model: str, encoder: Any, pairs: Any) -> Any:
     from parakit.models.base import make_model
 
     if model == "embedding-lr":
-        return make_model("embedding-lr", encoder=encoder).fit(pairs)
+        return make_model("embedding-lr", model_name_or_path=encoder).fit(pairs)
     return make_model(model).fit(pairs)
 
 

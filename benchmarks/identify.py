@@ -1054,7 +1054,9 @@ def main() -> None:
                     ("word-vectors", seed, False),
                     ("mt-features", seed, False),
                 ]
-                models += [("embedding-lr", {"encoder": e}, False) for e in args.encoders]
+                models += [
+                    ("embedding-lr", {"model_name_or_path": e}, False) for e in args.encoders
+                ]
                 if data_name.startswith("multipit"):
                     corpus = auto_corpus(Path(args.work_dir))
                     models.insert(5, ("word-vectors", dict(seed, corpus=str(corpus)), False))
@@ -1097,7 +1099,7 @@ def main() -> None:
                 if name == "cross-encoder":
                     row["model"] = f"cross-encoder {args.ce_model}"
                 elif name == "embedding-lr":
-                    row["model"] = f"embedding-lr {params['encoder']}"
+                    row["model"] = f"embedding-lr {params['model_name_or_path']}"
                 elif params.get("corpus"):
                     row["model"] = f"{name} (+ auto-train sentences)"
                 if intermediate is not None:

@@ -166,7 +166,7 @@ def test_install_unpacks_once_and_the_alias_resolves_everywhere(
     assert vectors.shape == (1, 16)
     from parakit.models.base import make_model
 
-    model = make_model("embedding-lr", encoder="offline-tiny").fit(
+    model = make_model("embedding-lr", model_name_or_path="offline-tiny").fit(
         ["the cat sat", "a dog ran", "the cat ran", "a dog sat"],
         ["the cat sat", "a mat", "the cat ran", "slow"],
         [1, 0, 1, 0],

@@ -92,6 +92,11 @@ class ParakitError(Exception):
         super().__init__(f"[{self.code}] {message}")
 
 
+class ParakitFutureWarning(FutureWarning):
+    """A spelling parakit still accepts but will stop accepting (a parameter's earlier name):
+    the message names the one to use. The command line shows it even without ``-v``."""
+
+
 class MissingExtraError(ParakitError):
     """A command needs a package of an optional extra that is not installed (E090; the
     message names the package, the extra and the ``pip install`` line)."""

@@ -1,8 +1,8 @@
 """Offline models: sentence-transformers folders that come from PyPI packages, named by alias.
 
 No model hub is needed for these; every place parakit takes a model name or path (``--model``,
-``-p model_name_or_path=``, ``encoder=``, ``base_model=``...) passes it through
-:func:`resolve_model`, so an alias works wherever a path does.
+``-p model_name_or_path=``...) passes it through :func:`resolve_model`, so an alias works
+wherever a path does.
 
 =================  ============================  ==============================================
 alias              model                         how it gets here

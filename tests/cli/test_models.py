@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from parakit.cli import main
@@ -26,7 +27,7 @@ def test_resolve_model_alias_and_paths(minilm_path, tmp_path):
 def test_offline_minilm_in_identify_and_mine(minilm_path, tmp_path, capsys):
     model = tmp_path / "clf"
     argv = ["identify", "train", EXAMPLE, "--binary", "-m", "embedding-lr"]
-    assert main([*argv, "-p", "encoder=offline-minilm", "-o", str(model)]) == 0
+    assert main([*argv, "-p", "model_name_or_path=offline-minilm", "-o", str(model)]) == 0
     assert main(["identify", "predict", str(model), EXAMPLE, "-o", str(tmp_path / "p.jsonl")]) == 0
     sentences = tmp_path / "s.txt"
     sentences.write_text("A cat sat on the mat.\nOn the mat sat a cat.\nStocks fell today.\n")
@@ -34,6 +35,36 @@ def test_offline_minilm_in_identify_and_mine(minilm_path, tmp_path, capsys):
     index = tmp_path / "index"
     assert main(["mine", "index", str(sentences), "-o", str(index), "-m", "offline-minilm"]) == 0
     assert json.loads(capsys.readouterr().out)["ntotal"] == 3
+
+
+def test_the_earlier_encoder_spelling_trains_the_same_model(minilm_path, tmp_path, capsys):
+    """``-p encoder=...`` (the documented spelling before ``model_name_or_path``) still
+    trains, with a warning the command line shows, the model ``-p model_name_or_path=...``
+    trains; a name that is no parameter is still refused."""
+    from parakit.errors import ParakitFutureWarning
+    from parakit.io import read
+    from parakit.models.base import MODEL_FILE, load_model
+
+    argv = ["identify", "train", EXAMPLE, "--binary", "-m", "embedding-lr"]
+    with pytest.warns(ParakitFutureWarning, match=r"encoder= is now called model_name_or_path="):
+        assert main([*argv, "-p", "encoder=offline-minilm", "-o", str(tmp_path / "old")]) == 0
+    new = ["-p", "model_name_or_path=offline-minilm", "-o", str(tmp_path / "new")]
+    assert main([*argv, *new]) == 0
+    old_meta, new_meta = (
+        json.loads((tmp_path / name / MODEL_FILE).read_text()) for name in ("old", "new")
+    )
+    assert old_meta["params"]["model_name_or_path"] == "offline-minilm"
+    assert old_meta["params"] == new_meta["params"] and "encoder" not in old_meta["params"]
+    pairs = read(EXAMPLE).to_binary()
+    np.testing.assert_allclose(
+        load_model(tmp_path / "old").predict_proba(pairs),
+        load_model(tmp_path / "new").predict_proba(pairs),
+        atol=1e-6,
+    )
+    capsys.readouterr()
+    code = main([*argv, "-p", "encoders=offline-minilm", "-o", str(tmp_path / "typo")])
+    err = capsys.readouterr().err
+    assert code == 2 and "[E712]" in err and "'encoders'" in err, err
 
 
 def test_embed_train_shows_a_training_bar(tiny_model, tmp_path, capsys):

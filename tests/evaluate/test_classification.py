@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from parakit.evaluate.classification import (
@@ -91,6 +92,48 @@ def test_evaluator_protocol(multipit, tmp_path):
     assert scores["dev_accuracy"] == pytest.approx(model.score(dev))
     assert set(scores) >= {"dev_f1", "dev_macro_f1", "dev_weighted_f1", "dev_positive_recall"}
     assert (tmp_path / "dev_epoch1_steps10.json").exists()
+
+
+class _Counting:
+    """A fitted binary classifier's surface with fixed answers, counting its predict calls."""
+
+    model_type = "fixed"
+    classes_ = np.array(["0", "1"], dtype=object)
+
+    def __init__(self, predicted: list[str], proba: list[float]) -> None:
+        self.predicted, self.proba, self.predict_calls = predicted, proba, 0
+
+    def predict(self, pairs):
+        self.predict_calls += 1
+        return np.array(self.predicted, dtype=object)
+
+    def paraphrase_proba(self, pairs, reading=None):
+        return np.array(self.proba)
+
+
+def test_evaluator_with_a_report_predicts_once(tmp_path):
+    dev = PairSet([Pair(str(i), "a", "b", label) for i, label in enumerate("1100")])
+    evaluator = ClassificationEvaluator(dev, name="dev")
+    plain = _Counting(["1", "0", "0", "0"], [0.9, 0.4, 0.2, 0.1])
+    expected = evaluator(plain)
+    assert plain.predict_calls == 1
+    # the known answers (selection_metrics' example): one of two paraphrases found
+    assert expected["dev_f1"] == pytest.approx(2 / 3) and expected["dev_accuracy"] == 0.75
+    assert expected["dev_macro_f1"] == pytest.approx((2 / 3 + 0.8) / 2)
+    assert expected["dev_positive_precision"] == 1.0 and expected["dev_positive_recall"] == 0.5
+    model = _Counting(["1", "0", "0", "0"], [0.9, 0.4, 0.2, 0.1])
+    assert evaluator(model, output_path=tmp_path, epoch=0, steps=5) == expected
+    assert model.predict_calls == 1  # the report is written from the same predictions
+    report = json.loads((tmp_path / "dev_epoch0_steps5.json").read_text())
+    assert report["metrics"]["accuracy"] == 0.75
+    assert report["metrics"]["confusion_matrix"]["matrix"] == [[2, 0], [1, 1]]
+    assert report["metrics"]["positive"]["f1"] == pytest.approx(2 / 3)
+    at_half = next(r for r in report["threshold_sweep"] if r["threshold"] == 0.5)
+    assert at_half["recall"] == 0.5 and at_half["precision"] == 1.0
+    # evaluate_classifier alone still predicts for itself
+    alone = _Counting(["1", "0", "0", "0"], [0.9, 0.4, 0.2, 0.1])
+    assert evaluate_classifier(alone, dev, name="dev").metrics == report["metrics"]
+    assert alone.predict_calls == 1
 
 
 def test_evaluation_needs_gold_labels():

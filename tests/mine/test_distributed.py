@@ -25,19 +25,8 @@ def test_merge_results_known_answer():
     np.testing.assert_allclose(scores[1], [0.8, 0.7, 0.3])
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
-
-
-def test_shards_from_embedding_chunks_match_exact_search(tmp_path, client):
+def test_shards_from_embedding_chunks_match_exact_search(tmp_path, dask_client):
+    client = dask_client
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((1050, 24)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -57,7 +46,7 @@ def test_shards_from_embedding_chunks_match_exact_search(tmp_path, client):
     np.testing.assert_array_equal(local[1], ids)
 
 
-def test_lost_worker_mid_run_gives_the_same_output(tmp_path):
+def test_lost_worker_mid_run_gives_the_same_output(tmp_path, two_workers):
     """A 2-process LocalCluster loses a worker (SIGKILL) while searching every chunk of a
     mining run against the shards; the scheduler re-runs the lost tasks and the neighbours are
     exactly those of a run without a cluster."""
@@ -66,7 +55,6 @@ def test_lost_worker_mid_run_gives_the_same_output(tmp_path):
     import threading
     import time
 
-    distributed = pytest.importorskip("distributed")
     rng = np.random.default_rng(3)
     vectors = rng.standard_normal((16 * 800, 64)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -74,12 +62,7 @@ def test_lost_worker_mid_run_gives_the_same_output(tmp_path):
     emb.mkdir()
     for c in range(16):
         np.save(emb / f"{c:05d}.npy", vectors[c * 800 : (c + 1) * 800])
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with two_workers() as client:
         build_sharded_from_embeddings(emb, tmp_path / "shards", 2, client)
         expected = search_sharded(emb, tmp_path / "shards", tmp_path / "knn-ref", 6)
         out = tmp_path / "knn"
@@ -108,19 +91,13 @@ def test_lost_worker_mid_run_gives_the_same_output(tmp_path):
 
 
 @pytest.mark.slow
-def test_sharded_embedding_on_local_cluster(tmp_path, tiny_model, mine_words):
-    distributed = pytest.importorskip("distributed")
+def test_sharded_embedding_on_local_cluster(tmp_path, tiny_model, mine_words, two_workers):
     words = mine_words
 
     rng = np.random.default_rng(5)
     texts = [" ".join(rng.choice(words, size=rng.integers(3, 8))) for _ in range(300)]
     store = SentenceStore.write(tmp_path / "store", ({"text": t} for t in texts))
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with two_workers() as client:
         shards = build_sharded(store.path, tiny_model, tmp_path / "shards", 3, client)
         assert [s["ntotal"] for s in shards] == [100, 100, 100]
         enc = SentenceEncoder(tiny_model)

@@ -3,7 +3,6 @@ same pairs as the one-process run, a worker SIGKILLed mid-run, a rerun that resu
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -24,7 +23,7 @@ from parakit.mine.mining import mine
 from parakit.schema import Pair, PairSet
 from parakit.vectors.encode import SentenceEncoder
 
-distributed = pytest.importorskip("distributed")
+pytest.importorskip("distributed")
 
 
 def _pairs(path):
@@ -60,17 +59,6 @@ def _sentences(words, n, seed):
     return [" ".join(rng.choice(words, size=rng.integers(3, 9))) for _ in range(n)]
 
 
-@contextlib.contextmanager
-def _two_workers():
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
-
-
 def _mine_losing_a_worker(client, work, n_chunks, run):
     """``run()`` (a ``mine`` on ``client`` in ``work``) in a thread, one of the two workers
     SIGKILLed once two embedding chunks are written; returns what ``run()`` returned."""
@@ -92,7 +80,7 @@ def _mine_losing_a_worker(client, work, n_chunks, run):
 
 
 def test_mine_on_a_cluster_equals_one_process_with_a_worker_killed(
-    tmp_path, tiny_model, mine_words
+    tmp_path, tiny_model, mine_words, two_workers
 ):
     from parakit.models.base import make_model
 
@@ -112,7 +100,7 @@ def test_mine_on_a_cluster_equals_one_process_with_a_worker_killed(
     alone = mine(collection, tmp_path / "w1", encoder, tmp_path / "alone.jsonl", **settings)
 
     work = tmp_path / "w2"
-    with _two_workers() as client:
+    with two_workers() as client:
         run = _mine_losing_a_worker(
             client, work, -(-len(texts) // 40),
             lambda: mine(
@@ -195,14 +183,14 @@ def test_same_source_shards_give_the_one_process_pairs(tmp_path, mine_words):
 
 
 def test_same_source_on_a_cluster_equals_one_process_with_a_worker_killed(
-    tmp_path, tiny_model, mine_words
+    tmp_path, tiny_model, mine_words, two_workers
 ):
     collection, records = _two_sources(tmp_path, mine_words, n=500, seed=13)
     encoder = SentenceEncoder(tiny_model, precision="fp32")
     settings = dict(k=3, chunk_size=30, same_source=True, progress=False)
     alone = mine(collection, tmp_path / "w1", encoder, tmp_path / "alone.jsonl", **settings)
     work = tmp_path / "w2"
-    with _two_workers() as client:
+    with two_workers() as client:
         run = _mine_losing_a_worker(
             client, work, -(-len(records) // 30),
             lambda: mine(

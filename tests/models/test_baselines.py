@@ -115,7 +115,7 @@ def test_word_vector_classifier_uses_an_extra_corpus(tmp_path):
 
 def test_embedding_classifier_with_minilm(multipit, minilm_path, tmp_path):
     train, dev = multipit
-    model = make_model("embedding-lr", encoder=str(minilm_path), C=10.0).fit(train[:60])
+    model = make_model("embedding-lr", model_name_or_path=str(minilm_path), C=10.0).fit(train[:60])
     proba = model.predict_proba(dev[:40])
     truth = np.array([p.label for p in dev[:40]], dtype=object)
     assert np.mean(model.classes_[proba.argmax(axis=1)] == truth) > majority_rate(dev[:40]) - 0.1
@@ -125,7 +125,7 @@ def test_embedding_classifier_with_minilm(multipit, minilm_path, tmp_path):
 
 
 def test_embedding_classifier_with_missing_encoder_fails_clearly(multipit, tmp_path):
-    model = make_model("embedding-lr", encoder=str(tmp_path / "no-such-model"))
+    model = make_model("embedding-lr", model_name_or_path=str(tmp_path / "no-such-model"))
     with pytest.raises(ModelError, match="E713"):
         model.fit(multipit[0][:20])
 

@@ -91,7 +91,9 @@ CASES: dict[str, Case] = {
     "bow-cosine": _classifier("bow-cosine"),
     "word-vectors": _classifier("word-vectors", vector_size=8, epochs=2),
     "mt-features": _classifier("mt-features", n_estimators=5),
-    "embedding-lr": _classifier("embedding-lr", encoder=lambda f: str(f["sentence_model"])),
+    "embedding-lr": _classifier(
+        "embedding-lr", model_name_or_path=lambda f: str(f["sentence_model"])
+    ),
     "cross-encoder": _transformer_classifier("cross-encoder"),
     "multihead": _transformer_classifier("multihead"),
     "multiclass": _transformer_classifier("multiclass"),

@@ -4,13 +4,14 @@ out-of-fold scores, P(paraphrase) by the scheme, one save format (``parakit_mode
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
 
-from parakit.errors import ModelError
+from parakit.errors import ModelError, ParakitFutureWarning
 from parakit.mine.rerank import load_classifier, paraphrase_proba, tile_confidences
-from parakit.models.base import MODEL_FILE
+from parakit.models.base import MODEL_FILE, load_model, make_model
 from parakit.models.baselines import EmbeddingClassifier, out_of_fold_proba
 from parakit.schema import Pair, PairSet
 from parakit.vectors.encode import TfidfEncoder
@@ -97,3 +98,46 @@ def test_one_save_format_for_the_baseline(minilm_path, tmp_path):
     )
     with pytest.raises(ModelError, match="E712"):  # an encoder object cannot be saved
         EmbeddingClassifier(_encoder(pairs), "turku3").fit(pairs).save(tmp_path / "obj")
+
+
+def test_encoder_is_read_as_model_name_or_path_with_a_warning():
+    """``encoder`` (the name before the one vocabulary) given to make_model or set_params is
+    ``model_name_or_path``, with a FutureWarning naming it; it gives the same model."""
+    pairs = _pairs().to_binary()
+    encoder = _encoder(pairs)
+    with pytest.warns(ParakitFutureWarning, match=r"encoder= is now called model_name_or_path="):
+        old = make_model("embedding-lr", encoder=encoder, C=10)
+    assert issubclass(ParakitFutureWarning, FutureWarning)
+    assert old.get_params()["model_name_or_path"] is encoder and "encoder" not in old.get_params()
+    new = make_model("embedding-lr", model_name_or_path=encoder, C=10)
+    np.testing.assert_array_equal(
+        old.fit(pairs).predict_proba(pairs), new.fit(pairs).predict_proba(pairs)
+    )
+    other = _encoder(_pairs(30))
+    with pytest.warns(ParakitFutureWarning, match="model_name_or_path="):
+        assert new.set_params(encoder=other).model_name_or_path is other
+    with pytest.raises(ModelError, match=r"E712.*give model_name_or_path= only"):
+        make_model("embedding-lr", encoder=encoder, model_name_or_path=encoder)
+    # a name that is no parameter, old or new, is refused as before
+    with pytest.raises(ModelError, match=r"E712.*unknown hyperparameter.*'encoders'"):
+        make_model("embedding-lr", encoders=encoder)
+    with pytest.raises(ModelError, match=r"E712.*unknown hyperparameter.*'encoder'"):
+        make_model("wor", encoder=encoder)  # wor has no model_name_or_path either
+
+
+def test_a_folder_saved_with_encoder_loads(tiny_model, tmp_path):
+    """A folder whose parakit_model.json names the encoder ``encoder`` (as saved before the
+    rename) loads, without a warning, and predicts what it did."""
+    pairs = _pairs(30).to_binary()
+    clf = EmbeddingClassifier(str(tiny_model), C=10).fit(pairs)
+    folder = clf.save(tmp_path / "clf")
+    meta = json.loads((folder / MODEL_FILE).read_text())
+    params = meta["params"]
+    params["encoder"] = params.pop("model_name_or_path")
+    (folder / MODEL_FILE).write_text(json.dumps(meta))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ParakitFutureWarning)
+        again = load_model(folder)
+    assert again.get_params() == clf.get_params()
+    assert again.model_name_or_path == str(tiny_model)
+    np.testing.assert_allclose(again.predict_proba(pairs), clf.predict_proba(pairs), atol=1e-6)

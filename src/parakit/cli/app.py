@@ -26,7 +26,7 @@ from typer.core import TyperArgument
 from parakit.cli.extras import install_line, missing_extra_error, missing_extras
 from parakit.cli.options import Output
 from parakit.cli.stages import COMMAND_GROUPS, module_available
-from parakit.errors import ParakitError
+from parakit.errors import ParakitError, ParakitFutureWarning
 
 #: exit code of every usage or data error
 USAGE_EXIT = 2
@@ -85,6 +85,8 @@ def configure_output(output: Output) -> None:
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     if not verbose:
         warnings.filterwarnings("ignore")
+        # but parakit's own: a spelling that will stop working (-p encoder=...) is said even so
+        warnings.filterwarnings("default", category=ParakitFutureWarning)
         for name in (
             "transformers",
             "sentence_transformers",

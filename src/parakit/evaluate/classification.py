@@ -414,17 +414,29 @@ def binary_view(model: Any, pairs: Any, reading: str | None = None) -> tuple[Any
 
 
 def evaluate_classifier(
-    model: Any, pairs: Any, *, reading: str | None = None, name: str | None = None, n_bins: int = 10
+    model: Any,
+    pairs: Any,
+    *,
+    reading: str | None = None,
+    name: str | None = None,
+    n_bins: int = 10,
+    predicted: Sequence[Any] | None = None,
 ) -> ClassificationReport:
     """Evaluate a fitted :class:`~parakit.models.base.PairClassifier` on labelled pairs.
 
     The threshold sweep and the calibration curve use ``model.paraphrase_proba`` when the
     labels have a binary reading; the Turku table is added for Turku labels.
+
+    Args:
+        predicted: ``model.predict`` of the pairs (of their :func:`binary_view`), when the
+            caller has it already: the pairs are then not predicted again.
     """
     gold_labels(pairs)
     pairs, scheme = binary_view(model, pairs, reading)
     truth = gold_labels(pairs)
-    predicted = [str(v) for v in model.predict(pairs)]
+    if predicted is None:
+        predicted = model.predict(pairs)
+    predicted = [str(v) for v in predicted]
     multi = scheme is not None and scheme.name != "binary" and len(model.classes_) > 2
     metrics = classification_metrics(
         truth, predicted, scheme=scheme if multi else None, reading=reading
@@ -515,7 +527,7 @@ class ClassificationEvaluator(Evaluator):
     ``evaluator(model)`` predicts the pairs once and returns :func:`selection_metrics` with
     ``score``, the value of ``primary``, prefixed by ``name``. With ``output_path`` the full
     report (:func:`evaluate_classifier`: threshold sweep, calibration, Turku table) is written
-    there too.
+    there too, from the same predictions.
 
     Args:
         pairs: labelled development/test pairs (a PairSet, or a classifier's validated
@@ -552,12 +564,6 @@ class ClassificationEvaluator(Evaluator):
     def __call__(
         self, model: Any, output_path: str | Path | None = None, epoch: int = -1, steps: int = -1
     ) -> dict[str, float]:
-        if output_path is not None:
-            report = evaluate_classifier(
-                model, self.pairs, reading=self.reading, name=self.name or None
-            )
-            suffix = f"_epoch{epoch}_steps{steps}" if epoch >= 0 or steps >= 0 else ""
-            report.save(output_path, stem=f"{self.name or 'classification'}{suffix}")
         if hasattr(self.pairs, "texts1"):  # a classifier's validated input
             truth = list(self.pairs.labels or [])
             predicted = model.predict(self.pairs.texts1, self.pairs.texts2)
@@ -565,6 +571,16 @@ class ClassificationEvaluator(Evaluator):
             pairs, _ = binary_view(model, self.pairs, self.reading)
             truth = gold_labels(pairs)
             predicted = model.predict(pairs)
+        if output_path is not None:
+            report = evaluate_classifier(
+                model,
+                self.pairs,
+                reading=self.reading,
+                name=self.name or None,
+                predicted=predicted,  # the report's predictions are these: not predicted again
+            )
+            suffix = f"_epoch{epoch}_steps{steps}" if epoch >= 0 or steps >= 0 else ""
+            report.save(output_path, stem=f"{self.name or 'classification'}{suffix}")
         values = selection_metrics(
             truth, predicted, [str(c) for c in model.classes_], positive_class(model)
         )

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import platform
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from parakit.errors import ModelError, ParakitError
+from parakit.errors import ModelError, ParakitError, ParakitFutureWarning
 from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
 from parakit.registry import Registry
 from parakit.schema import Pair, PairSet
@@ -152,19 +153,40 @@ class Estimator(BaseEstimator):
     lists the valid ones. The base of every classifier, generator and bi-encoder."""
 
     def set_params(self, **params: Any) -> Any:
-        check_params(type(self), params)
-        return super().set_params(**params)
+        return super().set_params(**check_params(type(self), params))
 
 
-def check_params(klass: type, params: dict[str, Any]) -> None:
-    """Refuse keywords that are not parameters of ``klass`` (E712, naming the valid ones)."""
+def check_params(klass: type, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as ``klass`` takes them: an earlier name (:data:`RENAMED`) of one of its
+    parameters is read as the parameter, with a :class:`~parakit.errors.ParakitFutureWarning`
+    naming the new spelling (``encoder=`` of ``embedding-lr`` is ``model_name_or_path=``);
+    keywords that are not parameters of ``klass`` are refused (E712, naming the valid ones),
+    and so is a parameter given under both names.
+    """
     valid = set(klass._get_param_names())  # type: ignore[attr-defined]
+    params = dict(params)
+    for old in [k for k in params if k not in valid and RENAMED.get(k) in valid]:
+        new = RENAMED[old]
+        if new in params:
+            raise ModelError(
+                f"{old}= and {new}= are the same hyperparameter of {klass.__name__} (its "
+                f"earlier name and the current one); give {new}= only",
+                code="E712",
+            )
+        warnings.warn(
+            f"{klass.__name__}: the hyperparameter {old}= is now called {new}= "
+            f"(-p {new}=... on the command line); {old}= will stop working in a future version",
+            ParakitFutureWarning,
+            stacklevel=3,
+        )
+        params = {new if k == old else k: v for k, v in params.items()}
     unknown = sorted(set(params) - valid)
     if unknown:
         raise ModelError(
             f"unknown hyperparameter(s) {unknown} for {klass.__name__}; valid: {sorted(valid)}",
             code="E712",
         )
+    return params
 
 
 class PairClassifier(ClassifierMixin, Estimator, ABC):
@@ -450,9 +472,12 @@ def _model_file(folder: Path) -> dict[str, Any]:
 RUN_SETTINGS = ("precision", "device", "progress")
 
 
-#: the names saved models of earlier versions used, and the one vocabulary's name for each
+#: the names saved models of earlier versions used, and the one vocabulary's name for each:
+#: read silently from a saved folder, and with a warning where parameters are given
+#: (:func:`check_params`: :func:`make_model`, ``set_params``, ``-p`` on the command line)
 RENAMED = {
     "base_model": "model_name_or_path",
+    "encoder": "model_name_or_path",  # EmbeddingClassifier before the one vocabulary
     "max_seq_length": "max_length",
     "max_source_length": "max_length",
     "mixed_precision": "precision",
@@ -475,8 +500,7 @@ def load_params(klass: type, saved: dict[str, Any], settings: dict[str, Any]) ->
         for k, v in settings.items()
         if not (k in RUN_SETTINGS and (k not in names or v is None))
     }
-    check_params(klass, given)
-    return {**saved, **given}
+    return {**saved, **check_params(klass, given)}
 
 
 def read_model_file(folder: Path) -> dict[str, Any] | None:
@@ -587,6 +611,8 @@ def check_pretrained(source: str | Path) -> None:
 def make_model(name: str, settings: dict[str, Any] | None = None, **params: Any) -> PairClassifier:
     """A new, unfitted classifier of type ``name`` with ``params``, and the run ``settings``
     (:data:`RUN_SETTINGS`: ``precision``, ``device``, ``progress``) it takes; ``params`` win.
+    An earlier name of a parameter (:data:`RENAMED`, e.g. ``encoder`` of ``embedding-lr``) is
+    read as the parameter, with a warning (:func:`check_params`).
 
     Example:
         >>> make_model("wor", {"precision": "fp32"}).get_params()
@@ -596,8 +622,7 @@ def make_model(name: str, settings: dict[str, Any] | None = None, **params: Any)
         ModelError: unknown name (E711) or hyperparameter (E712).
     """
     klass = get_model_class(name)
-    check_params(klass, params)
-    params = {**load_params(klass, {}, dict(settings or {})), **params}
+    params = {**load_params(klass, {}, dict(settings or {})), **check_params(klass, params)}
     hints = _init_hints(klass)
     for key, value in params.items():
         expected = _expected_type(hints.get(key))

@@ -489,10 +489,12 @@ class EmbeddingClassifier(_PairFeatureLR):
     seconds-to-train classifier of mining and tiles (``parakit mine train-baseline``).
 
     Args:
-        encoder: a sentence-transformers model id, local path or offline alias
-            (``offline-minilm``, ``offline-mpnet``; the model itself is not copied
-            into saved folders; the same id/path must be loadable where the model is loaded),
-            or, unsaved, any object with ``encode(texts) -> array``.
+        model_name_or_path: the sentence encoder: a sentence-transformers model id, local
+            path or offline alias (``offline-minilm``, ``offline-mpnet``; the model itself is
+            not copied into saved folders; the same id/path must be loadable where the model is
+            loaded), or, unsaved, any object with ``encode(texts) -> array``. Its earlier name
+            ``encoder`` (``-p encoder=...``) is still read, with a warning, and in saved
+            folders (:data:`parakit.models.base.RENAMED`).
         target: ``labels`` (the labels as given) or ``turku3``: Turku labels as the classes the
             tile rules (T16) need, ``neg`` (1, 2), ``3`` and ``4`` (any flags); ``x`` and
             unlabelled pairs are left out of training.
@@ -509,7 +511,7 @@ class EmbeddingClassifier(_PairFeatureLR):
 
     def __init__(
         self,
-        encoder: Any = None,
+        model_name_or_path: Any = None,
         target: str = "labels",
         backend: str = "torch",
         C: float = 1.0,
@@ -518,7 +520,7 @@ class EmbeddingClassifier(_PairFeatureLR):
         device: str | None = None,
         seed: int = 0,
     ) -> None:
-        self.encoder = encoder
+        self.model_name_or_path = model_name_or_path
         self.target = target
         self.backend = backend
         self.C = C
@@ -562,20 +564,21 @@ class EmbeddingClassifier(_PairFeatureLR):
         cached = getattr(self, "_encoder_model", None)
         if cached is not None:
             return cached
-        if not self.encoder:
+        if not self.model_name_or_path:
             raise ModelError(
-                "EmbeddingClassifier needs encoder= (a sentence-transformers model id or path)",
+                "EmbeddingClassifier needs model_name_or_path= (a sentence-transformers model id "
+                "or path)",
                 code="E712",
             )
-        if not isinstance(self.encoder, str | Path):
-            return self.encoder  # an encoder object (in memory only: it cannot be saved)
+        if not isinstance(self.model_name_or_path, str | Path):
+            return self.model_name_or_path  # an encoder object (in memory only: it cannot be saved)
         from parakit.vectors.encode import load_encoder
 
         options: dict[str, Any] = {"batch_size": self.batch_size, "normalize": False}
         if self.backend == "torch":
             options["device"] = self.device
         try:
-            self._encoder_model = load_encoder(self.encoder, self.backend, **options)
+            self._encoder_model = load_encoder(self.model_name_or_path, self.backend, **options)
         except ParakitError as err:
             raise ModelError(err.message, code="E713") from None
         return self._encoder_model

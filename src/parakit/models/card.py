@@ -310,7 +310,7 @@ def classifier_card(
         positive = [c for c, m in zip(classes, mask, strict=True) if m]
     except Exception:  # a scheme without a binary reading (Likert): no paraphrase column
         positive = []
-    base = getattr(classifier, "model_name_or_path", None) or getattr(classifier, "encoder", None)
+    base = getattr(classifier, "model_name_or_path", None)
     data = {"train": _describe_data("train", train_paths, pairs)}
     if dev is not None and dev_pairs is not None:
         data["dev"] = _describe_data("dev", dev, dev_pairs)
