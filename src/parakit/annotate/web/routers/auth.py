@@ -18,7 +18,6 @@ from typing import Any
 
 import anyio
 from fastapi import APIRouter, Form, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from parakit.annotate.services.accounts import MAX_NAME, MAX_PASSWORD
@@ -53,6 +52,11 @@ class LoginQueue:
       cannot starve a returning user, nor can a shift of returning colleagues starve each
       other behind one slot.
 
+    * The login's store calls (throttle reads and writes, the session) and its password
+      check run on threads of their own (``store_threads``; the checks ``slots`` per lane),
+      not on the server's shared thread pool: a flood of logins then never queues the
+      annotators' requests, which take their threads from that pool, behind its own.
+
     Limiters are made per event loop (a server process runs one).
     """
 
@@ -64,8 +68,10 @@ class LoginQueue:
         max_wait: float = 5.0,
         suspect_after: int = 5,
         clean_address: int | None = None,
+        store_threads: int = 4,
     ) -> None:
         self.slots = slots
+        self.store_threads = store_threads
         self.max_waiting = max_waiting
         self.per_address = per_address
         self.max_wait = max_wait
@@ -76,18 +82,34 @@ class LoginQueue:
         self.waiting = 0
         self.by_address: dict[str | None, int] = {}
         self.by_pair: set[tuple[str, str | None]] = set()
-        self._limiters: weakref.WeakKeyDictionary[Any, dict[bool, anyio.CapacityLimiter]] = (
+        self._limiters: weakref.WeakKeyDictionary[Any, dict[str, anyio.CapacityLimiter]] = (
             weakref.WeakKeyDictionary()
         )
 
-    def limiter(self, known: bool = False) -> anyio.CapacityLimiter:
+    def _lanes(self) -> dict[str, anyio.CapacityLimiter]:
         loop = asyncio.get_running_loop()
         if loop not in self._limiters:
             self._limiters[loop] = {
-                False: anyio.CapacityLimiter(self.slots),
-                True: anyio.CapacityLimiter(self.slots),
+                "new": anyio.CapacityLimiter(self.slots),
+                "known": anyio.CapacityLimiter(self.slots),
+                # threads, not places: a check holds one of its lane's places and one of these
+                "checks": anyio.CapacityLimiter(2 * self.slots),
+                "store": anyio.CapacityLimiter(self.store_threads),
             }
-        return self._limiters[loop][known]
+        return self._limiters[loop]
+
+    def limiter(self, known: bool = False) -> anyio.CapacityLimiter:
+        """The places of password checks: the lane of returning users or of the others."""
+        return self._lanes()["known" if known else "new"]
+
+    async def check(self, function: Any, *args: Any) -> Any:
+        """``function(*args)`` (a password check) on the logins' own check threads."""
+        return await anyio.to_thread.run_sync(function, *args, limiter=self._lanes()["checks"])
+
+    async def store_call(self, function: Any, *args: Any) -> Any:
+        """``function(*args)`` (a store read or write of a login) on the logins' own store
+        threads."""
+        return await anyio.to_thread.run_sync(function, *args, limiter=self._lanes()["store"])
 
     def refusal(
         self, address: str | None, failures: int = 0, name: str = ""
@@ -171,12 +193,12 @@ async def login(
     address = client_address(request)
     # the throttle only reads here (a flood of refused logins writes nothing, so it never
     # queues the annotators' writes behind it); a failure is written after a wrong password
-    known = await run_in_threadpool(throttle.known, name, address)
+    known = await queue.store_call(throttle.known, name, address)
     # a full queue refuses a new name at once, before the store is asked anything more
     refusal = None if known else queue.refusal(address, 0, name)
     if refusal is not None and refusal[1] == 503:
         return _refused(*refusal)
-    wait, ticket = await run_in_threadpool(throttle.attempt, name, address)
+    wait, ticket = await queue.store_call(throttle.attempt, name, address)
     if wait:
         return _refused(f"Too many failed logins. Try again in {wait} seconds.", 429, str(wait))
     failures = ticket.address_failures if ticket is not None else 0
@@ -191,14 +213,14 @@ async def login(
         except TimeoutError:
             return _refused("The server is busy. Try again shortly.", 503, "5")
         try:
-            user = await anyio.to_thread.run_sync(store.accounts.authenticate, name, password)
+            user = await queue.check(store.accounts.authenticate, name, password)
         finally:
             limiter.release()
     if user is None:
-        await run_in_threadpool(throttle.failed, ticket)
+        await queue.store_call(throttle.failed, ticket)
         return _page(request, "Wrong name or password.", 401)
-    await run_in_threadpool(throttle.succeeded, ticket)
-    token = await run_in_threadpool(store.accounts.start_session, user.id, settings.session_ttl)
+    await queue.store_call(throttle.succeeded, ticket)
+    token = await queue.store_call(store.accounts.start_session, user.id, settings.session_ttl)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
         COOKIE,
