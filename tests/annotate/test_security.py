@@ -231,6 +231,67 @@ def test_waiting_logins_do_not_block_other_users(project, monkeypatch):
     assert 503 in codes and 401 in codes  # the queue is bounded; the rest were checked
 
 
+def test_login_store_calls_never_take_the_annotators_threads(project, monkeypatch):
+    """Logins run their store calls on threads of their own: 48 logins whose throttle read
+    hangs (a slow or locked store under a flood) hold none of the threads that serve the
+    annotators, so a logged-in annotator's next item still comes at once. Before, every
+    login's store call took a thread from the server's one pool (40 threads per event loop)
+    and the annotator's request waited for the flood."""
+    import anyio
+    import httpx
+
+    store, pid, _ids = project
+    store.queue.assign(pid)
+    app = create_app(store, login_attempts=0, logins_per_address=999, max_waiting_logins=999)
+    throttle = app.state.login_throttle
+    real_known = throttle.known
+    release = threading.Event()
+    hung = []
+
+    def hanging_known(name, address):
+        if name.startswith("flood"):
+            hung.append(name)
+            release.wait(30)
+        return real_known(name, address)
+
+    monkeypatch.setattr(throttle, "known", hanging_known)
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=app)
+        base = "http://testserver"
+        async with httpx.AsyncClient(transport=transport, base_url=base) as annotator:
+            login = await annotator.post(
+                "/login", data={"name": "ann1", "password": "password-one"}
+            )
+            assert login.status_code == 303
+
+            async def flood(n):
+                async with httpx.AsyncClient(transport=transport, base_url=base) as attacker:
+                    await attacker.post("/login", data={"name": f"flood{n}", "password": "x" * 8})
+
+            try:
+                async with anyio.create_task_group() as group:
+                    for n in range(48):
+                        group.start_soon(flood, n)
+                    with anyio.fail_after(10):
+                        while not hung:  # the flood has reached the store
+                            await anyio.sleep(0.01)
+                        await anyio.sleep(0.3)
+                        started = time.perf_counter()
+                        page = await annotator.get(f"/api/projects/{pid}/next", headers=H)
+                        waited = time.perf_counter() - started
+                    release.set()
+            finally:
+                release.set()
+            return page, waited
+
+    page, waited = anyio.run(scenario)
+    assert page.status_code == 200 and page.json()["item"] is not None
+    assert waited < 5.0
+    # the hanging reads ran a few at a time on the logins' own threads, never 40 at once
+    assert 1 <= len(hung) <= 48
+
+
 def test_a_flood_from_many_addresses_cannot_starve_a_returning_user(project, monkeypatch):
     """Issue 21.2: per-address places in the hashing queue, and a reserved lane for a name +
     address that logged in before. Slow hashes (0.4 s) and one general slot make the queue."""
