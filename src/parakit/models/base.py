@@ -26,6 +26,8 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import platform
 import warnings
@@ -141,6 +143,27 @@ class Estimator(BaseEstimator):
     ``__init__`` keywords) with parakit's error: an unknown parameter is a
     :class:`~parakit.errors.ModelError` (E712, a ``ValueError`` as scikit-learn raises) that
     lists the valid ones. The base of every classifier, generator and bi-encoder."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+        names = set(inspect.signature(init).parameters)
+        earlier = {old for old, new in RENAMED.items() if new in names and old not in names}
+        if not earlier:
+            return
+
+        # an earlier name given to the constructor (``EmbeddingClassifier(encoder=...)``) is
+        # read as check_params reads it elsewhere; ``wraps`` keeps the signature that
+        # get_params and clone read
+        @functools.wraps(init)
+        def __init__(self: Any, *args: Any, **params: Any) -> None:
+            if earlier & params.keys():
+                params = check_params(type(self), params)
+            init(self, *args, **params)
+
+        cls.__init__ = __init__  # type: ignore[method-assign]
 
     def set_params(self, **params: Any) -> Any:
         return super().set_params(**check_params(type(self), params))
