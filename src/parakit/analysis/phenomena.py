@@ -77,9 +77,7 @@ class Phenomena:
             return self.matrix[:, self.names.index(name)]
         except ValueError:
             raise AnalysisError(
-                Errors.E1003_phenomenon_known.format(
-                    name=name, join_self_names=", ".join(self.names)
-                )
+                Errors.E1003_phenomenon_known.format(name=name, names=", ".join(self.names))
             ) from None
 
     def support(self) -> dict[str, int]:

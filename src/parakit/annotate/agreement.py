@@ -42,7 +42,7 @@ def judgments_frame(
         if missing:
             raise AnnotationDataError(
                 Errors.E620_judgments_table_lacks.format(
-                    missing=missing, list_judgments_columns=list(judgments.columns)
+                    missing=missing, judgments_columns=list(judgments.columns)
                 )
             )
         frame = judgments[[item, annotator, label]].rename(
@@ -74,7 +74,7 @@ def reducer(
             return scheme.normalize  # no flags to drop
         return lambda value: str(scheme.reduce(value, level))
     raise AnnotationDataError(
-        Errors.E621_unknown_level_choose.format(level=level, join_levels=", ".join(LEVELS))
+        Errors.E621_unknown_level_choose.format(level=level, levels=", ".join(LEVELS))
     )
 
 
@@ -226,9 +226,7 @@ def krippendorff_alpha(
     unknown = set(frame["label"]) - set(code)
     if unknown:
         raise AnnotationDataError(
-            Errors.E623_labels_order.format(
-                sorted_map_str_unknown=sorted(map(str, unknown)), values=values
-            )
+            Errors.E623_labels_order.format(unknown=sorted(map(str, unknown)), values=values)
         )
     if len(values) < 2:
         return float("nan")  # alpha is undefined when only one value occurs

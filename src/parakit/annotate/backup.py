@@ -164,7 +164,7 @@ def restore(path: str | Path, store: str | Path, key: str | None = None) -> dict
                 except DatabaseError as err:
                     raise AnnotateError(
                         Errors.E619_damaged_sqlite_backup.format(
-                            path=path, err_orig_or_err=err.orig or err
+                            path=path, err_orig=err.orig or err
                         )
                     ) from None
                 return _load(store, path, header, _rows_from_engine(conn), secret)
@@ -359,7 +359,7 @@ def _read_header(path: Path) -> dict[str, Any]:
     if header.get("version") != VERSION:
         raise AnnotateError(
             Errors.E619_line_backup_format.format(
-                path=path, header_get_version=header.get("version"), VERSION=VERSION
+                path=path, version=header.get("version"), VERSION=VERSION
             )
         )
     if not isinstance(header.get("counts"), dict) or not isinstance(header.get("revision"), str):
@@ -604,7 +604,7 @@ def _refuse_target(conn: Any, store: str | Path) -> str | None:
         raise AnnotateError(
             Errors.E619_target_holds_tables.format(
                 store=store,
-                join_foreign_5=", ".join(foreign[:5]),
+                foreign=", ".join(foreign[:5]),
                 if_len_foreign_5_else=" ..." if len(foreign) > 5 else "",
             )
         )
@@ -637,7 +637,7 @@ def _load(
         if new_file is not None:
             Path(new_file).unlink(missing_ok=True)
         raise AnnotateError(
-            Errors.E619_database_store_restored.format(store=store, err_orig_or_err=err.orig or err)
+            Errors.E619_database_store_restored.format(store=store, err_orig=err.orig or err)
         ) from None
     finally:
         probe.dispose()

@@ -223,9 +223,7 @@ def aggregate(
             result = DawidSkene(n_iter=n_iter).fit_predict(data)
         return result.rename("label").rename_axis("pair").sort_index()
     raise AnnotationDataError(
-        Errors.E633_unknown_aggregation_method.format(
-            method=method, join_methods=", ".join(METHODS)
-        )
+        Errors.E633_unknown_aggregation_method.format(method=method, methods=", ".join(METHODS))
     )
 
 

@@ -100,5 +100,5 @@ def task_spec(name: str, *, unit: str | None = None, assignable: bool = False) -
         if (unit is None or s.unit == unit) and (not assignable or s.assign is not None)
     ]
     if spec is None or spec.name not in fits:
-        raise NotFound(Errors.E606_unknown_task_use.format(name=name, join_fits=", ".join(fits)))
+        raise NotFound(Errors.E606_unknown_task_use.format(name=name, fits=", ".join(fits)))
     return spec

@@ -50,9 +50,7 @@ def decode_bytes(
             return data.decode(encoding)
         except (UnicodeDecodeError, LookupError):
             continue
-    raise DataFormatError(
-        Errors.E503_decode_file_any.format(list_encodings=list(encodings)), path=path
-    )
+    raise DataFormatError(Errors.E503_decode_file_any.format(encodings=list(encodings)), path=path)
 
 
 def read_text_file(path: str | Path, encodings: Sequence[str] = DEFAULT_ENCODINGS) -> str:

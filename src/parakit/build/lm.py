@@ -319,7 +319,7 @@ class KenLM:
             self.model_ = kenlm.Model(self.path)
         except (OSError, RuntimeError) as err:  # KenLM's own message names the line at fault
             raise ParakitError(
-                Errors.E507_kenlm_read_model.format(path=path, str_err_300=str(err)[:300])
+                Errors.E507_kenlm_read_model.format(path=path, err=str(err)[:300])
             ) from None
 
         recorded = _arpa_tokenizer(Path(path))
@@ -410,9 +410,7 @@ def lm_order(
     """
     if score not in LM_SCORES:
         raise ParakitError(
-            Errors.E507_unknown_lm_score.format(
-                score=score, or_join_lm_scores=" or ".join(LM_SCORES)
-            )
+            Errors.E507_unknown_lm_score.format(score=score, lm_scores=" or ".join(LM_SCORES))
         )
     per_token = score == "token"
     scores = np.array(

@@ -550,7 +550,7 @@ class ClassificationEvaluator(Evaluator):
         if primary not in self.METRICS:
             raise EvaluationError(
                 Errors.E963_unknown_selection_metric.format(
-                    primary=primary, join_self_metrics=", ".join(self.METRICS)
+                    primary=primary, metrics=", ".join(self.METRICS)
                 )
             )
         self.pairs = pairs

@@ -201,7 +201,7 @@ def parse_error_types(value: str, path: Path | None = None, line: int | None = N
         if name not in ERROR_TYPES:
             raise DataFormatError(
                 Errors.E942_unknown_paraphrase_type.format(
-                    name=name, join_error_types=", ".join(ERROR_TYPES)
+                    name=name, error_types=", ".join(ERROR_TYPES)
                 ),
                 path=path,
                 line=line,
@@ -386,7 +386,7 @@ def metric_correlations(
     metrics = metrics.drop_duplicates(subset=list(on))
     merged = items.merge(metrics, on=list(on), how="inner", suffixes=("", "_metric"))
     if merged.empty:
-        raise HumanEvalError(Errors.E948_rated_item_matches.format(list_on=list(on)))
+        raise HumanEvalError(Errors.E948_rated_item_matches.format(on=list(on)))
     if metric_columns is None:
         metric_columns = [
             c for c in metrics.columns if c not in on and pd.api.types.is_numeric_dtype(metrics[c])

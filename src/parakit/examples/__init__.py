@@ -84,7 +84,7 @@ def write_example_set(name: str, folder: str | Path) -> list[Path]:
     if name not in EXAMPLE_SETS:
         raise ParakitError(
             Errors.E113_example_set_sets.format(
-                name=name, join_sorted_example_sets=", ".join(sorted(EXAMPLE_SETS))
+                name=name, example_sets=", ".join(sorted(EXAMPLE_SETS))
             )
         )
     target = Path(folder)

@@ -254,7 +254,7 @@ def read(path: str | Path, format: str | None = None, **options: Any) -> PairSet
     except (KeyError, TypeError):
         raise DataFormatError(
             Errors.E113_unknown_format_readable.format(
-                name=name, join_sorted_readers=", ".join(sorted(READERS))
+                name=name, readers=", ".join(sorted(READERS))
             ),
             path=path,
         ) from None
@@ -399,7 +399,7 @@ def write(pairs: PairSet, path: str | Path, format: str | None = None, **options
         if format is None:
             raise DataFormatError(
                 Errors.E113_tell_output_format.format(
-                    path_name=path.name, join_sorted_writers=", ".join(sorted(WRITERS))
+                    path_name=path.name, writers=", ".join(sorted(WRITERS))
                 ),
                 path=path,
             )
@@ -408,7 +408,7 @@ def write(pairs: PairSet, path: str | Path, format: str | None = None, **options
     except (KeyError, TypeError):
         raise DataFormatError(
             Errors.E113_unknown_output_format.format(
-                format_=format, join_sorted_writers=", ".join(sorted(WRITERS))
+                format_=format, writers=", ".join(sorted(WRITERS))
             ),
             path=path,
         ) from None

@@ -38,15 +38,13 @@ def open_text(path: str | Path, encoding: str = "utf-8-sig") -> IO[str]:
         ) from None
     except OSError as err:
         raise DataFormatError(
-            Errors.E103_open_file.format(err_strerror_or_err=err.strerror or err), path=target
+            Errors.E103_open_file.format(err_strerror=err.strerror or err), path=target
         ) from None
 
 
 def _compression_error(path: str | Path, err: BaseException) -> DataFormatError:
     return DataFormatError(
-        Errors.E119_decompress_file_really.format(
-            name=type(err).__name__, str_err_120=str(err)[:120]
-        ),
+        Errors.E119_decompress_file_really.format(name=type(err).__name__, err=str(err)[:120]),
         path=path,
     )
 
@@ -62,7 +60,7 @@ def read_bytes(path: str | Path) -> bytes:
         raw = target.read_bytes()
     except OSError as err:
         raise DataFormatError(
-            Errors.E103_read_file_2.format(err_strerror_or_err=err.strerror or err), path=target
+            Errors.E103_read_file_2.format(err_strerror=err.strerror or err), path=target
         ) from None
     if target.suffix == ".gz":
         try:

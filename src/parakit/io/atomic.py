@@ -80,7 +80,7 @@ def _write_error(err: BaseException, target: Path) -> ParakitError:
     if isinstance(err, UnicodeEncodeError):
         return WriteError(
             Errors.E120_text_encoded_lone.format(
-                err_reason=err.reason, err_object_err_start_err_end=err.object[err.start : err.end]
+                err_reason=err.reason, err_object=err.object[err.start : err.end]
             ),
             path=target,
         )

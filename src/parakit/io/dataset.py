@@ -218,7 +218,7 @@ def _release_split(folder: str, split: str | None) -> PairSet:
     names = sorted(pairs.by_split())
     if split not in names:
         raise DataFormatError(
-            Errors.E150_release_split_splits.format(split=split, join_names=", ".join(names)),
+            Errors.E150_release_split_splits.format(split=split, names=", ".join(names)),
             path=folder,
         )
     return pairs.filter(lambda p: p.split == split)

@@ -50,13 +50,11 @@ def _parse(path: Path) -> ET.Element:
     except ET.ParseError as err:
         line, _column = err.position
         raise DataFormatError(
-            Errors.E112_malformed_xml.format(str_err_200=str(err)[:200]), path=path, line=line
+            Errors.E112_malformed_xml.format(err=str(err)[:200]), path=path, line=line
         ) from None
     except (OSError, RecursionError, ValueError, LookupError) as err:
         # LookupError: the XML declaration names an encoding Python does not know
-        raise DataFormatError(
-            Errors.E112_read_xml.format(str_err_200=str(err)[:200]), path=path
-        ) from None
+        raise DataFormatError(Errors.E112_read_xml.format(err=str(err)[:200]), path=path) from None
 
 
 def _children(element: ET.Element, where: Where, strip: bool) -> dict[str, str]:
@@ -179,7 +177,7 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
     }
     if not any(name in present for name in (TEXT_PAIRS, *ANNOTATION_FILES)):
         raise DataFormatError(
-            Errors.E143_etpc_xml_files.format(join_annotation_files=", ".join(ANNOTATION_FILES)),
+            Errors.E143_etpc_xml_files.format(annotation_files=", ".join(ANNOTATION_FILES)),
             path=folder,
         )
 

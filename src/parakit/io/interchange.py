@@ -144,7 +144,7 @@ def _infer(found: list[Found], path: str | Path) -> LabelScheme:
     shown = ", ".join(sorted(labels)[:10])
     raise DataFormatError(
         Errors.E201_labels_fit_none.format(
-            shown=shown, join_inferred_schemes=", ".join(INFERRED_SCHEMES)
+            shown=shown, inferred_schemes=", ".join(INFERRED_SCHEMES)
         ),
         path=path,
     )
@@ -187,7 +187,7 @@ def json_line(record: dict[str, Any], path: str | Path, what: str) -> str:
         return json.dumps(record, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as err:
         raise DataFormatError(
-            Errors.E120_written_json.format(what=what, str_err_200=str(err)[:200]), path=path
+            Errors.E120_written_json.format(what=what, err=str(err)[:200]), path=path
         ) from None
 
 

@@ -408,9 +408,7 @@ def read_jsonl_parts(
             first = part
         elif part.header() != first.header():
             raise DataFormatError(
-                Errors.E145_another_header_parts.format(
-                    manifest_parts_0_get_file=manifest["parts"][0].get("file")
-                ),
+                Errors.E145_another_header_parts.format(file=manifest["parts"][0].get("file")),
                 path=part_path,
             )
         pairs.extend(part.pairs)
@@ -481,9 +479,7 @@ class JsonlWriter:
         except (TypeError, ValueError, RecursionError) as err:
             what = record.get("id", record.get("document", {}).get("id", "header"))
             raise DataFormatError(
-                Errors.E120_record_written_json.format(
-                    str_what_100=str(what)[:100], str_err_200=str(err)[:200]
-                ),
+                Errors.E120_record_written_json.format(what=str(what)[:100], err=str(err)[:200]),
                 path=self.path,
             ) from None
         self._handle.write(line + "\n")

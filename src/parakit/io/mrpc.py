@@ -41,7 +41,7 @@ def read_mrpc(
     names = set(ps[0].metadata) if len(ps) else {"#1 ID", "#2 ID"}
     if names != {"#1 ID", "#2 ID"}:
         raise DataFormatError(
-            Errors.E106_expected_mrpc_header.format(join_mrpc_columns=", ".join(MRPC_COLUMNS)),
+            Errors.E106_expected_mrpc_header.format(mrpc_columns=", ".join(MRPC_COLUMNS)),
             path=path,
             line=1,
         )

@@ -111,7 +111,7 @@ def binary_reading(scheme: LabelScheme, reading: str | None = None) -> str | Non
     if name not in readings:
         raise DataFormatError(
             Errors.E137_unknown_binary_reading.format(
-                name=name, scheme_name=scheme.name, join_sorted_readings=", ".join(sorted(readings))
+                name=name, scheme_name=scheme.name, readings=", ".join(sorted(readings))
             ),
             field="label",
         )

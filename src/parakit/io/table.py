@@ -47,7 +47,7 @@ def resolve_columns(
         if field not in FLAT_COLUMNS:
             raise DataFormatError(
                 Errors.E108_unknown_parakit_field.format(
-                    check_quote_field=check.quote(field), join_flat_columns=", ".join(FLAT_COLUMNS)
+                    check_quote_field=check.quote(field), flat_columns=", ".join(FLAT_COLUMNS)
                 ),
                 path=path,
             )
@@ -369,7 +369,7 @@ def _json_cell(value: Any, pair: Pair, key: str, target: Path) -> str:
             Errors.E120_pair_metadata_written.format(
                 check_quote_pair_id=check.quote(pair.id),
                 check_quote_key=check.quote(key),
-                str_err_200=str(err)[:200],
+                err=str(err)[:200],
             ),
             path=target,
         ) from None

@@ -409,7 +409,7 @@ def write_turku(
         )
     except (TypeError, ValueError) as err:
         raise DataFormatError(
-            Errors.E120_value_written_json.format(str_err_200=str(err)[:200]), path=target
+            Errors.E120_value_written_json.format(err=str(err)[:200]), path=target
         ) from None
     if documents is None:
         with atomic_files([target]) as (handle,):

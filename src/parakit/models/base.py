@@ -197,7 +197,7 @@ def check_params(klass: type, params: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise ModelError(
             Errors.E712_unknown_hyperparameter_valid.format(
-                unknown=unknown, klass_name=klass.__name__, sorted_valid=sorted(valid)
+                unknown=unknown, klass_name=klass.__name__, valid=sorted(valid)
             )
         )
     return params

@@ -128,7 +128,7 @@ class BiEncoder(TransformerEstimator):
             raise BiEncoderError(
                 Errors.E751_pair_binary_label.format(
                     what=what,
-                    self_reading_or_pairs_scheme=self.reading or pairs.scheme.default_reading,
+                    reading=self.reading or pairs.scheme.default_reading,
                 )
             )
         return (
@@ -205,7 +205,7 @@ class BiEncoder(TransformerEstimator):
         """
         if self.loss not in LOSSES:
             raise BiEncoderError(
-                Errors.E751_unknown_loss_use.format(loss=self.loss, join_losses=", ".join(LOSSES))
+                Errors.E751_unknown_loss_use.format(loss=self.loss, losses=", ".join(LOSSES))
             )
         from sentence_transformers import (
             SentenceTransformerTrainer,

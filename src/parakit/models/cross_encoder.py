@@ -111,7 +111,7 @@ class TransformerPairClassifier(TransformerEstimator, PairClassifier):
             raise ModelError(
                 Errors.E712_unknown_selection_metric.format(
                     selection_metric=self.selection_metric,
-                    join_classificationevaluator=", ".join(ClassificationEvaluator.METRICS),
+                    metrics=", ".join(ClassificationEvaluator.METRICS),
                 )
             )
         evaluator = (

@@ -453,7 +453,7 @@ class Seq2SeqGenerator(TransformerEstimator):
         settings = {name: overrides.pop(name, getattr(self, name)) for name in GENERATION_SETTINGS}
         if overrides:
             raise GeneratorError(
-                Errors.E928_unknown_generation_settings.format(sorted_overrides=sorted(overrides))
+                Errors.E928_unknown_generation_settings.format(overrides=sorted(overrides))
             )
         n_return = settings["num_return_sequences"]
         kwargs: dict[str, Any] = {

@@ -255,7 +255,7 @@ class LLMGenerator:
             text = choice["message"]["content"] if "message" in choice else choice["text"]
         except (KeyError, IndexError, TypeError) as err:
             raise LLMError(
-                Errors.E933_unexpected_response_shape.format(str_data_200=str(data)[:200])
+                Errors.E933_unexpected_response_shape.format(data=str(data)[:200])
             ) from err
         text = (text or "").strip()
         # a completion model may go on with another "Sentence:" block; keep the first answer

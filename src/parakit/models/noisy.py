@@ -51,7 +51,7 @@ def given_label_proba(teacher: PairClassifier, noisy: PairSet) -> tuple[np.ndarr
         if pair.label is None or pair.label not in index:
             raise ModelError(
                 Errors.E704_noisy_pair_label.format(
-                    pair_id=pair.id, pair_label=pair.label, sorted_index=sorted(index)
+                    pair_id=pair.id, pair_label=pair.label, index=sorted(index)
                 )
             )
         columns.append(index[pair.label])

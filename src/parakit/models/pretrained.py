@@ -274,9 +274,7 @@ class PretrainedPairModel(PairClassifier):
 
         kind = self.resolved_kind()
         if kind not in KINDS:
-            raise ModelError(
-                Errors.E715_kind_use_one.format(kind=kind, join_kinds=", ".join(KINDS))
-            )
+            raise ModelError(Errors.E715_kind_use_one.format(kind=kind, kinds=", ".join(KINDS)))
         source = resolve_model(str(self.model_name_or_path))
         if kind == "bi-encoder":
             from parakit.vectors.loading import load_sentence_transformer
@@ -308,7 +306,7 @@ class PretrainedPairModel(PairClassifier):
     def _fit(self, data: PairInput, dev: PairInput | None) -> None:
         if list(self.classes_) != ["0", "1"]:
             raise ModelError(
-                Errors.E703_pretrained_model_fitted.format(list_self_classes=list(self.classes_))
+                Errors.E703_pretrained_model_fitted.format(classes=list(self.classes_))
             )
         self._load_network()
         if self.kind_ == "bi-encoder":

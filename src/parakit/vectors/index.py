@@ -290,7 +290,7 @@ class VectorIndex:
     def _check(self) -> None:
         if self.kind not in KINDS:
             raise VectorError(
-                Errors.E801_unknown_index_kind.format(kind=self.kind, join_kinds=", ".join(KINDS))
+                Errors.E801_unknown_index_kind.format(kind=self.kind, kinds=", ".join(KINDS))
             )
         if self.metric not in ("ip", "l2"):
             raise VectorError(Errors.E801_unknown_metric_use.format(metric=self.metric))

@@ -43,7 +43,7 @@ def load_sentence_transformer(
         loaded = SentenceTransformer(str(resolved), device=device)
     except (OSError, ValueError) as err:
         raise VectorError(
-            Errors.E806_load_sentence_encoder.format(str_model=str(model), err=err)
+            Errors.E806_load_sentence_encoder.format(model=str(model), err=err)
         ) from None
     finally:
         logger.setLevel(level)

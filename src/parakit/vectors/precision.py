@@ -89,7 +89,7 @@ def check_precision(precision: str) -> str:
     if precision not in PRECISIONS:
         raise VectorError(
             Errors.E808_unknown_precision_use.format(
-                precision=precision, join_precisions=", ".join(PRECISIONS)
+                precision=precision, precisions=", ".join(PRECISIONS)
             )
         )
     return precision

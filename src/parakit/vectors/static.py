@@ -97,7 +97,7 @@ def distill_static(
         static_model = distill(model_name=source, pca_dims=pca_dims, device=device)
     except (OSError, ValueError) as err:
         raise VectorError(
-            Errors.E806_distil_sentence_encoder.format(str_model=str(model), err=err)
+            Errors.E806_distil_sentence_encoder.format(model=str(model), err=err)
         ) from None
     module = StaticEmbedding(
         static_model.tokenizer, embedding_weights=np.asarray(static_model.embedding)

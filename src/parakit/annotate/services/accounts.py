@@ -111,7 +111,7 @@ def normalize_name(name: str) -> str:
         raise AnnotateError(
             Errors.E605_user_name_mixes.format(
                 name=name,
-                and_join_sorted_s_title_for=" and ".join(sorted(s.title() for s in mixed)),
+                mixed=" and ".join(sorted(s.title() for s in mixed)),
             )
         )
     return name
@@ -300,7 +300,7 @@ class Accounts(Service):
         returns its id."""
         if role not in ROLES:
             raise AnnotateError(
-                Errors.E604_unknown_role_choose.format(role=role, join_roles=", ".join(ROLES))
+                Errors.E604_unknown_role_choose.format(role=role, roles=", ".join(ROLES))
             )
         if len(password) < 8:
             raise AnnotateError(Errors.E605_passwords_must_least)

@@ -150,7 +150,7 @@ class ModelLoop(Service):
         """
         if order not in ORDERS:
             raise AnnotateError(
-                Errors.E645_unknown_order_use.format(order=order, join_orders=", ".join(ORDERS))
+                Errors.E645_unknown_order_use.format(order=order, orders=", ".join(ORDERS))
             )
         scheme = self.db.scheme(project_id)
         to_project = self._label_mapping(scheme, model_scheme, label_map)
@@ -203,7 +203,7 @@ class ModelLoop(Service):
                             source=source,
                             target=target,
                             scheme_name=scheme.name,
-                            join_scheme_values_8=", ".join(scheme.values[:8]),
+                            scheme_values=", ".join(scheme.values[:8]),
                         )
                     ) from None
             return lambda label: mapped.get(label.strip())

@@ -118,14 +118,14 @@ class Projects(Service):
         if unknown:
             raise AnnotateError(
                 Errors.E612_unknown_project_settings.format(
-                    sorted_unknown=sorted(unknown), sorted_allowed=sorted(allowed)
+                    unknown=sorted(unknown), allowed=sorted(allowed)
                 )
             )
         for key, value in changes.items():
             reason = _unsafe(value)
             if reason or (isinstance(value, str) and len(value) > 100_000):
                 raise AnnotateError(
-                    Errors.E617_setting.format(key=key, reason_or_too_long=reason or "too long")
+                    Errors.E617_setting.format(key=key, reason=reason or "too long")
                 )
 
         def work(session: Session) -> dict[str, Any]:

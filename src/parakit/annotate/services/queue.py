@@ -196,9 +196,7 @@ class Queue(Service):
             ).all()
         if inactive:
             raise AnnotateError(
-                Errors.E606_assign_work_deactivated.format(
-                    join_sorted_inactive=", ".join(sorted(inactive))
-                )
+                Errors.E606_assign_work_deactivated.format(inactive=", ".join(sorted(inactive)))
             )
 
     def assign_document_pairs(
