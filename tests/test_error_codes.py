@@ -4,17 +4,31 @@ the catalogue is raised somewhere (so a handler never waits for a code nothing r
 
 from __future__ import annotations
 
+import ast
 import re
+import string
 from pathlib import Path
 
 import pytest
 
-from parakit.errors import CODES, ParakitError, errors_markdown, explain
+from parakit.errors import (
+    CODES,
+    DataFormatError,
+    Errors,
+    ModelError,
+    ParakitError,
+    Template,
+    errors_markdown,
+    explain,
+    messages,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "parakit"
 CODE = re.compile(r"\bE\d{3,4}\b")
 QUOTED = re.compile(r"""["'](E\d{3,4})["']""")
+TEMPLATE = re.compile(r"\bErrors\.((E\d{3,4})_\w+)")
+TEMPLATES = {name: text for name, text in vars(Errors).items() if isinstance(text, Template)}
 
 
 def _source_files() -> list[Path]:
@@ -23,7 +37,8 @@ def _source_files() -> list[Path]:
 
 def _mentions(text: str) -> set[str]:
     # ruff's rule codes (noqa: E501) are not parakit's
-    return {m for line in text.splitlines() if "noqa" not in line for m in CODE.findall(line)}
+    codes = {m for line in text.splitlines() if "noqa" not in line for m in CODE.findall(line)}
+    return codes | {code for _, code in TEMPLATE.findall(text)}
 
 
 def test_every_code_raised_or_mentioned_in_the_source_is_in_the_catalogue():
@@ -39,8 +54,74 @@ def test_every_code_in_the_catalogue_is_raised():
     class_codes = set(re.findall(r'^    code(?:: str)? = "(E\d+)"', errors_py, re.M))
     raised = set(class_codes) | {"E000"}
     for path in _source_files():
-        raised |= set(QUOTED.findall(path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8")
+        raised |= set(QUOTED.findall(text)) | {code for _, code in TEMPLATE.findall(text)}
     assert sorted(set(CODES) - raised) == []
+
+
+def test_every_template_is_raised_and_its_code_catalogued():
+    used = set()
+    for path in [*_source_files(), SRC / "errors.py"]:
+        used |= {name for name, _ in TEMPLATE.findall(path.read_text(encoding="utf-8"))}
+    assert sorted(set(TEMPLATES) - used) == [], "templates nothing raises"
+    assert sorted(used - set(TEMPLATES)) == [], "raise sites name templates Errors lacks"
+    assert sorted({name.split("_")[0] for name in TEMPLATES} - set(CODES)) == []
+    # one template per message: no two templates of one code with the same text
+    texts = [(name.split("_")[0], str(text)) for name, text in TEMPLATES.items()]
+    assert len(set(texts)) == len(texts)
+
+
+def _fields(template: str) -> set[str]:
+    return {
+        field.split(".")[0].split("[")[0]
+        for _, field, _, _ in string.Formatter().parse(template)
+        if field
+    }
+
+
+def test_every_raise_site_fills_exactly_its_templates_fields():
+    """A raise site that misses a field would raise KeyError instead of the error it means."""
+    wrong = []
+    for path in [*_source_files(), SRC / "errors.py"]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        formatted = set()
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "format"
+                and isinstance(node.func.value, ast.Attribute)
+                and isinstance(node.func.value.value, ast.Name)
+                and node.func.value.value.id == "Errors"
+            ):
+                name = node.func.value.attr
+                formatted.add(id(node.func.value))
+                given = {kw.arg for kw in node.keywords}
+                if node.args or None in given or given != _fields(TEMPLATES[name]):
+                    wrong.append(f"{path.name}:{node.lineno} {name}")
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "Errors"
+                and id(node) not in formatted
+                and (_fields(TEMPLATES[node.attr]) or "{" in TEMPLATES[node.attr])
+            ):
+                wrong.append(f"{path.name}:{node.lineno} {node.attr} used without format")
+    assert wrong == []
+
+
+def test_a_template_brings_its_code_to_every_error_class():
+    error = ModelError(Errors.E720_unknown_offline_model.format(name="x", known="a, b"))
+    assert error.code == "E720" and str(error) == "[E720] unknown offline model 'x'; known: a, b"
+    located = DataFormatError(Errors.E106_missing_field, path="f.csv", line=3, field="id")
+    assert (located.code, str(located)) == (
+        "E106",
+        "[E106] f.csv, line 3, field 'id': missing field",
+    )
+    # a code given outright wins (an error re-raised with the code of the one it wraps)
+    assert ParakitError(Errors.E106_missing_field, code="E143").code == "E143"
+    assert messages("[e720]") == ["unknown offline model {name!r}; known: {known}"]
 
 
 def test_docs_mention_known_codes_only():

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from parakit.errors import LabelError
+from parakit.errors import Errors, LabelError
 from parakit.registry import Registry
 
 
@@ -86,11 +86,11 @@ class LabelScheme(ABC):
         name = reading or self.default_reading
         if name not in readings:
             if not readings:
-                raise LabelError(f"label scheme {self.name!r} has no binary reading", code="E203")
+                raise LabelError(Errors.E203_label_scheme_binary.format(name=self.name))
             raise LabelError(
-                f"unknown reading {name!r} for label scheme {self.name!r}; "
-                f"choose one of {sorted(readings)}",
-                code="E203",
+                Errors.E203_unknown_reading_label.format(
+                    name=name, name_2=self.name, readings=sorted(readings)
+                )
             )
         return readings[name](label)
 
@@ -119,7 +119,7 @@ class LabelScheme(ABC):
         if isinstance(value, float) and value.is_integer():
             return str(int(value))
         if not isinstance(value, str):
-            raise LabelError(f"a label must be a string or an integer, got {value!r}", code="E201")
+            raise LabelError(Errors.E201_label_must_string.format(value=value))
         return value.strip()
 
 
@@ -134,9 +134,9 @@ class _EnumeratedScheme(LabelScheme):
         text = self._aliases.get(text, text)
         if text not in self._values:
             raise LabelError(
-                f"invalid label {text!r} for scheme {self.name!r}; valid labels: "
-                f"{', '.join(self._values)}",
-                code="E201",
+                Errors.E201_invalid_label_scheme.format(
+                    text=text, name=self.name, values=", ".join(self._values)
+                )
             )
         return Label(text)
 
@@ -168,32 +168,21 @@ class TurkuScheme(LabelScheme):
     def parse(self, value: LabelLike) -> Label:
         text = self._as_text(value)
         if not text:
-            raise LabelError("empty Turku label", code="E201")
+            raise LabelError(Errors.E201_empty_turku_label)
         base, flags = text[0], text[1:]
         if base not in self.BASES:
-            raise LabelError(
-                f"invalid Turku label {text!r}: the base label must be one of 1, 2, 3, 4, x",
-                code="E201",
-            )
+            raise LabelError(Errors.E201_invalid_turku_label.format(text=text))
         if flags and base != "4":
-            raise LabelError(
-                f"invalid Turku label {text!r}: flags are allowed on label 4 only", code="E202"
-            )
+            raise LabelError(Errors.E202_invalid_turku_label.format(text=text))
         unknown = [f for f in flags if f not in self.FLAG_ORDER]
         if unknown:
             raise LabelError(
-                f"invalid Turku label {text!r}: unknown flag(s) {''.join(unknown)!r}; "
-                "flags are < > i s",
-                code="E202",
+                Errors.E202_invalid_turku_label_unknown.format(text=text, unknown="".join(unknown))
             )
         if len(set(flags)) != len(flags):
-            raise LabelError(f"invalid Turku label {text!r}: repeated flag", code="E202")
+            raise LabelError(Errors.E202_invalid_turku_label_repeated.format(text=text))
         if "<" in flags and ">" in flags:
-            raise LabelError(
-                f"invalid Turku label {text!r}: the subsumption flags < and > are mutually "
-                "exclusive",
-                code="E202",
-            )
+            raise LabelError(Errors.E202_invalid_turku_label_subsumption.format(text=text))
         ordered = tuple(f for f in self.FLAG_ORDER if f in flags)
         return Label(base, ordered)
 
@@ -241,7 +230,7 @@ class TurkuScheme(LabelScheme):
             return Label(label.base)
         if level == "subsumption":
             return Label(label.base, tuple(f for f in label.flags if f in "<>"))
-        raise LabelError(f"unknown reduction level {level!r}; use 'base' or 'subsumption'")
+        raise LabelError(Errors.E200_unknown_reduction_level.format(level=level))
 
     def generation_directions(self, value: LabelLike) -> list[tuple[int, int]]:
         """Directed (source, target) statement indices usable for generation training.
@@ -337,11 +326,10 @@ class VoteScheme(LabelScheme):
     def __init__(self, n_judgments: int = 6, threshold: int = 3) -> None:
         for name, value in (("n_judgments", n_judgments), ("threshold", threshold)):
             if isinstance(value, bool) or not isinstance(value, int):
-                raise LabelError(f"{name} must be an integer, got {value!r}", code="E204")
+                raise LabelError(Errors.E204_must_integer_got.format(name=name, value=value))
         if not 0 <= threshold <= n_judgments:
             raise LabelError(
-                f"vote threshold {threshold} must lie in [0, n_judgments={n_judgments}]",
-                code="E204",
+                Errors.E204_vote_threshold_must.format(threshold=threshold, n_judgments=n_judgments)
             )
         self.n_judgments = n_judgments
         self.threshold = threshold
@@ -350,9 +338,7 @@ class VoteScheme(LabelScheme):
         text = self._as_text(value)
         if not text.isdigit() or not 0 <= int(text) <= self.n_judgments:
             raise LabelError(
-                f"invalid vote count {text!r}: expected an integer between 0 and "
-                f"{self.n_judgments}",
-                code="E201",
+                Errors.E201_invalid_vote_count.format(text=text, n_judgments=self.n_judgments)
             )
         return Label(str(int(text)))
 
@@ -405,15 +391,12 @@ def scheme_from_spec(spec: dict[str, Any] | str) -> LabelScheme:
     if isinstance(spec, str):
         return get_scheme(spec)
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-        raise LabelError(
-            f"a label scheme spec is a name or an object with a 'name', got {str(spec)[:100]}",
-            code="E205",
-        )
+        raise LabelError(Errors.E205_label_scheme_spec.format(spec=str(spec)[:100]))
     params = dict(spec)
     name = params.pop("name")
     try:
         return get_scheme(name, **params)
     except TypeError:
         raise LabelError(
-            f"label scheme {name!r} does not take the parameters {sorted(params)}", code="E205"
+            Errors.E205_label_scheme_does.format(name=name, params=sorted(params))
         ) from None

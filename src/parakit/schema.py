@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
-from parakit.errors import DataFormatError, LabelError, SpanError, SplitError
+from parakit.errors import DataFormatError, Errors, LabelError, SpanError, SplitError
 from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,17 +81,22 @@ class Span:
 
     def __post_init__(self) -> None:
         if not (isinstance(self.begin, int) and isinstance(self.end, int)):
-            raise SpanError(f"span offsets must be integers, got {self.begin!r}, {self.end!r}")
+            raise SpanError(Errors.E101_span_offsets_must.format(begin=self.begin, end=self.end))
         if self.begin < 0 or self.end < self.begin:
-            raise SpanError(f"invalid span [{self.begin}, {self.end}) in document {self.doc_id!r}")
+            raise SpanError(
+                Errors.E101_invalid_span_document.format(
+                    begin=self.begin, end=self.end, doc_id=self.doc_id
+                )
+            )
 
     def text(self, document: Document | str) -> str:
         """The text the span covers; raises :class:`SpanError` if it lies outside the document."""
         text = document.text if isinstance(document, Document) else document
         if self.end > len(text):
             raise SpanError(
-                f"span [{self.begin}, {self.end}) lies outside document {self.doc_id!r} "
-                f"of length {len(text)}"
+                Errors.E101_span_lies_outside_document.format(
+                    begin=self.begin, end=self.end, doc_id=self.doc_id, n_text=len(text)
+                )
             )
         return text[self.begin : self.end]
 
@@ -343,7 +348,7 @@ class PairSet(Sequence[Pair]):
         for pair in self.pairs:
             if pair.id in seen:
                 raise DataFormatError(
-                    f"duplicate pair id {pair.id!r} in pair set {self.name!r}", code="E102"
+                    Errors.E102_duplicate_pair_id.format(pair_id=pair.id, name=self.name)
                 )
             seen.add(pair.id)
             if pair.label is not None:
@@ -382,12 +387,18 @@ class PairSet(Sequence[Pair]):
             doc = self.documents.get(span.doc_id)
             if doc is None:
                 raise SpanError(
-                    f"pair {pair.id!r}: span{side} names unknown document {span.doc_id!r}"
+                    Errors.E101_pair_span_names.format(
+                        pair_id=pair.id, side=side, span_doc_id=span.doc_id
+                    )
                 )
             try:
                 covered = span.text(doc)
             except SpanError as err:
-                raise SpanError(f"pair {pair.id!r}: span{side}: {err.message}") from None
+                raise SpanError(
+                    Errors.E101_pair_span.format(
+                        pair_id=pair.id, side=side, err_message=err.message
+                    )
+                ) from None
             yield side, span, text, covered
 
     def verify_spans(self) -> int:
@@ -404,8 +415,15 @@ class PairSet(Sequence[Pair]):
             for side, span, text, covered in self.span_texts(pair):
                 if covered != text:
                     raise SpanError(
-                        f"pair {pair.id!r}: span{side} [{span.begin}, {span.end}) of document "
-                        f"{span.doc_id!r} covers {covered[:60]!r}, not text{side} {text[:60]!r}"
+                        Errors.E101_pair_span_document.format(
+                            pair_id=pair.id,
+                            side=side,
+                            span_begin=span.begin,
+                            span_end=span.end,
+                            span_doc_id=span.doc_id,
+                            covered_60=covered[:60],
+                            text_60=text[:60],
+                        )
                     )
                 checked += 1
         return checked
@@ -469,7 +487,7 @@ class PairSet(Sequence[Pair]):
         import numpy as np
 
         if not 0 <= n <= len(self.pairs):
-            raise SplitError(f"sample of {n} pairs: the set has {len(self.pairs)}")
+            raise SplitError(Errors.E400_sample_pairs_set.format(n=n, n_pairs=len(self.pairs)))
         rng = np.random.default_rng(seed)
         chosen = sorted(rng.choice(len(self.pairs), size=n, replace=False).tolist())
         return self.derive(self.pairs[i] for i in chosen).prune_documents()

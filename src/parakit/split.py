@@ -25,7 +25,7 @@ from datetime import datetime
 
 import numpy as np
 
-from parakit.errors import SplitError
+from parakit.errors import Errors, SplitError
 from parakit.schema import Pair, PairSet
 
 GroupBy = str | Callable[[Pair], str] | None
@@ -44,9 +44,7 @@ def group_key(pair: Pair, group_by: GroupBy = "group") -> str:
         return pair.group if pair.group is not None else f"\x00{pair.id}"
     if group_by == "document":
         return pair.span1.doc_id if pair.span1 is not None else f"\x00{pair.id}"
-    raise SplitError(
-        f"unknown group_by {group_by!r}; use 'group', 'document', 'none' or a function"
-    )
+    raise SplitError(Errors.E400_unknown_group_use.format(group_by=group_by))
 
 
 def linked_groups(pairs: PairSet) -> Callable[[Pair], str]:
@@ -121,7 +119,7 @@ def assign_folds(
         a new pair set with ``fold`` set.
     """
     if n_folds < 1:
-        raise SplitError("n_folds must be at least 1")
+        raise SplitError(Errors.E400_folds_must_least)
     keys = [group_key(p, group_by) for p in pairs]
     if not keys:
         return pairs.map(lambda p: p)
@@ -135,7 +133,9 @@ def assign_folds(
         )
         if stratify:
             raise SplitError(
-                f"{len(unique_groups)} groups cannot fill {n_folds} stratified folds; lower n_folds"
+                Errors.E400_groups_fill_stratified.format(
+                    n_unique_groups=len(unique_groups), n_folds=n_folds
+                )
             )
     rng = np.random.default_rng(seed)
     if stratify:
@@ -172,9 +172,11 @@ def assign_folds(
 
 def _check_ratios(ratios: Sequence[float], names: Sequence[str]) -> None:
     if len(ratios) != len(names):
-        raise SplitError(f"{len(ratios)} ratios for {len(names)} split names")
+        raise SplitError(
+            Errors.E400_ratios_split_names.format(n_ratios=len(ratios), n_names=len(names))
+        )
     if any(r < 0 for r in ratios) or not math.isclose(sum(ratios), 1.0, abs_tol=1e-6):
-        raise SplitError(f"ratios must be non-negative and sum to 1, got {list(ratios)}")
+        raise SplitError(Errors.E400_ratios_must_non.format(ratios=list(ratios)))
 
 
 def random_split(
@@ -232,13 +234,13 @@ def random_split(
 
 def _parse_time(pair: Pair) -> datetime:
     if pair.time is None:
-        raise SplitError(
-            f"pair {pair.id!r} has no time; a time-ordered split needs every pair's time"
-        )
+        raise SplitError(Errors.E400_pair_time_time.format(pair_id=pair.id))
     try:
         return datetime.fromisoformat(pair.time.replace("Z", "+00:00"))
     except ValueError:
-        raise SplitError(f"pair {pair.id!r}: time {pair.time!r} is not ISO-8601") from None
+        raise SplitError(
+            Errors.E400_pair_time_iso.format(pair_id=pair.id, pair_time=pair.time)
+        ) from None
 
 
 def time_split(
@@ -255,7 +257,7 @@ def time_split(
     _check_ratios(ratios, names)
     times = [_parse_time(p) for p in pairs]
     if len({t.tzinfo is None for t in times}) > 1:
-        raise SplitError("times mix zone-aware and naive values; use one convention")
+        raise SplitError(Errors.E400_times_mix_zone)
     keys = [group_key(p, group_by) for p in pairs]
     first: dict[str, tuple[datetime, int]] = {}  # group -> (earliest time, first index)
     for index, (key, when) in enumerate(zip(keys, times, strict=True)):

@@ -12,6 +12,7 @@ the bi-encoder, on tiny data and tiny transformers built from a config:
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,8 +25,8 @@ pytest.importorskip("transformers")
 
 from sklearn.base import clone
 
-from parakit.errors import ModelError
-from parakit.models.base import available_models, load_model, make_model
+from parakit.errors import ModelError, ParakitFutureWarning
+from parakit.models.base import RENAMED, available_models, load_model, make_model
 from parakit.schema import PairSet
 
 #: the transformer settings that keep every fit to a step or two on a CPU
@@ -167,3 +168,27 @@ def test_fit_returns_self_and_save_load_predicts_the_same(name, fixtures, tmp_pa
 def test_make_model_refuses_an_unknown_parameter():
     with pytest.raises(ModelError, match=r"E712.*no_such_parameter"):
         make_model("cross-encoder", no_such_parameter=1)
+
+
+def test_an_earlier_parameter_name_given_to_the_constructor_is_read_with_a_warning(fixtures):
+    """``EmbeddingClassifier(encoder=...)`` built a model before the one vocabulary; it still
+    does (warning with the new name), as ``-p encoder=`` and ``set_params`` do."""
+    checked = []
+    for name, case in sorted(CASES.items()):
+        if name == "word-vectors" and importlib.util.find_spec("gensim") is None:
+            continue
+        model = case.build(fixtures)
+        params = model.get_params()
+        for old, new in RENAMED.items():
+            if new not in params or old in params or params[new] is None:
+                continue
+            renamed = {old if k == new else k: v for k, v in params.items()}
+            with pytest.warns(ParakitFutureWarning, match=rf"{old}= is now called {new}="):
+                again = type(model)(**renamed)
+            assert again.get_params() == params
+            assert clone(again).get_params() == params
+            with pytest.raises(ModelError, match=rf"E712.*{old}= and {new}="):
+                type(model)(**renamed, **{new: params[new]})
+            checked.append((type(model).__name__, old))
+    assert ("EmbeddingClassifier", "encoder") in checked
+    assert ("CrossEncoderClassifier", "base_model") in checked

@@ -44,6 +44,8 @@ from parakit.analysis import _text
 from parakit.analysis.function_words import function_words
 from parakit.analysis.synonyms import SynonymResource, load_synonyms
 
+from ..errors import Errors
+
 #: The six T13 patterns, in detection order.
 T13_PATTERNS = (
     "word_reordering",
@@ -156,7 +158,9 @@ class PatternDetector:
         if len(texts1) != len(texts2):
             from parakit.errors import AnalysisError
 
-            raise AnalysisError(f"{len(texts1)} first texts but {len(texts2)} second texts")
+            raise AnalysisError(
+                Errors.E1001_first_texts_but.format(n_texts1=len(texts1), n_texts2=len(texts2))
+            )
         return [self.detect(a, b) for a, b in zip(texts1, texts2, strict=True)]
 
 

@@ -34,12 +34,9 @@ from typing import Any
 import numpy as np
 
 from parakit.analysis import _text
-from parakit.analysis.stats import E_SHAPE
-from parakit.errors import AnalysisError
+from parakit.errors import AnalysisError, Errors
 from parakit.registry import Registry
 from parakit.schema import PairSet
-
-E_NO_PHENOMENA = "E1003"
 
 
 @dataclass
@@ -66,7 +63,9 @@ class Phenomena:
         self.matrix = np.asarray(self.matrix, dtype=bool).reshape(len(self.ids), len(self.names))
         if len(self.categories) != len(self.names):
             raise AnalysisError(
-                f"{len(self.categories)} categories for {len(self.names)} phenomena", E_SHAPE
+                Errors.E1001_categories_phenomena.format(
+                    n_categories=len(self.categories), n_names=len(self.names)
+                )
             )
 
     def __len__(self) -> int:
@@ -78,7 +77,7 @@ class Phenomena:
             return self.matrix[:, self.names.index(name)]
         except ValueError:
             raise AnalysisError(
-                f"no phenomenon {name!r}; known: {', '.join(self.names)}", E_NO_PHENOMENA
+                Errors.E1003_phenomenon_known.format(name=name, names=", ".join(self.names))
             ) from None
 
     def support(self) -> dict[str, int]:
@@ -117,7 +116,7 @@ class Phenomena:
     def concat(self, other: Phenomena) -> Phenomena:
         """Columns of ``self`` then ``other``, for the same pairs."""
         if self.ids != other.ids:
-            raise AnalysisError("cannot combine phenomena of different pair lists", E_SHAPE)
+            raise AnalysisError(Errors.E1001_combine_phenomena_different)
         return Phenomena(
             self.names + other.names,
             self.categories + other.categories,
@@ -155,7 +154,9 @@ def from_lists(
 ) -> Phenomena:
     """Build a table from one list of phenomenon names per pair."""
     if len(lists) != len(pairs):
-        raise AnalysisError(f"{len(lists)} phenomenon lists for {len(pairs)} pairs", E_SHAPE)
+        raise AnalysisError(
+            Errors.E1001_phenomenon_lists_pairs.format(n_lists=len(lists), n_pairs=len(pairs))
+        )
     seen: dict[str, None] = dict.fromkeys(order or ())
     for names in lists:
         seen.update(dict.fromkeys(names))
@@ -210,12 +211,7 @@ def etpc_phenomena(
             categories["Contains negation"] = "Other"
         lists.append(names)
     if annotated_only and annotated == 0:
-        raise AnalysisError(
-            "none of these pairs has ETPC phenomenon annotation; read the ETPC "
-            "folder with parakit.io.read(folder, format='etpc', mrpc=PATH) and "
-            "keep the pairs with metadata['phenomena_annotated']",
-            E_NO_PHENOMENA,
-        )
+        raise AnalysisError(Errors.E1003_none_these_pairs)
     out = from_lists(pairs, lists, categories, source="etpc")
     out.signature = {"etpc_sense_preserving": sense_preserving}
     return out
@@ -468,8 +464,9 @@ def get_phenomena(pairs: PairSet, source: str = "auto", **options: Any) -> Pheno
             source = "automatic"
     if source not in SOURCES:
         raise AnalysisError(
-            f"unknown phenomena source {source!r}; choose from {', '.join(['auto', *SOURCES])}",
-            E_NO_PHENOMENA,
+            Errors.E1003_unknown_phenomena_source.format(
+                source=source, join_auto_sources=", ".join(["auto", *SOURCES])
+            )
         )
     if source in ("etpc", "turku"):
         return SOURCES[source](pairs)

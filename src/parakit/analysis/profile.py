@@ -37,15 +37,13 @@ import numpy as np
 
 from parakit.analysis.phenomena import Phenomena
 from parakit.analysis.stats import (
-    E_SHAPE,
-    E_TOO_FEW,
     FriedmanNemenyi,
     friedman_nemenyi,
     mann_whitney,
     mcnemar,
     pearson_matrix,
 )
-from parakit.errors import AnalysisError, DataFormatError
+from parakit.errors import AnalysisError, DataFormatError, Errors
 from parakit.io.jsonl import iter_jsonl
 from parakit.io.validate import Where, check_joined_texts
 
@@ -64,11 +62,10 @@ def _binary(value: Any, *, path: Path | None = None, line: int | None = None) ->
     if text in _FALSE:
         return 0
     raise DataFormatError(
-        f"prediction {value!r} is not binary (use 0/1, true/false)",
+        Errors.E1004_prediction_binary_use.format(value=value),
         path=path,
         line=line,
         field="prediction",
-        code="E1004",
     )
 
 
@@ -118,7 +115,7 @@ def load_predictions(
     """
     path = Path(path)
     if not path.exists():
-        raise DataFormatError("predictions file not found", path=path, code="E1005")
+        raise DataFormatError(Errors.E1005_predictions_file_found, path=path)
     table: dict[str, dict[str, int]] = {}
     order: list[str] = []
 
@@ -147,7 +144,7 @@ def load_predictions(
         for number, record in iter_jsonl(path, code="E1004"):
             if "id" not in record:
                 raise DataFormatError(
-                    "missing field", path=path, line=number, field="id", code="E1004"
+                    Errors.E1004_missing_field, path=path, line=number, field="id"
                 )
             if "predictions" in record:
                 for system, value in record["predictions"].items():
@@ -156,10 +153,7 @@ def load_predictions(
                 put(str(record["system"]), str(record["id"]), record["prediction"], number, record)
             else:
                 raise DataFormatError(
-                    "expected 'system' + 'prediction' or 'predictions'",
-                    path=path,
-                    line=number,
-                    code="E1004",
+                    Errors.E1004_expected_system_prediction, path=path, line=number
                 )
     else:
         delimiter = "\t" if path.suffix in (".tsv", ".txt") else ","
@@ -167,9 +161,7 @@ def load_predictions(
             reader = csv.DictReader(handle, delimiter=delimiter)
             fields = reader.fieldnames or []
             if "id" not in fields:
-                raise DataFormatError(
-                    "the header needs an 'id' column", path=path, line=1, field="id", code="E1004"
-                )
+                raise DataFormatError(Errors.E1004_header_needs_id, path=path, line=1, field="id")
             long = {"system", "prediction"} <= set(fields)
             for number, row in enumerate(reader, start=2):
                 if long:
@@ -179,17 +171,17 @@ def load_predictions(
                         if system not in ("id", "text1", "text2"):
                             put(system, row["id"], row[system], number, row)
     if not table:
-        raise DataFormatError("no predictions in the file", path=path, code="E1004")
+        raise DataFormatError(Errors.E1004_predictions_file, path=path)
     wanted = list(ids) if ids is not None else order
     out = {}
     for system, values in table.items():
         missing = [i for i in wanted if i not in values]
         if missing:
             raise DataFormatError(
-                f"system {system!r} has no prediction for {len(missing)} "
-                f"pair(s), e.g. id {missing[0]!r}",
+                Errors.E1006_system_prediction_pair.format(
+                    system=system, n_missing=len(missing), missing_0=missing[0]
+                ),
                 path=path,
-                code="E1006",
             )
         out[system] = np.array([values[i] for i in wanted], dtype=int)
     return out
@@ -232,7 +224,7 @@ class PerformanceProfile:
         for row in self.table:
             if row["phenomenon"] == phenomenon:
                 return row["accuracy"][system]
-        raise AnalysisError(f"no phenomenon {phenomenon!r} in this profile")
+        raise AnalysisError(Errors.E1001_phenomenon_profile.format(phenomenon=phenomenon))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable numbers of the whole profile."""
@@ -306,20 +298,20 @@ def profile(
     y = np.asarray(y_true)
     n = len(y)
     if n != len(phenomena):
-        raise AnalysisError(f"{n} gold labels but {len(phenomena)} rows of phenomena", E_SHAPE)
+        raise AnalysisError(Errors.E1001_gold_labels_but.format(n=n, n_phenomena=len(phenomena)))
     if not set(np.unique(y)) <= {0, 1}:
-        raise AnalysisError("gold labels must be 0/1; use PairSet.binary_labels()", E_SHAPE)
+        raise AnalysisError(Errors.E1001_gold_labels_must)
     if not predictions:
-        raise AnalysisError("no system predictions given", E_TOO_FEW)
+        raise AnalysisError(Errors.E1002_system_predictions_given)
     preds = {}
     for name, values in predictions.items():
         arr = np.asarray(values)
         if arr.shape != (n,):
             raise AnalysisError(
-                f"system {name!r} has {arr.shape} predictions for {n} pairs", E_SHAPE
+                Errors.E1001_system_predictions_pairs.format(name=name, arr_shape=arr.shape, n=n)
             )
         if not set(np.unique(arr)) <= {0, 1}:
-            raise AnalysisError(f"system {name!r} has non-binary predictions", E_SHAPE)
+            raise AnalysisError(Errors.E1001_system_non_binary.format(name=name))
         preds[str(name)] = arr.astype(int)
     systems = list(preds)
     y = y.astype(int)
@@ -353,7 +345,7 @@ def profile(
     mc_rows = []
     for a, b in pairs:
         if a not in preds or b not in preds:
-            raise AnalysisError(f"unknown system in McNemar pair ({a!r}, {b!r})", E_SHAPE)
+            raise AnalysisError(Errors.E1001_unknown_system_mcnemar.format(a=a, b=b))
         masks = [("OVERALL", np.ones(n, dtype=bool))]
         masks += [(name, phenomena.matrix[:, j]) for j, name in enumerate(phenomena.names)]
         for name, mask in masks:

@@ -23,11 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import AnalysisError
-
-#: Error codes of the analysis package (E10xx).
-E_SHAPE = "E1001"
-E_TOO_FEW = "E1002"
+from parakit.errors import AnalysisError, Errors
 
 
 @dataclass(frozen=True)
@@ -85,7 +81,7 @@ def mann_whitney(
     x = np.asarray(subset_correct, dtype=float)
     y = np.asarray(all_correct, dtype=float)
     if x.ndim != 1 or y.ndim != 1:
-        raise AnalysisError("mann_whitney expects two 1-d arrays of 0/1 correctness")
+        raise AnalysisError(Errors.E1001_mann_whitney_expects)
     if len(x) < min_support or len(y) == 0:
         return TestResult(
             None,
@@ -131,7 +127,7 @@ def mcnemar(
     b_ = np.asarray(correct_b).astype(bool)
     if a.shape != b_.shape or a.ndim != 1:
         raise AnalysisError(
-            f"mcnemar expects two equal-length 1-d arrays, got shapes {a.shape} and {b_.shape}"
+            Errors.E1001_mcnemar_expects_two.format(a_shape=a.shape, b_shape=b_.shape)
         )
     both = int(np.sum(a & b_))
     b = int(np.sum(a & ~b_))
@@ -163,7 +159,7 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     from scipy.stats import studentized_range
 
     if k < 2:
-        raise AnalysisError(f"the Nemenyi test needs k >= 2 groups, got {k}", E_TOO_FEW)
+        raise AnalysisError(Errors.E1002_nemenyi_test_needs.format(k=k))
     return float(studentized_range.ppf(1.0 - alpha, k, np.inf) / math.sqrt(2.0))
 
 
@@ -180,7 +176,7 @@ def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
         12.51
     """
     if n < 1:
-        raise AnalysisError(f"the Nemenyi test needs N >= 1 blocks, got {n}", E_TOO_FEW)
+        raise AnalysisError(Errors.E1002_nemenyi_test_needs_blocks.format(n=n))
     return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6.0 * n))
 
 
@@ -248,19 +244,15 @@ def friedman_nemenyi(
 
     scores = np.asarray(scores, dtype=float)
     if scores.ndim != 2:
-        raise AnalysisError(f"scores must be 2-d (blocks × groups), got shape {scores.shape}")
+        raise AnalysisError(Errors.E1001_scores_must_blocks.format(scores_shape=scores.shape))
     n, k = scores.shape
     groups = list(groups) if groups is not None else [str(i) for i in range(k)]
     if len(groups) != k:
-        raise AnalysisError(f"{len(groups)} group names for {k} columns")
+        raise AnalysisError(Errors.E1001_group_names_columns.format(n_groups=len(groups), k=k))
     if n < 2 or k < 3:
-        raise AnalysisError(
-            f"the Friedman test needs >= 2 blocks and >= 3 groups, got {n} × {k}", E_TOO_FEW
-        )
+        raise AnalysisError(Errors.E1002_friedman_test_needs.format(n=n, k=k))
     if np.isnan(scores).any():
-        raise AnalysisError(
-            "scores contain NaN (a phenomenon with no pairs?); drop those columns first"
-        )
+        raise AnalysisError(Errors.E1001_scores_contain_nan)
     oriented = -scores if higher_is_better else scores
     ranks = np.vstack([rankdata(row, method="average") for row in oriented])
     if np.all(ranks == ranks[0, 0]):

@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from parakit.analysis import _text
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, Errors
 from parakit.schema import PairSet
 
 #: Where Debian's mythes-* packages put their thesauri.
@@ -84,13 +84,13 @@ class SynonymResource:
         """
         path = Path(path)
         if not path.exists():
-            raise DataFormatError("synonym file not found", path=path, code="E1010")
+            raise DataFormatError(Errors.E1010_synonym_file_found, path=path)
         res = cls(name=str(path))
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except UnicodeDecodeError as err:
             raise DataFormatError(
-                f"synonym file is not UTF-8: {err}", path=path, code="E1011"
+                Errors.E1011_synonym_file_utf.format(err=err), path=path
             ) from None
         for number, line in enumerate(lines, start=1):
             line = line.strip()
@@ -98,12 +98,7 @@ class SynonymResource:
                 continue
             words = [w for w in _SPLIT.split(line) if w.strip()]
             if len(words) < 2:
-                raise DataFormatError(
-                    "a synonym line needs at least two words separated by tab, comma or |",
-                    path=path,
-                    line=number,
-                    code="E1012",
-                )
+                raise DataFormatError(Errors.E1012_synonym_line_needs, path=path, line=number)
             res.add(words)
         return res
 
@@ -112,7 +107,7 @@ class SynonymResource:
         """Read a MyThes ``.dat`` thesaurus (LibreOffice format)."""
         path = Path(path)
         if not path.exists():
-            raise DataFormatError("thesaurus file not found", path=path, code="E1010")
+            raise DataFormatError(Errors.E1010_thesaurus_file_found, path=path)
         raw = path.read_bytes()
         first, _, body = raw.partition(b"\n")
         encoding = first.decode("ascii", errors="replace").strip() or "utf-8"
@@ -120,7 +115,7 @@ class SynonymResource:
             text = body.decode(encoding, errors="replace")
         except LookupError:
             raise DataFormatError(
-                f"unknown encoding {encoding!r} on the first line", path=path, line=1, code="E1011"
+                Errors.E1011_unknown_encoding_first.format(encoding=encoding), path=path, line=1
             ) from None
         res = cls(name=str(path))
         lines = text.splitlines()
@@ -174,11 +169,7 @@ def load_synonyms(
     if str(spec) == "induced":
         from parakit.errors import AnalysisError
 
-        raise AnalysisError(
-            "'induced' synonyms come from a corpus: pass induce_synonyms(pairs) (the CLI's "
-            "report patterns/corpus do this)",
-            code="E1023",
-        )
+        raise AnalysisError(Errors.E1023_induced_synonyms_come)
     path = Path(spec)
     return (
         SynonymResource.from_mythes(path)
@@ -231,8 +222,7 @@ def substitutions(
 
     if pairs.scheme.name != "turku":
         raise AnalysisError(
-            f"inducing synonyms needs Turku labels (label 4), not {pairs.scheme.name!r}",
-            code="E1022",
+            Errors.E1022_inducing_synonyms_needs.format(pairs_scheme_name=pairs.scheme.name)
         )
     lang = lang or pairs.lang
     skip = function_words(lang)

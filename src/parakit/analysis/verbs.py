@@ -42,7 +42,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from parakit.analysis import _text
-from parakit.errors import AnalysisError
+from parakit.errors import AnalysisError, Errors
 
 #: Voikko's word classes of verbs: ``teonsana`` (verb) and ``kieltosana`` (the negation verb).
 VOIKKO_VERB_CLASSES = frozenset({"teonsana", "kieltosana"})
@@ -69,12 +69,12 @@ class VoikkoVerbTest:
         try:
             import libvoikko
         except ImportError:
-            raise AnalysisError(f"the verb test needs Voikko: {hint}", code="E1020") from None
+            raise AnalysisError(Errors.E1020_verb_test_needs.format(hint=hint)) from None
         try:
             self._voikko = libvoikko.Voikko(language)
         except (OSError, libvoikko.VoikkoException) as err:
             raise AnalysisError(
-                f"Voikko cannot start for {language!r} ({err}): {hint}", code="E1020"
+                Errors.E1020_voikko_start.format(language=language, err=err, hint=hint)
             ) from None
         self.language = language
         self._is_verb = lru_cache(maxsize=200_000)(self._word_is_verb)
@@ -118,25 +118,19 @@ def make_verb_test(spec: str | None, lang: str | None = None) -> Callable[[str],
     if spec.lower() == "voikko":
         code = _text.base_lang(lang)
         if code not in (None, "fi"):
-            raise AnalysisError(
-                f"Voikko analyses Finnish, but the corpus language is {lang!r}: give a tagger "
-                "for that language as --verb-test module:function",
-                code="E1021",
-            )
+            raise AnalysisError(Errors.E1021_voikko_analyses_finnish.format(lang=lang))
         return _voikko()
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
-        raise AnalysisError(
-            f"unknown verb test {spec!r}: use voikko, none or module:function", code="E1020"
-        )
+        raise AnalysisError(Errors.E1020_unknown_verb_test.format(spec=spec))
     try:
         target = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as err:
-        raise AnalysisError(f"verb test {spec!r} cannot be imported: {err}", code="E1020") from None
+        raise AnalysisError(Errors.E1020_verb_test_imported.format(spec=spec, err=err)) from None
     if isinstance(target, type):  # a class: its instance is the test
         target = target()
     if not callable(target):
-        raise AnalysisError(f"verb test {spec!r} is not callable", code="E1020")
+        raise AnalysisError(Errors.E1020_verb_test_callable.format(spec=spec))
     return target
 
 

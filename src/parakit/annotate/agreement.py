@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from parakit.errors import AnnotationDataError
+from parakit.errors import AnnotationDataError, Errors
 from parakit.labels import LabelScheme, TurkuScheme, get_scheme
 
 #: the label reductions of T9: full labels, base + subsumption flags, base label, binary
@@ -41,8 +41,9 @@ def judgments_frame(
         missing = [c for c in (item, annotator, label) if c not in judgments.columns]
         if missing:
             raise AnnotationDataError(
-                f"judgments table lacks column(s) {missing}; it has {list(judgments.columns)}",
-                code="E620",
+                Errors.E620_judgments_table_lacks.format(
+                    missing=missing, judgments_columns=list(judgments.columns)
+                )
             )
         frame = judgments[[item, annotator, label]].rename(
             columns={item: "item", annotator: "annotator", label: "label"}
@@ -73,7 +74,7 @@ def reducer(
             return scheme.normalize  # no flags to drop
         return lambda value: str(scheme.reduce(value, level))
     raise AnnotationDataError(
-        f"unknown level {level!r}; choose one of {', '.join(LEVELS)}", code="E621"
+        Errors.E621_unknown_level_choose.format(level=level, levels=", ".join(LEVELS))
     )
 
 
@@ -100,7 +101,9 @@ def cohen_kappa(
 
     if len(labels1) != len(labels2):
         raise AnnotationDataError(
-            f"label sequences differ in length: {len(labels1)} vs {len(labels2)}", code="E622"
+            Errors.E622_label_sequences_differ.format(
+                n_labels1=len(labels1), n_labels2=len(labels2)
+            )
         )
     return float(
         cohen_kappa_score(
@@ -223,7 +226,7 @@ def krippendorff_alpha(
     unknown = set(frame["label"]) - set(code)
     if unknown:
         raise AnnotationDataError(
-            f"labels {sorted(map(str, unknown))} are not in order {values}", code="E623"
+            Errors.E623_labels_order.format(unknown=sorted(map(str, unknown)), values=values)
         )
     if len(values) < 2:
         return float("nan")  # alpha is undefined when only one value occurs

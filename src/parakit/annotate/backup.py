@@ -71,7 +71,7 @@ from sqlalchemy.exc import DatabaseError, IntegrityError
 
 from parakit.annotate.db import make_engine, require_store, store_url, upgrade, utcnow
 from parakit.annotate.models import Base, StoreSecret
-from parakit.errors import AnnotateError
+from parakit.errors import AnnotateError, Errors
 
 #: the first field of a portable dump's header line
 FORMAT = "parakit-annotate-backup"
@@ -123,11 +123,7 @@ def backup(store: str | Path, path: str | Path) -> dict[str, int]:
     url, path = store_url(store), Path(path)
     if is_sqlite_file_name(path):
         if not url.startswith("sqlite"):
-            raise AnnotateError(
-                f"{path}: a SQLite-file backup copies a SQLite store; back a PostgreSQL store "
-                "up into a portable dump instead (e.g. backup.jsonl.gz)",
-                code="E619",
-            )
+            raise AnnotateError(Errors.E619_sqlite_file_backup_copies.format(path=path))
         _sqlite_online_backup(_sqlite_path(url), path)
         return table_counts(path)
     engine = make_engine(url)
@@ -156,7 +152,7 @@ def restore(path: str | Path, store: str | Path, key: str | None = None) -> dict
     """
     path = Path(path)
     if not path.is_file():
-        raise AnnotateError(f"{path}: backup file not found", code="E619")
+        raise AnnotateError(Errors.E619_backup_file_found.format(path=path))
     secret = _parse_key(key, path)
     if _is_sqlite_database(path):
         source = create_engine(f"sqlite:///file:{path.resolve()}?mode=ro&uri=true")
@@ -167,7 +163,9 @@ def restore(path: str | Path, store: str | Path, key: str | None = None) -> dict
                     _verify_sqlite(conn, path, secret, header)
                 except DatabaseError as err:
                     raise AnnotateError(
-                        f"{path}: damaged SQLite backup ({err.orig or err})", code="E619"
+                        Errors.E619_damaged_sqlite_backup.format(
+                            path=path, err_orig=err.orig or err
+                        )
                     ) from None
                 return _load(store, path, header, _rows_from_engine(conn), secret)
         finally:
@@ -203,31 +201,23 @@ def _sqlite_path(url: str) -> Path:
 
 def _key_of(conn: Any, where: Any) -> str:
     if _revision(conn) is None:
-        raise AnnotateError(f"{where}: not an annotation store", code="E619")
+        raise AnnotateError(Errors.E619_annotation_store.format(where=where))
     if not inspect(conn).has_table(StoreSecret.__tablename__):
-        raise AnnotateError(
-            f"{where}: a store made by an older parakit has no backup key yet; open it once "
-            f"with this one (e.g. `parakit annotate projects {where}`) to upgrade it",
-            code="E619",
-        )
+        raise AnnotateError(Errors.E619_store_made_older.format(where=where))
     value = conn.execute(
         select(StoreSecret.value).where(StoreSecret.name == KEY_NAME)
     ).scalar_one_or_none()
     if value is None:
-        raise AnnotateError(f"{where}: the store has no backup key", code="E619")
+        raise AnnotateError(Errors.E619_store_backup_key.format(where=where))
     return str(value)
 
 
 def _parse_key(key: str | None, path: Path) -> bytes:
     if not key:
-        raise AnnotateError(
-            f"{path}: a backup is restored with the key of the store it was made from, which "
-            f"checks that nobody edited it; give it with --key ({_KEY_HELP})",
-            code="E619",
-        )
+        raise AnnotateError(Errors.E619_backup_restored_key.format(path=path, KEY_HELP=_KEY_HELP))
     if not re.fullmatch(r"[0-9a-fA-F]{64}", key.strip()):
         raise AnnotateError(
-            f"the backup key must be 64 hex digits, as {_KEY_HELP.split(';')[0]}", code="E619"
+            Errors.E619_backup_key_must.format(key_help_split_0=_KEY_HELP.split(";")[0])
         )
     return bytes.fromhex(key.strip())
 
@@ -248,7 +238,7 @@ def _sqlite_seal_start(revision: str | None) -> str:
 
 def _sqlite_online_backup(source: Path, target: Path) -> None:
     if not source.is_file():
-        raise AnnotateError(f"{source}: no such store", code="E619")
+        raise AnnotateError(Errors.E619_such_store.format(source=source))
     key = bytes.fromhex(store_key(source))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -362,22 +352,18 @@ def _read_header(path: Path) -> dict[str, Any]:
             header = json.loads(handle.readline() or "null")
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise AnnotateError(
-            f"{path}, line 1: not a parakit backup ({type(err).__name__}: {err})", code="E619"
+            Errors.E619_line_parakit_backup_2.format(path=path, name=type(err).__name__, err=err)
         ) from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise AnnotateError(
-            f"{path}, line 1: not a parakit backup (no {FORMAT!r} header; a SQLite backup "
-            "is a .sqlite file)",
-            code="E619",
-        )
+        raise AnnotateError(Errors.E619_line_parakit_backup.format(path=path, FORMAT=FORMAT))
     if header.get("version") != VERSION:
         raise AnnotateError(
-            f"{path}, line 1: backup format version {header.get('version')!r}; this parakit "
-            f"reads version {VERSION} (a backup with a keyed digest)",
-            code="E619",
+            Errors.E619_line_backup_format.format(
+                path=path, version=header.get("version"), VERSION=VERSION
+            )
         )
     if not isinstance(header.get("counts"), dict) or not isinstance(header.get("revision"), str):
-        raise AnnotateError(f"{path}, line 1: the header has no counts or revision", code="E619")
+        raise AnnotateError(Errors.E619_line_header_counts.format(path=path))
     return header
 
 
@@ -399,11 +385,15 @@ class _RowCheck:
         for key, value in row.items():
             column = columns.get(key)
             if column is None:
-                raise AnnotateError(f"{where}: table {name!r} has no column {key!r}", code="E619")
+                raise AnnotateError(
+                    Errors.E619_table_column.format(where=where, name=name, key=key)
+                )
             problem = _type_problem(column, value)
             if problem:
                 raise AnnotateError(
-                    f"{where}: table {name!r}, column {key!r}: {problem}", code="E619"
+                    Errors.E619_table_column_2.format(
+                        where=where, name=name, key=key, problem=problem
+                    )
                 )
             if value is None:
                 continue
@@ -425,9 +415,9 @@ class _RowCheck:
 
 def _dangling(where: str, name: str, key: str, target: tuple[str, str], value: Any) -> Exception:
     return AnnotateError(
-        f"{where}: table {name!r}, column {key!r}: {value!r} refers to no row of "
-        f"{target[0]!r} ({target[1]} {value!r} is not in the backup)",
-        code="E619",
+        Errors.E619_table_column_refers.format(
+            where=where, name=name, key=key, value=value, target_0=target[0], target_1=target[1]
+        )
     )
 
 
@@ -473,9 +463,9 @@ def _decode(name: str, row: dict[str, Any], columns: dict[str, Any], where: str)
                 row[key] = base64.b64decode(value, validate=True)
         except (TypeError, ValueError) as err:
             raise AnnotateError(
-                f"{where}: table {name!r}, column {key!r}: {value!r} is not of the column's "
-                f"type ({column.type}: {err})",
-                code="E619",
+                Errors.E619_table_column_column.format(
+                    where=where, name=name, key=key, value=value, column_type=column.type, err=err
+                )
             ) from None
 
 
@@ -484,9 +474,11 @@ def _check_counts(path: Path, header: dict[str, Any], got: dict[str, int]) -> No
     read = {k: v for k, v in got.items() if k in header["counts"]}
     if expected != read or set(header["counts"]) - set(got):
         raise AnnotateError(
-            f"{path}: row counts differ from the backup's header "
-            f"(header {_describe(header['counts'])}; read {_describe(read)})",
-            code="E619",
+            Errors.E619_row_counts_differ.format(
+                path=path,
+                describe_header_counts=_describe(header["counts"]),
+                describe_read=_describe(read),
+            )
         )
 
 
@@ -507,15 +499,12 @@ def _verify_dump(path: Path, secret: bytes, header: dict[str, Any]) -> None:
                 mac.update(line.encode())
     except (EOFError, OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise AnnotateError(
-            f"{path}, line {line_no + 1}: damaged backup ({type(err).__name__}: {err})",
-            code="E619",
+            Errors.E619_line_damaged_backup.format(
+                path=path, line_no_1=line_no + 1, name=type(err).__name__, err=err
+            )
         ) from None
     if not isinstance(end, dict) or "hmac" not in end:
-        raise AnnotateError(
-            f"{path}, line {line_no}: the backup ends early (the end line is missing, or not "
-            "the last line): the file was cut",
-            code="E619",
-        )
+        raise AnnotateError(Errors.E619_line_backup_ends_early.format(path=path, line_no=line_no))
     if not hmac.compare_digest(str(end["hmac"]), mac.hexdigest()):
         raise _edited(path)
     with _open(path, "rt") as handle:
@@ -523,33 +512,24 @@ def _verify_dump(path: Path, secret: bytes, header: dict[str, Any]) -> None:
 
 
 def _edited(path: Path) -> AnnotateError:
-    return AnnotateError(
-        f"{path}: the backup's digest does not match: it was edited after it was made, or "
-        f"the key is not the one of the store it was made from ({_KEY_HELP}); nothing "
-        "was restored",
-        code="E619",
-    )
+    return AnnotateError(Errors.E619_backup_digest_does.format(path=path, KEY_HELP=_KEY_HELP))
 
 
 def _verify_sqlite(conn: Any, path: Path, secret: bytes, header: dict[str, Any]) -> None:
     if header["revision"] is None:
-        raise AnnotateError(f"{path}: a SQLite file, but not an annotation store", code="E619")
+        raise AnnotateError(Errors.E619_sqlite_file_but.format(path=path))
     seal = None
     if inspect(conn).has_table(SEAL_TABLE):
         seal = conn.execute(text(f"SELECT hmac FROM {SEAL_TABLE}")).scalar()
     if seal is None:
-        raise AnnotateError(
-            f"{path}: a SQLite file with no backup digest (a copy of a store, or a backup made "
-            "by an older parakit): make a backup with `parakit annotate backup`",
-            code="E619",
-        )
+        raise AnnotateError(Errors.E619_sqlite_file_backup.format(path=path))
     mac = _mac(secret)
     mac.update(_sqlite_seal_start(header["revision"]).encode())
     try:
         for name, row, _ in _rows_from_engine(conn):
             mac.update(_record_line(name, row).encode())
     except (TypeError, ValueError) as err:  # a value SQLAlchemy cannot read back
-        raise AnnotateError(f"{path}: a row that cannot be read ({err})", code="E619") from None
+        raise AnnotateError(Errors.E619_row_read.format(path=path, err=err)) from None
     if not hmac.compare_digest(str(seal), mac.hexdigest()):
         raise _edited(path)
     _check_rows(path, header, _rows_from_engine(conn, path))
@@ -587,7 +567,7 @@ def _rows_from_dump(path: Path, handle: IO[str]) -> Rows:
         for line_no, line in enumerate(handle, 2):
             record = json.loads(line)
             if not isinstance(record, dict):
-                raise AnnotateError(f"{path}, line {line_no}: not a row", code="E619")
+                raise AnnotateError(Errors.E619_line_row.format(path=path, line_no=line_no))
             if record.get("end"):
                 if record.get("rows") != rows:
                     break
@@ -595,7 +575,7 @@ def _rows_from_dump(path: Path, handle: IO[str]) -> Rows:
             name, row = record.get("t"), record.get("r")
             if name not in columns or not isinstance(row, dict):
                 raise AnnotateError(
-                    f"{path}, line {line_no}: field 't': unknown table {name!r}", code="E619"
+                    Errors.E619_line_field_unknown.format(path=path, line_no=line_no, name=name)
                 )
             where = f"{path}, line {line_no}"
             _decode(name, row, columns[name], where)
@@ -603,14 +583,11 @@ def _rows_from_dump(path: Path, handle: IO[str]) -> Rows:
             yield name, row, where
     except (EOFError, OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise AnnotateError(
-            f"{path}, line {line_no + 1}: damaged backup ({type(err).__name__}: {err})",
-            code="E619",
+            Errors.E619_line_damaged_backup.format(
+                path=path, line_no_1=line_no + 1, name=type(err).__name__, err=err
+            )
         ) from None
-    raise AnnotateError(
-        f"{path}, line {line_no}: the backup ends early (the end line is missing or counts "
-        f"other than the {rows} rows read): the file was cut",
-        code="E619",
-    )
+    raise AnnotateError(Errors.E619_line_backup_ends.format(path=path, line_no=line_no, rows=rows))
 
 
 # -- restoring ----------------------------------------------------------------------------------
@@ -625,17 +602,16 @@ def _refuse_target(conn: Any, store: str | Path) -> str | None:
     foreign = sorted(present - ours) if revision else sorted(present)
     if foreign:
         raise AnnotateError(
-            f"{store}: the target holds tables that are not an empty parakit store's "
-            f"({', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''}); restore into a "
-            "new store",
-            code="E619",
+            Errors.E619_target_holds_tables.format(
+                store=store,
+                foreign=", ".join(foreign[:5]),
+                if_len_foreign_5_else=" ..." if len(foreign) > 5 else "",
+            )
         )
     counts = _counts(conn) if revision else {}
     if any(counts.values()):
         raise AnnotateError(
-            f"{store}: the store already holds data ({_describe(counts)}); restore "
-            "into a new store",
-            code="E619",
+            Errors.E619_store_already_holds.format(store=store, describe_counts=_describe(counts))
         )
     return revision
 
@@ -661,8 +637,7 @@ def _load(
         if new_file is not None:
             Path(new_file).unlink(missing_ok=True)
         raise AnnotateError(
-            f"{store}: not a database a store can be restored into ({err.orig or err})",
-            code="E619",
+            Errors.E619_database_store_restored.format(store=store, err_orig=err.orig or err)
         ) from None
     finally:
         probe.dispose()
@@ -670,9 +645,9 @@ def _load(
     try:
         if revision is not None and revision != header["revision"]:
             raise AnnotateError(
-                f"{store}: an empty store at schema {revision}, the backup is at "
-                f"{header['revision']}; restore into a new store",
-                code="E619",
+                Errors.E619_empty_store_schema.format(
+                    store=store, revision=revision, header_revision=header["revision"]
+                )
             )
         upgrade(engine, header["revision"])
         tables = {t.name: t for t in _tables()}
@@ -691,9 +666,7 @@ def _load(
                     _move_sequences(conn, tables.values())
         except IntegrityError as err:  # checked before; the database says so too
             raise AnnotateError(
-                f"{path}: the rows break a constraint of the store ({err.orig}); nothing "
-                "was restored",
-                code="E619",
+                Errors.E619_rows_break_constraint.format(path=path, err_orig=err.orig)
             ) from None
         upgrade(engine)
         return {k: v for k, v in done.items() if k in header["counts"]}

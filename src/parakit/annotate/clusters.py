@@ -21,6 +21,8 @@ from collections.abc import Iterable
 
 from parakit.schema import Pair, PairSet
 
+from ..errors import Errors
+
 
 def clusters_from_edges(
     edges: Iterable[tuple[str, str]], nodes: Iterable[str] = ()
@@ -90,11 +92,7 @@ def group_clusters(
     for pair, value in zip(pairs, pairs.binary_labels(reading), strict=True):
         if pair.group is None:
             raise DataFormatError(
-                f"pair {pair.id!r} has no group (its trend or URL): expert batches are made per "
-                "group; cluster the whole corpus instead with paraphrase_clusters "
-                "(`build expert-batches --no-per-group`)",
-                field="group",
-                code="E502",
+                Errors.E502_pair_group_trend.format(pair_id=pair.id), field="group"
             )
         if value == 1:
             edges.setdefault(pair.group, []).append((pair.text1, pair.text2))

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from parakit.errors import AnnotationDataError, DataFormatError
+from parakit.errors import AnnotationDataError, DataFormatError, Errors
 from parakit.io.jsonl import iter_jsonl
 
 REQUIRED = ("worker", "pair", "label")
@@ -60,9 +60,7 @@ def read_judgments(path: str | Path, columns: dict[str, str] | None = None) -> p
             reader = csv.DictReader(handle, delimiter="," if suffix == "csv" else "\t")
             records = [(number, row) for number, row in enumerate(reader, start=2)]
     else:
-        raise DataFormatError(
-            "crowd judgments must be .csv, .tsv or .jsonl", path=path, code="E630"
-        )
+        raise DataFormatError(Errors.E630_crowd_judgments_must, path=path)
     rows = []
     for number, record in records:
         row: dict[str, Any] = {}
@@ -70,11 +68,10 @@ def read_judgments(path: str | Path, columns: dict[str, str] | None = None) -> p
             value = record.get(names[key])
             if value is None or str(value).strip() == "":
                 raise DataFormatError(
-                    f"missing {key}; every judgment needs worker, pair and label",
+                    Errors.E631_missing_every_judgment.format(key=key),
                     path=path,
                     line=number,
                     field=names[key],
-                    code="E631",
                 )
             row[key] = str(value).strip()
         time = record.get(names["time"])
@@ -85,11 +82,7 @@ def read_judgments(path: str | Path, columns: dict[str, str] | None = None) -> p
         row["gold_label"] = None if gold_label in (None, "") else str(gold_label).strip()
         if row["gold"] and row["gold_label"] is None:
             raise DataFormatError(
-                "a gold judgment needs the gold_label column (its true label)",
-                path=path,
-                line=number,
-                field=names["gold_label"],
-                code="E632",
+                Errors.E632_gold_judgment_needs, path=path, line=number, field=names["gold_label"]
             )
         rows.append(row)
     return pd.DataFrame(rows, columns=[*REQUIRED, "time", "gold", "gold_label"])
@@ -230,7 +223,7 @@ def aggregate(
             result = DawidSkene(n_iter=n_iter).fit_predict(data)
         return result.rename("label").rename_axis("pair").sort_index()
     raise AnnotationDataError(
-        f"unknown aggregation method {method!r}; choose one of {', '.join(METHODS)}", code="E633"
+        Errors.E633_unknown_aggregation_method.format(method=method, methods=", ".join(METHODS))
     )
 
 
@@ -306,9 +299,7 @@ def simulate_crowd(
         accuracies = rng.uniform(0.7, 0.95, size=honest).tolist()
     skill = list(accuracies) + [0.5] * n_spammers
     if len(skill) != n_workers or n_judgments > n_workers:
-        raise AnnotationDataError(
-            "need one accuracy per honest worker and n_judgments <= n_workers", code="E634"
-        )
+        raise AnnotationDataError(Errors.E634_need_one_accuracy)
     workers = [f"w{i:02d}" for i in range(honest)] + [f"spam{i}" for i in range(n_spammers)]
     truth = {f"p{i:04d}": str(int(rng.random() < positive_rate)) for i in range(n_items)}
     rows = []
@@ -368,10 +359,10 @@ def attach(
     unknown = sorted(set(judgments["pair"]) - known)
     if unknown:
         raise DataFormatError(
-            f"judgments for pairs not in the pair set: {unknown[:5]}"
-            f"{' ...' if len(unknown) > 5 else ''}",
+            Errors.E635_judgments_pairs_pair.format(
+                unknown_5=unknown[:5], if_len_unknown_5_else=" ..." if len(unknown) > 5 else ""
+            ),
             field="pair",
-            code="E635",
         )
     by_pair: dict[str, list[Judgment]] = {}
     for row in judgments.itertuples(index=False):

@@ -31,7 +31,7 @@ from parakit.annotate.models import (
     Project,
 )
 from parakit.annotate.tasks import CLASSIFY
-from parakit.errors import AnnotateError, Conflict, NotFound
+from parakit.errors import AnnotateError, Conflict, Errors, NotFound
 from parakit.labels import LabelScheme, scheme_from_spec
 
 T = TypeVar("T")
@@ -69,9 +69,7 @@ def require_store(target: str | Path) -> None:
     if "://" in text or Path(text).is_file():
         return
     what = "a folder, not a store" if Path(text).is_dir() else "no store"
-    raise AnnotateError(
-        f"{what} at {text}; create one with `parakit annotate init {text}`", code="E660"
-    )
+    raise AnnotateError(Errors.E660_create_one_parakit.format(what=what, text=text))
 
 
 def check_workers(target: str | Path, workers: int) -> None:
@@ -86,15 +84,7 @@ def check_workers(target: str | Path, workers: int) -> None:
         AnnotateError: E663 ``workers`` > 1 and ``target`` is a SQLite store.
     """
     if workers > 1 and store_url(target).startswith("sqlite"):
-        raise AnnotateError(
-            f"{target}: a SQLite store is served by one process: its writers queue fairly only "
-            f"inside one, and {workers} processes leave annotators waiting seconds for a save "
-            "while another writes; serve it with --workers 1 (one process serves a team of "
-            "dozens), or move the store to PostgreSQL for several workers (`parakit annotate "
-            "backup STORE -o dump.jsonl.gz`, then `parakit annotate restore dump.jsonl.gz "
-            "postgresql://...`)",
-            code="E663",
-        )
+        raise AnnotateError(Errors.E663_sqlite_store_served.format(target=target, workers=workers))
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from parakit.errors import NotFound
+from parakit.errors import Errors, NotFound
 
 CLASSIFY = "classify"
 EXTRACT = "extract"
@@ -100,5 +100,5 @@ def task_spec(name: str, *, unit: str | None = None, assignable: bool = False) -
         if (unit is None or s.unit == unit) and (not assignable or s.assign is not None)
     ]
     if spec is None or spec.name not in fits:
-        raise NotFound(f"unknown task {name!r}; use {', '.join(fits)}", code="E606")
+        raise NotFound(Errors.E606_unknown_task_use.format(name=name, fits=", ".join(fits)))
     return spec

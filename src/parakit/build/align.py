@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from parakit.build.documents import SkipCounter, drop_empty
-from parakit.errors import ParakitError
+from parakit.errors import Errors, ParakitError
 from parakit.schema import Document, Pair, PairSet, Span
 
 
@@ -85,8 +85,7 @@ class DocumentAligner:
     def _check_band(self) -> None:
         if not 0.0 <= self.low <= self.high <= 1.0:
             raise ParakitError(
-                f"similarity band [{self.low}, {self.high}] must satisfy 0 <= low <= high <= 1",
-                code="E500",
+                Errors.E500_similarity_band_must.format(low=self.low, high=self.high)
             )
 
     def fit(self, texts: Iterable[str]) -> DocumentAligner:
@@ -96,7 +95,7 @@ class DocumentAligner:
         self._check_band()
         texts = list(texts)
         if not any(t.strip() for t in texts):
-            raise ParakitError("cannot fit the aligner: every text is empty", code="E501")
+            raise ParakitError(Errors.E501_fit_aligner_every)
         self.vectorizer_ = char_ngram_vectorizer(
             self.ngram_range,
             self.analyzer,
@@ -109,13 +108,13 @@ class DocumentAligner:
     def transform(self, texts: Sequence[str]) -> Any:
         """L2-normalised sparse document vectors (rows)."""
         if not hasattr(self, "vectorizer_"):
-            raise ParakitError("DocumentAligner is not fitted; call fit(texts) first", code="E500")
+            raise ParakitError(Errors.E500_documentaligner_fitted_call)
         return self.vectorizer_.transform(list(texts))
 
     def similarity(self, texts1: Sequence[str], texts2: Sequence[str]) -> np.ndarray:
         """Cosine of each ``(texts1[i], texts2[i])``."""
         if len(texts1) != len(texts2):
-            raise ParakitError("texts1 and texts2 differ in length", code="E500")
+            raise ParakitError(Errors.E500_texts_texts_differ)
         if not len(texts1):
             return np.empty(0, dtype=np.float64)
         a, b = self.transform(texts1), self.transform(texts2)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from parakit.build.align import DocumentAligner, DocumentPair, document_pairs_to_pairset
 from parakit.build.documents import SkipCounter, drop_empty
-from parakit.errors import DataFormatError, ParakitError
+from parakit.errors import DataFormatError, Errors, ParakitError
 from parakit.schema import Document, PairSet
 
 
@@ -45,13 +45,13 @@ def assignment_pairs(
         seed: random seed of the capped choice.
     """
     if max_pairs is not None and max_pairs < 1:
-        raise ParakitError("max_pairs must be >= 1 or None", code="E500")
+        raise ParakitError(Errors.E500_max_pairs_must)
     skips = skips if skips is not None else SkipCounter()
     answers = drop_empty(answers, skips)
     groups: dict[str, list[Document]] = {}
     for doc in answers:
         if key not in doc.metadata:
-            raise DataFormatError(f"answer {doc.id!r} has no {key!r}", field=key, code="E502")
+            raise DataFormatError(Errors.E502_answer.format(doc_id=doc.id, key=key), field=key)
         groups.setdefault(str(doc.metadata[key]), []).append(doc)
     band = aligner is not None
     aligner = aligner or DocumentAligner()

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, Errors
 from parakit.schema import Document
 
 logger = logging.getLogger("parakit.build")
@@ -50,20 +50,14 @@ def decode_bytes(
             return data.decode(encoding)
         except (UnicodeDecodeError, LookupError):
             continue
-    raise DataFormatError(
-        f"cannot decode the file with any of the encodings {list(encodings)}; pass the file's "
-        "real encoding (Python API: encodings=[...]; CLI: --encoding, repeatable, e.g. "
-        "--encoding utf-8 --encoding cp1252)",
-        path=path,
-        code="E503",
-    )
+    raise DataFormatError(Errors.E503_decode_file_any.format(encodings=list(encodings)), path=path)
 
 
 def read_text_file(path: str | Path, encodings: Sequence[str] = DEFAULT_ENCODINGS) -> str:
     """Read a whole text file with :func:`decode_bytes`."""
     path = Path(path)
     if not path.is_file():
-        raise DataFormatError("no such file", path=path, code="E103")
+        raise DataFormatError(Errors.E103_such_file, path=path)
     return decode_bytes(path.read_bytes(), path, encodings)
 
 
@@ -72,17 +66,15 @@ def document_from_record(
 ) -> Document:
     """A :class:`Document` from one JSON record; keys other than id/text go to metadata."""
     if not isinstance(record, dict):
-        raise DataFormatError("expected a JSON object", path=path, line=line, code="E502")
+        raise DataFormatError(Errors.E502_expected_json_object, path=path, line=line)
     for key in ("id", text_field):
         if key not in record:
             raise DataFormatError(
-                f"missing field {key!r}", path=path, line=line, field=key, code="E502"
+                Errors.E502_missing_field.format(key=key), path=path, line=line, field=key
             )
     text = record[text_field]
     if not isinstance(text, str):
-        raise DataFormatError(
-            "expected a string", path=path, line=line, field=text_field, code="E502"
-        )
+        raise DataFormatError(Errors.E502_expected_string, path=path, line=line, field=text_field)
     metadata = dict(record.get("metadata") or {})
     metadata.update({k: v for k, v in record.items() if k not in ("id", text_field, "metadata")})
     return Document(str(record["id"]), text, metadata)

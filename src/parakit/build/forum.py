@@ -23,7 +23,7 @@ from pathlib import Path
 
 from parakit.build.align import DocumentAligner, document_pairs_to_pairset
 from parakit.build.documents import SkipCounter, read_documents
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, Errors
 from parakit.schema import Document, PairSet
 from parakit.text import normalize
 
@@ -59,7 +59,7 @@ def forum_pairs(
     for doc in messages:
         for key in ("title", "subforum"):
             if key not in doc.metadata:
-                raise DataFormatError(f"message {doc.id!r} has no {key!r}", field=key, code="E502")
+                raise DataFormatError(Errors.E502_message.format(doc_id=doc.id, key=key), field=key)
     aligned = aligner.align(
         messages,
         key=lambda d: (_norm_title(str(d.metadata["title"])), str(d.metadata["subforum"])),

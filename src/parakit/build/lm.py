@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import ParakitError
+from parakit.errors import Errors, ParakitError
 from parakit.text import get_tokenizer
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
@@ -81,13 +81,13 @@ class NgramLM:
 
     def _check(self) -> None:
         if self.order < 1:
-            raise ParakitError("order must be >= 1", code="E507")
+            raise ParakitError(Errors.E507_order_must)
         if self.smoothing not in ("kneser-ney", "add-k"):
-            raise ParakitError("smoothing must be 'kneser-ney' or 'add-k'", code="E507")
+            raise ParakitError(Errors.E507_smoothing_must_kneser)
         if self.smoothing == "kneser-ney" and not 0 < self.discount < 1:
-            raise ParakitError("discount must be in (0, 1)", code="E507")
+            raise ParakitError(Errors.E507_discount_must)
         if self.smoothing == "add-k" and self.k <= 0:
-            raise ParakitError("k must be > 0", code="E507")
+            raise ParakitError(Errors.E507_must)
 
     def fit(self, sentences: Iterable[str]) -> NgramLM:
         """Count n-grams of ``sentences``; returns ``self``."""
@@ -105,7 +105,7 @@ class NgramLM:
                         continue
                     raw[n][gram] += 1
         if n_sentences == 0:
-            raise ParakitError("cannot fit a language model on zero sentences", code="E507")
+            raise ParakitError(Errors.E507_fit_language_model)
         counts: list[dict[tuple[str, ...], int]] = [{} for _ in range(n_max + 1)]
         counts[n_max] = dict(raw[n_max])
         if self.smoothing == "kneser-ney":
@@ -155,7 +155,7 @@ class NgramLM:
     def prob(self, word: str, history: Sequence[str] = ()) -> float:
         """``P(word | history)`` (the last ``order - 1`` history words count)."""
         if not hasattr(self, "counts_"):
-            raise ParakitError("NgramLM is not fitted", code="E507")
+            raise ParakitError(Errors.E507_ngramlm_fitted)
         # the last order-1 words; a plain negative start, never len(history) - (order - 1),
         # which goes negative on short histories and keeps too few words
         h = tuple(history)[-(self.order - 1) :] if self.order > 1 else ()
@@ -220,11 +220,9 @@ class NgramLM:
         from parakit.io.atomic import atomic_write
 
         if not hasattr(self, "counts_"):
-            raise ParakitError("NgramLM is not fitted", code="E507")
+            raise ParakitError(Errors.E507_ngramlm_fitted)
         if self.smoothing != "kneser-ney":
-            raise ParakitError(
-                "only a kneser-ney NgramLM is a back-off model ARPA can hold", code="E507"
-            )
+            raise ParakitError(Errors.E507_only_kneser_ney)
         d = self.discount
 
         def backoff(gram: tuple[str, ...]) -> float | None:
@@ -313,19 +311,15 @@ class KenLM:
         try:
             import kenlm
         except ImportError:
-            raise ParakitError(
-                "KenLM models need the kenlm package (pip install kenlm); or "
-                "train parakit's NgramLM: parakit build translate --lm-train",
-                code="E507",
-            ) from None
+            raise ParakitError(Errors.E507_kenlm_models_need) from None
         self.path = str(path)
         if not Path(path).is_file():
-            raise ParakitError(f"{path}: language model file not found", code="E507")
+            raise ParakitError(Errors.E507_language_model_file.format(path=path))
         try:
             self.model_ = kenlm.Model(self.path)
         except (OSError, RuntimeError) as err:  # KenLM's own message names the line at fault
             raise ParakitError(
-                f"{path}: KenLM cannot read the model: {str(err)[:300]}", code="E507"
+                Errors.E507_kenlm_read_model.format(path=path, err=str(err)[:300])
             ) from None
 
         recorded = _arpa_tokenizer(Path(path))
@@ -415,7 +409,9 @@ def lm_order(
         ([1, 0], [0, 1])
     """
     if score not in LM_SCORES:
-        raise ParakitError(f"unknown LM score {score!r}; use {' or '.join(LM_SCORES)}", code="E507")
+        raise ParakitError(
+            Errors.E507_unknown_lm_score.format(score=score, lm_scores=" or ".join(LM_SCORES))
+        )
     per_token = score == "token"
     scores = np.array(
         [lm.log_prob(s) / (lm.n_tokens(s) if per_token else 1) for s in sentences], dtype=np.float64

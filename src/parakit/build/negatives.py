@@ -22,7 +22,7 @@ import logging
 import random
 from collections.abc import Iterable, Sequence
 
-from parakit.errors import ParakitError
+from parakit.errors import Errors, ParakitError
 from parakit.schema import Pair, PairSet
 from parakit.text import get_tokenizer
 
@@ -61,12 +61,12 @@ def random_negatives(
         unlabelled candidate pairs with ``metadata["wor"]``.
     """
     if n < 0:
-        raise ParakitError("n must be >= 0", code="E508")
+        raise ParakitError(Errors.E508_must)
     if wor_band is not None and not 0.0 <= wor_band[0] <= wor_band[1] <= 1.0:
-        raise ParakitError("wor_band must satisfy 0 <= low <= high <= 1", code="E508")
+        raise ParakitError(Errors.E508_wor_band_must)
     unique = list(dict.fromkeys(s for s in sentences if s.strip()))
     if len(unique) < 2:
-        raise ParakitError("need at least two distinct non-empty sentences", code="E501")
+        raise ParakitError(Errors.E501_need_least_two)
     tokenize = get_tokenizer(lang=lang, method=method)
     token_sets = [frozenset(tokenize(s)) for s in unique]
     rng = random.Random(seed)
@@ -194,11 +194,11 @@ def nearest_negatives(
     from parakit.text.similarity import char_ngram_vectorizer
 
     if chunk_size < 1:
-        raise ParakitError("chunk_size must be >= 1", code="E508")
+        raise ParakitError(Errors.E508_chunk_size_must)
     texts1 = [p.text1 for p in pairs]
     texts2 = [p.text2 for p in pairs]
     if len(pairs) < 2:
-        raise ParakitError("need at least two pairs to mine negatives from", code="E501")
+        raise ParakitError(Errors.E501_need_least_two_pairs)
     vectorizer = char_ngram_vectorizer(ngram_range).fit(texts1 + texts2)
     anchors, partners = vectorizer.transform(texts1), vectorizer.transform(texts2).T.tocsc()
     # integer ids of texts make the "same text" masks vectorised comparisons

@@ -32,7 +32,7 @@ import numpy as np
 
 from parakit.build.align import DocumentAligner, DocumentPair, document_pairs_to_pairset
 from parakit.build.documents import SkipCounter, iter_records
-from parakit.errors import DataFormatError, ParakitError
+from parakit.errors import DataFormatError, Errors, ParakitError
 from parakit.schema import Document, Pair, PairSet
 
 
@@ -66,7 +66,7 @@ def _parse_time(value: Any, path: str | Path, line: int) -> dt.datetime:
         time = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
         raise DataFormatError(
-            f"not an ISO 8601 time: {value!r}", path=path, line=line, field="time", code="E502"
+            Errors.E502_iso_time.format(value=value), path=path, line=line, field="time"
         ) from None
     if time.tzinfo is None:
         time = time.replace(tzinfo=dt.UTC)  # naive times are read as UTC
@@ -79,11 +79,11 @@ def read_articles(path: str | Path, skips: SkipCounter | None = None) -> list[Ar
     out = []
     for line, record in iter_records(path):
         if not isinstance(record, dict):
-            raise DataFormatError("expected a JSON object", path=path, line=line, code="E502")
+            raise DataFormatError(Errors.E502_expected_json_object, path=path, line=line)
         for key in ("id", "source", "time", "body"):
             if key not in record:
                 raise DataFormatError(
-                    f"missing field {key!r}", path=path, line=line, field=key, code="E502"
+                    Errors.E502_missing_field.format(key=key), path=path, line=line, field=key
                 )
         body = str(record["body"] or "")
         if not body.strip():
@@ -125,7 +125,7 @@ def align_news(
         aligned pairs, highest body similarity first.
     """
     if window_days < 0:
-        raise ParakitError("window_days must be >= 0", code="E500")
+        raise ParakitError(Errors.E500_window_days_must)
     if not articles_a or not articles_b:
         return []
     if not hasattr(aligner, "vectorizer_"):

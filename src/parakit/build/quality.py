@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from parakit.errors import ParakitError
+from parakit.errors import Errors, ParakitError
 from parakit.text import sentence_bleu
 
 
@@ -33,11 +33,11 @@ def back_translation_qe(
         tokenize: SacreBLEU tokenizer of the source language.
     """
     if not back_translations:
-        raise ParakitError("need back-translations of at least one system", code="E505")
+        raise ParakitError(Errors.E505_need_back_translations)
     qe = np.ones(len(sources), dtype=np.float64)
     for system in back_translations:
         if len(system) != len(sources):
-            raise ParakitError("each system needs one back-translation per source", code="E505")
+            raise ParakitError(Errors.E505_each_system_needs)
         qe *= np.array(
             [
                 sentence_bleu(bt, src, tokenize=tokenize) / 100.0

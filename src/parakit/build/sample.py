@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import ParakitError
+from parakit.errors import Errors, ParakitError
 from parakit.schema import Pair, PairSet
 from parakit.text import CharNgramSimilarity, similarity_bins, word_overlap_rates
 
@@ -124,10 +124,7 @@ def compute_measure(
             return np.array([float(p.metadata[measure]) for p in pairs])
         except KeyError:
             pass
-    raise ParakitError(
-        f"unknown measure {measure!r}: use 'wor', 'char' or a metadata key present on every pair",
-        code="E508",
-    )
+    raise ParakitError(Errors.E508_unknown_measure_use.format(measure=measure))
 
 
 def balanced_sample(
@@ -162,7 +159,7 @@ def balanced_sample(
         ``(sample, report)``; sampled pairs get ``metadata["bin"]`` and the measure's value.
     """
     if n_per_bin < 0:
-        raise ParakitError("n_per_bin must be >= 0", code="E508")
+        raise ParakitError(Errors.E508_per_bin_must)
     if order_by is not None and not any(order_by in p.metadata for p in pairs):
         present = sorted({k for p in pairs for k in p.metadata})
         raise ParakitError(
@@ -179,7 +176,7 @@ def balanced_sample(
         else np.asarray(values, dtype=np.float64)
     )
     if sim.shape != (len(pairs),):
-        raise ParakitError("values must have one entry per pair", code="E508")
+        raise ParakitError(Errors.E508_values_must_one)
     bins, edges = _bins(sim, measure, n_bins)
     exact = (
         np.array([p.text1 == p.text2 for p in pairs], dtype=bool)
@@ -265,7 +262,7 @@ def sample_file(
     from parakit.io.validate import Where
 
     if n_per_bin < 0:
-        raise ParakitError("n_per_bin must be >= 0", code="E508")
+        raise ParakitError(Errors.E508_per_bin_must)
     header: dict[str, Any] = {}
 
     def pairs() -> Iterator[tuple[int, Pair]]:

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from parakit.build.documents import SkipCounter, iter_records
-from parakit.errors import DataFormatError, ParakitError
+from parakit.errors import DataFormatError, Errors, ParakitError
 from parakit.schema import Pair, PairSet
 from parakit.text import dedup_key, get_tokenizer, split_sentences
 
@@ -176,7 +176,7 @@ class UnigramModel:
             counts.update(tokenize(sentence))
         total = sum(counts.values())
         if not total:
-            raise ParakitError("cannot fit a unigram model on no tokens", code="E507")
+            raise ParakitError(Errors.E507_fit_unigram_model)
         self.probabilities_ = {w: c / total for w, c in counts.items()}
         self.n_tokens_ = total
         return self
@@ -229,20 +229,16 @@ def read_posts(path: str | Path, skips: SkipCounter | None = None) -> list[Group
     groups: dict[str, Group] = {}
     for line, record in iter_records(path):
         if not isinstance(record, dict):
-            raise DataFormatError("expected a JSON object", path=path, line=line, code="E502")
+            raise DataFormatError(Errors.E502_expected_json_object, path=path, line=line)
         for key in ("group", "text"):
             if key not in record:
                 raise DataFormatError(
-                    f"missing field {key!r}", path=path, line=line, field=key, code="E502"
+                    Errors.E502_missing_field.format(key=key), path=path, line=line, field=key
                 )
         kind = str(record.get("kind") or "trend")
         if kind not in ("trend", "url"):
             raise DataFormatError(
-                f"kind must be 'trend' or 'url', not {kind!r}",
-                path=path,
-                line=line,
-                field="kind",
-                code="E502",
+                Errors.E502_kind_must_trend.format(kind=kind), path=path, line=line, field="kind"
             )
         text = str(record["text"] or "")
         if not text.strip():
@@ -290,7 +286,7 @@ def clean_groups(
     """Clean every group's sentences (M2); dedupe within a ``group`` or ``global``-ly; drop
     groups left with fewer than ``min_sentences``."""
     if dedupe not in ("group", "global"):
-        raise ParakitError("dedupe must be 'group' or 'global'", code="E500")
+        raise ParakitError(Errors.E500_dedupe_must_group)
     cleaner = cleaner or SentenceCleaner()
     skips = skips if skips is not None else SkipCounter()
     seen: set[str] = set()
@@ -416,7 +412,7 @@ def url_pairs(n_sentences: int, seed: int | None, size: int = 11) -> list[tuple[
     if seed is None:
         return []
     if not 0 <= seed < min(size, n_sentences):
-        raise ParakitError(f"seed index {seed} is outside the top {size}", code="E500")
+        raise ParakitError(Errors.E500_seed_index_outside.format(seed=seed, size=size))
     return [(seed, j) for j in range(min(size, n_sentences)) if j != seed]
 
 
@@ -491,7 +487,7 @@ def social_candidates(
         ``time`` = the group's time, ``metadata``: stage, ranks, topic.
     """
     if stage not in ("pilot", "follow-up", "url"):
-        raise ParakitError("stage must be 'pilot', 'follow-up' or 'url'", code="E500")
+        raise ParakitError(Errors.E500_stage_must_pilot)
     kind = "url" if stage == "url" else "trend"
     pairs: list[Pair] = []
     skipped: Counter[str] = Counter()
@@ -505,7 +501,7 @@ def social_candidates(
             chosen = pilot
         elif stage == "follow-up":
             if pilot_counts is None:
-                raise ParakitError("stage 'follow-up' needs pilot_counts", code="E500")
+                raise ParakitError(Errors.E500_stage_follow_up)
             if group.id not in pilot_counts:
                 skipped["no-pilot-count"] += 1
                 continue
@@ -516,7 +512,7 @@ def social_candidates(
             chosen = follow_up_pairs(n, size, rng, exclude=pilot)
         else:
             if url_seeds is None:
-                raise ParakitError("stage 'url' needs url_seeds (group -> seed index)", code="E500")
+                raise ParakitError(Errors.E500_stage_url_needs)
             chosen = url_pairs(n, url_seeds.get(group.id))
             if not chosen:
                 skipped["no-seed"] += 1

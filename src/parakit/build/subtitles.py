@@ -45,7 +45,7 @@ from typing import Any
 
 from parakit.build.align import DocumentAligner, DocumentPair, document_pairs_to_pairset
 from parakit.build.documents import DEFAULT_ENCODINGS, SkipCounter, read_text_file
-from parakit.errors import DataFormatError, ParakitError
+from parakit.errors import DataFormatError, Errors, ParakitError
 from parakit.schema import Document, PairSet
 
 
@@ -84,18 +84,15 @@ def read_srt(path: str | Path, encodings: Sequence[str] = DEFAULT_ENCODINGS) -> 
         if isinstance(start, int):
             line = text.count("\n", 0, start) + 1
         raise DataFormatError(
-            f"broken SRT block (timestamps must look like 00:01:02,345 --> 00:01:04,000): {err}",
-            path=path,
-            line=line,
-            code="E504",
+            Errors.E504_broken_srt_block.format(err=err), path=path, line=line
         ) from None
     subtitles = [s for s in subtitles if s.content.strip()]
     if not subtitles:
-        raise DataFormatError("no subtitle with text", path=path, code="E501")
+        raise DataFormatError(Errors.E501_subtitle_text, path=path)
     for sub in subtitles:
         if sub.end < sub.start:
             raise DataFormatError(
-                f"subtitle {sub.index} ends before it starts", path=path, code="E504"
+                Errors.E504_subtitle_ends_before.format(sub_index=sub.index), path=path
             )
     subtitles.sort(key=lambda s: (s.start, s.end))
     return subtitles
@@ -106,11 +103,7 @@ def _layout_entries(root: Path) -> list[dict[str, Any]]:
     for path in sorted(root.rglob("*.srt")):
         rel = path.relative_to(root)
         if len(rel.parts) < 2:
-            raise DataFormatError(
-                "SRT files must be inside a title folder (ROOT/<title>/<version>.srt)",
-                path=path,
-                code="E502",
-            )
+            raise DataFormatError(Errors.E502_srt_files_must, path=path)
         title = "/".join(rel.parts[:-1])
         series = "/".join(rel.parts[:-2]) or None
         entries.append({"path": str(path), "title": title, "series": series, "version": path.stem})
@@ -123,9 +116,7 @@ def _manifest_entries(manifest: Path) -> list[dict[str, Any]]:
     entries = []
     for line, record in iter_records(manifest):
         if not isinstance(record, dict) or "path" not in record or "title" not in record:
-            raise DataFormatError(
-                "each manifest line needs 'path' and 'title'", path=manifest, line=line, code="E502"
-            )
+            raise DataFormatError(Errors.E502_each_manifest_line, path=manifest, line=line)
         path = Path(record["path"])
         if not path.is_absolute():
             path = manifest.parent / path
@@ -155,7 +146,7 @@ def load_versions(
         skips: counter of skipped files by reason.
     """
     if on_error not in ("skip", "raise"):
-        raise ParakitError("on_error must be 'skip' or 'raise'", code="E500")
+        raise ParakitError(Errors.E500_error_must_skip)
     skips = skips if skips is not None else SkipCounter()
     source = Path(source)
     if source.is_dir():
@@ -163,7 +154,7 @@ def load_versions(
     elif source.is_file():
         entries = _manifest_entries(source)
     else:
-        raise DataFormatError("no such folder or manifest", path=source, code="E103")
+        raise DataFormatError(Errors.E103_such_folder_manifest, path=source)
     versions = []
     for entry in entries:
         try:
@@ -193,7 +184,7 @@ def segment_lines(
     """
     width = dt.timedelta(minutes=minutes)
     if width <= dt.timedelta(0):
-        raise ParakitError("segment length must be positive", code="E500")
+        raise ParakitError(Errors.E500_segment_length_must)
     lines: dict[int, list[Any]] = {}
     for sub in subtitles:
         index = max(0, (sub.start + offset) // width)
@@ -326,7 +317,7 @@ def build_subtitle_pairs(
         ``metadata["skipped"]`` of the set counts skipped titles and files.
     """
     if not 1 <= min_segments <= max_segments:
-        raise ParakitError("need 1 <= min_segments <= max_segments", code="E500")
+        raise ParakitError(Errors.E500_need_min_segments)
     if priority is not None:
         _check_priority(priority, {v.title for v in versions})
     skips = skips if skips is not None else SkipCounter()
@@ -428,15 +419,13 @@ def _check_priority(priority: Mapping[str, float], titles: Collection[str]) -> N
     """A second round needs yields, and yields of these titles: refuse an empty table or one
     naming no title at hand (it would draw nothing and look like a round without yield)."""
     if not priority:
-        raise ParakitError(
-            "the yields table is empty: no first-round candidate names a title (give the "
-            "annotation tool's export of the first round, or a JSON object {title: count})",
-            code="E502",
-        )
+        raise ParakitError(Errors.E502_yields_table_empty.format())
     if not any(t in priority for t in titles):
         example = next(iter(priority))
         raise ParakitError(
-            f"none of the {len(priority)} titles of the yields table is a title of these "
-            f"subtitles (e.g. {example!r}; titles here look like {min(titles, default='')!r})",
-            code="E502",
+            Errors.E502_none_titles_yields.format(
+                n_priority=len(priority),
+                example=example,
+                min_titles_default=min(titles, default=""),
+            )
         )

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import SuggestError
+from parakit.errors import Errors, SuggestError
 from parakit.schema import Document, Pair, PairSet, Span
 from parakit.text.sentences import split_sentences
 from parakit.text.similarity import CharNgramSimilarity
@@ -188,7 +188,7 @@ def window_spans(
         [(0, 3, 0, 1), (0, 9, 0, 2), (4, 9, 1, 2), (4, 12, 1, 3), (10, 12, 2, 3)]
     """
     if max_window < 1:
-        raise SuggestError(f"max_window must be at least 1, not {max_window}", code="E511")
+        raise SuggestError(Errors.E511_max_window_must.format(max_window=max_window))
     out = []
     for first in range(len(sentences)):
         for size in range(1, max_window + 1):
@@ -227,7 +227,7 @@ def monotone_path(similarity: np.ndarray, gap: float = 0.1) -> list[tuple[int, i
     """
     sim = np.asarray(similarity, dtype=np.float64)
     if sim.ndim != 2:
-        raise SuggestError("similarity must be a 2-d matrix", code="E512")
+        raise SuggestError(Errors.E512_similarity_must_matrix)
     n, m = sim.shape
     if n == 0 or m == 0:
         return []
@@ -385,16 +385,12 @@ class PairSuggester:
     # -- settings ----------------------------------------------------------------------------
     def _check(self) -> None:
         if self.max_window < 1:
-            raise SuggestError(f"max_window must be at least 1, not {self.max_window}", code="E511")
+            raise SuggestError(Errors.E511_max_window_must.format(max_window=self.max_window))
         if self.band < 0:
-            raise SuggestError(f"band must be >= 0, not {self.band}", code="E511")
+            raise SuggestError(Errors.E511_band_must.format(band=self.band))
         weights = self.lexical_weight + (self.embedding_weight if self.encoder else 0.0)
         if self.lexical_weight < 0 or self.embedding_weight < 0 or weights <= 0:
-            raise SuggestError(
-                "lexical_weight and embedding_weight must be >= 0 and not both 0 "
-                "(embedding_weight counts only with an encoder)",
-                code="E511",
-            )
+            raise SuggestError(Errors.E511_lexical_weight_embedding)
 
     def get_params(self) -> dict[str, Any]:
         """The constructor arguments (scikit-learn convention)."""
@@ -647,11 +643,7 @@ def document_pairs_of(pairs: PairSet) -> list[tuple[Document, Document]]:
         if id1 in pairs.documents and id2 in pairs.documents:
             out.append((pairs.documents[id1], pairs.documents[id2]))
     if not out:
-        raise SuggestError(
-            "no pair with document context (spans into attached documents); read a corpus "
-            "with its documents (Turku: the texts file beside the data)",
-            code="E512",
-        )
+        raise SuggestError(Errors.E512_pair_document_context)
     return out
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import ParakitError
+from parakit.errors import Errors, ParakitError
 from parakit.schema import Pair, PairSet
 
 logger = logging.getLogger("parakit.build")
@@ -105,7 +105,9 @@ class HFTranslator(Translator):
             self.tokenizer_ = AutoTokenizer.from_pretrained(self.model, revision=self.revision)
             self.model_ = AutoModelForSeq2SeqLM.from_pretrained(self.model, revision=self.revision)
         except (OSError, ValueError) as err:
-            raise ParakitError(f"cannot load MT model {self.model!r}: {err}", code="E505") from None
+            raise ParakitError(
+                Errors.E505_load_mt_model.format(model=self.model, err=err)
+            ) from None
         self.device_ = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model_.to(self.device_).eval()
         self.generate_kwargs_: dict[str, Any] = {}
@@ -118,8 +120,9 @@ class HFTranslator(Translator):
                 bos = self.tokenizer_.convert_tokens_to_ids(self.tgt_lang)
                 if bos is None or bos == self.tokenizer_.unk_token_id:
                     raise ParakitError(
-                        f"the tokenizer of {self.model!r} has no language token {self.tgt_lang!r}",
-                        code="E505",
+                        Errors.E505_tokenizer_language_token.format(
+                            model=self.model, tgt_lang=self.tgt_lang
+                        )
                     )
             self.generate_kwargs_["forced_bos_token_id"] = bos
 
@@ -223,11 +226,13 @@ class OpenAITranslator(Translator):
             )
         except openai.OpenAIError as err:
             raise ParakitError(
-                f"translation request to {self.base_url} failed: {err}", code="E505"
+                Errors.E505_translation_request_failed.format(base_url=self.base_url, err=err)
             ) from None
         content = response.choices[0].message.content
         if content is None:
-            raise ParakitError(f"{self.base_url} returned no text for {text[:60]!r}", code="E505")
+            raise ParakitError(
+                Errors.E505_returned_text.format(base_url=self.base_url, text_60=text[:60])
+            )
         return content.strip()
 
     def translate_batch(self, texts: list[str]) -> list[str]:
@@ -300,9 +305,11 @@ def translate(
         outputs = translator.translate_batch(list(batch))
         if len(outputs) != len(batch):
             raise ParakitError(
-                f"{translator.signature} returned {len(outputs)} translations "
-                f"for {len(batch)} sentences",
-                code="E505",
+                Errors.E505_returned_translations_sentences.format(
+                    translator_signature=translator.signature,
+                    n_outputs=len(outputs),
+                    n_batch=len(batch),
+                )
             )
         if cache:
             cache.add(batch, outputs)
@@ -352,10 +359,10 @@ def mt_candidates(
     from parakit.build.quality import back_translation_qe
 
     if len(systems) < 2:
-        raise ParakitError("need at least two MT systems", code="E505")
+        raise ParakitError(Errors.E505_need_least_two)
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
-        raise ParakitError(f"system names must be unique: {names}", code="E505")
+        raise ParakitError(Errors.E505_system_names_must.format(names=names))
     sources = [s for s in dict.fromkeys(sources) if s.strip()]
     lm_scores: dict[str, float] = {}
     if lm is not None:

@@ -21,6 +21,8 @@ from parakit.cli.options import (
 )
 from parakit.io._open import load_json
 
+from ..errors import Errors
+
 app = typer.Typer(
     add_completion=False,
     help="Corpus construction: align documents, make candidates, sample.",
@@ -167,11 +169,7 @@ def _used_segments(path: Path) -> set[tuple[str, int]]:
         segment = pair.metadata.get("segment")
         if title is None or segment is None:
             raise DataFormatError(
-                f"pair {pair.id!r} has no title (group) or segment: not a `parakit build "
-                "subtitles` output",
-                path=path,
-                field="segment",
-                code="E500",
+                Errors.E500_pair_title_group.format(pair_id=pair.id), path=path, field="segment"
             )
         used.add((str(title), int(segment)))
     return used
@@ -190,9 +188,9 @@ def _title_yields(path: Path) -> dict[str, float]:
         data = load_json(path)
         if isinstance(data, dict):
             if not all(isinstance(v, int | float) for v in data.values()):
-                raise DataFormatError("yields must be numbers", path=path, code="E500")
+                raise DataFormatError(Errors.E500_yields_must_numbers, path=path)
             if not data:
-                raise DataFormatError("the yields table is empty", path=path, code="E502")
+                raise DataFormatError(Errors.E502_yields_table_empty_2, path=path)
             return {str(k): float(v) for k, v in data.items()}
     pairs = read_pairs(path, status=False)
     counts: Counter[str] = Counter()
@@ -839,12 +837,9 @@ def expert_batches_cmd(
         lacking = next((p for p in pairs if p.group is None), None)
         if lacking is not None:
             raise DataFormatError(
-                f"pair {lacking.id!r} has no group (its trend or URL); batches are made per "
-                "group: give every pair its group, or cluster the whole corpus with "
-                "--no-per-group",
+                Errors.E502_pair_group_trend_url.format(lacking_id=lacking.id),
                 path=corpus,
                 field="group",
-                code="E502",
             )
         found = group_clusters(pairs, reading=reading, min_size=min_size)
     else:
@@ -863,9 +858,8 @@ def expert_batches_cmd(
         from parakit.errors import ParakitError
 
         raise ParakitError(
-            f"no cluster has more than --n-seeds {n_seeds} members (largest: "
-            f"{max(sizes, default=0)}), so no seed has a partner: nothing written (fewer "
-            "seeds, or more positive pairs per group)",
-            code="E501",
+            Errors.E501_cluster_more_seeds.format(
+                n_seeds=n_seeds, max_sizes_default_0=max(sizes, default=0)
+            )
         )
     _write(batch, output)

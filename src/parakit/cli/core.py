@@ -52,7 +52,7 @@ def errors(
     ] = False,
 ) -> None:
     """What an error code means; without a code, every code."""
-    from parakit.errors import CODES, errors_markdown, explain
+    from parakit.errors import CODES, errors_markdown, explain, messages
 
     if markdown:
         typer.echo(errors_markdown(), nl=False)
@@ -65,6 +65,8 @@ def errors(
         typer.echo(f"{code.strip('[]').upper()}  {explain(code)}")
     except KeyError as err:
         raise typer.BadParameter(str(err.args[0]), param_hint="CODE") from None
+    for text in messages(code):
+        typer.echo(f"  {text}")
 
 
 @app.command()

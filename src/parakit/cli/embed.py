@@ -23,6 +23,8 @@ from parakit.cli.options import (
 from parakit.cli.release import LicenseOpt, PrivateOpt, PushOpt, push, recipe_command
 from parakit.models.card import biencoder_card
 
+from ..errors import Errors
+
 app = typer.Typer(
     add_completion=False,
     help="Train and evaluate paraphrase embeddings (bi-encoders).",
@@ -205,7 +207,7 @@ def _gold_inputs(
         if label == 1
     ]
     if not positives:
-        raise MineError(f"{gold}: no paraphrase pairs to measure recall on", code="E805")
+        raise MineError(Errors.E805_paraphrase_pairs_measure.format(gold=gold))
     distractors = [r["text"] for r in iter_collection(pool)] if pool is not None else []
     return positives, distractors
 

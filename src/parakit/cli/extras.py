@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from parakit.errors import MissingExtraError
+from parakit.errors import Errors, MissingExtraError
 
 #: extra -> the top-level modules its packages install (import names, not distribution names)
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
@@ -134,8 +134,9 @@ def missing_extra_error(err: BaseException, group: str | None) -> MissingExtraEr
                 top = name.split(".")[0]
                 where = f"'parakit {group}'" if group else "this command"
                 return MissingExtraError(
-                    f"{where} needs {top}, from the optional extra '{extra}', which is not "
-                    f"installed: {install_line([extra])}"
+                    Errors.E090_needs_optional_extra.format(
+                        where=where, top=top, extra=extra, install_line_extra=install_line([extra])
+                    )
                 )
         current = current.__cause__ or current.__context__
     return None

@@ -28,6 +28,8 @@ from parakit.cli.options import (
     show_progress,
 )
 
+from ..errors import Errors
+
 app = typer.Typer(
     add_completion=False,
     help="Vector index, nearest-neighbour mining, retrieval evaluation, tiles, dataset growth.",
@@ -451,10 +453,10 @@ def _read_confidences(scores: Path, data: Any, against: Path) -> tuple[Any, Any]
         frame = pd.read_csv(scores, dtype={"id": str, "text1": str, "text2": str},
                             keep_default_na=False)  # fmt: skip
     except (ValueError, pd.errors.ParserError) as err:
-        raise MineError(f"{scores}: not a CSV file: {err}", code="E805") from None
+        raise MineError(Errors.E805_csv_file.format(scores=scores, err=err)) from None
     n = len(data)
     if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != n:
-        raise MineError(f"{scores}: need columns neg_conf, pos_conf and {n} rows", code="E805")
+        raise MineError(Errors.E805_need_columns_neg.format(scores=scores, n=n))
     if "id" in frame.columns:
         texts = "text1" in frame.columns and "text2" in frame.columns
         for line, (pair, row) in enumerate(zip(data, frame.itertuples(), strict=True), start=2):
@@ -515,13 +517,11 @@ def tiles_cmd(
     missing = [i for i, p in enumerate(data) if "lex_similarity" not in p.metadata]
     if missing:
         raise MineError(
-            f"{sample}: pair {missing[0] + 1} has no lexical similarity "
-            "(metadata 'lex_similarity')",
-            code="E805",
+            Errors.E805_pair_lexical_similarity.format(sample=sample, missing_0_1=missing[0] + 1)
         )
     lex = np.asarray([p.metadata["lex_similarity"] for p in data])
     if sum(x is not None for x in (scores, classifier, baseline_model)) != 1:
-        raise MineError("give exactly one of --scores, --classifier, --baseline-model", code="E805")
+        raise MineError(Errors.E805_give_exactly_one)
     if scores is not None:
         neg, pos = _read_confidences(scores, data, sample)
         source = f"scores file {scores}"
@@ -622,14 +622,16 @@ def select_cmd(
     from parakit.mine.tiles import SelectionRules, select_pairs
 
     if (scores is None) == (classifier is None):
-        raise MineError("give exactly one of --scores, --classifier", code="E805")
+        raise MineError(Errors.E805_give_exactly_one_scores)
     data = read_pairs(candidates, fmt)
     rules = asdict(SelectionRules())
     estimate: dict[str, Any] = {}
     if tiles is not None:
         estimate = load_json(tiles / "selection.json")
         if not isinstance(estimate, dict) or not isinstance(estimate.get("rules"), dict):
-            raise MineError(f"{tiles / 'selection.json'}: no 'rules' object", code="E805")
+            raise MineError(
+                Errors.E805_rules_object.format(tiles_selection_json=tiles / "selection.json")
+            )
         rules.update({k: float(v) for k, v in estimate["rules"].items() if k in rules})
     given = {"neg_lex_max": neg_lex_max, "neg_conf_min": neg_conf_min,
              "pos_lex_min": pos_lex_min, "pos_conf_min": pos_conf_min}  # fmt: skip

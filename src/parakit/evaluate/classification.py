@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import EvaluationError
+from parakit.errors import Errors, EvaluationError
 from parakit.evaluate.base import Evaluator
 from parakit.labels import LabelScheme, get_scheme
 
@@ -385,9 +385,7 @@ def gold_labels(pairs: Any) -> list[str]:
     """
     missing = next((p.id for p in pairs if p.label is None), None)
     if missing is not None:
-        raise EvaluationError(
-            f"pair {missing!r} has no gold label; evaluation needs labels", code="E961"
-        )
+        raise EvaluationError(Errors.E961_pair_gold_label.format(missing=missing))
     return [p.label for p in pairs]
 
 
@@ -406,9 +404,7 @@ def binary_view(model: Any, pairs: Any, reading: str | None = None) -> tuple[Any
         pairs = pairs.to_binary(reading)
     except Exception as err:
         raise EvaluationError(
-            f"the model predicts binary labels (0/1) but the pairs' {scheme.name!r} labels "
-            f"have no binary reading ({err})",
-            code="E969",
+            Errors.E969_model_predicts_binary.format(scheme_name=scheme.name, err=err)
         ) from None
     return pairs, get_scheme(pairs.scheme)
 
@@ -553,8 +549,9 @@ class ClassificationEvaluator(Evaluator):
     ) -> None:
         if primary not in self.METRICS:
             raise EvaluationError(
-                f"unknown selection metric {primary!r}; use {', '.join(self.METRICS)}",
-                code="E963",
+                Errors.E963_unknown_selection_metric.format(
+                    primary=primary, metrics=", ".join(self.METRICS)
+                )
             )
         self.pairs = pairs
         self.name = name

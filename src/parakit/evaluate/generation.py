@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from parakit.errors import DataFormatError, GenerationMetricError
+from parakit.errors import DataFormatError, Errors, GenerationMetricError
 from parakit.evaluate.base import Evaluator
 from parakit.io.jsonl import iter_jsonl
 from parakit.text import corpus_bleu, sentence_bleu
@@ -117,7 +117,7 @@ def reference_diversity(
         means.append(float(np.mean(scores)))
         maxes.append(max(scores))
     if not means:
-        raise GenerationMetricError("no source has a reference", code="E911")
+        raise GenerationMetricError(Errors.E911_source_reference)
     return {
         "min": float(np.mean(mins)),
         "avg": float(np.mean(means)),
@@ -166,9 +166,7 @@ class BertScore:
             if layers is None:
                 if self.model not in model2layers:
                     raise GenerationMetricError(
-                        f"bert-score has no default layer for {self.model!r}; pass num_layers "
-                        "(for example --num-layers 6 for all-MiniLM-L6-v2)",
-                        code="E912",
+                        Errors.E912_bert_score_default.format(model=self.model)
                     )
                 layers = model2layers[self.model]
             from parakit.offline import resolve_model
@@ -185,9 +183,7 @@ class BertScore:
                 )
             except OSError as err:
                 raise GenerationMetricError(
-                    f"cannot load the BERTScore model {self.model!r} ({err}); download it first "
-                    "or pass a local model folder (--bertscore-model PATH --num-layers N)",
-                    code="E918",
+                    Errors.E918_load_bertscore_model.format(model=self.model, err=err)
                 ) from err
         return self._scorer
 
@@ -236,7 +232,7 @@ def bert_ibleu(
     b = np.asarray(bertscore, dtype=float)
     d = 1.0 - np.asarray(self_bleu, dtype=float)
     if beta < 0:
-        raise GenerationMetricError(f"beta must be >= 0, got {beta}", code="E913")
+        raise GenerationMetricError(Errors.E913_beta_must_got.format(beta=beta))
     with np.errstate(divide="ignore"):
         inv = (beta / b + 1.0 / d) / (beta + 1.0)
         out = np.where((b <= 0) | (d <= 0), 0.0, 1.0 / inv)
@@ -292,7 +288,7 @@ def evaluate_generations(
     """
     _check_lengths(outputs, sources, "sources")
     if not sources:
-        raise GenerationMetricError("nothing to evaluate: no sources", code="E914")
+        raise GenerationMetricError(Errors.E914_nothing_evaluate_sources)
     scorer = scorer if scorer is not None else BertScore()
     sb_corpus, sb_sent = self_bleu(outputs, sources, tokenize=tokenize, lowercase=lowercase)
     bs = scorer(list(outputs), list(sources))
@@ -456,9 +452,7 @@ def read_generations(path: str | Path) -> list[dict[str, Any]]:
     for number, row in iter_jsonl(path, code="E915"):
         for key in ("source", "generation"):
             if not isinstance(row, dict) or not isinstance(row.get(key), str):
-                raise DataFormatError(
-                    "missing or not a string", path=path, line=number, field=key, code="E915"
-                )
+                raise DataFormatError(Errors.E915_missing_string, path=path, line=number, field=key)
         rows.append(row)
     return rows
 
@@ -471,12 +465,10 @@ def align_references(
     for number, source in enumerate(sources, start=1):
         if source not in references:
             raise DataFormatError(
-                f"source {source[:60]!r} has no references in the reference file; evaluate "
-                "generations of that test set only",
+                Errors.E916_source_references_reference.format(source_60=source[:60]),
                 path=path,
                 line=number,
                 field="source",
-                code="E916",
             )
         out.append(list(references[source]))
     return out
@@ -485,7 +477,7 @@ def align_references(
 def _check_lengths(a: Sequence[Any], b: Sequence[Any], what: str) -> None:
     if len(a) != len(b):
         raise GenerationMetricError(
-            f"{len(a)} outputs but {len(b)} {what}; give one per output", code="E917"
+            Errors.E917_outputs_but_give.format(n_a=len(a), n_b=len(b), what=what)
         )
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from parakit.errors import DataFormatError, HumanEvalError
+from parakit.errors import DataFormatError, Errors, HumanEvalError
 from parakit.io.atomic import atomic_write
 
 ASPECTS: tuple[str, ...] = ("fluency", "semantic_similarity", "diversity")
@@ -146,12 +146,12 @@ def export_rating_sheet(
     for number, item in enumerate(items, start=1):
         for field in ("source", "generation"):
             if not isinstance(item.get(field), str):
-                raise HumanEvalError(f"item {number} has no {field!r} string", code="E941")
+                raise HumanEvalError(Errors.E941_item_string.format(number=number, field=field))
         rows.append(item)
     if not rows:
-        raise HumanEvalError("no items to rate", code="E941")
+        raise HumanEvalError(Errors.E941_items_rate)
     if not raters or len(set(raters)) != len(raters):
-        raise HumanEvalError("give one or more distinct rater names", code="E941")
+        raise HumanEvalError(Errors.E941_give_one_more)
     rng = random.Random(seed)
     if sample is not None and sample < len(rows):
         rows = rng.sample(rows, sample)
@@ -200,11 +200,12 @@ def parse_error_types(value: str, path: Path | None = None, line: int | None = N
     for name in names:
         if name not in ERROR_TYPES:
             raise DataFormatError(
-                f"unknown paraphrase type {name!r}; use one of {', '.join(ERROR_TYPES)}",
+                Errors.E942_unknown_paraphrase_type.format(
+                    name=name, error_types=", ".join(ERROR_TYPES)
+                ),
                 path=path,
                 line=line,
                 field="error_types",
-                code="E942",
             )
     return names
 
@@ -231,25 +232,18 @@ def read_ratings(paths: Iterable[str | Path]) -> pd.DataFrame:
             ]
             if missing:
                 raise DataFormatError(
-                    f"missing column(s) {missing}; export sheets with "
-                    "`parakit generate human-export`",
-                    path=path,
-                    line=1,
-                    code="E943",
+                    Errors.E943_missing_column_export.format(missing=missing), path=path, line=1
                 )
             for line, row in enumerate(reader, start=2):
                 item, rater = (row["item_id"] or "").strip(), (row["rater"] or "").strip()
                 if not item or not rater:
-                    raise DataFormatError(
-                        "empty item_id or rater", path=path, line=line, code="E943"
-                    )
+                    raise DataFormatError(Errors.E943_empty_item_id, path=path, line=line)
                 if (item, rater) in seen:
                     raise DataFormatError(
-                        f"item {item} rated twice by {rater}",
+                        Errors.E944_item_rated_twice.format(item=item, rater=rater),
                         path=path,
                         line=line,
                         field="item_id",
-                        code="E944",
                     )
                 seen.add((item, rater))
                 types = parse_error_types(row.get("error_types") or "", path, line)
@@ -263,11 +257,10 @@ def read_ratings(paths: Iterable[str | Path]) -> pd.DataFrame:
                         score = float("nan")
                     if score not in (1, 2, 3, 4, 5):
                         raise DataFormatError(
-                            f"score {raw!r} is not an integer from 1 to 5",
+                            Errors.E945_score_integer.format(raw=raw),
                             path=path,
                             line=line,
                             field=aspect,
-                            code="E945",
                         )
                     records.append(
                         {
@@ -281,7 +274,7 @@ def read_ratings(paths: Iterable[str | Path]) -> pd.DataFrame:
                         }
                     )
     if not records:
-        raise HumanEvalError("no ratings found in the sheets", code="E946")
+        raise HumanEvalError(Errors.E946_ratings_found_sheets)
     return pd.DataFrame.from_records(records)
 
 
@@ -309,10 +302,9 @@ def read_key(path: str | Path, ratings: pd.DataFrame | None = None) -> pd.DataFr
     for row in rated.itertuples():
         if row.item_id not in known:
             raise DataFormatError(
-                f"rated item {row.item_id!r} is not in the key: the key of another export?",
+                Errors.E943_rated_item_key.format(row_item_id=row.item_id),
                 path=path,
                 field="item_id",
-                code="E943",
             )
         if len(fields) == 2:
             check_joined_texts(
@@ -340,7 +332,7 @@ def aspect_judgments(ratings: pd.DataFrame, aspect: str) -> pd.DataFrame:
     """
     rows = ratings[ratings["aspect"] == aspect]
     if rows["rater"].nunique() < 2:
-        raise HumanEvalError(f"{aspect}: agreement needs at least two raters", code="E947")
+        raise HumanEvalError(Errors.E947_agreement_needs_least.format(aspect=aspect))
     return pd.DataFrame(
         {"item": rows["item_id"], "annotator": rows["rater"], "label": rows["score"]}
     )
@@ -394,9 +386,7 @@ def metric_correlations(
     metrics = metrics.drop_duplicates(subset=list(on))
     merged = items.merge(metrics, on=list(on), how="inner", suffixes=("", "_metric"))
     if merged.empty:
-        raise HumanEvalError(
-            f"no rated item matches a row of the metric table; join columns {list(on)}", code="E948"
-        )
+        raise HumanEvalError(Errors.E948_rated_item_matches.format(on=list(on)))
     if metric_columns is None:
         metric_columns = [
             c for c in metrics.columns if c not in on and pd.api.types.is_numeric_dtype(metrics[c])

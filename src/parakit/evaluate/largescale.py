@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from more_itertools import chunked
 
-from parakit.errors import EvaluationError
+from parakit.errors import Errors, EvaluationError
 from parakit.evaluate.base import Evaluator
 from parakit.evaluate.retrieval import CLASS_ORDER, label_class
 from parakit.io.atomic import save_figure
@@ -86,7 +86,7 @@ class LargeScaleEvaluator(Evaluator):
         test_vectors = np.asarray(model.encode(list(statements)), dtype=np.float32)
         if index is None:
             if distractors is None:
-                raise EvaluationError("give distractors or a built index", code="E962")
+                raise EvaluationError(Errors.E962_give_distractors_built)
             chunks: list[np.ndarray] = []
             # the collection is a set of unique sentences (as in the paper): a distractor equal
             # to a test statement is that statement, not a rival of it

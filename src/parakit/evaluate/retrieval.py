@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import EvaluationError
+from parakit.errors import Errors, EvaluationError
 from parakit.evaluate.base import Evaluator
 from parakit.io.atomic import save_figure
 from parakit.labels import get_scheme
@@ -122,7 +122,7 @@ class RetrievalEvaluator(Evaluator):
             for text in (pair.text1, pair.text2):
                 index.setdefault(text, len(index))
         if not pairs:
-            raise EvaluationError("retrieval evaluation needs at least one pair", code="E962")
+            raise EvaluationError(Errors.E962_retrieval_evaluation_needs)
         self.candidates_ = list(index)
         self._q = np.asarray([index[p.text1] for p in pairs])
         self._t = np.asarray([index[p.text2] for p in pairs])

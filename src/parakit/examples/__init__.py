@@ -18,6 +18,8 @@ from parakit.io import read, write
 from parakit.io.atomic import atomic_write
 from parakit.schema import PairSet
 
+from ..errors import Errors
+
 
 def example_path() -> Path:
     """Path of the bundled example corpus (canonical JSONL)."""
@@ -81,7 +83,9 @@ def write_example_set(name: str, folder: str | Path) -> list[Path]:
 
     if name not in EXAMPLE_SETS:
         raise ParakitError(
-            f"no example set {name!r}; the sets: {', '.join(sorted(EXAMPLE_SETS))}", code="E113"
+            Errors.E113_example_set_sets.format(
+                name=name, example_sets=", ".join(sorted(EXAMPLE_SETS))
+            )
         )
     target = Path(folder)
     written = []

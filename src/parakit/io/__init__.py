@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, Errors
 from parakit.io._open import loads_json, open_text
 from parakit.io.atomic import atomic_write
 from parakit.io.dataset import is_hf_spec, read_hf_dataset, read_parquet, write_parquet
@@ -139,7 +139,7 @@ def _head(path: Path, size: int = 65536) -> str:
     except OSError as err:
         if path.suffix == ".gz":
             raise _compression_error(path, err) from None
-        raise DataFormatError(f"cannot read the file: {err}", path=path, code="E103") from None
+        raise DataFormatError(Errors.E103_read_file.format(err=err), path=path) from None
     return head.decode("utf-8-sig", errors="replace")
 
 
@@ -194,14 +194,9 @@ def detect_format(path: str | Path, *, head: str | None = None) -> str:
         users = sorted(path.glob("*.jsonl"))
         if users and _jsonl_layout(users[0]) == "doccano":
             return "doccano"
-        raise DataFormatError(
-            "cannot tell the format of this folder; a Hugging Face dataset folder is read "
-            "with -f hf (format='hf') or as hf:FOLDER",
-            path=path,
-            code="E113",
-        )
+        raise DataFormatError(Errors.E113_tell_format_folder, path=path)
     if not path.exists():
-        raise DataFormatError("no such file", path=path, code="E103")
+        raise DataFormatError(Errors.E103_such_file, path=path)
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(".jsonl"):
         return _jsonl_layout(path, head)
@@ -222,12 +217,7 @@ def detect_format(path: str | Path, *, head: str | None = None) -> str:
             return "label-studio"
         if '"references"' in head:
             return "multipit-multiref"
-        raise DataFormatError(
-            "cannot tell which JSON layout this is; name the format (format=...; CLI: "
-            "-f/--format, see 'parakit formats')",
-            path=path,
-            code="E113",
-        )
+        raise DataFormatError(Errors.E113_tell_which_json, path=path)
     if first.startswith("Quality\t#1 ID"):
         return "mrpc"
     if first.startswith("label\tsentence_A_ja"):
@@ -241,12 +231,7 @@ def detect_format(path: str | Path, *, head: str | None = None) -> str:
         return "csv"
     if name.endswith((".tsv", ".txt")):
         return "tsv"
-    raise DataFormatError(
-        "cannot tell the format from the file name; name the format (format=...; CLI: "
-        "-f/--format, see 'parakit formats')",
-        path=path,
-        code="E113",
-    )
+    raise DataFormatError(Errors.E113_tell_format_file, path=path)
 
 
 def read(path: str | Path, format: str | None = None, **options: Any) -> PairSet:
@@ -268,9 +253,10 @@ def read(path: str | Path, format: str | None = None, **options: Any) -> PairSet
         reader = READERS[name]
     except (KeyError, TypeError):
         raise DataFormatError(
-            f"unknown format {name!r}; readable formats: {', '.join(sorted(READERS))}",
+            Errors.E113_unknown_format_readable.format(
+                name=name, readers=", ".join(sorted(READERS))
+            ),
             path=path,
-            code="E113",
         ) from None
     _check_options(reader, name, path, options)
     return reader(path, **options)
@@ -317,7 +303,7 @@ def read_sentences(
     """
     path = Path(path)
     if not path.exists():
-        raise DataFormatError("no such collection file", path=path, code="E103")
+        raise DataFormatError(Errors.E103_such_collection_file, path=path)
     name, layout = path.name.lower().removesuffix(".gz"), format
     if layout is None and name.endswith(".txt"):
         layout = "lines"
@@ -351,16 +337,12 @@ def read_sentences(
                     item = json.loads(line)
                 except json.JSONDecodeError as err:
                     raise DataFormatError(
-                        f"malformed JSON ({err.msg})", path=path, line=number, code="E105"
+                        Errors.E105_malformed_json.format(err_msg=err.msg), path=path, line=number
                     ) from None
                 text = item.get(text_field) if isinstance(item, dict) else None
                 if not isinstance(text, str):
                     raise DataFormatError(
-                        "expected a string; pass --text-field for another key",
-                        path=path,
-                        line=number,
-                        field=text_field,
-                        code="E106",
+                        Errors.E106_expected_string_pass, path=path, line=number, field=text_field
                     )
                 if text.strip():
                     yield {
@@ -397,7 +379,7 @@ def _check_options(function: Callable[..., Any], name: str, path: Any, options: 
             raise TypeError("the delimiter follows from the format (csv or tsv)")
     except TypeError as err:
         raise DataFormatError(
-            f"option not understood by the {name} reader or writer: {err}", path=path, code="E114"
+            Errors.E114_option_understood_reader.format(name=name, err=err), path=path
         ) from None
 
 
@@ -416,18 +398,19 @@ def write(pairs: PairSet, path: str | Path, format: str | None = None, **options
         }.get(suffix)
         if format is None:
             raise DataFormatError(
-                f"cannot tell the output format from {path.name!r}; pass "
-                f"format= one of {', '.join(sorted(WRITERS))}",
+                Errors.E113_tell_output_format.format(
+                    path_name=path.name, writers=", ".join(sorted(WRITERS))
+                ),
                 path=path,
-                code="E113",
             )
     try:
         writer = WRITERS[format]
     except (KeyError, TypeError):
         raise DataFormatError(
-            f"unknown output format {format!r}; writable formats: {', '.join(sorted(WRITERS))}",
+            Errors.E113_unknown_output_format.format(
+                format_=format, writers=", ".join(sorted(WRITERS))
+            ),
             path=path,
-            code="E113",
         ) from None
     real = {
         "jsonl": write_jsonl,

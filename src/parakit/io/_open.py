@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, Errors
 
 
 def open_text(path: str | Path, encoding: str = "utf-8-sig") -> IO[str]:
@@ -25,27 +25,27 @@ def open_text(path: str | Path, encoding: str = "utf-8-sig") -> IO[str]:
     """
     target = Path(path)
     if not target.exists():
-        raise DataFormatError("no such file", path=target, code="E103")
+        raise DataFormatError(Errors.E103_such_file, path=target)
     if target.is_dir():
-        raise DataFormatError("expected a file, found a folder", path=target, code="E103")
+        raise DataFormatError(Errors.E103_expected_file_found, path=target)
     try:
         if target.suffix == ".gz":
             return gzip.open(target, "rt", encoding=encoding, newline="")
         return open(target, encoding=encoding, newline="")
     except LookupError:
-        raise DataFormatError(f"unknown encoding {encoding!r}", path=target, code="E104") from None
+        raise DataFormatError(
+            Errors.E104_unknown_encoding.format(encoding=encoding), path=target
+        ) from None
     except OSError as err:
         raise DataFormatError(
-            f"cannot open the file: {err.strerror or err}", path=target, code="E103"
+            Errors.E103_open_file.format(err_strerror=err.strerror or err), path=target
         ) from None
 
 
 def _compression_error(path: str | Path, err: BaseException) -> DataFormatError:
     return DataFormatError(
-        f"cannot decompress the file ({type(err).__name__}: {str(err)[:120]}); is it really "
-        "gzip, and complete?",
+        Errors.E119_decompress_file_really.format(name=type(err).__name__, err=str(err)[:120]),
         path=path,
-        code="E119",
     )
 
 
@@ -53,14 +53,14 @@ def read_bytes(path: str | Path) -> bytes:
     """The file's bytes (``.gz`` decompressed), with located errors."""
     target = Path(path)
     if not target.exists():
-        raise DataFormatError("no such file", path=target, code="E103")
+        raise DataFormatError(Errors.E103_such_file, path=target)
     if target.is_dir():
-        raise DataFormatError("expected a file, found a folder", path=target, code="E103")
+        raise DataFormatError(Errors.E103_expected_file_found, path=target)
     try:
         raw = target.read_bytes()
     except OSError as err:
         raise DataFormatError(
-            f"cannot read the file: {err.strerror or err}", path=target, code="E103"
+            Errors.E103_read_file_2.format(err_strerror=err.strerror or err), path=target
         ) from None
     if target.suffix == ".gz":
         try:
@@ -76,15 +76,17 @@ def read_text(path: str | Path, encoding: str = "utf-8-sig") -> str:
     try:
         return raw.decode(encoding)
     except LookupError:
-        raise DataFormatError(f"unknown encoding {encoding!r}", path=path, code="E104") from None
+        raise DataFormatError(
+            Errors.E104_unknown_encoding.format(encoding=encoding), path=path
+        ) from None
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
         raise DataFormatError(
-            f"cannot decode the file as {encoding}: {err.reason} (byte {err.start}); pass "
-            "encoding=... (CLI: -O encoding=NAME) with the file's real encoding",
+            Errors.E104_decode_file_byte.format(
+                encoding=encoding, err_reason=err.reason, err_start=err.start
+            ),
             path=path,
             line=line,
-            code="E104",
         ) from None
 
 
@@ -97,11 +99,9 @@ def iter_lines(path: str | Path, encoding: str = "utf-8-sig") -> Iterator[tuple[
                 yield line_number, line.rstrip("\r\n")
         except UnicodeDecodeError as err:
             raise DataFormatError(
-                f"cannot decode the file as {encoding}: {err.reason}; pass encoding=... "
-                "(CLI: -O encoding=NAME) with the file's real encoding",
+                Errors.E104_decode_file_pass.format(encoding=encoding, err_reason=err.reason),
                 path=path,
                 line=line_number + 1,
-                code="E104",
             ) from None
         except (OSError, EOFError, zlib.error) as err:
             raise _compression_error(path, err) from None
@@ -182,7 +182,5 @@ def require(
 ) -> Any:
     """``record[key]``, or a :class:`DataFormatError` naming the missing field."""
     if key not in record:
-        raise DataFormatError(
-            "missing field", path=path, line=line, field=key, code="E106", unit=unit
-        )
+        raise DataFormatError(Errors.E106_missing_field, path=path, line=line, field=key, unit=unit)
     return record[key]

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from parakit.errors import ParakitError, WriteError
+from parakit.errors import Errors, ParakitError, WriteError
 
 #: Age after which a temporary file without a process id (older parakit versions) is an orphan.
 ORPHAN_AGE_S = 600
@@ -79,13 +79,13 @@ def remove_orphans(path: str | Path) -> list[Path]:
 def _write_error(err: BaseException, target: Path) -> ParakitError:
     if isinstance(err, UnicodeEncodeError):
         return WriteError(
-            f"a text cannot be encoded ({err.reason}: {err.object[err.start : err.end]!r}); "
-            "lone surrogates and similar characters cannot be written",
+            Errors.E120_text_encoded_lone.format(
+                err_reason=err.reason, err_object=err.object[err.start : err.end]
+            ),
             path=target,
-            code="E120",
         )
     reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-    return WriteError(f"cannot write the file: {reason}", path=target)
+    return WriteError(Errors.E121_write_file.format(reason=reason), path=target)
 
 
 def _is_ours(err: BaseException, temps: Sequence[str]) -> bool:
@@ -270,12 +270,7 @@ def check_output_folder(path: str | Path, is_own: Callable[[Path], bool], kind: 
     """
     target = Path(path)
     if target.is_dir() and any(target.iterdir()) and not is_own(target):
-        raise WriteError(
-            f"the folder is not empty and is not {kind}; its files would be replaced or left "
-            "beside the new ones: write into a new or empty folder",
-            path=target,
-            code="E141",
-        )
+        raise WriteError(Errors.E141_folder_empty_files.format(kind=kind), path=target)
 
 
 @contextlib.contextmanager
@@ -301,7 +296,7 @@ def replace_folder(path: str | Path, is_own: Callable[[Path], bool], kind: str) 
     target = Path(path)
     check_output_folder(target, is_own, kind)
     if target.exists() and not target.is_dir():
-        raise WriteError("a file is in the way", path=target)
+        raise WriteError(Errors.E121_file_way, path=target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         temp = Path(

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError, require_extra
+from parakit.errors import DataFormatError, Errors, require_extra
 from parakit.io import validate as check
 from parakit.io.atomic import atomic_write
 from parakit.io.table import resolve_columns, row_to_pair
@@ -110,9 +110,7 @@ def read_parquet(
     try:
         table = pa.parquet.read_table(path)
     except (OSError, pa.ArrowException) as err:
-        raise DataFormatError(
-            f"cannot read the Parquet file: {err}", path=path, code="E103"
-        ) from None
+        raise DataFormatError(Errors.E103_read_parquet_file.format(err=err), path=path) from None
     meta = table.schema.metadata or {}
     records = table.to_pylist()
     if PARQUET_KEY in meta and not columns:
@@ -220,9 +218,8 @@ def _release_split(folder: str, split: str | None) -> PairSet:
     names = sorted(pairs.by_split())
     if split not in names:
         raise DataFormatError(
-            f"the release has no split {split!r}; splits: {', '.join(names)}",
+            Errors.E150_release_split_splits.format(split=split, names=", ".join(names)),
             path=folder,
-            code="E150",
         )
     return pairs.filter(lambda p: p.split == split)
 
@@ -291,7 +288,7 @@ def read_hf_dataset(
     first = sets[0]
     everything = [p for s in sets for p in s]
     if not everything:
-        raise DataFormatError("the dataset has no rows", path=str(path), code="E143")
+        raise DataFormatError(Errors.E143_dataset_rows, path=str(path))
     return PairSet(
         everything,
         scheme=first.scheme,

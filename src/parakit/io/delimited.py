@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, Errors
 from parakit.io.validate import quote
 
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -94,12 +94,14 @@ def tokenize(
         else:
             problem = "a stray quote inside an unquoted field"
         raise DataFormatError(
-            f"malformed {'TSV' if delimiter == chr(9) else 'CSV'}: {problem} (column "
-            f"{end - start + 1}, near {quote(excerpt, 80)}); quote the whole field and double "
-            'the quotes inside it ("a ""b"" c")',
+            Errors.E118_malformed_column_near.format(
+                tsv_if_delimiter_chr_9_else="TSV" if delimiter == chr(9) else "CSV",
+                problem=problem,
+                end_start_1=end - start + 1,
+                quote_excerpt_80=quote(excerpt, 80),
+            ),
             path=path,
             line=here,
-            code="E118",
         )
 
 
@@ -128,9 +130,7 @@ def check_last_record(
     if len(fields) >= n_fields:
         return
     raise DataFormatError(
-        f"the last record has {len(fields)} of its {n_fields} fields and no line break follows: "
-        "the file was cut inside it; get the whole file again",
+        Errors.E117_last_record_fields.format(n_fields=len(fields), n_fields_2=n_fields),
         path=path,
         line=line,
-        code="E117",
     )

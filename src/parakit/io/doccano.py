@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, Errors
 from parakit.io import interchange
 from parakit.io import validate as check
 from parakit.io.atomic import atomic_files, atomic_write
@@ -59,11 +59,7 @@ def read_doccano(
     if target.is_dir():
         files = sorted(target.glob("*.jsonl"))
         if not files:
-            raise DataFormatError(
-                "no <user>.jsonl files in this folder (doccano's unzipped export)",
-                path=target,
-                code="E143",
-            )
+            raise DataFormatError(Errors.E143_user_jsonl_files, path=target)
         users = [(f, f.stem) for f in files]
     else:
         users = [(target, annotator)]
@@ -161,17 +157,10 @@ def write_doccano(
         return target
     names = list(dict.fromkeys(j.annotator for p in pairs for j in p.judgments))
     if not names:
-        raise DataFormatError(
-            "no judgments to write one file per annotator; name a .jsonl file for the pairs "
-            "and their labels",
-            path=target,
-            code="E120",
-        )
+        raise DataFormatError(Errors.E120_judgments_write_one, path=target)
     for name in names:
         if not name or "/" in name or name.startswith("."):
-            raise DataFormatError(
-                f"annotator {name!r} cannot name a file", path=target, code="E120"
-            )
+            raise DataFormatError(Errors.E120_annotator_name_file.format(name=name), path=target)
     lost: Counter[str] = Counter()
     files = []
     for name in names:
@@ -198,10 +187,7 @@ def _line(
     if separator is not None:
         if separator in pair.text1 or separator in pair.text2:
             raise DataFormatError(
-                f"pair {pair.id!r}: a text holds the separator {separator!r}, so the two "
-                "could not be told apart",
-                path=path,
-                code="E120",
+                Errors.E120_pair_text_holds.format(pair_id=pair.id, separator=separator), path=path
             )
         texts = {"text": pair.text1 + separator + pair.text2}
     else:

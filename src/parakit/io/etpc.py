@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError, LabelError, with_location
+from parakit.errors import DataFormatError, Errors, LabelError, with_location
 from parakit.io import validate as check
 from parakit.io.validate import Where
 from parakit.labels import get_scheme
@@ -44,19 +44,17 @@ _STARTS_WITH_DIGIT = re.compile(r"[0-9]")
 
 def _parse(path: Path) -> ET.Element:
     if not path.is_file():
-        raise DataFormatError("no such file", path=path, code="E103")
+        raise DataFormatError(Errors.E103_such_file, path=path)
     try:
         return ET.parse(path).getroot()
     except ET.ParseError as err:
         line, _column = err.position
         raise DataFormatError(
-            f"malformed XML: {str(err)[:200]}", path=path, line=line, code="E112"
+            Errors.E112_malformed_xml.format(err=str(err)[:200]), path=path, line=line
         ) from None
     except (OSError, RecursionError, ValueError, LookupError) as err:
         # LookupError: the XML declaration names an encoding Python does not know
-        raise DataFormatError(
-            f"cannot read the XML: {str(err)[:200]}", path=path, code="E112"
-        ) from None
+        raise DataFormatError(Errors.E112_read_xml.format(err=str(err)[:200]), path=path) from None
 
 
 def _children(element: ET.Element, where: Where, strip: bool) -> dict[str, str]:
@@ -166,10 +164,10 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise DataFormatError("expected the ETPC folder", path=folder, code="E103")
+        raise DataFormatError(Errors.E103_expected_etpc_folder, path=folder)
     if label not in ("etpc", "mrpc"):
         raise DataFormatError(
-            f"label must be 'etpc' or 'mrpc', not {check.quote(label)}", code="E114"
+            Errors.E114_label_must_etpc.format(check_quote_label=check.quote(label))
         )
     present = [name for name in ALL_FILES if (folder / name).exists()]
     missing = [name for name in ALL_FILES if name not in present]
@@ -179,10 +177,8 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
     }
     if not any(name in present for name in (TEXT_PAIRS, *ANNOTATION_FILES)):
         raise DataFormatError(
-            "no ETPC XML files in the folder (expected text_pairs.xml and the annotation "
-            f"files {', '.join(ANNOTATION_FILES)}): nothing would be annotated",
+            Errors.E143_etpc_xml_files.format(annotation_files=", ".join(ANNOTATION_FILES)),
             path=folder,
-            code="E143",
         )
 
     base: list[Pair]
@@ -199,11 +195,7 @@ def read_etpc(folder: str | Path, mrpc: str | Path | None = None, label: str = "
         label_source = "mrpc"
     else:
         raise DataFormatError(
-            f"{TEXT_PAIRS} is missing, so the pair texts are unknown; pass mrpc=PATH to "
-            "msr_paraphrase_train.txt (CLI: --option mrpc=PATH) to take texts and MRPC labels "
-            "for pairs 1-4076 from MRPC",
-            path=folder / TEXT_PAIRS,
-            code="E111",
+            Errors.E111_missing_so_pair.format(TEXT_PAIRS=TEXT_PAIRS), path=folder / TEXT_PAIRS
         )
     annotated_ids = {pid for rel in relations.values() for pid in rel}
     pairs = []

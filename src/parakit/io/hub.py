@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import WriteError, require_extra
+from parakit.errors import Errors, WriteError, require_extra
 
 #: ``owner/name`` (or ``name``) as the Hub spells repository ids
 _REPO_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
@@ -56,12 +56,7 @@ def check_license(license: str, path: str | Path | None = None) -> str:
 
     close = difflib.get_close_matches(license.lower(), sorted(HUB_LICENSES), n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}? " if close else ""
-    raise WriteError(
-        f"--license {license!r} is not a Hugging Face Hub licence id; {hint}use one of the ids "
-        "of https://huggingface.co/docs/hub/repositories-licenses (or 'other')",
-        path=path,
-        code="E142",
-    )
+    raise WriteError(Errors.E142_license_hugging_face.format(license=license, hint=hint), path=path)
 
 
 def push_folder(
@@ -97,18 +92,13 @@ def push_folder(
     """
     path = Path(folder)
     if not _REPO_ID.match(repo_id):
-        raise WriteError(
-            f"{repo_id!r} is not a Hub repository id; write owner/name", path=path, code="E126"
-        )
+        raise WriteError(Errors.E126_hub_repository_id.format(repo_id=repo_id), path=path)
     huggingface_hub = require_extra("huggingface_hub", extra="datasets", needed_for="pushing")
     from huggingface_hub import constants, errors
 
     if constants.is_offline_mode():
         raise WriteError(
-            f"cannot push to {repo_id}: offline mode (HF_HUB_OFFLINE) is set; unset it when "
-            f"online, or upload later with `hf upload {repo_id} {path}`",
-            path=path,
-            code="E125",
+            Errors.E125_push_offline_mode.format(repo_id=repo_id, path=path), path=path
         )
     failures: tuple[type[BaseException], ...] = (
         OSError,
@@ -132,7 +122,8 @@ def push_folder(
         )
     except failures as err:
         raise WriteError(
-            f"cannot push to the Hub repository {repo_id}: {_reason(err)}", path=path, code="E125"
+            Errors.E125_push_hub_repository.format(repo_id=repo_id, reason_err=_reason(err)),
+            path=path,
         ) from None
     return str(url)
 

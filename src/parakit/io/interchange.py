@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError, LabelError, with_location
+from parakit.errors import DataFormatError, Errors, LabelError, with_location
 from parakit.io.jsonl import pair_from_record
 from parakit.io.validate import Where
 from parakit.labels import LabelScheme, get_scheme
@@ -143,10 +143,10 @@ def _infer(found: list[Found], path: str | Path) -> LabelScheme:
             return scheme
     shown = ", ".join(sorted(labels)[:10])
     raise DataFormatError(
-        f"the labels ({shown}) fit none of the schemes {', '.join(INFERRED_SCHEMES)}; name "
-        "the scheme (scheme=...; CLI: -s/--scheme)",
+        Errors.E201_labels_fit_none.format(
+            shown=shown, inferred_schemes=", ".join(INFERRED_SCHEMES)
+        ),
         path=path,
-        code="E201",
     )
 
 
@@ -187,7 +187,7 @@ def json_line(record: dict[str, Any], path: str | Path, what: str) -> str:
         return json.dumps(record, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as err:
         raise DataFormatError(
-            f"{what} cannot be written as JSON: {str(err)[:200]}", path=path, code="E120"
+            Errors.E120_written_json.format(what=what, err=str(err)[:200]), path=path
         ) from None
 
 
@@ -195,9 +195,9 @@ def require_label(judgment: Judgment, pair: Pair, path: str | Path, fmt: str) ->
     """A judgment's label; a judgment without one has no shape in the tools (E120)."""
     if judgment.label is None:
         raise DataFormatError(
-            f"pair {pair.id!r}: judgment of {judgment.annotator!r} has no label, which the "
-            f"{fmt} layout cannot hold",
+            Errors.E120_pair_judgment_label.format(
+                pair_id=pair.id, judgment_annotator=judgment.annotator, fmt=fmt
+            ),
             path=path,
-            code="E120",
         )
     return judgment.label

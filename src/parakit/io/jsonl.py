@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from parakit.errors import DataFormatError, LabelError, SpanError, with_location
+from parakit.errors import DataFormatError, Errors, LabelError, SpanError, with_location
 from parakit.io import validate as check
 from parakit.io._open import iter_lines, json_error, loads_json
 from parakit.io.atomic import atomic_write
@@ -340,9 +340,11 @@ def parts_manifest(path: str | Path) -> dict[str, Any] | None:
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise DataFormatError(f"unreadable manifest: {err}", path=manifest, code="E145") from None
+        raise DataFormatError(
+            Errors.E145_unreadable_manifest.format(err=err), path=manifest
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("parts"), list):
-        raise DataFormatError("not a manifest of JSONL parts", path=manifest, code="E145")
+        raise DataFormatError(Errors.E145_manifest_jsonl_parts, path=manifest)
     return data
 
 
@@ -378,23 +380,16 @@ def read_jsonl_parts(
     manifest = parts_manifest(folder)
     if manifest is None:
         raise DataFormatError(
-            f"no {PARTS_MANIFEST}: not a folder of parts", path=folder, code="E145"
+            Errors.E145_folder_parts.format(PARTS_MANIFEST=PARTS_MANIFEST), path=folder
         )
     if not manifest.get("complete"):
-        raise DataFormatError(
-            "an unfinished output: its run stopped before every part was written; rerun the "
-            "same command to finish it",
-            path=folder,
-            code="E145",
-        )
+        raise DataFormatError(Errors.E145_unfinished_output_run, path=folder)
     pairs: list[Pair] = []
     first: PairSet | None = None
     for entry in manifest["parts"]:
         part_path = folder / str(entry.get("file"))
         if not part_path.is_file():
-            raise DataFormatError(
-                "a part named in the manifest is missing", path=part_path, code="E145"
-            )
+            raise DataFormatError(Errors.E145_part_named_manifest, path=part_path)
         part = read_jsonl(
             part_path,
             scheme=scheme,
@@ -404,17 +399,17 @@ def read_jsonl_parts(
         )
         if "pairs" in entry and len(part) != entry["pairs"]:
             raise DataFormatError(
-                f"{len(part)} pairs where the manifest says {entry['pairs']}",
+                Errors.E145_pairs_where_manifest.format(
+                    n_part=len(part), entry_pairs=entry["pairs"]
+                ),
                 path=part_path,
-                code="E145",
             )
         if first is None:
             first = part
         elif part.header() != first.header():
             raise DataFormatError(
-                f"another header than {manifest['parts'][0].get('file')}: not parts of one output",
+                Errors.E145_another_header_parts.format(file=manifest["parts"][0].get("file")),
                 path=part_path,
-                code="E145",
             )
         pairs.extend(part.pairs)
     if first is None:
@@ -484,11 +479,8 @@ class JsonlWriter:
         except (TypeError, ValueError, RecursionError) as err:
             what = record.get("id", record.get("document", {}).get("id", "header"))
             raise DataFormatError(
-                f"record {str(what)[:100]!r} cannot be written as JSON: {str(err)[:200]} (NaN, "
-                "infinity and objects other than texts, numbers, booleans, lists and dicts "
-                "cannot be read back)",
+                Errors.E120_record_written_json.format(what=str(what)[:100], err=str(err)[:200]),
                 path=self.path,
-                code="E120",
             ) from None
         self._handle.write(line + "\n")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, Errors
 from parakit.io.table import read_table
 from parakit.schema import PairSet
 
@@ -41,10 +41,9 @@ def read_mrpc(
     names = set(ps[0].metadata) if len(ps) else {"#1 ID", "#2 ID"}
     if names != {"#1 ID", "#2 ID"}:
         raise DataFormatError(
-            f"expected the MRPC header {', '.join(MRPC_COLUMNS)} (tab-separated)",
+            Errors.E106_expected_mrpc_header.format(mrpc_columns=", ".join(MRPC_COLUMNS)),
             path=path,
             line=1,
-            code="E106",
         )
 
     def finish(item):  # type: ignore[no-untyped-def]

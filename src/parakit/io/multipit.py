@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, Errors
 from parakit.io import validate as check
 from parakit.io._open import load_json
 from parakit.io.table import read_table
@@ -65,13 +65,7 @@ def read_multireference(path: str | Path, allow_unsafe_text: bool = False) -> Pa
     path = Path(path)
     data = load_json(path)
     if isinstance(data, dict) and data and all(isinstance(v, str) for v in data.values()):
-        raise DataFormatError(
-            "an object of texts by id: this looks like a Turku texts file (the documents), not "
-            "pairs; read the Turku data file that goes with it (sv-test.json beside "
-            "sv-texts.json.gz), which finds it by name",
-            path=path,
-            code="E113",
-        )
+        raise DataFormatError(Errors.E113_object_texts_id, path=path)
     if isinstance(data, dict):
         items = [
             (number, {"source": k, "references": v})
@@ -80,14 +74,12 @@ def read_multireference(path: str | Path, allow_unsafe_text: bool = False) -> Pa
     elif isinstance(data, list):
         items = list(enumerate(data, start=1))
     else:
-        raise DataFormatError(
-            "expected an object source -> references, or a list", path=path, code="E105"
-        )
+        raise DataFormatError(Errors.E105_expected_object_source, path=path)
     pairs = []
     for number, item in items:
         if not isinstance(item, dict) or "source" not in item:
             raise DataFormatError(
-                "missing field", path=path, line=number, field="source", unit="record", code="E106"
+                Errors.E106_missing_field, path=path, line=number, field="source", unit="record"
             )
         where = Where(path, number, "record")
         check.known_keys(item, ("source", "references"), where)

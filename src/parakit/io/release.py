@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError, require_extra
+from parakit.errors import DataFormatError, Errors, require_extra
 from parakit.io.atomic import atomic_files, check_output_folder
 from parakit.io.hub import check_license
 from parakit.labels import LabelScheme, scheme_from_spec
@@ -102,9 +102,7 @@ def binary_reading(scheme: LabelScheme, reading: str | None = None) -> str | Non
     if scheme.name == "binary" or not readings:
         if reading is not None and not readings:
             raise DataFormatError(
-                f"label scheme {scheme.name!r} has no binary reading; leave out the reading",
-                field="label",
-                code="E137",
+                Errors.E137_label_scheme_binary.format(scheme_name=scheme.name), field="label"
             )
         return None
     name = reading or scheme.default_reading
@@ -112,10 +110,10 @@ def binary_reading(scheme: LabelScheme, reading: str | None = None) -> str | Non
         name = reading or next(iter(readings))
     if name not in readings:
         raise DataFormatError(
-            f"unknown binary reading {name!r} of label scheme {scheme.name!r}; choose one of "
-            f"{', '.join(sorted(readings))}",
+            Errors.E137_unknown_binary_reading.format(
+                name=name, scheme_name=scheme.name, readings=", ".join(sorted(readings))
+            ),
             field="label",
-            code="E137",
         )
     return name
 
@@ -203,33 +201,29 @@ def _check(pairs: PairSet, folder: Path) -> list[str]:
     for index, pair in enumerate(pairs, start=1):
         if pair.label is None:
             raise DataFormatError(
-                f"pair {pair.id!r} has no label; a release holds labelled pairs",
+                Errors.E130_pair_label_release.format(pair_id=pair.id),
                 path=folder,
                 line=index,
                 field="label",
-                code="E130",
                 unit="record",
             )
         if pair.split is None or not _SPLIT_NAME.match(pair.split):
             raise DataFormatError(
-                f"pair {pair.id!r} has split {pair.split!r}; every pair needs a split name of "
-                "letters, digits and underscores (assign them with parakit.split.random_split "
-                "or `parakit split`)",
+                Errors.E131_pair_split_every.format(pair_id=pair.id, pair_split=pair.split),
                 path=folder,
                 line=index,
                 field="split",
-                code="E131",
                 unit="record",
             )
         for side, span in ((1, pair.span1), (2, pair.span2)):
             if span is not None and span.doc_id not in pairs.documents:
                 raise DataFormatError(
-                    f"pair {pair.id!r}: span{side} names document {span.doc_id!r}, which the set "
-                    "does not hold (read the corpus with its texts file)",
+                    Errors.E132_pair_span_names.format(
+                        pair_id=pair.id, side=side, span_doc_id=span.doc_id
+                    ),
                     path=folder,
                     line=index,
                     field=f"span{side}",
-                    code="E132",
                     unit="record",
                 )
     return _split_order(sorted({p.split for p in pairs if p.split is not None}))
@@ -253,23 +247,20 @@ def join_splits(sets: Mapping[str, PairSet]) -> PairSet:
         [('train-0', 'train'), ('test-0', 'test')]
     """
     if not sets:
-        raise DataFormatError("no split files given", code="E131")
+        raise DataFormatError(Errors.E131_split_files_given)
     for name in sets:
         if not _SPLIT_NAME.match(name):
-            raise DataFormatError(
-                f"split name {name!r}: use letters, digits and underscores (train, validation, "
-                "test)",
-                field="split",
-                code="E131",
-            )
+            raise DataFormatError(Errors.E131_split_name_use.format(name=name), field="split")
     first = next(iter(sets.values()))
     for name, part in sets.items():
         if part.scheme.spec() != first.scheme.spec():
             raise DataFormatError(
-                f"split {name!r} has label scheme {part.scheme.name!r} but the first split "
-                f"{first.scheme.name!r}; read every file with the same --scheme",
+                Errors.E138_split_label_scheme.format(
+                    name=name,
+                    part_scheme_name=part.scheme.name,
+                    first_scheme_name=first.scheme.name,
+                ),
                 field="label",
-                code="E138",
             )
     seen: Counter[str] = Counter(p.id for part in sets.values() for p in part)
     prefix = any(count > 1 for count in seen.values())
@@ -279,10 +270,8 @@ def join_splits(sets: Mapping[str, PairSet]) -> PairSet:
         for doc in part.documents.values():
             if documents.setdefault(doc.id, doc).text != doc.text:
                 raise DataFormatError(
-                    f"document {doc.id!r} has another text in split {name!r} than in an "
-                    "earlier split file",
+                    Errors.E138_document_another_text.format(doc_id=doc.id, name=name),
                     field="documents",
-                    code="E138",
                 )
         pairs += [p.replace(id=f"{name}-{p.id}" if prefix else p.id, split=name) for p in part]
     langs = {part.lang for part in sets.values() if part.lang}
@@ -354,11 +343,10 @@ def document_splits(pairs: PairSet) -> dict[str, str]:
             seen = found.setdefault(span.doc_id, str(pair.split))
             if seen != pair.split:
                 raise DataFormatError(
-                    f"document {span.doc_id!r} has statements in splits {seen!r} and "
-                    f"{pair.split!r} (pair {pair.id!r}); split with the release policy "
-                    "(parakit.split.linked_groups) so that documents never cross splits",
+                    Errors.E133_document_statements_splits.format(
+                        span_doc_id=span.doc_id, seen=seen, pair_split=pair.split, pair_id=pair.id
+                    ),
                     field="split",
-                    code="E133",
                 )
     first = (_split_order(sorted({str(p.split) for p in pairs})) or ["train"])[0]
     return {doc: found.get(doc, first) for doc in pairs.documents}
@@ -768,11 +756,11 @@ def read_release(folder: str | Path) -> PairSet:
         splits = list(meta["splits"])
     except FileNotFoundError:
         raise DataFormatError(
-            f"not a parakit release folder ({RELEASE_FILE} is missing)", path=root, code="E135"
+            Errors.E135_parakit_release_folder.format(RELEASE_FILE=RELEASE_FILE), path=root
         ) from None
     except (json.JSONDecodeError, KeyError, TypeError) as err:
         raise DataFormatError(
-            f"unreadable release description: {err}", path=meta_path, code="E135"
+            Errors.E135_unreadable_release_description.format(err=err), path=meta_path
         ) from None
     names = meta.get("label_names")
     documents: list[Document] = []
@@ -811,12 +799,7 @@ def read_release(folder: str | Path) -> PairSet:
     if order is not None:
         position = {pair_id: i for i, pair_id in enumerate(order)}
         if len(position) != len(pairs) or any(p.id not in position for p in pairs):
-            raise DataFormatError(
-                "the pair order does not list the pairs of the split files",
-                path=meta_path,
-                field="order",
-                code="E135",
-            )
+            raise DataFormatError(Errors.E135_pair_order_does, path=meta_path, field="order")
         pairs.sort(key=lambda p: position[p.id])
     return PairSet(
         pairs,
@@ -832,9 +815,9 @@ def _rows(pq: Any, path: Path) -> list[dict[str, Any]]:
     try:
         return pq.read_table(path).to_pylist()
     except FileNotFoundError:
-        raise DataFormatError("missing split file of the release", path=path, code="E135") from None
+        raise DataFormatError(Errors.E135_missing_split_file, path=path) from None
     except Exception as err:  # pyarrow raises ArrowInvalid and friends
-        raise DataFormatError(f"unreadable Parquet: {err}", path=path, code="E135") from None
+        raise DataFormatError(Errors.E135_unreadable_parquet.format(err=err), path=path) from None
 
 
 def _span(data: dict[str, Any]) -> dict[str, Any]:
@@ -848,7 +831,7 @@ def _json(text: str | None, path: Path, index: int, field: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as err:
         raise DataFormatError(
-            f"not JSON: {err}", path=path, line=index, field=field, code="E135", unit="record"
+            Errors.E135_json.format(err=err), path=path, line=index, field=field, unit="record"
         ) from None
 
 

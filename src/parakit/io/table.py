@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError, LabelError, with_location
+from parakit.errors import DataFormatError, Errors, LabelError, with_location
 from parakit.io import validate as check
 from parakit.io._open import loads_json, read_text
 from parakit.io.atomic import atomic_write
@@ -46,19 +46,19 @@ def resolve_columns(
     for field, column in (columns or {}).items():
         if field not in FLAT_COLUMNS:
             raise DataFormatError(
-                f"unknown parakit field {check.quote(field)} in the column mapping; fields: "
-                f"{', '.join(FLAT_COLUMNS)}",
+                Errors.E108_unknown_parakit_field.format(
+                    check_quote_field=check.quote(field), flat_columns=", ".join(FLAT_COLUMNS)
+                ),
                 path=path,
-                code="E108",
             )
         if column not in names:
             raise DataFormatError(
-                f"column {check.quote(column)} (mapped to {field}) is not in the header; "
-                f"columns: {_names(names)}",
+                Errors.E106_column_mapped_header.format(
+                    check_quote_column=check.quote(column), field=field, names_names=_names(names)
+                ),
                 path=path,
                 line=1,
                 field=str(column)[:200],
-                code="E106",
             )
         resolved[field] = column
     used = set(resolved.values())
@@ -74,12 +74,10 @@ def resolve_columns(
     for field in _REQUIRED:
         if field not in resolved:
             raise DataFormatError(
-                f"no column for {field}; columns are {_names(names)}; map one with "
-                f"columns={{'{field}': NAME}} (CLI: --column {field}=NAME)",
+                Errors.E106_column_columns_map.format(field=field, names_names=_names(names)),
                 path=path,
                 line=1,
                 field=field,
-                code="E106",
             )
     return resolved
 
@@ -210,11 +208,11 @@ def read_table(
     label_scheme = get_scheme(scheme)
     if quoting not in ("minimal", "none"):
         raise DataFormatError(
-            f"quoting must be 'minimal' or 'none', not {check.quote(quoting)}", code="E114"
+            Errors.E114_quoting_must_minimal.format(check_quote_quoting=check.quote(quoting))
         )
     if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
         raise DataFormatError(
-            f"the delimiter must be one character, not {check.quote(delimiter)}", code="E114"
+            Errors.E114_delimiter_must_one.format(check_quote_delimiter=check.quote(delimiter))
         )
     text = read_text(path, encoding)
     where = Where(path, 1)
@@ -230,7 +228,7 @@ def read_table(
         body = rows
     else:
         if not rows or rows[0][1] == [""]:
-            raise DataFormatError("empty file: no header row", path=path, line=1, code="E109")
+            raise DataFormatError(Errors.E109_empty_file_header, path=path, line=1)
         header, body = rows[0][1], rows[1:]
     check_last_record(body, terminated, len(header), path=path)
     header = check.check_header([h.strip() for h in header], where)
@@ -242,10 +240,11 @@ def read_table(
             continue
         if len(row) != len(header):
             raise DataFormatError(
-                f"expected {len(header)} fields ({_names(header)}), found {len(row)}",
+                Errors.E110_expected_fields_found.format(
+                    n_header=len(header), names_header=_names(header), n_row=len(row)
+                ),
                 path=path,
                 line=line,
-                code="E110",
             )
         pair = row_to_pair(
             dict(zip(header, row, strict=True)),
@@ -300,10 +299,10 @@ def _flat(pair: Pair, column: str) -> str:
         return ""
     if value == "" and column not in _REQUIRED:
         raise DataFormatError(
-            f"pair {check.quote(pair.id)}: an empty {column} cannot be told from a missing one "
-            "in a table; write JSONL to keep it",
+            Errors.E120_pair_empty_told.format(
+                check_quote_pair_id=check.quote(pair.id), column=column
+            ),
             field=column,
-            code="E120",
         )
     return str(value)
 
@@ -367,10 +366,12 @@ def _json_cell(value: Any, pair: Pair, key: str, target: Path) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as err:
         raise DataFormatError(
-            f"pair {check.quote(pair.id)}: metadata {check.quote(key)} cannot be written as "
-            f"JSON: {str(err)[:200]}",
+            Errors.E120_pair_metadata_written.format(
+                check_quote_pair_id=check.quote(pair.id),
+                check_quote_key=check.quote(key),
+                err=str(err)[:200],
+            ),
             path=target,
-            code="E120",
         ) from None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, Errors
 from parakit.io.table import read_table
 from parakit.schema import PairSet
 
@@ -44,12 +44,7 @@ def read_tmup(
 
     if len(ps) and "source_sentence_en" not in ps[0].metadata:
         raise DataFormatError(
-            "no column source_sentence_en: expected the TMUP header label, sentence_A_ja, "
-            "sentence_B_ja, source_sentence_en",
-            path=path,
-            line=1,
-            field="source_sentence_en",
-            code="E106",
+            Errors.E106_column_source_sentence, path=path, line=1, field="source_sentence_en"
         )
 
     def finish(pair):  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError, LabelError, SpanError, with_location
+from parakit.errors import DataFormatError, Errors, LabelError, SpanError, with_location
 from parakit.io import validate as check
 from parakit.io._open import load_json, read_text, require
 from parakit.io.atomic import atomic_files
@@ -123,19 +123,17 @@ def read_turku(
     path = Path(path)
     if verify not in check.VERIFY_MODES:
         raise DataFormatError(
-            f"verify must be 'bounds', 'text' or 'none', not {check.quote(verify)}", code="E114"
+            Errors.E114_verify_must_bounds.format(check_quote_verify=check.quote(verify))
         )
     items = load_json(path, jsonl_hint="read it as JSONL (CLI: -f jsonl, or no -f)")
     if not isinstance(items, list):
-        raise DataFormatError("expected a JSON list of pairs", path=path, code="E105")
+        raise DataFormatError(Errors.E105_expected_json_list, path=path)
     texts_path = Path(texts) if texts is not None else find_texts_file(path)
     documents: dict[str, Document] = {}
     if texts_path is not None:
         raw = load_json(texts_path)
         if not isinstance(raw, dict):
-            raise DataFormatError(
-                "expected a JSON object: document id -> text", path=texts_path, code="E105"
-            )
+            raise DataFormatError(Errors.E105_expected_json_object, path=texts_path)
         for doc_id, doc_text in raw.items():
             here = Where(texts_path, None)
             check.check_text_content(doc_id, here, "id", allow_unsafe_text)
@@ -144,9 +142,7 @@ def read_turku(
                 check.text(doc_text, here, doc_id[:200], allow_unsafe_text=allow_unsafe_text),
             )
     elif require_texts:
-        raise DataFormatError(
-            "no texts file found beside the data; pass texts=PATH", path=path, code="E103"
-        )
+        raise DataFormatError(Errors.E103_texts_file_found, path=path)
     pairs: list[Pair] = []
     ids = check.UniqueIds()
     safe = {"allow_unsafe_text": allow_unsafe_text}
@@ -236,22 +232,24 @@ def _verify(
     document = documents.get(span.doc_id)
     if document is None:
         raise DataFormatError(
-            f"document {span.doc_id!r} is not in the texts file",
+            Errors.E101_document_texts_file.format(span_doc_id=span.doc_id),
             path=path,
             line=record,
             field=f"context.doc{side}",
             unit="record",
-            code="E101",
         )
     if span.end > len(document.text):
         raise DataFormatError(
-            f"span [{span.begin}, {span.end}) lies outside document {span.doc_id!r} of length "
-            f"{len(document.text)}",
+            Errors.E101_span_lies_outside.format(
+                span_begin=span.begin,
+                span_end=span.end,
+                span_doc_id=span.doc_id,
+                n_document_text=len(document.text),
+            ),
             path=path,
             line=record,
             field=f"context.end{side}",
             unit="record",
-            code="E101",
         )
 
 
@@ -279,8 +277,7 @@ def pair_to_turku(pair: Pair, index: int | None = None, label: str | None = None
         }
     elif pair.span1 is not None or pair.span2 is not None:
         raise DataFormatError(
-            f"pair {check.quote(pair.id)} has only one span; the Turku context needs both",
-            code="E120",
+            Errors.E120_pair_only_one.format(check_quote_pair_id=check.quote(pair.id))
         )
     item: dict[str, Any] = {
         "context": context,
@@ -302,9 +299,9 @@ def pair_to_turku(pair: Pair, index: int | None = None, label: str | None = None
     clash = sorted(set(pair.metadata) & set(TURKU_KEYS))
     if clash:
         raise DataFormatError(
-            f"pair {check.quote(pair.id)}: metadata key {check.quote(clash[0])} is a field of "
-            "the Turku layout and would be read back as that field; rename it or write JSONL",
-            code="E120",
+            Errors.E120_pair_metadata_key.format(
+                check_quote_pair_id=check.quote(pair.id), check_quote_clash_0=check.quote(clash[0])
+            )
         )
     item.update(pair.metadata)
     return item
@@ -347,11 +344,7 @@ def write_turku(
     target = Path(path)
     if pairs.scheme.name != "turku" and label_map is None:
         raise DataFormatError(
-            f"the Turku layout holds Turku labels (1-4, x with flags); this set's scheme is "
-            f"{pairs.scheme.name!r}. Write JSONL instead (CLI: -o NAME.jsonl), or map each "
-            "label to a Turku one (Python: label_map={'1': '4', '0': '2'} for binary labels)",
-            path=target,
-            code="E120",
+            Errors.E120_turku_layout_holds.format(pairs_scheme_name=pairs.scheme.name), path=target
         )
     kept: list[tuple[Pair, str]] = []
     for pair in pairs:
@@ -359,33 +352,34 @@ def write_turku(
         if label_map is not None:
             if label not in label_map:
                 raise DataFormatError(
-                    f"pair {check.quote(pair.id)}: label {check.quote(label)} has no entry in "
-                    "label_map",
+                    Errors.E120_pair_label_entry.format(
+                        check_quote_pair_id=check.quote(pair.id),
+                        check_quote_label=check.quote(label),
+                    ),
                     path=target,
-                    code="E120",
                 )
             label = label_map[label]
         if label is None:
             raise DataFormatError(
-                f"pair {check.quote(pair.id)} has no label, and every Turku item needs one; "
-                "filter unlabelled pairs out or write JSONL",
+                Errors.E120_pair_label_every.format(check_quote_pair_id=check.quote(pair.id)),
                 path=target,
-                code="E120",
             )
         try:
             label = _TURKU.normalize(label)
         except LabelError as err:
             raise DataFormatError(
-                f"pair {check.quote(pair.id)}: {str(err).split('] ', 1)[-1]}",
+                Errors.E120_pair.format(
+                    check_quote_pair_id=check.quote(pair.id),
+                    str_err_split_1_1=str(err).split("] ", 1)[-1],
+                ),
                 path=target,
-                code="E120",
             ) from None
         if _TURKU.parse(label).base not in drop_labels:
             kept.append((pair, label))
     used = document_ids(p for p, _ in kept)
     missing = sorted(used - set(pairs.documents))
     if missing:  # check before writing anything, so no half release is left behind
-        raise SpanError(f"spans point to documents the pair set does not hold: {missing[:5]}")
+        raise SpanError(Errors.E101_spans_point_documents.format(missing_5=missing[:5]))
     expected = lang_from_name(target)
     if pairs.lang is not None and pairs.lang != expected:
         logger.warning(
@@ -415,7 +409,7 @@ def write_turku(
         )
     except (TypeError, ValueError) as err:
         raise DataFormatError(
-            f"a value cannot be written as JSON: {str(err)[:200]}", path=target, code="E120"
+            Errors.E120_value_written_json.format(err=str(err)[:200]), path=target
         ) from None
     if documents is None:
         with atomic_files([target]) as (handle,):
@@ -454,7 +448,7 @@ def read_opus_parsebank(
     if path.suffix in (".json", ".gz") and not path.name.endswith(".tsv.gz"):
         items = load_json(path, encoding)
         if not isinstance(items, list):
-            raise DataFormatError("expected a JSON list of pairs", path=path, code="E105")
+            raise DataFormatError(Errors.E105_expected_json_list, path=path)
         records = list(enumerate(items, start=1))
         unit = "record"
     else:
@@ -471,10 +465,9 @@ def read_opus_parsebank(
                 continue
             if len(row) != len(names):
                 raise DataFormatError(
-                    f"expected {len(names)} fields, found {len(row)}",
+                    Errors.E110_expected_fields_found_2.format(n_names=len(names), n_row=len(row)),
                     path=path,
                     line=number,
-                    code="E110",
                 )
             records.append((number, dict(zip(names, row, strict=True))))
         unit = "line"

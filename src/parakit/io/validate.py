@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, Errors
 
 #: Longest excerpt of the input an error message quotes.
 QUOTE_LIMIT = 200
@@ -455,7 +455,7 @@ def check_span_texts(
 
     if verify not in VERIFY_MODES:
         raise DataFormatError(
-            f"verify must be 'bounds', 'text' or 'none', not {quote(verify)}", code="E114"
+            Errors.E114_verify_must_bounds_text.format(quote_verify=quote(verify))
         )
     if verify == "text":
         for index, pair in enumerate(pairs):
@@ -472,8 +472,8 @@ def check_span_texts(
     checked = counts["exact"] + counts["normalized"] + counts["differ"]
     if verify != "none" and checked >= 4 and counts["differ"] * 2 > checked:
         raise DataFormatError(
-            f"{counts['differ']} of {checked} context spans cover other words than their "
-            f"statements: {mismatch} (pass verify='none' to read anyway)",
+            Errors.E101_context_spans_cover_other.format(
+                counts_differ=counts["differ"], checked=checked, mismatch=mismatch
+            ),
             path=where.path,
-            code="E101",
         )

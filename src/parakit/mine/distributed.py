@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from parakit.errors import MineError, require_extra
+from parakit.errors import Errors, MineError, require_extra
 from parakit.io.atomic import atomic_write
 
 if TYPE_CHECKING:
@@ -121,15 +121,13 @@ def cluster_client(workers: int | None = None, scheduler: str | None = None) -> 
             client = Client(scheduler, timeout="30s")
         except OSError as err:
             raise MineError(
-                f"no Dask scheduler answers at {scheduler}: {err} (start one with "
-                "`dask scheduler`, or give --workers N for a cluster on this machine)",
-                code="E801",
+                Errors.E801_dask_scheduler_answers.format(scheduler=scheduler, err=err)
             ) from err
         with client:
             yield client
         return
     if workers is None or workers < 1:
-        raise MineError(f"workers must be at least 1, got {workers}", code="E801")
+        raise MineError(Errors.E801_workers_must_least.format(workers=workers))
     with (
         LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
@@ -247,7 +245,7 @@ def build_sharded(
 
     n = len(SentenceStore(store_path))
     if n_shards < 1 or n_shards > n:
-        raise MineError(f"n_shards must be between 1 and the {n} sentences", code="E801")
+        raise MineError(Errors.E801_shards_must_between.format(n=n))
     bounds = np.linspace(0, n, n_shards + 1).astype(int)
     futures = [
         client.submit(
@@ -340,10 +338,7 @@ def plan_shards(
     """
     total = sum(sizes)
     if not 1 <= n_shards <= total:
-        raise MineError(
-            f"the number of shards must be between 1 and the {total} vectors, got {n_shards}",
-            code="E801",
-        )
+        raise MineError(Errors.E801_number_shards_must.format(total=total, n_shards=n_shards))
     bounds = np.linspace(0, total, n_shards + 1).astype(int)
     return [_range_parts(files, sizes, starts, lo, hi) for lo, hi in itertools.pairwise(bounds)]
 
@@ -364,9 +359,9 @@ def plan_source_shards(
     total = sum(sizes)
     if not 1 <= n_shards <= total or len(codes) != total:
         raise MineError(
-            f"the number of shards must be between 1 and the {total} vectors (one source "
-            f"code each), got {n_shards} shards and {len(codes)} codes",
-            code="E801",
+            Errors.E801_number_shards_must_between.format(
+                total=total, n_shards=n_shards, n_codes=len(codes)
+            )
         )
     most = -(-total // n_shards)
     plan = []
@@ -397,7 +392,7 @@ def build_sharded_from_embeddings(
     each listed in ``shards.json`` with its ``source`` code."""
     files = sorted(str(f) for f in Path(emb_dir).glob("[0-9]*.npy"))
     if not files:
-        raise MineError(f"{emb_dir}: no embedding chunks (00000.npy...)", code="E801")
+        raise MineError(Errors.E801_embedding_chunks_npy.format(emb_dir=emb_dir))
     size = chunk_size or len(np.load(files[0], mmap_mode="r"))
     starts = [int(Path(f).stem) * size for f in files]
     sizes = [len(np.load(f, mmap_mode="r")) for f in files]
@@ -535,14 +530,10 @@ def search_sharded(
     """
     files = sorted(str(f) for f in Path(emb_dir).glob("[0-9]*.npy"))
     if not files:
-        raise MineError(f"{emb_dir}: no embedding chunks (00000.npy...)", code="E801")
+        raise MineError(Errors.E801_embedding_chunks_npy.format(emb_dir=emb_dir))
     listed = ShardedIndex.load(shards)
     if codes is not None and any(s is None for s in listed.sources):
-        raise MineError(
-            f"{shards}: the shards are not same-source shards (no source in shards.json); "
-            "build them with codes=",
-            code="E801",
-        )
+        raise MineError(Errors.E801_shards_same_source.format(shards=shards))
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     targets = [str(folder / (Path(f).stem + ".npz")) for f in files]
@@ -574,7 +565,7 @@ class ShardedIndex:
     def load(cls, folder: str | Path) -> ShardedIndex:
         meta_path = Path(folder) / "shards.json"
         if not meta_path.exists():
-            raise MineError(f"{folder}: no shards.json; build it with build_sharded", code="E801")
+            raise MineError(Errors.E801_shards_json_build.format(folder=folder))
         shards = json.loads(meta_path.read_text())["shards"]
         return cls([s["path"] for s in shards], [s.get("source") for s in shards])
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from parakit.errors import MineError
+from parakit.errors import Errors, MineError
 from parakit.io.atomic import atomic_write
 from parakit.schema import PairSet
 
@@ -57,8 +57,7 @@ class GrowingDataset:
             return json.loads(path.read_text())
         except json.JSONDecodeError as err:
             raise MineError(
-                f"{path}: unreadable manifest ({err.msg}); restore it from the version folders",
-                code="E807",
+                Errors.E807_unreadable_manifest_restore.format(path=path, err_msg=err.msg)
             ) from None
 
     def versions(self) -> list[str]:

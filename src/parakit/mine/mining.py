@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from parakit.errors import MineError
+from parakit.errors import Errors, MineError
 from parakit.io.atomic import atomic_write, save_npy
 from parakit.vectors.collection import iter_collection
 from parakit.vectors.index import VectorIndex
@@ -85,7 +85,7 @@ def build_store(
         dtype=np.int64,
     )
     if len(hashes) == 0:
-        raise MineError(f"{collection}: no sentences found", code="E803")
+        raise MineError(Errors.E803_sentences_found.format(collection=collection))
     _, first = np.unique(hashes, return_index=True)
     keep = np.zeros(len(hashes), dtype=bool)
     keep[first] = True
@@ -305,20 +305,13 @@ def mine(
         ``teacher_score`` and ``teacher_rank``; pairs are ordered by query row then rank.
     """
     if k < 1:
-        raise MineError(f"k must be at least 1, got {k}", code="E801")
+        raise MineError(Errors.E801_must_least_got.format(k=k))
     if output_parts is not None and (output is None or output_parts < 1):
-        raise MineError(
-            f"output_parts writes that many part files into the output folder: give an "
-            f"output and at least 1 part, got {output_parts}",
-            code="E801",
-        )
+        raise MineError(Errors.E801_output_parts_writes.format(output_parts=output_parts))
     if rescorer is None and (rescore_k is not None or min_teacher_score is not None):
-        raise MineError(
-            "rescore_k and min_teacher_score re-rank with a rescorer: give one (--rescore-with)",
-            code="E801",
-        )
+        raise MineError(Errors.E801_rescore_min_teacher)
     if rescore_k is not None and rescore_k < 1:
-        raise MineError(f"rescore_k must be at least 1, got {rescore_k}", code="E801")
+        raise MineError(Errors.E801_rescore_must_least.format(rescore_k=rescore_k))
     if client is not None and shards is None:
         shards = len(client.scheduler_info()["workers"]) or 1
     work = Path(workdir)
@@ -503,11 +496,7 @@ def _open_job(work: Path, settings: dict[str, Any], overwrite: bool) -> None:
     job_file = work / "job.json"
     if job_file.exists() and json.loads(job_file.read_text()) != json.loads(json.dumps(settings)):
         if not overwrite:
-            raise MineError(
-                f"{work} holds a mining job with other settings; use another workdir or "
-                "--overwrite",
-                code="E802",
-            )
+            raise MineError(Errors.E802_holds_mining_job.format(work=work))
         shutil.rmtree(work)
         work.mkdir(parents=True)
     with atomic_write(job_file) as handle:

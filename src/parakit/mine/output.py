@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import MineError, WriteError
+from parakit.errors import Errors, MineError, WriteError
 from parakit.io.atomic import atomic_write, check_output_folder
 from parakit.io.jsonl import PARTS_MANIFEST, JsonlWriter, parts_manifest
 from parakit.schema import Pair
@@ -167,20 +167,13 @@ def open_parts_folder(folder: Path, digest: str, overwrite: bool) -> None:
             ``overwrite``; E121 a file in the way.
     """
     if folder.exists() and not folder.is_dir():
-        raise WriteError(
-            "a file is in the way: --output-parts writes a folder", path=folder, code="E121"
-        )
+        raise WriteError(Errors.E121_file_way_output, path=folder)
     check_output_folder(folder, _is_parts_folder, "the output of a mining run (--output-parts)")
     manifest = parts_manifest(folder) if folder.is_dir() else None
     if manifest is None or manifest.get("job") == digest:
         return
     if not overwrite:
-        raise WriteError(
-            "the folder holds the output of an earlier mining run with other settings, work "
-            "folder or number of parts; --overwrite replaces it, or write into a new folder",
-            path=folder,
-            code="E141",
-        )
+        raise WriteError(Errors.E141_folder_holds_output, path=folder)
     for path in folder.iterdir():  # only our files: _is_parts_folder checked there are no others
         path.unlink()
 
@@ -205,7 +198,7 @@ def write_parts(
     from parakit.mine.distributed import run_tasks
 
     if n_parts < 1:
-        raise MineError(f"output_parts must be at least 1, got {n_parts}", code="E801")
+        raise MineError(Errors.E801_output_parts_must.format(n_parts=n_parts))
     bounds = np.linspace(0, n_queries, n_parts + 1).astype(np.int64)
     cuts = np.searchsorted(arrays["rows"], bounds)
     entries = [

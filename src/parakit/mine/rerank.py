@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import MineError
+from parakit.errors import Errors, MineError
 from parakit.labels import get_scheme
 from parakit.schema import Pair, PairSet
 
@@ -33,15 +33,11 @@ def paraphrase_proba(
     if positive is None and callable(getattr(classifier, "paraphrase_proba", None)):
         return np.asarray(classifier.paraphrase_proba(pairs, reading=reading), dtype=np.float64)
     if not callable(getattr(classifier, "predict_proba", None)):
-        raise MineError(
-            f"{type(classifier).__name__} has no predict_proba(pairs); wrap it or "
-            "use a parakit identification model",
-            code="E804",
-        )
+        raise MineError(Errors.E804_predict_proba_pairs.format(name=type(classifier).__name__))
     proba = np.asarray(classifier.predict_proba(pairs), dtype=np.float64)
     if proba.ndim != 2 or proba.shape[0] != len(pairs):
         raise MineError(
-            f"predict_proba returned shape {proba.shape} for {len(pairs)} pairs", code="E804"
+            Errors.E804_predict_proba_returned.format(proba_shape=proba.shape, n_pairs=len(pairs))
         )
     return proba[:, _class_column(classifier, proba.shape[1], positive)]
 
@@ -53,13 +49,13 @@ def _class_column(classifier: Any, n_columns: int, positive: Any) -> int:
         if classes and sorted(classes) in (["0", "1"], ["False", "True"]):
             return classes.index("1" if "1" in classes else "True")
         raise MineError(
-            f"{type(classifier).__name__} has no paraphrase_proba and classes {classes}: "
-            "name the paraphrase class (positive_class=...)",
-            code="E804",
+            Errors.E804_paraphrase_proba_classes.format(
+                name=type(classifier).__name__, classes=classes
+            )
         )
     if str(positive) not in classes:
         raise MineError(
-            f"class {positive!r} not among the classifier's classes {classes}", code="E804"
+            Errors.E804_class_among_classifier.format(positive=positive, classes=classes)
         )
     return classes.index(str(positive))
 
@@ -101,7 +97,7 @@ def load_classifier(path: str | Path, **settings: Any) -> Any:
     (``precision=``: a torch classifier's, ignored by the others)."""
     target = Path(path)
     if not target.exists():
-        raise MineError(f"{path}: no such classifier folder", code="E804")
+        raise MineError(Errors.E804_such_classifier_folder.format(path=path))
     from parakit.models.base import PairClassifier
 
     return PairClassifier.load(target, **settings)

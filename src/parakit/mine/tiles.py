@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import MineError
+from parakit.errors import Errors, MineError
 from parakit.io.atomic import save_figure
 from parakit.labels import get_scheme
 from parakit.schema import Pair, PairSet
@@ -47,9 +47,9 @@ class SelectionRules:
 def _array(values: Any, name: str) -> np.ndarray:
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1:
-        raise MineError(f"{name} must be one score per pair", code="E805")
+        raise MineError(Errors.E805_must_one_score.format(name=name))
     if np.isnan(array).any() or (array < 0).any() or (array > 1).any():
-        raise MineError(f"{name} must lie in [0, 1] without missing values", code="E805")
+        raise MineError(Errors.E805_must_lie_without.format(name=name))
     return array
 
 
@@ -99,9 +99,9 @@ class TileAnalysis:
         conf = _array(neg_confidence, "negative confidence")
         if not len(lex) == len(conf) == len(labels):
             raise MineError(
-                f"lengths differ: {len(lex)} similarities, {len(conf)} scores, "
-                f"{len(labels)} labels",
-                code="E805",
+                Errors.E805_lengths_differ_similarities.format(
+                    n_lex=len(lex), n_conf=len(conf), n_labels=len(labels)
+                )
             )
         base = _bases(labels)
         known, negative = base != "", np.isin(base, self.negative_labels)
@@ -270,8 +270,9 @@ def select_pairs(
     pos = _array(pos_confidence, "positive confidence")
     if not len(neg) == len(pos) == len(pairs):
         raise MineError(
-            f"{len(pairs)} pairs but {len(neg)} negative and {len(pos)} positive scores",
-            code="E805",
+            Errors.E805_pairs_but_negative.format(
+                n_pairs=len(pairs), n_neg=len(neg), n_pos=len(pos)
+            )
         )
     negatives, positives = select(lex, neg, pos, rules)
     out: dict[str, list[Pair]] = {"negative": [], "positive": []}

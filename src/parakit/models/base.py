@@ -26,6 +26,8 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import platform
 import warnings
@@ -38,7 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from parakit.errors import ModelError, ParakitError, ParakitFutureWarning
+from parakit.errors import Errors, ModelError, ParakitError, ParakitFutureWarning
 from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
 from parakit.registry import Registry
 from parakit.schema import Pair, PairSet
@@ -92,7 +94,7 @@ def as_pair_input(
     label_type = "str"
     if isinstance(X, PairSet) or (len(X) > 0 and isinstance(X[0], Pair)):
         if texts2 is not None:
-            raise ModelError("pass either a PairSet or two text columns, not both", code="E706")
+            raise ModelError(Errors.E706_pass_either_pairset)
         pairs = list(X)
         scheme = X.scheme if isinstance(X, PairSet) else None
         t1 = [p.text1 for p in pairs]
@@ -104,26 +106,20 @@ def as_pair_input(
         labels_given = any(label is not None for label in raw)
     else:
         if texts2 is None:
-            raise ModelError(
-                "the second text column is missing: call fit/predict(texts1, texts2, ...) or "
-                "pass a PairSet",
-                code="E706",
-            )
+            raise ModelError(Errors.E706_second_text_column)
         t1, t2 = list(X), list(texts2)
         if len(t1) != len(t2):
-            raise ModelError(f"texts1 has {len(t1)} items but texts2 has {len(t2)}", code="E706")
+            raise ModelError(Errors.E706_texts_items_but.format(n_t1=len(t1), n_t2=len(t2)))
         ids = [str(i) for i in range(len(t1))]
         raw = list(y) if y is not None else [None] * len(t1)
         labels_given = y is not None
         if y is not None and len(raw) != len(t1):
-            raise ModelError(f"{len(t1)} text pairs but {len(raw)} labels", code="E706")
+            raise ModelError(Errors.E706_text_pairs_but.format(n_t1=len(t1), n_raw=len(raw)))
     for index, (a, b, pid) in enumerate(zip(t1, t2, ids, strict=True)):
         for side, text in ((1, a), (2, b)):
             if not isinstance(text, str) or not text.strip():
                 raise ModelError(
-                    f"pair {pid!r} (record {index + 1}): text{side} is empty; remove the pair "
-                    "or fill in its text",
-                    code="E701",
+                    Errors.E701_pair_record_text.format(pid=pid, index_1=index + 1, side=side)
                 )
     labels: list[str] | None = None
     if labels_given:
@@ -132,14 +128,10 @@ def as_pair_input(
         label_type = "int" if ints else "str"
         for index, (value, pid) in enumerate(zip(raw, ids, strict=True)):
             if value is None:
-                raise ModelError(
-                    f"pair {pid!r} (record {index + 1}) has no label; training needs a label "
-                    "on every pair (filter unlabelled pairs first)",
-                    code="E702",
-                )
+                raise ModelError(Errors.E702_pair_record_label.format(pid=pid, index_1=index + 1))
             labels.append(str(int(value)) if isinstance(value, (bool, np.integer)) else str(value))
     elif require_labels:
-        raise ModelError("training needs labelled pairs: these pairs have no labels", code="E702")
+        raise ModelError(Errors.E702_training_needs_labelled)
     return PairInput(t1, t2, labels, ids, scheme, label_type)
 
 
@@ -151,6 +143,27 @@ class Estimator(BaseEstimator):
     ``__init__`` keywords) with parakit's error: an unknown parameter is a
     :class:`~parakit.errors.ModelError` (E712, a ``ValueError`` as scikit-learn raises) that
     lists the valid ones. The base of every classifier, generator and bi-encoder."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+        names = set(inspect.signature(init).parameters)
+        earlier = {old for old, new in RENAMED.items() if new in names and old not in names}
+        if not earlier:
+            return
+
+        # an earlier name given to the constructor (``EmbeddingClassifier(encoder=...)``) is
+        # read as check_params reads it elsewhere; ``wraps`` keeps the signature that
+        # get_params and clone read
+        @functools.wraps(init)
+        def __init__(self: Any, *args: Any, **params: Any) -> None:
+            if earlier & params.keys():
+                params = check_params(type(self), params)
+            init(self, *args, **params)
+
+        cls.__init__ = __init__  # type: ignore[method-assign]
 
     def set_params(self, **params: Any) -> Any:
         return super().set_params(**check_params(type(self), params))
@@ -169,9 +182,9 @@ def check_params(klass: type, params: dict[str, Any]) -> dict[str, Any]:
         new = RENAMED[old]
         if new in params:
             raise ModelError(
-                f"{old}= and {new}= are the same hyperparameter of {klass.__name__} (its "
-                f"earlier name and the current one); give {new}= only",
-                code="E712",
+                Errors.E712_same_hyperparameter_earlier.format(
+                    old=old, new=new, klass_name=klass.__name__
+                )
             )
         warnings.warn(
             f"{klass.__name__}: the hyperparameter {old}= is now called {new}= "
@@ -183,8 +196,9 @@ def check_params(klass: type, params: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(params) - valid)
     if unknown:
         raise ModelError(
-            f"unknown hyperparameter(s) {unknown} for {klass.__name__}; valid: {sorted(valid)}",
-            code="E712",
+            Errors.E712_unknown_hyperparameter_valid.format(
+                unknown=unknown, klass_name=klass.__name__, valid=sorted(valid)
+            )
         )
     return params
 
@@ -230,16 +244,12 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
         assert data.labels is not None
         classes = sorted(set(data.labels), key=_label_sort_key)
         if len(classes) < 2:
-            raise ModelError(
-                f"training data has a single class {classes!r}; a classifier needs at least two",
-                code="E703",
-            )
+            raise ModelError(Errors.E703_training_data_single.format(classes=classes))
         if self.binary_only and len(classes) != 2:
             raise ModelError(
-                f"model {self.model_type!r} is a binary classifier but the labels are "
-                f"{classes}; convert them first (PairSet.to_binary(reading) or "
-                "`--binary` on the CLI)",
-                code="E703",
+                Errors.E703_model_binary_classifier.format(
+                    model_type=self.model_type, classes=classes
+                )
             )
         self.classes_ = np.array(classes, dtype=object)
         self.label_type_ = data.label_type
@@ -344,12 +354,16 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
                  "generator": "a paraphrase generator (Seq2SeqGenerator.load)"}  # fmt: skip
         if model_type in other:
             raise ModelError(
-                f"{folder} holds {other[model_type]}, not a pair classifier", code="E711"
+                Errors.E711_holds_pair_classifier.format(
+                    folder=folder, other_model_type=other[model_type]
+                )
             )
         klass = get_model_class(model_type)
         if cls is not PairClassifier and not issubclass(klass, cls):
             raise ModelError(
-                f"{folder} holds a {model_type!r} model, not a {cls.__name__}", code="E711"
+                Errors.E711_holds_model.format(
+                    folder=folder, model_type=model_type, name=cls.__name__
+                )
             )
         model = klass(**load_params(klass, meta.get("params", {}), settings))
         model.classes_ = np.array(meta["classes"], dtype=object)
@@ -364,9 +378,7 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
         unknown = sorted(set(dev.labels or []) - set(classes))
         if unknown:
             raise ModelError(
-                f"development labels {unknown} do not occur in the training data "
-                f"(classes {classes})",
-                code="E704",
+                Errors.E704_development_labels_do.format(unknown=unknown, classes=classes)
             )
 
     @abstractmethod
@@ -392,10 +404,7 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
     # -- helpers -------------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "classes_"):
-            raise ModelError(
-                f"this {type(self).__name__} is not fitted yet: call fit() or load() first",
-                code="E705",
-            )
+            raise ModelError(Errors.E705_fitted_yet_call.format(name=type(self).__name__))
 
     def _decode(self, labels: np.ndarray) -> np.ndarray:
         if getattr(self, "label_type_", "str") == "int":
@@ -460,9 +469,7 @@ def _model_file(folder: Path) -> dict[str, Any]:
     meta = read_model_file(folder)
     if meta is None:
         raise ModelError(
-            f"{folder} is not a parakit model folder: {MODEL_FILE} is missing (train one "
-            "with `parakit identify train` or PairClassifier.save)",
-            code="E710",
+            Errors.E710_parakit_model_folder.format(folder=folder, MODEL_FILE=MODEL_FILE)
         )
     return meta
 
@@ -517,7 +524,9 @@ def read_model_file(folder: Path) -> dict[str, Any] | None:
         if not isinstance(meta, dict) or not isinstance(meta.get("model_type"), str):
             raise KeyError("model_type")
     except (json.JSONDecodeError, KeyError) as err:
-        raise ModelError(f"{path}: unreadable model description ({err})", code="E710") from None
+        raise ModelError(
+            Errors.E710_unreadable_model_description.format(path=path, err=err)
+        ) from None
     return meta
 
 
@@ -532,9 +541,7 @@ def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
             json.dumps(value)
         except TypeError:
             raise ModelError(
-                f"hyperparameter {key}={value!r} cannot be saved (not JSON-serialisable); "
-                "pass a model name or path instead of an object",
-                code="E712",
+                Errors.E712_hyperparameter_saved_json.format(key=key, value=value)
             ) from None
         out[key] = value
     return out
@@ -595,17 +602,9 @@ def check_pretrained(source: str | Path) -> None:
         text.startswith(("/", "./", "../", "~", ".\\")) or text.count("/") > 1 or "\\" in text
     )
     if looks_like_path and not path.exists():
-        raise ModelError(
-            f"{source}: no such folder; give an existing folder holding a model, a Hugging "
-            "Face model id (org/name) or an offline alias (offline-minilm)",
-            code="E719",
-        )
+        raise ModelError(Errors.E719_such_folder_give.format(source=source))
     if path.is_dir() and not (path / "config.json").is_file():
-        raise ModelError(
-            f"{source}: not a model folder (no config.json); give a Hugging Face model id, an "
-            "offline alias (offline-minilm) or a folder holding a model",
-            code="E713",
-        )
+        raise ModelError(Errors.E713_model_folder_config.format(source=source))
 
 
 def make_model(name: str, settings: dict[str, Any] | None = None, **params: Any) -> PairClassifier:
@@ -628,8 +627,9 @@ def make_model(name: str, settings: dict[str, Any] | None = None, **params: Any)
         expected = _expected_type(hints.get(key))
         if expected is not None and not _matches(value, expected[0]):
             raise ModelError(
-                f"hyperparameter {key!r} of model {name!r} expects {expected[1]}, got {value!r}",
-                code="E712",
+                Errors.E712_hyperparameter_model_expects.format(
+                    key=key, name=name, expected_1=expected[1], value=value
+                )
             )
     return klass(**params)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import ModelError, ParakitError
+from parakit.errors import Errors, ModelError, ParakitError
 from parakit.labels import get_scheme
 from parakit.models.base import PairClassifier, PairInput, as_pair_input
 from parakit.models.features import (
@@ -55,9 +55,7 @@ def best_threshold(
         (0.5, 1.0)
     """
     if criterion not in ("accuracy", "f1"):
-        raise ModelError(
-            f"unknown threshold criterion {criterion!r}; use accuracy or f1", code="E712"
-        )
+        raise ModelError(Errors.E712_unknown_threshold_criterion.format(criterion=criterion))
     order = np.argsort(-scores, kind="stable")
     s = scores[order]
     y = positive[order].astype(np.int64)
@@ -455,9 +453,7 @@ class WordVectorClassifier(_PairFeatureLR):
     def _fit_vectors(self, data: PairInput) -> None:
         if self.vectors is not None:
             if self.corpus:
-                raise ModelError(
-                    "give pretrained vectors or a corpus to train them on, not both", code="E712"
-                )
+                raise ModelError(Errors.E712_give_pretrained_vectors)
             self.vectors_ = WordVectors(
                 pretrained=self.vectors, limit=self.vectors_limit, lang=self.lang
             ).fit([])
@@ -542,7 +538,7 @@ class EmbeddingClassifier(_PairFeatureLR):
         if self.target == "labels":
             return super().fit(X, texts2, y, eval_set=eval_set)  # type: ignore[return-value]
         if self.target != "turku3":
-            raise ModelError(f"unknown target {self.target!r}; use labels or turku3", code="E712")
+            raise ModelError(Errors.E712_unknown_target_use.format(target=self.target))
         texts1, texts2, classes = self._turku3(X, texts2, y)
         super().fit(texts1, texts2, classes)  # eval_set: a baseline does no model selection
         self.scheme_ = get_scheme("turku").spec()
@@ -565,11 +561,7 @@ class EmbeddingClassifier(_PairFeatureLR):
         if cached is not None:
             return cached
         if not self.model_name_or_path:
-            raise ModelError(
-                "EmbeddingClassifier needs model_name_or_path= (a sentence-transformers model id "
-                "or path)",
-                code="E712",
-            )
+            raise ModelError(Errors.E712_embeddingclassifier_needs_model)
         if not isinstance(self.model_name_or_path, str | Path):
             return self.model_name_or_path  # an encoder object (in memory only: it cannot be saved)
         from parakit.vectors.encode import load_encoder

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import BiEncoderError
+from parakit.errors import BiEncoderError, Errors
 from parakit.models.training import TransformerEstimator, logs_to_stderr
 from parakit.schema import PairSet
 from parakit.vectors.precision import autocast
@@ -126,9 +126,10 @@ class BiEncoder(TransformerEstimator):
         keep = [i for i, y in enumerate(labels) if y is not None]
         if not keep:
             raise BiEncoderError(
-                f"{what}: no pair has a binary label under reading "
-                f"{self.reading or pairs.scheme.default_reading!r}",
-                code="E751",
+                Errors.E751_pair_binary_label.format(
+                    what=what,
+                    reading=self.reading or pairs.scheme.default_reading,
+                )
             )
         return (
             [pairs[i].text1 for i in keep],
@@ -146,16 +147,12 @@ class BiEncoder(TransformerEstimator):
                 s2 += list(hard_negatives.texts()[1])
                 y += [0] * len(hard_negatives)
             if len(set(y)) < 2:
-                raise BiEncoderError(
-                    f"loss {self.loss!r} needs positive and negative pairs; "
-                    "add mined negatives or use loss='mnrl'",
-                    code="E752",
-                )
+                raise BiEncoderError(Errors.E752_loss_needs_positive.format(loss=self.loss))
             return Dataset.from_dict({"sentence1": s1, "sentence2": s2, "label": y})
         anchors = [a for a, label in zip(s1, y, strict=True) if label == 1]
         positives = [b for b, label in zip(s2, y, strict=True) if label == 1]
         if not anchors:
-            raise BiEncoderError("loss 'mnrl' needs positive pairs", code="E752")
+            raise BiEncoderError(Errors.E752_loss_mnrl_needs)
         plain = Dataset.from_dict({"anchor": anchors, "positive": positives})
         if hard_negatives is None or len(hard_negatives) == 0:
             return plain
@@ -208,7 +205,7 @@ class BiEncoder(TransformerEstimator):
         """
         if self.loss not in LOSSES:
             raise BiEncoderError(
-                f"unknown loss {self.loss!r}; use one of {', '.join(LOSSES)}", code="E751"
+                Errors.E751_unknown_loss_use.format(loss=self.loss, losses=", ".join(LOSSES))
             )
         from sentence_transformers import (
             SentenceTransformerTrainer,
@@ -270,7 +267,7 @@ class BiEncoder(TransformerEstimator):
     ) -> np.ndarray:
         """Embeddings (L2-normalised by default) as float32."""
         if not hasattr(self, "model_"):
-            raise BiEncoderError("not fitted: call fit() or BiEncoder.load()", code="E753")
+            raise BiEncoderError(Errors.E753_fitted_call_fit)
         from parakit.vectors.static import is_static_model
 
         # a static encoder is a table lookup: fp32, no autocast (its embedding bag refuses it)
@@ -330,10 +327,7 @@ class BiEncoder(TransformerEstimator):
 
         folder = Path(path)
         if not (folder / "modules.json").exists():
-            raise BiEncoderError(
-                f"{folder}: not a sentence-transformers model folder (modules.json missing)",
-                code="E753",
-            )
+            raise BiEncoderError(Errors.E753_sentence_transformers_model.format(folder=folder))
         from parakit.models.base import read_model_file
 
         meta = read_model_file(folder) or {}  # a plain sentence-transformers folder has none

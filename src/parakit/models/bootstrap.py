@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from parakit.errors import ModelError
+from parakit.errors import Errors, ModelError
 from parakit.models.base import PairClassifier
 from parakit.schema import PairSet
 
@@ -58,8 +58,9 @@ def bootstrap_training_set(
     """
     if not manual.scheme.is_valid(negative_label):
         raise ModelError(
-            f"negative label {negative_label!r} is not valid in scheme {manual.scheme!r}",
-            code="E704",
+            Errors.E704_negative_label_valid.format(
+                negative_label=negative_label, manual_scheme=manual.scheme
+            )
         )
     negative_label = manual.scheme.normalize(negative_label)
     pool = list(negatives)
@@ -70,12 +71,10 @@ def bootstrap_training_set(
         n_negatives if n_negatives is not None else round((negatives_per_pair or 0.0) * len(manual))
     )
     if wanted < 0:
-        raise ModelError(f"the number of negatives must be >= 0, got {wanted}", code="E712")
+        raise ModelError(Errors.E712_number_negatives_must.format(wanted=wanted))
     if wanted > len(pool):
         raise ModelError(
-            f"{wanted} negatives requested but only {len(pool)} mined candidates are available; "
-            "lower negatives_per_pair / n_negatives or mine more",
-            code="E712",
+            Errors.E712_negatives_requested_but.format(wanted=wanted, n_pool=len(pool))
         )
     rng = np.random.default_rng(seed)
     chosen = rng.choice(len(pool), size=wanted, replace=False) if wanted else []

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import ModelError
+from parakit.errors import Errors, ModelError
 from parakit.evaluate.classification import ClassificationEvaluator
 from parakit.models.base import MODEL_FILE, PairClassifier, PairInput, check_pretrained
 from parakit.models.training import TransformerEstimator, train_transformer
@@ -104,14 +104,15 @@ class TransformerPairClassifier(TransformerEstimator, PairClassifier):
 
         self._set_threads()
         if self.epochs <= 0:
-            raise ModelError(f"epochs must be positive, got {self.epochs}", code="E712")
+            raise ModelError(Errors.E712_epochs_must_positive.format(epochs=self.epochs))
         if self.learning_rates:
             return self._fit_learning_rates(data, dev)
         if self.selection_metric not in ClassificationEvaluator.METRICS:
             raise ModelError(
-                f"unknown selection metric {self.selection_metric!r}; use "
-                f"{', '.join(ClassificationEvaluator.METRICS)}",
-                code="E712",
+                Errors.E712_unknown_selection_metric.format(
+                    selection_metric=self.selection_metric,
+                    metrics=", ".join(ClassificationEvaluator.METRICS),
+                )
             )
         evaluator = (
             ClassificationEvaluator(dev, name="dev", primary=self.selection_metric)
@@ -123,7 +124,9 @@ class TransformerPairClassifier(TransformerEstimator, PairClassifier):
             self.tokenizer_ = AutoTokenizer.from_pretrained(source)
         except (OSError, ValueError) as err:
             raise ModelError(
-                f"cannot load a tokenizer from {self.model_name_or_path!r}: {err}", code="E713"
+                Errors.E713_load_tokenizer.format(
+                    model_name_or_path=self.model_name_or_path, err=err
+                )
             ) from None
         texts1, texts2, labels = list(data.texts1), list(data.texts2), list(data.labels or [])
         if self.both_orders:
@@ -264,10 +267,7 @@ class TransformerPairClassifier(TransformerEstimator, PairClassifier):
 
         source = folder / "network"
         if not source.is_dir():
-            raise ModelError(
-                f"{folder}: the network folder is missing; the model was not saved completely",
-                code="E710",
-            )
+            raise ModelError(Errors.E710_network_folder_missing.format(folder=folder))
         self.tokenizer_ = AutoTokenizer.from_pretrained(str(source))
         self._load_network(source)
         self.network_.to(self.device_).eval()
@@ -435,24 +435,25 @@ class CrossEncoderClassifier(TransformerPairClassifier):
                     value = value.get(part) if isinstance(value, dict) else None
                 if value is None:
                     raise ModelError(
-                        f"pair {data.ids[index]!r} (record {index + 1}) has no soft label "
-                        f"metadata[{key!r}]; label the pairs with a teacher first "
-                        "(parakit.models.distill.label_with_teacher)",
-                        code="E702",
+                        Errors.E702_pair_record_soft.format(
+                            data_ids_index=data.ids[index], index_1=index + 1, key=key
+                        )
                     )
                 soft.append(value)
         values = np.asarray(soft, dtype=np.float64).ravel()
         if len(values) != len(data):
-            raise ModelError(f"{len(data)} pairs but {len(values)} soft labels", code="E706")
+            raise ModelError(
+                Errors.E706_pairs_but_soft.format(n_data=len(data), n_values=len(values))
+            )
         if not np.all((values >= 0) & (values <= 1)):
             bad = int(np.flatnonzero(~((values >= 0) & (values <= 1)))[0])
             raise ModelError(
-                f"soft label {values[bad]!r} of pair {data.ids[bad]!r} is not a probability in "
-                "[0, 1]",
-                code="E704",
+                Errors.E704_soft_label_pair.format(
+                    values_bad=values[bad], data_ids_bad=data.ids[bad]
+                )
             )
         if self.soft_loss not in ("ce", "mse"):
-            raise ModelError(f"unknown soft_loss {self.soft_loss!r}; use ce or mse", code="E712")
+            raise ModelError(Errors.E712_unknown_soft_loss.format(soft_loss=self.soft_loss))
         self.classes_ = np.array(["0", "1"], dtype=object)
         self.label_type_ = "str"
         self.scheme_ = get_scheme("binary").spec()
@@ -500,7 +501,7 @@ class CrossEncoderClassifier(TransformerPairClassifier):
             )
         except (OSError, ValueError) as err:
             raise ModelError(
-                f"cannot load a transformer encoder from {source!r}: {err}", code="E713"
+                Errors.E713_load_transformer_encoder.format(source=source, err=err)
             ) from None
         finally:
             hf_logging.set_verbosity(verbosity)

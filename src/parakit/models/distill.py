@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import ModelError
+from parakit.errors import Errors, ModelError
 from parakit.models.base import PairClassifier
 from parakit.schema import Pair, PairSet
 
@@ -120,20 +120,14 @@ def distill(
         ModelError: the student has no ``fit_soft`` (E712); a gold label that is not 0/1 (E704).
     """
     if not hasattr(student, "fit_soft"):
-        raise ModelError(
-            f"{type(student).__name__} cannot learn soft labels; use a CrossEncoderClassifier "
-            "as the student",
-            code="E712",
-        )
+        raise ModelError(Errors.E712_learn_soft_labels.format(name=type(student).__name__))
     start = time.perf_counter()
     pairs = list(transfer)
     soft = list(teacher_probabilities(teacher, pairs, reading, progress=progress))
     for pair in gold or []:
         if pair.label not in ("0", "1"):
             raise ModelError(
-                f"gold pair {pair.id!r} has label {pair.label!r}; distillation adds binary gold "
-                "pairs (convert with PairSet.to_binary first)",
-                code="E704",
+                Errors.E704_gold_pair_label.format(pair_id=pair.id, pair_label=pair.label)
             )
         pairs.append(pair)
         soft.append(float(pair.label))

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import require_extra
+from parakit.errors import Errors, require_extra
 from parakit.text import CharNgramSimilarity
 from parakit.text import word_overlap_rates as _text_wor
 from parakit.text.tokenize import get_tokenizer
@@ -301,7 +301,7 @@ def load_word_vectors(path: str | Path, limit: int | None = None) -> Any:
 
     path = Path(path)
     if not path.is_file():
-        raise DataFormatError(f"{path}: word vectors file not found", code="E103")
+        raise DataFormatError(Errors.E103_word_vectors_file.format(path=path))
     name = path.name.removesuffix(".gz")
     try:
         if name.endswith(".kv"):
@@ -322,9 +322,7 @@ def load_word_vectors(path: str | Path, limit: int | None = None) -> Any:
         raise
     except (ValueError, UnicodeDecodeError, EOFError, OSError) as exc:
         raise DataFormatError(
-            f"{path}: not a word2vec/GloVe text, word2vec .bin or gensim .kv vectors file "
-            f"({type(exc).__name__}: {exc})",
-            code="E104",
+            Errors.E104_word_vec_glove.format(path=path, name=type(exc).__name__, exc=exc)
         ) from None
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from parakit.errors import GenerationDataError
+from parakit.errors import Errors, GenerationDataError
 from parakit.labels import TurkuScheme
 from parakit.schema import Pair, PairSet
 from parakit.text import dedup_key, sentence_bleu
@@ -56,9 +56,7 @@ def directed_pairs(
         ``metadata["direction"]`` records the direction.
     """
     if directions not in ("forward", "backward", "both", "label"):
-        raise GenerationDataError(
-            f"unknown directions {directions!r}; use forward, backward, both or label", code="E901"
-        )
+        raise GenerationDataError(Errors.E901_unknown_directions_use.format(directions=directions))
     turku = isinstance(pairs.scheme, TurkuScheme) and directions == "label"
     out: list[Pair] = []
     for pair, binary in zip(pairs, pairs.binary_labels(reading), strict=True):

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from parakit.errors import GeneratorError
+from parakit.errors import Errors, GeneratorError
 from parakit.models.training import TransformerEstimator
 from parakit.schema import PairSet
 
@@ -63,9 +63,7 @@ def _as_pairs(data: PairSet | Iterable[tuple[str, str]] | None) -> list[tuple[st
     out = []
     for index, item in enumerate(data):
         if len(item) != 2 or not all(isinstance(x, str) for x in item):
-            raise GeneratorError(
-                f"training item {index} is not an (input, output) pair of strings", code="E921"
-            )
+            raise GeneratorError(Errors.E921_training_item_input.format(index=index))
         out.append((item[0], item[1]))
     return out
 
@@ -218,11 +216,7 @@ class Seq2SeqGenerator(TransformerEstimator):
         try:
             config = AutoConfig.from_pretrained(path)
         except OSError as err:
-            raise GeneratorError(
-                f"cannot load a model config from {path!r}: give a Hugging "
-                f"Face id available offline or a local folder ({err})",
-                code="E923",
-            ) from err
+            raise GeneratorError(Errors.E923_load_model_config.format(path=path, err=err)) from err
         arch = self._resolve_architecture(config)
         tokenizer = AutoTokenizer.from_pretrained(path)
         if arch == "encoder-decoder":
@@ -244,16 +238,10 @@ class Seq2SeqGenerator(TransformerEstimator):
             model = AutoModelForCausalLM.from_pretrained(path)
             tokenizer.padding_side = "left"
         else:
-            raise GeneratorError(
-                f"unknown architecture {arch!r}; use auto, encoder-decoder, "
-                "decoder-only or bert2bert",
-                code="E924",
-            )
+            raise GeneratorError(Errors.E924_unknown_architecture_use.format(arch=arch))
         if tokenizer.pad_token_id is None:
             if tokenizer.eos_token_id is None:
-                raise GeneratorError(
-                    f"tokenizer of {path!r} has neither a pad nor an eos token", code="E925"
-                )
+                raise GeneratorError(Errors.E925_tokenizer_neither_pad.format(path=path))
             tokenizer.pad_token = tokenizer.eos_token
         cfg = model.config
         bos = (
@@ -376,7 +364,7 @@ class Seq2SeqGenerator(TransformerEstimator):
         train_pairs = _as_pairs(train)
         dev_pairs = _as_pairs(eval_set)
         if not train_pairs:
-            raise GeneratorError("no training pairs", code="E926")
+            raise GeneratorError(Errors.E926_training_pairs)
         torch.manual_seed(self.seed)
         self._build()
         result = train_transformer(
@@ -413,7 +401,7 @@ class Seq2SeqGenerator(TransformerEstimator):
         self._check_fitted()
         data = _as_pairs(pairs)
         if not data:
-            raise GeneratorError("no pairs to compute perplexity on", code="E926")
+            raise GeneratorError(Errors.E926_pairs_compute_perplexity)
         model, device = self.model_, self.device_
         was_training = model.training
         model.eval()
@@ -443,11 +431,7 @@ class Seq2SeqGenerator(TransformerEstimator):
     # -- generation ----------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
-            raise GeneratorError(
-                "the generator has no model yet: call fit() or load() first, "
-                "or from_pretrained() to use a model as it is",
-                code="E927",
-            )
+            raise GeneratorError(Errors.E927_generator_model_yet)
 
     def generate(self, texts: Sequence[str], **overrides: Any) -> list[Any]:
         """Paraphrase each text.
@@ -468,7 +452,9 @@ class Seq2SeqGenerator(TransformerEstimator):
         self._check_fitted()
         settings = {name: overrides.pop(name, getattr(self, name)) for name in GENERATION_SETTINGS}
         if overrides:
-            raise GeneratorError(f"unknown generation settings {sorted(overrides)}", code="E928")
+            raise GeneratorError(
+                Errors.E928_unknown_generation_settings.format(overrides=sorted(overrides))
+            )
         n_return = settings["num_return_sequences"]
         kwargs: dict[str, Any] = {
             "max_new_tokens": settings["max_new_tokens"],
@@ -582,10 +568,7 @@ class Seq2SeqGenerator(TransformerEstimator):
         info = read_model_file(path)
         if info is None or info["model_type"] != "generator":
             raise GeneratorError(
-                f"{path} is not a generator saved by 'parakit generate train' (no generator "
-                f"{MODEL_FILE}); a plain Hugging Face model is loaded with "
-                "Seq2SeqGenerator.from_pretrained",
-                code="E929",
+                Errors.E929_generator_saved_parakit.format(path=path, MODEL_FILE=MODEL_FILE)
             )
         params = load_params(cls, info["params"], overrides)
         params["model_name_or_path"] = str(path)
@@ -621,5 +604,5 @@ def select_learning_rate(
     """
     train_pairs, dev_pairs = _as_pairs(train), _as_pairs(dev)
     if not dev_pairs:
-        raise GeneratorError("learning-rate selection needs dev pairs", code="E926")
+        raise GeneratorError(Errors.E926_learning_rate_selection)
     return generator.fit_grid(learning_rates, lambda copy: copy.fit(train_pairs, dev_pairs))

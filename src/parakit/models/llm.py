@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from parakit.errors import LLMError
+from parakit.errors import Errors, LLMError
 
 #: MultiPIT App. D.2, zero-shot.
 ZERO_SHOT_INSTRUCTION = "Your task is to generate a diverse paraphrase for a given sentence."
@@ -170,11 +170,11 @@ class LLMGenerator:
     def prompt(self, sentence: str) -> str:
         """The full prompt for one sentence (App. D.2 layout: blank line between parts)."""
         if self.shots < 0:
-            raise LLMError(f"shots must be >= 0, got {self.shots}", code="E931")
+            raise LLMError(Errors.E931_shots_must_got.format(shots=self.shots))
         examples = list(self.examples if self.examples is not None else FEW_SHOT_EXAMPLES)
         if self.shots > len(examples):
             raise LLMError(
-                f"{self.shots} shots asked but only {len(examples)} examples given", code="E931"
+                Errors.E931_shots_asked_but.format(shots=self.shots, n_examples=len(examples))
             )
         instruction = self.instruction or (
             FEW_SHOT_INSTRUCTION if self.shots else ZERO_SHOT_INSTRUCTION
@@ -205,9 +205,7 @@ class LLMGenerator:
         elif self.endpoint == "completions":
             payload["prompt"] = text
         else:
-            raise LLMError(
-                f"unknown endpoint {self.endpoint!r}; use chat or completions", code="E932"
-            )
+            raise LLMError(Errors.E932_unknown_endpoint_use.format(endpoint=self.endpoint))
         payload.update(self.extra_body or {})
         return payload
 
@@ -256,7 +254,9 @@ class LLMGenerator:
             choice = data["choices"][0]
             text = choice["message"]["content"] if "message" in choice else choice["text"]
         except (KeyError, IndexError, TypeError) as err:
-            raise LLMError(f"unexpected response shape: {str(data)[:200]}", code="E933") from err
+            raise LLMError(
+                Errors.E933_unexpected_response_shape.format(data=str(data)[:200])
+            ) from err
         text = (text or "").strip()
         # a completion model may go on with another "Sentence:" block; keep the first answer
         for marker in ("\nSentence:", "\n\nSentence:"):
@@ -286,9 +286,7 @@ class LLMGenerator:
                 last_error = f"HTTP {response.status_code}: {response.text[:200]}"
                 if response.status_code != 429 and response.status_code < 500:
                     raise LLMError(
-                        f"{url} refused the request ({last_error}); check the model "
-                        "name, the key and the endpoint type",
-                        code="E934",
+                        Errors.E934_refused_request_check.format(url=url, last_error=last_error)
                     )
                 header = response.headers.get("retry-after")
                 if header:
@@ -304,7 +302,9 @@ class LLMGenerator:
                 delay = max(delay, min(retry_after, self.max_backoff))
             time.sleep(delay)
         raise LLMError(
-            f"{url} failed after {self.max_retries + 1} attempts ({last_error})", code="E935"
+            Errors.E935_failed_after_attempts.format(
+                url=url, self_max_retries_1=self.max_retries + 1, last_error=last_error
+            )
         )
 
     def generate(self, texts: Sequence[str]) -> list[str]:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import ModelError
+from parakit.errors import Errors, ModelError
 from parakit.labels import get_scheme
 from parakit.models.base import PairInput
 from parakit.models.cross_encoder import CrossEncoderClassifier
@@ -174,16 +174,13 @@ class _PooledHeadsClassifier(CrossEncoderClassifier):
             encoder = AutoModel.from_pretrained(source)
         except (OSError, ValueError) as err:
             raise ModelError(
-                f"cannot load a transformer encoder from {source!r}: {err}", code="E713"
+                Errors.E713_load_transformer_encoder.format(source=source, err=err)
             ) from None
         finally:
             hf_logging.enable_progress_bar()
         sep_id = self.tokenizer_.sep_token_id
         if sep_id is None:
-            raise ModelError(
-                f"the tokenizer of {source!r} has no separator token; the pooled heads need [SEP]",
-                code="E713",
-            )
+            raise ModelError(Errors.E713_tokenizer_separator_token.format(source=source))
         return _network_class()(encoder, self._head_sizes(), sep_id)
 
     def _save_network(self, folder: Path) -> None:
@@ -220,11 +217,7 @@ class MultiHeadClassifier(_PooledHeadsClassifier):
         bases = set()
         for pid, label in zip(data.ids, data.labels or [], strict=True):
             if not turku.is_valid(label) or label == "x":
-                raise ModelError(
-                    f"pair {pid!r}: label {label!r} is not a Turku label with a base 1-4; the "
-                    "multi-head model needs Turku labels (remove 'x' pairs first)",
-                    code="E704",
-                )
+                raise ModelError(Errors.E704_pair_label_turku.format(pid=pid, label=label))
             bases.add(label[0])
         self.base_labels_ = sorted(bases)
         self.classes_ = np.array(label_space(self.base_labels_), dtype=object)
@@ -235,11 +228,7 @@ class MultiHeadClassifier(_PooledHeadsClassifier):
         turku = get_scheme("turku")
         for pid, label in zip(dev.ids, dev.labels or [], strict=True):
             if not turku.is_valid(label) or label == "x":
-                raise ModelError(
-                    f"development pair {pid!r}: label {label!r} is not a Turku "
-                    "label with a base 1-4",
-                    code="E704",
-                )
+                raise ModelError(Errors.E704_development_pair_label.format(pid=pid, label=label))
 
     def _restore_label_space(self) -> None:
         self.base_labels_ = sorted({str(c)[0] for c in self.classes_})

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
-from parakit.errors import ModelError
+from parakit.errors import Errors, ModelError
 from parakit.models.base import PairClassifier
 from parakit.schema import PairSet
 
@@ -50,9 +50,9 @@ def given_label_proba(teacher: PairClassifier, noisy: PairSet) -> tuple[np.ndarr
     for pair in noisy:
         if pair.label is None or pair.label not in index:
             raise ModelError(
-                f"noisy pair {pair.id!r} has label {pair.label!r}, which the teacher does not "
-                f"know (classes {sorted(index)})",
-                code="E704",
+                Errors.E704_noisy_pair_label.format(
+                    pair_id=pair.id, pair_label=pair.label, index=sorted(index)
+                )
             )
         columns.append(index[pair.label])
     return proba[np.arange(len(noisy)), columns], proba
@@ -81,14 +81,12 @@ def relabel(
         Flipped pairs keep their old label in ``metadata["noisy_label"]``.
     """
     if method not in METHODS:
-        raise ModelError(f"unknown noisy-label method {method!r}; use filter or flip", code="E712")
+        raise ModelError(Errors.E712_unknown_noisy_label.format(method=method))
     if not 0.0 <= threshold <= 1.0:
-        raise ModelError(f"λ must lie in [0, 1], got {threshold}", code="E712")
+        raise ModelError(Errors.E712_must_lie_got.format(threshold=threshold))
     classes = [str(c) for c in classes]
     if method == "flip" and len(classes) != 2 and proba is None:
-        raise ModelError(
-            "flipping multi-class labels needs the teacher's probabilities", code="E712"
-        )
+        raise ModelError(Errors.E712_flipping_multi_class)
     out, dropped, flipped = [], 0, 0
     for row, (pair, p) in enumerate(zip(noisy, p_given, strict=True)):
         if p > threshold:
@@ -131,15 +129,17 @@ def concatenate(sets: Sequence[PairSet], prefixes: Sequence[str]) -> PairSet:
             reading (e.g. all binary) first.
     """
     if not sets or len(sets) != len(prefixes):
-        raise ModelError("give one prefix per pair set, and at least one set", code="E712")
+        raise ModelError(Errors.E712_give_one_prefix)
     first = sets[0]
     for part, prefix in zip(sets[1:], prefixes[1:], strict=True):
         if part.scheme != first.scheme:
             raise ModelError(
-                f"training set {prefix!r} uses label scheme {part.scheme!r} but "
-                f"{prefixes[0]!r} uses {first.scheme!r}; read both binary (--binary) or "
-                "convert one",
-                code="E704",
+                Errors.E704_training_set_uses.format(
+                    prefix=prefix,
+                    part_scheme=part.scheme,
+                    prefixes_0=prefixes[0],
+                    first_scheme=first.scheme,
+                )
             )
     pairs = [
         p.replace(id=f"{prefix}:{p.id}")
@@ -179,10 +179,10 @@ class NoisyLabelCleaner(BaseEstimator):
     def fit(self, clean: PairSet | None = None) -> NoisyLabelCleaner:
         """Train the teacher on ``clean`` (or adopt the fitted teacher when ``refit=False``)."""
         if self.teacher is None:
-            raise ModelError("NoisyLabelCleaner needs a teacher classifier", code="E712")
+            raise ModelError(Errors.E712_noisylabelcleaner_needs_teacher)
         if self.refit:
             if clean is None:
-                raise ModelError("fit needs the clean pair set to train the teacher", code="E712")
+                raise ModelError(Errors.E712_fit_needs_clean)
             self.teacher_ = clone(self.teacher).fit(clean)
         else:
             self.teacher_ = self.teacher

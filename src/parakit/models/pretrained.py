@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from parakit.errors import ModelError
+from parakit.errors import Errors, ModelError
 from parakit.labels import get_scheme
 from parakit.models.base import (
     MODEL_FILE,
@@ -81,19 +81,13 @@ def _config_file(model: str, filename: str) -> dict[str, Any] | None:
             except EntryNotFoundError as err:
                 if not isinstance(err, LocalEntryNotFoundError):  # the Hub says: no such file
                     return None
-                raise ModelError(
-                    f"{model}: not a local folder, and the Hub cannot be reached for it (no "
-                    "network, and not in the local cache); give a model folder or an offline "
-                    "alias, or download it first when online",
-                    code="E715",
-                ) from None
+                raise ModelError(Errors.E715_local_folder_hub.format(model=model)) from None
             except Exception as err:  # no network, no such repository, a bad id
                 reason = " ".join(str(err).split())[:300] or type(err).__name__
                 raise ModelError(
-                    f"{model}: not a local folder, and the Hub cannot give its {filename} "
-                    f"({reason}); give a model folder, a Hub id reachable or cached, or an "
-                    "offline alias",
-                    code="E715",
+                    Errors.E715_local_folder_hub_give.format(
+                        model=model, filename=filename, reason=reason
+                    )
                 ) from None
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
@@ -120,18 +114,10 @@ def model_kind(model: str | Path) -> str:
         return "bi-encoder"
     if config is None and Path(name).expanduser().is_dir():
         raise ModelError(
-            f"{model} is not a model folder: no {MODEL_FILE} (a parakit model), no "
-            "config.json (a transformers or sentence-transformers model); train one with "
-            "`parakit identify train`, or give a model folder, a Hub id or an offline alias",
-            code="E710",
+            Errors.E710_model_folder_parakit.format(model=model, MODEL_FILE=MODEL_FILE)
         )
     if config is None:
-        raise ModelError(
-            f"{model}: no model found (neither config.json nor a sentence-transformers config, "
-            "locally or on the Hub); give a parakit model folder, a sentence-transformers or "
-            "transformers model folder or Hub id, or an offline alias",
-            code="E715",
-        )
+        raise ModelError(Errors.E715_model_found_neither.format(model=model))
     if "sentence_transformers" in config:  # a CrossEncoder saved by sentence-transformers 2-4
         return "cross-encoder"
     architectures = config.get("architectures") or []
@@ -203,8 +189,7 @@ def best_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
     ranked, gold = scores[order], truth[order].astype(float)
     positives = gold.sum()
     if positives == 0:
-        raise ModelError("the development pairs hold no paraphrase to choose a threshold on",
-                         code="E717")  # fmt: skip
+        raise ModelError(Errors.E717_development_pairs_hold)  # fmt: skip
     tp = np.cumsum(gold)
     called = np.arange(1, len(gold) + 1)
     f1 = 2 * tp / (called + positives)
@@ -267,9 +252,9 @@ class PretrainedPairModel(PairClassifier):
         if self.kind_ == "bi-encoder":
             if self.threshold is None:
                 raise ModelError(
-                    f"{self.model_name_or_path} is a sentence encoder: give a cosine threshold "
-                    "(--threshold) or labelled development pairs to choose one on (--dev)",
-                    code="E717",
+                    Errors.E717_sentence_encoder_give.format(
+                        model_name_or_path=self.model_name_or_path
+                    )
                 )
             self.threshold_ = float(self.threshold)
         self.classes_ = np.array(["0", "1"], dtype=object)
@@ -289,7 +274,7 @@ class PretrainedPairModel(PairClassifier):
 
         kind = self.resolved_kind()
         if kind not in KINDS:
-            raise ModelError(f"kind {kind!r}: use one of {', '.join(KINDS)}", code="E715")
+            raise ModelError(Errors.E715_kind_use_one.format(kind=kind, kinds=", ".join(KINDS)))
         source = resolve_model(str(self.model_name_or_path))
         if kind == "bi-encoder":
             from parakit.vectors.loading import load_sentence_transformer
@@ -308,8 +293,9 @@ class PretrainedPairModel(PairClassifier):
                 )
             except (OSError, ValueError) as err:
                 raise ModelError(
-                    f"cannot load {self.model_name_or_path} as a pair classifier: {err}",
-                    code="E715",
+                    Errors.E715_load_pair_classifier.format(
+                        model_name_or_path=self.model_name_or_path, err=err
+                    )
                 ) from None
             id2label = dict(getattr(self.network_.config, "id2label", None) or {0: "LABEL_0"})
             self.label_names_ = {int(i): str(n) for i, n in id2label.items()}
@@ -320,9 +306,7 @@ class PretrainedPairModel(PairClassifier):
     def _fit(self, data: PairInput, dev: PairInput | None) -> None:
         if list(self.classes_) != ["0", "1"]:
             raise ModelError(
-                f"a pretrained model is fitted on binary labels 0/1, not {list(self.classes_)}; "
-                "convert them first (PairSet.to_binary, CLI --binary)",
-                code="E703",
+                Errors.E703_pretrained_model_fitted.format(classes=list(self.classes_))
             )
         self._load_network()
         if self.kind_ == "bi-encoder":

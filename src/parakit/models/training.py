@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from parakit.errors import ModelError
+from parakit.errors import Errors, ModelError
 from parakit.evaluate.base import Evaluator
 from parakit.models.base import Estimator
 from parakit.vectors.precision import autocast, cpu_has_bf16, device_type, resolve_precision
@@ -153,11 +153,7 @@ def _check_signature(folder: Path, signature: dict[str, Any] | None) -> None:
     wanted = json.loads(json.dumps(signature, default=str))
     if path.exists():
         if json.loads(path.read_text(encoding="utf-8")) != wanted:
-            raise ModelError(
-                f"checkpoints in {folder} were made with other settings or data; remove the "
-                "folder or use another output_dir",
-                code="E714",
-            )
+            raise ModelError(Errors.E714_checkpoints_were_made.format(folder=folder))
         return
     from parakit.io.atomic import atomic_write
 
@@ -522,7 +518,7 @@ class TransformerEstimator(Estimator):
             if best is None or better:
                 best, best_score = candidate, score
         if best is None:
-            raise ModelError("a learning-rate grid needs at least one rate", code="E712")
+            raise ModelError(Errors.E712_learning_rate_grid)
         return best, scores
 
 

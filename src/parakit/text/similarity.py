@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from more_itertools import chunked
 
-from parakit.errors import ParakitError
+from parakit.errors import Errors, ParakitError
 from parakit.text.tokenize import get_tokenizer
 
 _WHITE_SPACES = re.compile(r"\s\s+")  # scikit-learn's preprocessing of char analyzers
@@ -135,15 +135,13 @@ class CharNgramSimilarity:
     def _check(self) -> tuple[int, int]:
         min_n, max_n = self.ngram_range
         if not 1 <= min_n <= max_n:
-            raise ParakitError(
-                f"invalid ngram_range {self.ngram_range}; need 1 <= min <= max", code="E303"
-            )
+            raise ParakitError(Errors.E303_invalid_ngram_range.format(ngram_range=self.ngram_range))
         if self.analyzer not in ("char", "char_wb"):
-            raise ParakitError(
-                f"analyzer must be 'char' or 'char_wb', not {self.analyzer!r}", code="E303"
-            )
+            raise ParakitError(Errors.E303_analyzer_must_char.format(analyzer=self.analyzer))
         if self.chunk_size < 1 or self.chunk_size > (1 << _DOC_BITS) // 2:
-            raise ParakitError(f"chunk_size must be in [1, {(1 << _DOC_BITS) // 2}]", code="E303")
+            raise ParakitError(
+                Errors.E303_chunk_size_must.format(v_1_doc_bits_2=(1 << _DOC_BITS) // 2)
+            )
         return min_n, max_n
 
     # -- n-gram extraction -------------------------------------------------------------------
@@ -270,10 +268,10 @@ class CharNgramSimilarity:
         """
         if len(texts1) != len(texts2):
             raise ParakitError(
-                f"texts1 and texts2 differ in length ({len(texts1)} vs {len(texts2)})", code="E304"
+                Errors.E304_texts_texts_differ.format(n_texts1=len(texts1), n_texts2=len(texts2))
             )
         if self.use_idf and not hasattr(self, "idf_"):
-            raise ParakitError("use_idf=True needs fit(texts) first", code="E305")
+            raise ParakitError(Errors.E305_use_idf_true)
         out = np.empty(len(texts1), dtype=np.float64)
         starts = range(0, len(texts1), self.chunk_size)
         iterator: Iterable[int] = starts
@@ -337,7 +335,7 @@ def char_ngram_vectorizer(
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     if analyzer not in ("char", "char_wb"):
-        raise ParakitError(f"analyzer must be 'char' or 'char_wb', not {analyzer!r}", code="E303")
+        raise ParakitError(Errors.E303_analyzer_must_char.format(analyzer=analyzer))
     options.setdefault("dtype", np.float32)
     return TfidfVectorizer(analyzer=analyzer, ngram_range=ngram_range, **options)
 
@@ -367,7 +365,7 @@ def similarity_bins(
     """Bin index of each value for ``n_bins`` equal-width bins over [low, high] (the top edge
     belongs to the last bin)."""
     if n_bins < 1:
-        raise ParakitError("n_bins must be at least 1", code="E303")
+        raise ParakitError(Errors.E303_bins_must_least)
     width = (high - low) / n_bins
     index = np.floor((np.asarray(values, dtype=np.float64) - low) / width).astype(np.int64)
     return np.clip(index, 0, n_bins - 1)

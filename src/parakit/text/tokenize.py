@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from parakit.errors import ParakitError, require_extra
+from parakit.errors import Errors, ParakitError, require_extra
 
 # numbers with inner separators (3.5, 1,000, 12:30) stay whole; words keep inner ' ’ -
 TOKEN_PATTERN = re.compile(r"\d+(?:[.,:]\d+)+|\w+(?:['’\-]\w+)*|[^\w\s]", re.UNICODE)
@@ -31,9 +31,7 @@ def _fugashi_tagger():  # type: ignore[no-untyped-def]
     try:
         return fugashi.Tagger()
     except RuntimeError as err:
-        raise ParakitError(
-            f"fugashi found no dictionary ({err}); pip install unidic-lite", code="E301"
-        ) from None
+        raise ParakitError(Errors.E301_fugashi_found_dictionary.format(err=err)) from None
 
 
 def default_method(lang: str | None) -> str:
@@ -61,7 +59,7 @@ def tokenize(
         tokens = [word.surface for word in _fugashi_tagger()(text)]
     else:
         raise ParakitError(
-            f"unknown tokenisation method {chosen!r}; use one of {_METHODS}", code="E302"
+            Errors.E302_unknown_tokenisation_method.format(chosen=chosen, METHODS=_METHODS)
         )
     if lowercase:
         tokens = [t.lower() for t in tokens]

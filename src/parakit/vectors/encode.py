@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from parakit.errors import VectorError
+from parakit.errors import Errors, VectorError
 from parakit.registry import Registry
 
 
@@ -232,11 +232,7 @@ class OnnxEncoder:
         st = load_sentence_transformer(self.model, device="cpu")
         pooling = [m for m in st if type(m).__name__ == "Pooling"]
         if not pooling or getattr(pooling[0], "pooling_mode", "mean") != "mean":
-            raise VectorError(
-                f"{self.model}: the ONNX path supports mean pooling only; use "
-                "the sentence-transformers backend",
-                code="E806",
-            )
+            raise VectorError(Errors.E806_onnx_path_supports.format(model=self.model))
         transformer = st[0]
         folder.mkdir(parents=True, exist_ok=True)
         transformer.tokenizer.save_pretrained(folder)
@@ -382,9 +378,7 @@ class TfidfEncoder:
 
     def encode(self, texts: Sequence[str]) -> Any:
         if not hasattr(self, "vectorizer_"):
-            raise VectorError(
-                "TfidfEncoder is not fitted; call fit(candidate_texts) first", code="E806"
-            )
+            raise VectorError(Errors.E806_tfidfencoder_fitted_call)
         vectors = self.vectorizer_.transform(list(texts))  # rows are L2-normalised by default
         return vectors.toarray().astype(np.float32) if self.dense else vectors
 
@@ -417,9 +411,7 @@ def _onnx(backend: str) -> Callable[..., OnnxEncoder]:
         # the one rule: the torch backend takes every precision, an ONNX graph is fp32
         if check_precision(precision) not in ("auto", "fp32"):
             raise VectorError(
-                f"precision {precision!r} is for the torch backend; the {backend} graph has "
-                "its own (fp32)",
-                code="E808",
+                Errors.E808_precision_torch_backend.format(precision=precision, backend=backend)
             )
         return OnnxEncoder(model, **options)
 

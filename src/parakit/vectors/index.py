@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import VectorError
+from parakit.errors import Errors, VectorError
 from parakit.io.atomic import atomic_write
 
 ChunkSource = Callable[[], Iterator[np.ndarray]]
@@ -161,7 +161,7 @@ class ChunkedVectors:
     def __init__(self, folder: str | Path) -> None:
         files = sorted(Path(folder).glob("[0-9]*.npy"))
         if not files:
-            raise VectorError(f"{folder}: no embedding chunks (00000.npy...)", code="E801")
+            raise VectorError(Errors.E801_embedding_chunks_npy_2.format(folder=folder))
         self.chunks = [np.load(f, mmap_mode="r") for f in files]
         self.chunk_size = len(self.chunks[0])
 
@@ -290,26 +290,18 @@ class VectorIndex:
     def _check(self) -> None:
         if self.kind not in KINDS:
             raise VectorError(
-                f"unknown index kind {self.kind!r}; use one of {', '.join(KINDS)}", code="E801"
+                Errors.E801_unknown_index_kind.format(kind=self.kind, kinds=", ".join(KINDS))
             )
         if self.metric not in ("ip", "l2"):
-            raise VectorError(f"unknown metric {self.metric!r}; use 'ip' or 'l2'", code="E801")
+            raise VectorError(Errors.E801_unknown_metric_use.format(metric=self.metric))
         if self.on_disk and self.kind in ("hnsw", "ivfopq"):
-            raise VectorError(
-                f"on_disk keeps IVF lists on disk; kind {self.kind!r} has none it can map "
-                "(use ivf or ivfpq)",
-                code="E801",
-            )
+            raise VectorError(Errors.E801_disk_keeps_ivf.format(kind=self.kind))
         if self.on_disk and self.workdir is None:
-            raise VectorError(
-                "on_disk=True needs a workdir for the inverted-list file", code="E801"
-            )
+            raise VectorError(Errors.E801_disk_true_needs)
         if self.recall is not None and not 0 < self.recall <= 1:
-            raise VectorError(
-                f"recall target must be in (0, 1], got {self.recall}; e.g. 0.95", code="E801"
-            )
+            raise VectorError(Errors.E801_recall_target_must.format(recall=self.recall))
         if self.recall_k < 1 or self.calibration_queries < 1:
-            raise VectorError("recall_k and calibration_queries must be >= 1", code="E801")
+            raise VectorError(Errors.E801_recall_calibration_queries)
 
     def _empty(self, faiss: Any, n: int, dim: int) -> Any:
         metric = faiss.METRIC_INNER_PRODUCT if self.metric == "ip" else faiss.METRIC_L2
@@ -325,7 +317,7 @@ class VectorIndex:
             return faiss.index_factory(dim, f"IVF{nlist},Flat", metric)
         m = self.pq_m_
         if dim % m:
-            raise VectorError(f"pq_m={m} must divide the dimension {dim}", code="E801")
+            raise VectorError(Errors.E801_pq_must_divide.format(m=m, dim=dim))
         rotation = f"OPQ{m}," if kind == "ivfopq" else ""
         return faiss.index_factory(dim, f"{rotation}IVF{nlist},PQ{m}x{self.pq_bits}", metric)
 
@@ -364,7 +356,7 @@ class VectorIndex:
         if dim is None:
             first = next(chunks(), None)
             if first is None or n == 0:
-                raise VectorError("cannot build an index from zero vectors", code="E801")
+                raise VectorError(Errors.E801_build_index_zero)
             dim = first.shape[1]
         self.dim_ = int(dim)
         self.kind_ = (
@@ -730,13 +722,11 @@ class VectorIndex:
         Missing neighbours (fewer than ``k`` reachable rows) have id -1 and score -inf.
         """
         if not hasattr(self, "index_"):
-            raise VectorError(
-                "the index is not built; call build() or VectorIndex.load()", code="E801"
-            )
+            raise VectorError(Errors.E801_index_built_call)
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         if queries.ndim != 2 or queries.shape[1] != self.dim_:
             raise VectorError(
-                f"queries must have shape (n, {self.dim_}), got {queries.shape}", code="E801"
+                Errors.E801_queries_must_shape.format(dim=self.dim_, queries_shape=queries.shape)
             )
         scores, ids = self.index_.search(queries, k + TIE_MARGIN)
         if self.metric == "l2":
@@ -797,11 +787,7 @@ class VectorIndex:
 
         folder = Path(path)
         if not (folder / "index.faiss").exists():
-            raise VectorError(
-                f"{folder}: no index.faiss here; build one with `parakit mine "
-                "index` or VectorIndex.build().save()",
-                code="E801",
-            )
+            raise VectorError(Errors.E801_index_faiss_here.format(folder=folder))
         meta = json.loads((folder / "index.json").read_text())
         flags = faiss.IO_FLAG_ONDISK_SAME_DIR if meta.get("on_disk") else 0
         if mmap:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import VectorError
+from parakit.errors import Errors, VectorError
 
 
 def load_sentence_transformer(
@@ -43,9 +43,7 @@ def load_sentence_transformer(
         loaded = SentenceTransformer(str(resolved), device=device)
     except (OSError, ValueError) as err:
         raise VectorError(
-            f"cannot load sentence encoder {str(model)!r}: {err}; pass a local model folder, "
-            "a Hugging Face id, offline-minilm or offline-mpnet",
-            code="E806",
+            Errors.E806_load_sentence_encoder.format(model=str(model), err=err)
         ) from None
     finally:
         logger.setLevel(level)

@@ -22,7 +22,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from parakit.errors import VectorError
+from parakit.errors import Errors, VectorError
 
 #: the values ``--precision`` and the ``precision`` parameters accept
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -88,7 +88,9 @@ def check_precision(precision: str) -> str:
     """
     if precision not in PRECISIONS:
         raise VectorError(
-            f"unknown precision {precision!r}; use {', '.join(PRECISIONS)}", code="E808"
+            Errors.E808_unknown_precision_use.format(
+                precision=precision, precisions=", ".join(PRECISIONS)
+            )
         )
     return precision
 
@@ -103,7 +105,7 @@ def resolve_precision(precision: str, device: Any = "cpu") -> str:
     kind = device_type(device)
     value = check_precision(precision)
     if value == "fp16" and kind != "cuda":
-        raise VectorError("fp16 autocast needs a CUDA device; use bf16 or fp32", code="E808")
+        raise VectorError(Errors.E808_fp_autocast_needs)
     if value != "auto":
         return value
     if kind == "cuda":

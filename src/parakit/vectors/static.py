@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import VectorError, require_extra
+from parakit.errors import Errors, VectorError, require_extra
 
 #: the marker file of a distilled static encoder (its teacher and settings)
 STATIC_FILE = "parakit_static.json"
@@ -97,9 +97,7 @@ def distill_static(
         static_model = distill(model_name=source, pca_dims=pca_dims, device=device)
     except (OSError, ValueError) as err:
         raise VectorError(
-            f"cannot distil from sentence encoder {str(model)!r}: {err}; pass a local model "
-            "folder, a Hugging Face id, offline-minilm or offline-mpnet",
-            code="E806",
+            Errors.E806_distil_sentence_encoder.format(model=str(model), err=err)
         ) from None
     module = StaticEmbedding(
         static_model.tokenizer, embedding_weights=np.asarray(static_model.embedding)
@@ -212,7 +210,7 @@ def gold_recall(
     import faiss
 
     if not pairs:
-        raise VectorError("gold recall needs at least one gold pair", code="E805")
+        raise VectorError(Errors.E805_gold_recall_needs)
     texts = list(dict.fromkeys([t for pair in pairs for t in pair] + list(pool)))
     position = {t: i for i, t in enumerate(texts)}
     vectors = np.ascontiguousarray(encoder.encode(texts), dtype=np.float32)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from parakit.errors import VectorError
+from parakit.errors import Errors, VectorError
 from parakit.io.atomic import atomic_write, save_npy
 
 
@@ -32,11 +32,7 @@ class SentenceStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         if not (self.path / "offsets.npy").exists():
-            raise VectorError(
-                f"{self.path}: not a sentence store (offsets.npy missing); "
-                "build it with SentenceStore.write",
-                code="E803",
-            )
+            raise VectorError(Errors.E803_sentence_store_offsets.format(path=self.path))
         self._offsets = np.load(self.path / "offsets.npy", mmap_mode="r")
         self._handle: Any = None
 

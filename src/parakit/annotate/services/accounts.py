@@ -25,7 +25,7 @@ from parakit.annotate.models import (
     Member,
     Project,
 )
-from parakit.errors import AnnotateError, Conflict, NotFound
+from parakit.errors import AnnotateError, Conflict, Errors, NotFound
 
 
 def hash_password(password: str, cheap: bool = False) -> str:
@@ -100,17 +100,19 @@ def normalize_name(name: str) -> str:
         category = unicodedata.category(char)
         if category[0] == "C" or (category[0] == "Z" and char != " ") or _invisible(char):
             raise AnnotateError(
-                f"user names cannot contain invisible or control characters "
-                f"(U+{ord(char):04X} {unicodedata.name(char, category)})",
-                code="E605",
+                Errors.E605_user_names_contain.format(
+                    ord_char=ord(char),
+                    unicodedata_name_char_catego=unicodedata.name(char, category),
+                )
             )
     scripts = {_script(char) for char in name if unicodedata.category(char)[0] == "L"}
     mixed = scripts & _CONFUSABLE_SCRIPTS
     if len(mixed) > 1:
         raise AnnotateError(
-            f"user name {name!r} mixes {' and '.join(sorted(s.title() for s in mixed))} "
-            "letters, which look alike (a look-alike of another name); write it in one script",
-            code="E605",
+            Errors.E605_user_name_mixes.format(
+                name=name,
+                mixed=" and ".join(sorted(s.title() for s in mixed)),
+            )
         )
     return name
 
@@ -298,15 +300,17 @@ class Accounts(Service):
         returns its id."""
         if role not in ROLES:
             raise AnnotateError(
-                f"unknown role {role!r}; choose one of {', '.join(ROLES)}", code="E604"
+                Errors.E604_unknown_role_choose.format(role=role, roles=", ".join(ROLES))
             )
         if len(password) < 8:
-            raise AnnotateError("passwords must have at least 8 characters", code="E605")
+            raise AnnotateError(Errors.E605_passwords_must_least)
         name = normalize_name(name)
         if not name or len(name) > MAX_NAME:
-            raise AnnotateError(f"names have 1 to {MAX_NAME} characters", code="E605")
+            raise AnnotateError(Errors.E605_names_characters.format(MAX_NAME=MAX_NAME))
         if len(password) > MAX_PASSWORD:
-            raise AnnotateError(f"passwords have at most {MAX_PASSWORD} characters", code="E605")
+            raise AnnotateError(
+                Errors.E605_passwords_most_characters.format(MAX_PASSWORD=MAX_PASSWORD)
+            )
         digest = self._hash(password)
 
         def work(session: Session) -> int:
@@ -315,8 +319,7 @@ class Accounts(Service):
             for other in session.scalars(select(Annotator.name)):
                 if name_skeleton(other) == skeleton:
                     raise Conflict(
-                        f"annotator {name!r} already exists (as {other!r}, or a name that "
-                        "looks the same)"
+                        Errors.E603_annotator_already_exists.format(name=name, other=other)
                     )
             row = Annotator(
                 name=name, password_hash=digest, role=role, active=True, created_at=utcnow()
@@ -325,7 +328,7 @@ class Accounts(Service):
             session.flush()
             for project_id in dict.fromkeys(projects):
                 if session.get(Project, project_id) is None:
-                    raise NotFound(f"no project with id {project_id}")
+                    raise NotFound(Errors.E601_project_id.format(project_id=project_id))
                 session.add(Member(project_id=project_id, annotator_id=row.id))
             return row.id
 
@@ -349,13 +352,15 @@ class Accounts(Service):
     def set_password(self, user_id: int, password: str) -> None:
         """Replace an annotator's password (admin reset) and end their sessions."""
         if not 8 <= len(password) <= MAX_PASSWORD:
-            raise AnnotateError(f"passwords must have 8 to {MAX_PASSWORD} characters", code="E605")
+            raise AnnotateError(
+                Errors.E605_passwords_must_characters.format(MAX_PASSWORD=MAX_PASSWORD)
+            )
         digest = self._hash(password)
 
         def work(session: Session) -> None:
             row = session.get(Annotator, user_id)
             if row is None:
-                raise NotFound(f"no annotator with id {user_id}")
+                raise NotFound(Errors.E601_annotator_id.format(user_id=user_id))
             row.password_hash = digest
             session.execute(delete(LoginSession).where(LoginSession.annotator_id == user_id))
 
@@ -383,7 +388,7 @@ class Accounts(Service):
         def work(session: Session) -> Deactivated:
             row = session.get(Annotator, user_id)
             if row is None:
-                raise NotFound(f"no annotator with id {user_id}")
+                raise NotFound(Errors.E601_annotator_id.format(user_id=user_id))
             if not active and row.role == "admin" and row.active:
                 others = session.scalar(
                     select(func.count()).where(
@@ -393,11 +398,7 @@ class Accounts(Service):
                     )
                 )
                 if not others:
-                    raise Conflict(
-                        f"{row.name} is the last active admin: make another account admin "
-                        "first (`parakit annotate add-user STORE NAME --role admin`)",
-                        code="E604",
-                    )
+                    raise Conflict(Errors.E604_last_active_admin.format(row_name=row.name))
             row.active = active
             if active:
                 return Deactivated(0, 0)
@@ -486,9 +487,7 @@ class Accounts(Service):
             row = _find(session, name)
         value = None if row is None else row.id
         if value is None:
-            raise NotFound(
-                f"no annotator named {name!r}; create it with 'parakit annotate add-user'"
-            )
+            raise NotFound(Errors.E601_annotator_named_create.format(name=name))
         return value
 
     def annotator_names(self) -> dict[int, str]:

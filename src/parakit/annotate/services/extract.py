@@ -19,7 +19,7 @@ from parakit.annotate.models import (
     Project,
 )
 from parakit.annotate.tasks import CLASSIFY, EXTRACT, SCREEN
-from parakit.errors import AnnotateError, Conflict, Forbidden
+from parakit.errors import AnnotateError, Conflict, Errors, Forbidden
 
 #: a document id that is a machine's, not a name: a long hex digest (the Turku release ids
 #: documents by a 40-character SHA-1) or a UUID
@@ -90,7 +90,7 @@ def _claimed(suggestion: dict[str, Any] | None) -> int | None:
     try:
         return int(suggestion["rank"])
     except (KeyError, TypeError, ValueError):
-        raise AnnotateError("suggestion must look like {'rank': 3}", code="E640") from None
+        raise AnnotateError(Errors.E640_suggestion_must_look.format()) from None
 
 
 class Extraction(Service):
@@ -143,21 +143,17 @@ class Extraction(Service):
         with self.transaction() as session:
             dp = session.get(DocPair, doc_pair_id)
             if dp is None:
-                raise AnnotateError(f"no document pair {doc_pair_id}", code="E606")
+                raise AnnotateError(Errors.E606_document_pair.format(doc_pair_id=doc_pair_id))
             project = session.get(Project, dp.project_id)
             assert project is not None
             setting = (project.settings or {}).get("suggestions")
             if not setting:
-                raise Forbidden(
-                    "suggestions are off in this project (project setting 'suggestions')"
-                )
+                raise Forbidden(Errors.E602_suggestions_off_project)
             try:
                 suggester = PairSuggester(**(setting if isinstance(setting, dict) else {}))
                 signature = suggester.signature()
             except TypeError as err:
-                raise AnnotateError(
-                    f"bad project setting 'suggestions': {err}", code="E640"
-                ) from None
+                raise AnnotateError(Errors.E640_bad_project_setting.format(err=err)) from None
             cached = (dp.meta or {}).get(CACHE_KEY) or {}
             if cached.get("signature") == signature:
                 return list(cached["ranked"])
@@ -169,7 +165,7 @@ class Extraction(Service):
         try:  # outside any transaction: the ranking takes CPU seconds on long documents
             ranking = suggester.suggest(first, second)
         except (TypeError, ParakitError) as err:
-            raise AnnotateError(f"bad project setting 'suggestions': {err}", code="E640") from None
+            raise AnnotateError(Errors.E640_bad_project_setting.format(err=err)) from None
         ranked = []
         for rank, s in enumerate(ranking, 1):
             if s.suppressed:
@@ -207,9 +203,7 @@ class Extraction(Service):
     def _require_open(dp: DocPair) -> None:
         if dp.status != "open":
             raise Conflict(
-                f"document pair {dp.key!r} is already marked {dp.status}; its pairs can no "
-                "longer change",
-                code="E618",
+                Errors.E618_document_pair_already.format(dp_key=dp.key, dp_status=dp.status)
             )
 
     def add_extracted_pair(
@@ -250,9 +244,9 @@ class Extraction(Service):
             for doc, begin, end in ((doc1, begin1, end1), (doc2, begin2, end2)):
                 if not 0 <= begin < end <= len(doc.text):
                     raise AnnotateError(
-                        f"span [{begin}, {end}) does not fit document "
-                        f"{doc.key!r} of length {len(doc.text)}",
-                        code="E608",
+                        Errors.E608_span_does_fit.format(
+                            begin=begin, end=end, doc_key=doc.key, n_doc_text=len(doc.text)
+                        )
                     )
             # only what this server served counts: the cached ranking (absent when no
             # suggestion was ever served for this document pair)
@@ -324,13 +318,13 @@ class Extraction(Service):
         def work(session: Session) -> None:
             item = session.get(Item, item_id)
             if item is None or item.author_id != user_id or item.origin != "extracted":
-                raise Forbidden(f"item {item_id} is not a pair you extracted")
+                raise Forbidden(Errors.E602_item_pair_you.format(item_id=item_id))
             if item.doc_pair_id is not None:
                 dp = session.get(DocPair, item.doc_pair_id)
                 assert dp is not None
                 self._require_open(dp)
             if session.scalar(select(func.count()).where(Annotation.item_id == item_id)):
-                raise Conflict(f"item {item_id} is already being classified")
+                raise Conflict(Errors.E603_item_already_being.format(item_id=item_id))
             session.execute(delete(Assignment).where(Assignment.item_id == item_id))
             session.delete(item)
 
@@ -398,10 +392,7 @@ class Extraction(Service):
             self._require_open(dp)
             has_pairs = session.scalar(select(func.count()).where(Item.doc_pair_id == dp.id))
             if empty and has_pairs:
-                raise AnnotateError(
-                    "this document pair has extracted pairs; delete them before marking it empty",
-                    code="E609",
-                )
+                raise AnnotateError(Errors.E609_document_pair_extracted)
             dp.status = "empty" if empty or not has_pairs else "finished"
             dp.finished_by = user_id
             dp.finished_at = now
@@ -428,12 +419,10 @@ class Extraction(Service):
         def work(session: Session) -> str:
             dp = session.get(DocPair, doc_pair_id)
             if dp is None:
-                raise AnnotateError(f"no document pair {doc_pair_id}", code="E606")
+                raise AnnotateError(Errors.E606_document_pair.format(doc_pair_id=doc_pair_id))
             if dp.status not in ("finished", "empty"):
                 raise Conflict(
-                    f"document pair {dp.key!r} is {dp.status}: only a finished or empty "
-                    "document pair can be re-opened",
-                    code="E618",
+                    Errors.E618_document_pair_only.format(dp_key=dp.key, dp_status=dp.status)
                 )
             finisher = dp.finished_by
             meta = dict(dp.meta or {})

@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session
 from parakit.annotate.db import Service, utcnow
 from parakit.annotate.models import Annotation, Assignment, Item, Project
 from parakit.annotate.tasks import CLASSIFY
-from parakit.errors import AnnotateError, ParakitError
+from parakit.errors import AnnotateError, Errors, ParakitError
 from parakit.labels import LabelScheme, get_scheme, scheme_from_spec
 
 #: the queue orders a project may use with a model: ``uncertainty`` (|p - 0.5| smallest first)
@@ -149,16 +149,16 @@ class ModelLoop(Service):
                 the project's scheme.
         """
         if order not in ORDERS:
-            raise AnnotateError(f"unknown order {order!r}; use {', '.join(ORDERS)}", code="E645")
+            raise AnnotateError(
+                Errors.E645_unknown_order_use.format(order=order, orders=", ".join(ORDERS))
+            )
         scheme = self.db.scheme(project_id)
         to_project = self._label_mapping(scheme, model_scheme, label_map)
         checked: dict[int, tuple[float, str | None]] = {}
         for item_id, (p, label) in scores.items():
             p = float(p)
             if not (math.isfinite(p) and 0.0 <= p <= 1.0):
-                raise AnnotateError(
-                    f"item {item_id}: model probability {p!r} is not in [0, 1]", code="E645"
-                )
+                raise AnnotateError(Errors.E645_item_model_probability.format(item_id=item_id, p=p))
             checked[int(item_id)] = (p, None if label is None else to_project(str(label)))
 
         def work(session: Session) -> Attached:
@@ -171,8 +171,7 @@ class ModelLoop(Service):
             stray = sorted(set(checked) - set(rows))
             if stray:
                 raise AnnotateError(
-                    f"scores name item(s) {stray[:5]} that are not in project {project_id}",
-                    code="E645",
+                    Errors.E645_scores_name_item.format(stray_5=stray[:5], project_id=project_id)
                 )
             for item_id, row in rows.items():
                 row.model_p, row.model_label = checked.get(item_id, (None, None))
@@ -200,9 +199,12 @@ class ModelLoop(Service):
                     mapped[str(source).strip()] = scheme.normalize(str(target))
                 except ParakitError:
                     raise AnnotateError(
-                        f"label map {source}={target}: {target!r} is not a label of the "
-                        f"project's scheme ({scheme.name}: {', '.join(scheme.values[:8])}...)",
-                        code="E645",
+                        Errors.E645_label_map_label.format(
+                            source=source,
+                            target=target,
+                            scheme_name=scheme.name,
+                            scheme_values=", ".join(scheme.values[:8]),
+                        )
                     ) from None
             return lambda label: mapped.get(label.strip())
         if model_scheme is None:
@@ -255,7 +257,7 @@ class ModelLoop(Service):
         def work(session: Session) -> None:
             project = session.get(Project, project_id)
             if project is None:
-                raise AnnotateError(f"no project with id {project_id}", code="E601")
+                raise AnnotateError(Errors.E601_project_id.format(project_id=project_id))
             project.settings = {k: v for k, v in (project.settings or {}).items() if k != "model"}
             for row in session.scalars(select(Item).where(Item.project_id == project_id)):
                 row.model_p = row.model_label = None

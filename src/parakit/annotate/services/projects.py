@@ -26,7 +26,7 @@ from parakit.annotate.models import (
     ProjectImport,
 )
 from parakit.annotate.services.accounts import User
-from parakit.errors import AnnotateError, Conflict, NotFound, ParakitError, SpanError
+from parakit.errors import AnnotateError, Conflict, Errors, NotFound, ParakitError, SpanError
 from parakit.labels import LabelScheme, scheme_from_spec
 from parakit.schema import Document, Pair, PairSet, document_ids
 
@@ -55,13 +55,9 @@ class Projects(Service):
         if job is not None:
             # hidden from every page until published: say why the name is taken
             age = (utcnow() - job.heartbeat_at).total_seconds()
-            raise Conflict(
-                f"project {name!r} is being imported (hidden until the import finishes; last "
-                f"progress {age:.0f} s ago): wait for it, or use another name; an import whose "
-                "process was killed is removed when the store is next opened"
-            )
+            raise Conflict(Errors.E603_project_being_imported.format(name=name, age=age))
         if existing is not None:
-            raise Conflict(f"project {name!r} already exists")
+            raise Conflict(Errors.E603_project_already_exists.format(name=name))
         row = Project(name=name, scheme=spec, settings=dict(settings or {}), created_at=utcnow())
         session.add(row)
         session.flush()
@@ -71,7 +67,7 @@ class Projects(Service):
         with self.transaction() as session:
             value = session.scalar(select(Project.id).where(Project.name == name))
         if value is None:
-            raise NotFound(f"no project named {name!r}")
+            raise NotFound(Errors.E601_project_named.format(name=name))
         return value
 
     def projects_for(self, user: User) -> list[Project]:
@@ -121,17 +117,21 @@ class Projects(Service):
         unknown = set(changes) - allowed
         if unknown:
             raise AnnotateError(
-                f"unknown project settings {sorted(unknown)}; use {sorted(allowed)}", code="E612"
+                Errors.E612_unknown_project_settings.format(
+                    unknown=sorted(unknown), allowed=sorted(allowed)
+                )
             )
         for key, value in changes.items():
             reason = _unsafe(value)
             if reason or (isinstance(value, str) and len(value) > 100_000):
-                raise AnnotateError(f"setting {key!r}: {reason or 'too long'}", code="E617")
+                raise AnnotateError(
+                    Errors.E617_setting.format(key=key, reason=reason or "too long")
+                )
 
         def work(session: Session) -> dict[str, Any]:
             row = session.get(Project, project_id)
             if row is None:
-                raise NotFound(f"no project with id {project_id}")
+                raise NotFound(Errors.E601_project_id.format(project_id=project_id))
             settings = dict(row.settings or {})
             for key, value in changes.items():
                 if value is None:
@@ -261,9 +261,7 @@ class Projects(Service):
             Conflict: E603 the name is taken, or duplicate pair ids in the file.
         """
         if kind not in ("candidates", "documents"):
-            raise AnnotateError(
-                f"unknown project kind {kind!r}; use 'candidates' or 'documents'", code="E612"
-            )
+            raise AnnotateError(Errors.E612_unknown_project_kind.format(kind=kind))
         check_project_name(name)
         spec = scheme.spec() if isinstance(scheme, LabelScheme) else scheme_from_spec(scheme).spec()
         check_scheme_fits(pairs, spec)
@@ -292,7 +290,7 @@ class Projects(Service):
             else:
                 job = session.get(ProjectImport, job_id)
                 if job is None or job.status != IN_PROGRESS:
-                    raise Conflict(f"the import of project {name!r} was cancelled")
+                    raise Conflict(Errors.E603_import_project_cancelled.format(name=name))
             assert project_id is not None
             job.imported += add(session, project_id, chunk, pairs.documents)
             job.heartbeat_at = now
@@ -310,7 +308,9 @@ class Projects(Service):
                     self._fail_import(job_id, err)
                     self.delete_project(project_id)  # type: ignore[arg-type]
                 if isinstance(err, IntegrityError):
-                    raise Conflict(f"duplicate pair ids in the file: {err.orig}") from None
+                    raise Conflict(
+                        Errors.E603_duplicate_pair_ids.format(err_orig=err.orig)
+                    ) from None
                 raise
         if len(chunks) > 1:  # after the publish: the planner's statistics of a large import
             self.db.analyze("items", "documents", "doc_pairs")
@@ -355,7 +355,7 @@ class Projects(Service):
             )
         except IntegrityError as err:
             raise Conflict(
-                f"pair ids already present in project {project_id}: {err.orig}"
+                Errors.E603_pair_ids_already.format(project_id=project_id, err_orig=err.orig)
             ) from None
 
     def import_document_pairs(self, project_id: int, pairs: PairSet) -> int:
@@ -376,7 +376,7 @@ class Projects(Service):
                 )
             )
         except IntegrityError as err:
-            raise Conflict(f"document pair ids already present: {err.orig}") from None
+            raise Conflict(Errors.E603_document_pair_ids.format(err_orig=err.orig)) from None
 
     def _add_pairs(
         self,
@@ -458,7 +458,7 @@ class Projects(Service):
 
         def work(session: Session) -> None:
             if session.get(Project, project_id) is None:
-                raise NotFound(f"no project with id {project_id}")
+                raise NotFound(Errors.E601_project_id.format(project_id=project_id))
             if sqlite:  # overwrite the deleted text instead of leaving it in free pages
                 session.execute(sql("PRAGMA secure_delete=ON"))
             session.execute(delete(Annotation).where(Annotation.project_id == project_id))
@@ -520,11 +520,7 @@ def check_project_name(name: str) -> str:
     characters, starting with a letter or digit.
     """
     if not isinstance(name, str) or not _PROJECT_NAME.fullmatch(name) or name != name.strip():
-        raise AnnotateError(
-            f"invalid project name {name!r}: use 1-100 letters, digits, spaces, '_', '.' or "
-            "'-', starting with a letter or digit",
-            code="E613",
-        )
+        raise AnnotateError(Errors.E613_invalid_project_name.format(name=name))
     return name
 
 
@@ -579,15 +575,16 @@ def check_importable(pairs: PairSet, *, spans: bool) -> None:
             texts are whole documents.
     """
     if len(pairs) == 0:
-        raise AnnotateError("the file holds no pairs; nothing to import", code="E614")
+        raise AnnotateError(Errors.E614_file_holds_pairs)
     for doc in pairs.documents.values():
         reason = _unsafe(doc.id) or _unsafe(doc.text) or _unsafe(dict(doc.metadata))
         if reason:
-            raise AnnotateError(f"document {doc.id!r} contains {reason}", code="E615")
+            raise AnnotateError(Errors.E615_document_contains.format(doc_id=doc.id, reason=reason))
         if len(doc.text) > MAX_DOCUMENT:
             raise AnnotateError(
-                f"document {doc.id!r} has {len(doc.text)} characters (at most {MAX_DOCUMENT})",
-                code="E617",
+                Errors.E617_document_characters_most.format(
+                    doc_id=doc.id, n_doc_text=len(doc.text), MAX_DOCUMENT=MAX_DOCUMENT
+                )
             )
     limit = MAX_STATEMENT if spans else MAX_DOCUMENT
     checked, differ = 0, []
@@ -595,8 +592,9 @@ def check_importable(pairs: PairSet, *, spans: bool) -> None:
         for side, text in ((1, pair.text1), (2, pair.text2)):
             if len(text) > limit:
                 raise AnnotateError(
-                    f"pair {pair.id!r}: text{side} has {len(text)} characters (at most {limit})",
-                    code="E617",
+                    Errors.E617_pair_text_characters.format(
+                        pair_id=pair.id, side=side, n_text=len(text), limit=limit
+                    )
                 )
         for field, value in (
             ("id", pair.id),
@@ -608,7 +606,9 @@ def check_importable(pairs: PairSet, *, spans: bool) -> None:
         ):
             reason = _unsafe(value)
             if reason:
-                raise AnnotateError(f"pair {pair.id!r}: {field} contains {reason}", code="E615")
+                raise AnnotateError(
+                    Errors.E615_pair_contains.format(pair_id=pair.id, field=field, reason=reason)
+                )
         if not spans:
             continue
         try:  # the span rules of the data model (schema.PairSet.span_texts)
@@ -624,8 +624,9 @@ def check_importable(pairs: PairSet, *, spans: bool) -> None:
                 differ.append(f"pair {pair.id!r} span{side}: {covered[:40]!r} vs {text[:40]!r}")
     if differ and len(differ) * 2 > checked:
         raise SpanError(
-            f"{len(differ)} of {checked} context spans cover other words than their statements "
-            f"(first: {differ[0]}): the documents do not belong to these pairs"
+            Errors.E101_context_spans_cover.format(
+                n_differ=len(differ), checked=checked, differ_0=differ[0]
+            )
         )
 
 
@@ -642,11 +643,12 @@ def check_scheme_fits(pairs: PairSet, spec: Any) -> None:
     labelled = next((p for p in pairs if p.label is not None), None)
     if labelled is not None and pairs.scheme.name != wanted:
         raise AnnotateError(
-            f"the pairs are labelled in the {pairs.scheme.name!r} scheme (pair "
-            f"{labelled.id!r}: {labelled.label!r}), the project would use {wanted!r}; leave "
-            f"--scheme out (the project then takes the pairs' scheme) or give "
-            f"--scheme {pairs.scheme.name}",
-            code="E661",
+            Errors.E661_pairs_labelled_scheme.format(
+                pairs_scheme_name=pairs.scheme.name,
+                labelled_id=labelled.id,
+                labelled_label=labelled.label,
+                wanted=wanted,
+            )
         )
 
 
@@ -670,7 +672,7 @@ def read_pairs(
         if texts is not None:
             options["texts"] = texts
     elif texts is not None:
-        raise AnnotateError("a texts file goes only with a Turku data file", code="E611")
+        raise AnnotateError(Errors.E611_texts_file_goes)
     if scheme is not None and path.suffix == ".jsonl":
         options["scheme"] = scheme
     try:
@@ -678,4 +680,4 @@ def read_pairs(
     except ParakitError:
         raise
     except Exception as err:  # a reader's own error: report it, do not crash
-        raise AnnotateError(f"cannot read {path.name}: {err}", code="E611") from err
+        raise AnnotateError(Errors.E611_read.format(path_name=path.name, err=err)) from err

@@ -22,7 +22,7 @@ from parakit.annotate.models import (
 )
 from parakit.annotate.services.model import shown_guess, uncertainty_order
 from parakit.annotate.tasks import CLASSIFY, EXTRACT, REWRITE_CHECK, SCREEN, TASKS, task_spec
-from parakit.errors import AnnotateError, Conflict
+from parakit.errors import AnnotateError, Conflict, Errors
 
 #: bulk changes of at least this many rows refresh the planner statistics (PostgreSQL)
 ANALYZE_AFTER = 1000
@@ -94,11 +94,12 @@ class Queue(Service):
             have = len(self.db.projects.members(project_id))
             if have < need:
                 raise AnnotateError(
-                    f"the shared pool is served to project members, and project {project_id} "
-                    f"has {have} (needs {need}{' for double annotation' if need == 2 else ''}): "
-                    "add members first ('parakit annotate members STORE PROJECT NAME...' or the "
-                    "admin page), or name the annotators ('--annotators a,b')",
-                    code="E616",
+                    Errors.E616_shared_pool_served.format(
+                        project_id=project_id,
+                        have=have,
+                        need=need,
+                        for_double_annotation_if_nee=" for double annotation" if need == 2 else "",
+                    )
                 )
         if spec.assign == "doc_pairs":
             return self.assign_document_pairs(project_id, ids, batch=batch, task=task)
@@ -130,12 +131,12 @@ class Queue(Service):
             the number of assignments made.
         """
         if mode not in ("single", "double"):
-            raise AnnotateError(f"unknown mode {mode!r}; use 'single' or 'double'", code="E606")
+            raise AnnotateError(Errors.E606_unknown_mode_use.format(mode=mode))
         if annotators:
             self._require_active(annotators)
         slots = 1 if mode == "single" else 2
         if annotators is not None and mode == "double" and len(set(annotators)) < 2:
-            raise AnnotateError("double annotation needs at least two annotators", code="E606")
+            raise AnnotateError(Errors.E606_double_annotation_needs)
 
         def work(session: Session) -> int:
             query = select(Item.id).where(
@@ -195,9 +196,7 @@ class Queue(Service):
             ).all()
         if inactive:
             raise AnnotateError(
-                f"cannot assign work to deactivated annotator(s): {', '.join(sorted(inactive))} "
-                "(reactivate them first)",
-                code="E606",
+                Errors.E606_assign_work_deactivated.format(inactive=", ".join(sorted(inactive)))
             )
 
     def assign_document_pairs(
@@ -462,7 +461,7 @@ class Queue(Service):
         if label is not None and label != "":
             canonical = scheme.normalize(label)
         elif submit:
-            raise AnnotateError("a submitted annotation needs a label", code="E607")
+            raise AnnotateError(Errors.E607_submitted_annotation_needs)
         flags = ""
         if canonical is not None:
             flags = "".join(scheme.parse(canonical).flags)
@@ -482,7 +481,7 @@ class Queue(Service):
                 )
             )
             if row is not None and row.status == "submitted" and not submit:
-                raise Conflict("this item is already submitted; submit again to change it")
+                raise Conflict(Errors.E603_item_already_submitted)
             values = dict(
                 label=canonical,
                 flags=flags,
@@ -498,7 +497,7 @@ class Queue(Service):
                 values.update(status="submitted", submitted_at=now)
             if row is None:
                 if revision != 0:
-                    raise Conflict(f"stale revision {revision}: the annotation does not exist yet")
+                    raise Conflict(Errors.E603_stale_revision_annotation.format(revision=revision))
                 row = Annotation(
                     project_id=item.project_id,
                     item_id=item_id,
@@ -524,8 +523,9 @@ class Queue(Service):
                 ).rowcount
                 if changed != 1:
                     raise Conflict(
-                        f"stale revision {revision}: the item was saved as revision "
-                        f"{row.revision} in another tab; reload to see it"
+                        Errors.E603_stale_revision_item.format(
+                            revision=revision, row_revision=row.revision
+                        )
                     )
                 new_revision = revision + 1
             if submit:
@@ -545,7 +545,7 @@ class Queue(Service):
         try:
             return self._write(work)
         except IntegrityError:
-            raise Conflict("the annotation was created in another tab; reload") from None
+            raise Conflict(Errors.E603_annotation_created_another) from None
 
     def _settle(self, session: Session, item_id: int, task: str = CLASSIFY) -> None:
         """Set the item's label when all its ``task`` assignments agree."""

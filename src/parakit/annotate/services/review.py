@@ -24,7 +24,7 @@ from parakit.annotate.models import (
     StatsCache,
 )
 from parakit.annotate.tasks import CLASSIFY, REWRITE_CHECK
-from parakit.errors import AnnotateError, NotFound
+from parakit.errors import AnnotateError, Errors, NotFound
 
 
 class Review(Service):
@@ -88,7 +88,7 @@ class Review(Service):
         with self.transaction() as session:
             found = _with_judgments(session, [item_id])
         if not found:
-            raise NotFound(f"no item {item_id}")
+            raise NotFound(Errors.E601_item.format(item_id=item_id))
         return found[0]
 
     def agreement_summary(self, project_id: int) -> dict[str, int]:
@@ -277,12 +277,9 @@ class Review(Service):
             short = [i for i, _ in entries if fresh[i] < annotations]
             if short:
                 raise AnnotateError(
-                    f"{len(short)} of the {len(entries)} items of the rewrite check have fewer "
-                    f"than {annotations} members who never labelled them (or the pair a "
-                    "rewrite came from), so their assignments could never be taken; add "
-                    "members ('parakit annotate members STORE PROJECT NAME') or ask for fewer "
-                    "--annotations. Nothing was queued.",
-                    code="E662",
+                    Errors.E662_items_rewrite_check.format(
+                        n_short=len(short), n_entries=len(entries), annotations=annotations
+                    )
                 )
             start = (
                 session.scalar(
@@ -398,7 +395,7 @@ class Review(Service):
         with self.transaction() as session:
             revision = session.scalar(select(Project.revision).where(Project.id == project_id))
             if revision is None:
-                raise NotFound(f"no project with id {project_id}")
+                raise NotFound(Errors.E601_project_id.format(project_id=project_id))
             row = session.execute(
                 select(StatsCache.revision, StatsCache.value).where(
                     StatsCache.project_id == project_id, StatsCache.name == name

@@ -22,7 +22,7 @@ from fastapi.templating import Jinja2Templates
 from parakit.annotate.store import Store, User
 from parakit.annotate.throttle import LoginThrottle
 from parakit.annotate.web.settings import WebSettings
-from parakit.errors import Forbidden, NotFound
+from parakit.errors import Errors, Forbidden, NotFound
 
 COOKIE = "parakit_session"
 HEADER = "x-parakit"
@@ -136,14 +136,14 @@ CurrentUser = Annotated[User, Depends(current_user)]
 def admin(user: CurrentUser) -> User:
     """The user, if an admin."""
     if not user.is_admin:
-        raise Forbidden("admin only")
+        raise Forbidden(Errors.E602_admin_only)
     return user
 
 
 def adjudicator(user: CurrentUser) -> User:
     """The user, if an admin or adjudicator."""
     if not user.can_adjudicate:
-        raise Forbidden("admins and adjudicators only")
+        raise Forbidden(Errors.E602_admins_adjudicators_only)
     return user
 
 
@@ -203,8 +203,5 @@ def check_member(store: Store, user: User, project_id: int) -> None:
         and not store.projects.importing(project_id)
         and user.id in store.projects.members(project_id)
     ):
-        raise Forbidden(
-            f"project {project.name!r} is archived: its work is closed; ask an admin to "
-            "unarchive it if it should go on"
-        )
-    raise Forbidden(f"you are not a member of project {project_id}")
+        raise Forbidden(Errors.E602_project_archived_work.format(project_name=project.name))
+    raise Forbidden(Errors.E602_you_member_project.format(project_id=project_id))

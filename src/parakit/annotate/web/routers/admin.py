@@ -39,7 +39,7 @@ from parakit.annotate.web.schemas import (
     UserBody,
 )
 from parakit.annotate.web.text import segments
-from parakit.errors import AnnotateError, NotFound, ParakitError
+from parakit.errors import AnnotateError, Errors, NotFound, ParakitError
 from parakit.labels import TurkuScheme
 
 router = APIRouter()
@@ -212,7 +212,7 @@ def item_page(
     the resolve form (an adjudicator may set the label of any item, disputed or not)."""
     row, judgments = st.review.judged(item_id)
     if row.project_id != project_id:
-        raise NotFound(f"item {item_id} is not in project {project_id}")
+        raise NotFound(Errors.E601_item_project.format(item_id=item_id, project_id=project_id))
     return review_page(
         request,
         st,
@@ -325,7 +325,7 @@ def _export(
             media_type="application/zip",
             headers={"Content-Disposition": attachment(f"{project.name}-turku.zip")},
         )
-    raise AnnotateError(f"unknown export format {format!r}; use jsonl or turku", code="E610")
+    raise AnnotateError(Errors.E610_unknown_export_format.format(format_=format))
 
 
 def _ascii(name: str) -> str:
@@ -501,9 +501,9 @@ def _save_upload(upload: UploadFile, target: Path, max_expanded: int) -> None:
         written += len(data)
         if written > max_expanded:
             raise AnnotateError(
-                f"{name}: more than {max_expanded / (1 << 20):g} MB once decompressed "
-                "(the server's --max-expanded-mb)",
-                code="E617",
+                Errors.E617_more_mb_once.format(
+                    name=name, max_expanded_1_20=max_expanded / (1 << 20)
+                )
             )
         handle.write(data)
 
@@ -526,9 +526,9 @@ def _save_upload(upload: UploadFile, target: Path, max_expanded: int) -> None:
             if inflate is not None:
                 emit(inflate.flush())
                 if not inflate.eof:
-                    raise AnnotateError(f"{name}: the gzip file is cut short", code="E611")
+                    raise AnnotateError(Errors.E611_gzip_file_cut.format(name=name))
         except zlib.error as err:
-            raise AnnotateError(f"{name}: not a valid gzip file ({err})", code="E611") from None
+            raise AnnotateError(Errors.E611_valid_gzip_file.format(name=name, err=err)) from None
 
 
 @router.post("/api/admin/projects/{project_id}/settings")
@@ -569,7 +569,7 @@ def add_members(
 @router.post("/api/admin/users/{user_id}/active")
 def set_active(user_id: int, body: ActiveBody, user: Admin, st: StoreDep) -> dict[str, Any]:
     if user_id == user.id and not body.active:
-        raise AnnotateError("you cannot deactivate yourself", code="E604")
+        raise AnnotateError(Errors.E604_you_deactivate_yourself)
     done = st.accounts.set_active(user_id, body.active)
     return {"ok": True, "returned": done.returned, "stranded": done.stranded}
 

@@ -19,7 +19,7 @@ from parakit.annotate.web.deps import (
     render,
 )
 from parakit.annotate.web.text import markdown_html, segments
-from parakit.errors import Forbidden
+from parakit.errors import Errors, Forbidden
 from parakit.labels import TurkuScheme
 
 router = APIRouter()
@@ -80,7 +80,7 @@ def classify(
     if item is not None:  # back / undo: only an item this annotator already answered
         own = st.queue.annotation(item, user.id, task)
         if own is None or st.item(item).project_id != project_id:
-            raise Forbidden(f"item {item} is not one of your annotations")
+            raise Forbidden(Errors.E602_item_one_your.format(item=item))
         item_id = item
     else:
         assignment = st.queue.lease_next(project_id, user.id, task, cfg.lease)
