@@ -629,6 +629,8 @@ class Errors:
         "https://huggingface.co/docs/hub/repositories-licenses (or 'other')"
     )
     E143_dataset_rows = "the dataset has no rows"
+    E143_no_pairs_empty_list = "no pairs in the file (empty list)"
+    E143_no_pairs_header = "no pairs in the file (empty or only a header)"
     E143_etpc_xml_files = (
         "no ETPC XML files in the folder (expected text_pairs.xml and the annotation files "
         "{annotation_files}): nothing would be annotated"
@@ -644,6 +646,11 @@ class Errors:
         "command to finish it"
     )
     E145_unreadable_manifest = "unreadable manifest: {err}"
+    E150_cannot_load_dataset = (
+        "cannot load the dataset {source!r}{config}{split}: {reason}; check the id, config and "
+        "split (hf:ID[:CONFIG][@SPLIT]); offline, only a dataset in the local cache or a local "
+        "folder can be read"
+    )
     E150_release_split_splits = "the release has no split {split!r}; splits: {names}"
     E200_unknown_reduction_level = "unknown reduction level {level!r}; use 'base' or 'subsumption'"
     E201_empty_turku_label = "empty Turku label"
@@ -808,6 +815,10 @@ class Errors:
         "documents (Turku: the texts file beside the data)"
     )
     E512_similarity_must_matrix = "similarity must be a 2-d matrix"
+    E560_no_metadata_key = (
+        "--order-by {order_by}: no pair has the metadata key {order_by!r}, so the sample would "
+        "not be ordered at all; keys present: {present}"
+    )
     E601_annotator_id = "no annotator with id {user_id}"
     E601_annotator_named_create = (
         "no annotator named {name!r}; create it with 'parakit annotate add-user'"
@@ -1184,6 +1195,13 @@ class Errors:
         "{model}: no model found (neither config.json nor a sentence-transformers config, locally "
         "or on the Hub); give a parakit model folder, a sentence-transformers or transformers "
         "model folder or Hub id, or an offline alias"
+    )
+    E716_cannot_tell_label = (
+        "cannot tell which label of the model means paraphrase ({labels}); state it with "
+        "--positive LABEL (library: positive=)"
+    )
+    E716_positive_not_label = (
+        "--positive {label!r} is not a label of the model; its labels: {labels}"
     )
     E717_development_pairs_hold = (
         "the development pairs hold no paraphrase to choose a threshold on"

@@ -163,10 +163,9 @@ def balanced_sample(
     if order_by is not None and not any(order_by in p.metadata for p in pairs):
         present = sorted({k for p in pairs for k in p.metadata})
         raise ParakitError(
-            f"--order-by {order_by}: no pair has the metadata key {order_by!r}, so the sample "
-            "would not be ordered at all; keys present: "
-            + (", ".join(present) if present else "none"),
-            code="E560",
+            Errors.E560_no_metadata_key.format(
+                order_by=order_by, present=", ".join(present) if present else "none"
+            )
         )
     if exclude_exact is None:
         exclude_exact = measure == "wor"

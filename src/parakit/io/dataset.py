@@ -193,17 +193,14 @@ def _load(source: str, config: str | None, split: str | None, revision: str | No
         return datasets.load_dataset(source, config, split=split, revision=revision)
     except (FileNotFoundError, ConnectionError, ValueError, OSError) as err:
         reason = " ".join(str(err).split())[:400].rstrip(".") or type(err).__name__
-        hint = (
-            "check the id, config and split (hf:ID[:CONFIG][@SPLIT]); offline, only a dataset "
-            "in the local cache or a local folder can be read"
-        )
         raise DataFormatError(
-            f"cannot load the dataset {source!r}"
-            + (f" (config {config!r})" if config else "")
-            + (f" (split {split!r})" if split else "")
-            + f": {reason}; {hint}",
+            Errors.E150_cannot_load_dataset.format(
+                source=source,
+                config=f" (config {config!r})" if config else "",
+                split=f" (split {split!r})" if split else "",
+                reason=reason,
+            ),
             path=source,
-            code="E150",
         ) from None
 
 

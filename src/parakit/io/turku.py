@@ -473,11 +473,9 @@ def read_opus_parsebank(
         unit = "line"
     if not records:
         raise DataFormatError(
-            "no pairs in the file (empty"
-            + (" list)" if unit == "record" else " or only a header)"),
+            Errors.E143_no_pairs_empty_list if unit == "record" else Errors.E143_no_pairs_header,
             path=path,
             line=1,
-            code="E143",
         )
     pairs = []
     ids = check.UniqueIds()

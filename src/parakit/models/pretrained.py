@@ -152,9 +152,7 @@ def positive_labels(
             hits = [i for i, n in names.items() if n == label or str(i) == str(label)]
             if not hits:
                 raise ModelError(
-                    f"--positive {label!r} is not a label of the model; its labels: "
-                    + ", ".join(f"{i}={n}" for i, n in sorted(names.items())),
-                    code="E716",
+                    Errors.E716_positive_not_label.format(label=label, labels=_listed(names))
                 )
             found += hits
         return sorted(set(found))
@@ -167,12 +165,12 @@ def positive_labels(
         return [i for i in names if i not in negated]
     if len(named) == 1:
         return named
-    raise ModelError(
-        "cannot tell which label of the model means paraphrase ("
-        + ", ".join(f"{i}={n}" for i, n in sorted(names.items()))
-        + "); state it with --positive LABEL (library: positive=)",
-        code="E716",
-    )
+    raise ModelError(Errors.E716_cannot_tell_label.format(labels=_listed(names)))
+
+
+def _listed(names: dict[int, str]) -> str:
+    """``0=not_paraphrase, 1=paraphrase``: a model's labels as its config numbers them."""
+    return ", ".join(f"{i}={n}" for i, n in sorted(names.items()))
 
 
 def best_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
