@@ -871,6 +871,7 @@ def bench_scale(args: argparse.Namespace) -> None:
     from parakit.mine.distributed import cluster_client
     from parakit.mine.mining import mine
     from parakit.vectors.encode import load_encoder
+    from parakit.vectors.index import VectorIndex
 
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -882,6 +883,8 @@ def bench_scale(args: argparse.Namespace) -> None:
                 "recall_target": args.recall, "backend": args.backend}  # fmt: skip
         if args.variants != "unigram":  # the first rows' units (unigram variants) stay as they are
             unit["variants"] = args.variants
+            # the HNSW build breadth (FAISS's 40 in the first perturbed row, which lacks the key)
+            unit["ef_construction"] = VectorIndex().ef_construction
         if ledger.has(unit):
             print(f"n={n}: in the ledger, skipped")
             continue
