@@ -689,7 +689,8 @@ def bench_codes(args: argparse.Namespace) -> None:
 
 def bench_cascade(args: argparse.Namespace) -> None:
     """Issue 28 item 2: mining with the teacher, with its static student, and with the cascade
-    (the student mines ``--wide-k`` neighbours, its embedding classifier keeps P >= 0.5, the
+    (per ``--cascades`` setting ``WIDE_K:P``: the student mines ``WIDE_K``
+    neighbours, its embedding classifier keeps P(paraphrase) >= ``P``, the
     teacher re-scores the survivors' sentences and keeps each sentence's best ``--k``). The
     pool: ``--pool`` MultiPIT auto sentences with the MultiPIT expert val paraphrases hidden in
     it; each classifier is trained on expert train with its own encoder. Per configuration: the
@@ -714,14 +715,16 @@ def bench_cascade(args: argparse.Namespace) -> None:
     train = read(DATA / "multipit" / "expert-train.csv", format="multipit")
     ledger = Ledger("mine-cascade", commit=args.commit)
     configs = [
-        ("teacher", args.teacher, args.k, None),
-        ("static", student, args.k, None),
-        ("cascade", student, args.wide_k, args.teacher),
+        ("teacher", args.teacher, args.k, None, 0.5),
+        ("static", student, args.k, None, 0.5),
     ]
-    for name, model, k, rescorer in configs:
+    for setting in args.cascades:  # the trade-off: wider search, stricter classifier
+        wide_k, min_probability = setting.split(":")
+        configs.append(("cascade", student, int(wide_k), args.teacher, float(min_probability)))
+    for name, model, k, rescorer, min_probability in configs:
         unit = {"config": name, "teacher": args.teacher, "pool": len(texts),
                 "gold_pairs": len(gold), "k": args.k, "wide_k": k if rescorer else None,
-                "min_probability": 0.5}  # fmt: skip
+                "min_probability": min_probability}  # fmt: skip
         if ledger.has(unit):
             print(f"{name}: in the ledger, skipped")
             continue
@@ -737,7 +740,7 @@ def bench_cascade(args: argparse.Namespace) -> None:
             shutil.rmtree(job)
         result = mine(
             collection, job, encoder, output=job / "pairs.jsonl", k=k, classifier=classifier,
-            min_probability=0.5, recall=0.95, progress=False,
+            min_probability=min_probability, recall=0.95, progress=False,
             rescorer=None if rescorer is None else load_encoder(
                 rescorer, "torch", batch_size=64, precision=args.precision
             ),
@@ -757,9 +760,14 @@ def bench_cascade(args: argparse.Namespace) -> None:
             "total_s": round(total, 1),
         }
         ledger.record(unit, metrics, clock=clock.read())
-    lines = {ln["unit"]["config"]: ln["metrics"] for ln in ledger.lines()}
-    if "teacher" in lines:
-        base = lines["teacher"]
+    lines = {
+        f"{ln['unit']['config']} {ln['unit']['wide_k'] or ''}:{ln['unit']['min_probability']}": (
+            ln["metrics"]
+        )
+        for ln in ledger.lines()
+    }
+    base = next((m for name, m in lines.items() if name.startswith("teacher")), None)
+    if base is not None:
         for name, m in lines.items():
             share = m["gold_recall"] / max(base["gold_recall"], 1e-9)
             speed = base["total_s"] / m["total_s"]
@@ -863,6 +871,7 @@ def bench_scale(args: argparse.Namespace) -> None:
     from parakit.mine.distributed import cluster_client
     from parakit.mine.mining import mine
     from parakit.vectors.encode import load_encoder
+    from parakit.vectors.index import VectorIndex
 
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -874,6 +883,8 @@ def bench_scale(args: argparse.Namespace) -> None:
                 "recall_target": args.recall, "backend": args.backend}  # fmt: skip
         if args.variants != "unigram":  # the first rows' units (unigram variants) stay as they are
             unit["variants"] = args.variants
+            # the HNSW build breadth (FAISS's 40 in the first perturbed row, which lacks the key)
+            unit["ef_construction"] = VectorIndex().ef_construction
         if ledger.has(unit):
             print(f"n={n}: in the ledger, skipped")
             continue
@@ -1089,7 +1100,10 @@ def main() -> None:
     p.add_argument("--teacher", default="offline-minilm")
     p.add_argument("--pool", type=int, default=50_000, help="MultiPIT auto sentences")
     p.add_argument("--k", type=int, default=5, help="neighbours kept per sentence")
-    p.add_argument("--wide-k", type=int, default=20, help="the student's k in the cascade")
+    p.add_argument(
+        "--cascades", nargs="+", default=["20:0.5"],
+        help="cascade settings WIDE_K:MIN_PROBABILITY (the student's k, the classifier's cut)",
+    )  # fmt: skip
     p.add_argument("--precision", default="fp32", help="the teacher's (the static one: fp32)")
     p.add_argument("--workdir", default="out/bench-cascade")
     p.add_argument("--commit", action="store_true", help="commit each ledger line")

@@ -131,3 +131,16 @@ def test_folders_that_are_not_this_runs_are_refused(job):
     assert err.value.code == "E801"
     with pytest.raises(MineError, match="at least 1 part"):
         mine(collection, folder / "work", encoder, folder / "zero", output_parts=0, **settings)
+
+
+def test_records_read_in_one_pass_or_by_seek_write_the_same_lines(job, tmp_path, monkeypatch):
+    """The writer reads a small store in one pass and a large one a record at a time: the
+    bytes written are the same either way."""
+    import parakit.mine.output as output
+
+    folder, collection, encoder, settings, single, _ = job
+    monkeypatch.setattr(output, "READ_SPAN_BYTES", 0)  # every look-up seeks
+    by_seek = tmp_path / "pairs.jsonl"
+    mine(collection, folder / "work", encoder, by_seek, **settings)
+    assert _lines(by_seek)[1:] == _lines(single)[1:]
+    assert len(_lines(single)) > 300  # several pairs per query row: look-ups repeat

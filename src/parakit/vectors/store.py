@@ -79,6 +79,15 @@ class SentenceStore:
         handle.seek(int(self._offsets[index]))
         return json.loads(handle.readline())
 
+    def span_bytes(self, start: int, stop: int) -> int:
+        """Bytes that rows ``start`` to ``stop`` take in ``sentences.jsonl``."""
+        end = (
+            int(self._offsets[stop])
+            if stop < len(self)
+            else (self.path / "sentences.jsonl").stat().st_size
+        )
+        return end - int(self._offsets[start])
+
     def text(self, index: int) -> str:
         return self.record(index)["text"]
 
