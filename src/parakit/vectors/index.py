@@ -228,10 +228,9 @@ class VectorIndex:
             training and scanning, lower recall).
         hnsw_m: HNSW neighbours per node.
         ef_construction: HNSW build breadth (FAISS's default is 40). 128 builds a better
-            graph in about twice the time: on 1M static-encoder vectors the build took 237 s
-            against 117 s, and recall 0.95 needed ``ef_search`` 256 instead of 512 (0.45 ms a
-            query against 0.95), so building and searching a million took 690 s against
-            1,117 s; at 300K the two were even.
+            graph in twice the time: mining 1M static-encoder vectors at recall 0.95, the
+            build took 233 s against 118 s and the search needed ``ef_search`` 384 instead
+            of 512 (692 s against 1,000 s; ``benchmarks/mine.py scale``).
         ef_search: HNSW search breadth; more = higher recall, slower (None: 128, or tuned
             from 8 upward with a ``recall`` target).
         train_size: vectors sampled (evenly over chunks) to train IVF/PQ (None: 64 per cell).
