@@ -941,6 +941,27 @@ def bench_scale(args: argparse.Namespace) -> None:
         print(json.dumps({"unit": unit, "metrics": metrics}))
 
 
+def bench_gaps(args: argparse.Namespace) -> None:
+    """How crowded a mining run's neighbourhoods are: for ``--sample`` rows of the job's
+    embeddings, the cosine gap between the exact ``k``-th and ``k+1``-th neighbours (own row
+    left out), as shares of rows under each threshold. Prints a table; no ledger."""
+    import faiss
+
+    emb = Path(args.job) / "emb"
+    x = np.concatenate([np.load(f) for f in sorted(emb.glob("0*.npy"))]).astype(np.float32)
+    rows = np.sort(np.random.default_rng(1).choice(len(x), args.sample, replace=False))
+    scores, ids = faiss.knn(x[rows], x, args.k + 2, metric=faiss.METRIC_INNER_PRODUCT)
+    gaps = []
+    for row, s_row, i_row in zip(rows, scores, ids, strict=True):
+        kept = s_row[i_row != row]
+        gaps.append(kept[args.k - 1] - kept[args.k])
+    gaps_arr = np.asarray(gaps)
+    print(f"{len(x)} vectors, {len(rows)} rows: gap between neighbour {args.k} and {args.k + 1}")
+    print("| gap at most | share of rows |\n|---|--:|")
+    for threshold in (0.0, 1e-4, 1e-3, 1e-2):
+        print(f"| {threshold:g} | {(gaps_arr <= threshold).mean():.3f} |")
+
+
 def _no_client():
     import contextlib
 
@@ -1122,6 +1143,10 @@ def main() -> None:
     )  # fmt: skip
     p.add_argument("--workdir", default="out/bench-scale")
     p.add_argument("--commit", action="store_true", help="commit each ledger line")
+    p = sub.add_parser("gaps")
+    p.add_argument("job", help="a mine run's work folder (its emb/ chunks)")
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--sample", type=int, default=1000)
     p = sub.add_parser("cluster")
     p.add_argument("--n", type=int, default=50_000)
     p.add_argument("--workers", type=int, default=2)
@@ -1133,6 +1158,7 @@ def main() -> None:
     {
         "scale": bench_scale,
         "cluster": bench_cluster,
+        "gaps": bench_gaps,
         "cascade": bench_cascade,
         "codes": bench_codes,
         "static": bench_static,
