@@ -834,8 +834,8 @@ def perturbed_variants(
     frequency = np.bincount(flat, minlength=len(words)).astype(np.float64)
     frequency /= frequency.sum()
     seen = {hash(text) for text in real}
-    yield from real
-    made = len(real)
+    yield from real[:n]
+    made = min(n, len(real))
     while made < n:
         sources = rng.integers(len(real), size=batch)
         sizes = lengths_arr[sources]

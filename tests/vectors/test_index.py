@@ -148,8 +148,13 @@ def test_calibrated_hnsw_tunes_ef_search():
     x = rng.standard_normal((5000, 32)).astype(np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     index = VectorIndex(
-        kind="hnsw", hnsw_m=8, ef_search=8, recall=0.95, calibration_queries=500
-    ).build(_chunks(x), n=len(x))
+        kind="hnsw",
+        hnsw_m=8,
+        ef_construction=16,
+        ef_search=8,
+        recall=0.95,
+        calibration_queries=500,
+    ).build(_chunks(x), n=len(x))  # a sparse graph (build breadth 16): ef_search 8 falls short
     trials = index.calibration_["trials"]
     assert index.kind_ == "hnsw" and trials[0]["ef_search"] == 8 and trials[0]["lower"] < 0.95
     assert trials[-1]["ef_search"] == index.ef_search_ > 8
