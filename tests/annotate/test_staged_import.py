@@ -140,13 +140,15 @@ def test_annotators_work_while_a_large_import_is_staged(store, monkeypatch):
 
     def slow_add(session, project_id, chunk, documents):
         started.set()
-        time.sleep(0.3)  # a slow chunk: 20 of them make a 6 s import (room for 5 saves)
+        # a slow chunk: 40 of them make a 12 s import, room for 5 saves even when SQLite's
+        # busy handler (sleeps of up to 100 ms) lets a waiting save miss a few chunk boundaries
+        time.sleep(0.3)
         return real_add(session, project_id, chunk, documents)
 
     monkeypatch.setattr(store.projects, "_add_pairs", slow_add)
     importer = threading.Thread(
         target=lambda: (
-            store.projects.create_with_pairs("big", "binary", big_set(1000)),
+            store.projects.create_with_pairs("big", "binary", big_set(2000)),
             done.set(),
         )
     )
