@@ -297,3 +297,10 @@ def test_memory_budget_option_reads_sizes_and_refuses_others():
     for bad in ("", "8 gigs", "-1G", "0"):
         with pytest.raises(typer.BadParameter, match="8G"):
             parse_bytes(bad)
+
+
+def test_a_build_breadth_below_one_is_refused():
+    x = _clustered(100)
+    with pytest.raises(MineError, match="ef_construction must be >= 1, got 0") as caught:
+        VectorIndex(kind="hnsw", ef_construction=0).build(_chunks(x), n=len(x))
+    assert caught.value.code == "E801"

@@ -308,6 +308,10 @@ class VectorIndex:
             raise VectorError(Errors.E801_recall_target_must.format(recall=self.recall))
         if self.recall_k < 1 or self.calibration_queries < 1:
             raise VectorError(Errors.E801_recall_calibration_queries)
+        if self.ef_construction < 1:
+            raise VectorError(
+                Errors.E801_ef_construction_least.format(ef_construction=self.ef_construction)
+            )
 
     def _empty(self, faiss: Any, n: int, dim: int) -> Any:
         metric = faiss.METRIC_INNER_PRODUCT if self.metric == "ip" else faiss.METRIC_L2
