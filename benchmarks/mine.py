@@ -948,6 +948,8 @@ def bench_gaps(args: argparse.Namespace) -> None:
     import faiss
 
     emb = Path(args.job) / "emb"
+    if not any(emb.glob("0*.npy")):
+        sys.exit(f"{emb}: no embedding chunks here (give a mine run's work folder)")
     x = np.concatenate([np.load(f) for f in sorted(emb.glob("0*.npy"))]).astype(np.float32)
     rows = np.sort(np.random.default_rng(1).choice(len(x), args.sample, replace=False))
     scores, ids = faiss.knn(x[rows], x, args.k + 2, metric=faiss.METRIC_INNER_PRODUCT)
