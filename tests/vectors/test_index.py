@@ -147,14 +147,11 @@ def test_calibrated_hnsw_tunes_ef_search():
     rng = np.random.default_rng(0)  # unclustered: HNSW needs a wider search here
     x = rng.standard_normal((5000, 32)).astype(np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
+    # a sparse graph (build breadth 16), where ef_search 8 falls short of the target
+    sparse = {"hnsw_m": 8, "ef_construction": 16}
     index = VectorIndex(
-        kind="hnsw",
-        hnsw_m=8,
-        ef_construction=16,
-        ef_search=8,
-        recall=0.95,
-        calibration_queries=500,
-    ).build(_chunks(x), n=len(x))  # a sparse graph (build breadth 16): ef_search 8 falls short
+        kind="hnsw", ef_search=8, recall=0.95, calibration_queries=500, **sparse
+    ).build(_chunks(x), n=len(x))
     trials = index.calibration_["trials"]
     assert index.kind_ == "hnsw" and trials[0]["ef_search"] == 8 and trials[0]["lower"] < 0.95
     assert trials[-1]["ef_search"] == index.ef_search_ > 8
