@@ -144,3 +144,18 @@ def test_records_read_in_one_pass_or_by_seek_write_the_same_lines(job, tmp_path,
     mine(collection, folder / "work", encoder, by_seek, **settings)
     assert _lines(by_seek)[1:] == _lines(single)[1:]
     assert len(_lines(single)) > 300  # several pairs per query row: look-ups repeat
+
+    # mining a collection against itself, the one pass serves both sides of every pair
+    monkeypatch.undo()
+    from parakit.vectors.store import SentenceStore
+
+    passes = []
+    real_iter = SentenceStore.iter_records
+    monkeypatch.setattr(
+        SentenceStore,
+        "iter_records",
+        lambda self, *span: passes.append(span) or real_iter(self, *span),
+    )
+    again = tmp_path / "again.jsonl"
+    mine(collection, folder / "work", encoder, again, **settings)
+    assert _lines(again)[1:] == _lines(single)[1:] and len(passes) == 1

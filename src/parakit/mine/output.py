@@ -75,13 +75,17 @@ def kept(
 READ_SPAN_BYTES = 256 * 2**20
 
 
-def _records(store: SentenceStore, rows: np.ndarray) -> Callable[[int], dict[str, Any]]:
-    """Look-up of the records of ``rows``: from one sequential read of their span where it is
-    small enough (:data:`READ_SPAN_BYTES`) and mostly needed, else a seek per look-up."""
-    if len(rows) == 0:
+def _records(store: SentenceStore, *rows: np.ndarray) -> Callable[[int], dict[str, Any]]:
+    """Look-up of the records of the ``rows`` arrays: from one sequential read of their span
+    where it is small enough (:data:`READ_SPAN_BYTES`) and mostly needed, else a seek per
+    look-up."""
+    wanted = [r for r in rows if len(r)]
+    if not wanted:
         return store.record
-    start, stop = int(rows.min()), int(rows.max()) + 1
-    if stop - start > 4 * len(rows) or store.span_bytes(start, stop) > READ_SPAN_BYTES:
+    start = min(int(r.min()) for r in wanted)
+    stop = max(int(r.max()) for r in wanted) + 1
+    needed = sum(len(r) for r in wanted)
+    if stop - start > 4 * needed or store.span_bytes(start, stop) > READ_SPAN_BYTES:
         return store.record
     block = list(store.iter_records(start, stop))
     return lambda row: block[row - start]
@@ -96,7 +100,10 @@ def mined_pairs(
     rows, cols, scores, ranks = (arrays[key] for key in ("rows", "cols", "scores", "ranks"))
     proba = arrays.get("proba")
     t_score, t_rank = arrays.get("teacher_score"), arrays.get("teacher_rank")
-    left_of, right_of = _records(qstore, rows), _records(store, cols)
+    if qstore.path.resolve() == store.path.resolve():  # self-mining: one read serves both sides
+        left_of = right_of = _records(store, rows, cols)
+    else:
+        left_of, right_of = _records(qstore, rows), _records(store, cols)
     left_row, left = -1, {}
     for i in range(len(rows)):
         if int(rows[i]) != left_row:  # rows come sorted: each query's record read once
