@@ -109,3 +109,25 @@ def test_sharded_embedding_on_local_cluster(tmp_path, tiny_model, mine_words, tw
     )
     np.testing.assert_allclose(scores, exact_scores, atol=1e-5)
     assert (ids[:, 0] == np.arange(20)).all()
+
+
+def test_each_worker_holds_only_its_own_shard_while_searching(tmp_path, dask_client):
+    """The search pins every shard's tasks to one worker: with two shards on two workers, each
+    worker loads one shard (all of them each, at 10M sentences, would not fit in memory), and
+    the result is the exact top k."""
+    from parakit.mine.distributed import _shard
+
+    client = dask_client
+    rng = np.random.default_rng(2)
+    vectors = rng.standard_normal((900, 16)).astype(np.float32)
+    (tmp_path / "emb").mkdir()
+    for c in range(0, 900, 100):
+        np.save(tmp_path / "emb" / f"{c // 100:05d}.npy", vectors[c : c + 100])
+    build_sharded_from_embeddings(tmp_path / "emb", tmp_path / "shards", 2, client)
+    scores, ids = search_sharded(tmp_path / "emb", tmp_path / "shards", tmp_path / "knn", 4, client)
+    held = client.run(lambda: _shard.cache_info().currsize)
+    assert sorted(held.values()) == [1, 1]
+    exact = VectorIndex(kind="flat").build(lambda: iter([vectors])).search(vectors, 4)
+    np.testing.assert_array_equal(ids, exact[1])
+    np.testing.assert_allclose(scores, exact[0], atol=1e-5)
+    assert not list((tmp_path / "knn").glob("*.shard-*"))  # the per-shard parts are merged away

@@ -20,7 +20,7 @@ Example:
     >>> # or, from the embeddings of a mining run:
     >>> build_sharded_from_embeddings("work/emb", "shards/", 4, client)  # doctest: +SKIP
     >>> ShardedIndex.load("shards/").search(queries, k=5, client=client)  # doctest: +SKIP
-    >>> # every sentence of a mining run against all shards, one task per embedding chunk:
+    >>> # every sentence of a mining run against all shards, one task per chunk and shard:
     >>> scores, ids = search_sharded("work/emb", "shards/", "knn/", 6, client)  # doctest: +SKIP
 
 Fault tolerance: every task reads its inputs from files and writes its one output file
@@ -73,11 +73,14 @@ def run_tasks(
     sizes: list[int] | None = None,
     unit: str = "task",
     initial: int = 0,
+    pins: list[str] | None = None,
 ) -> list[Any]:
     """``function(*call)`` for every call, as Dask tasks on ``client`` (None: here, in order),
     with a progress bar (``sizes``: what each call counts for, in ``unit``; ``initial``:
     what earlier runs did); returns the results in call order. A failed task raises its
-    error here (after the scheduler's retries, if it ran on a worker that died)."""
+    error here (after the scheduler's retries, if it ran on a worker that died). ``pins``:
+    the worker address each call should run on (a loose restriction: a call whose worker is
+    gone runs on another)."""
     from tqdm.auto import tqdm
 
     weights = sizes or [1] * len(calls)
@@ -97,7 +100,12 @@ def run_tasks(
             return results
         from distributed import as_completed
 
-        futures = [client.submit(function, *call, pure=False) for call in calls]
+        futures = [
+            client.submit(function, *call, pure=False)
+            if pin is None
+            else client.submit(function, *call, pure=False, workers=[pin], allow_other_workers=True)
+            for call, pin in zip(calls, pins or [None] * len(calls), strict=True)
+        ]
         position = {future.key: n for n, future in enumerate(futures)}
         for future in as_completed(futures):
             bar.update(weights[position[future.key]])
@@ -439,61 +447,63 @@ def merge_results(
     return order_ties(scores, ids, k)
 
 
-def _search_by_source(
-    queries: np.ndarray,
-    shard_paths: list[str],
-    k: int,
-    shard_sources: list[int] | None,
-    codes: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The merged top ``k`` of every query over all shards, or with ``codes`` (the queries'
-    source codes) over the shards of its own source only (none: id -1, score -inf)."""
-    if codes is None or shard_sources is None:
-        return merge_results([_search_shard(p, queries, k) for p in shard_paths], k)
-    scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
-    ids = np.full((len(queries), k), -1, dtype=np.int64)
-    for code in np.unique(codes):
-        paths = [p for p, s in zip(shard_paths, shard_sources, strict=True) if s == code]
-        if not paths:
-            continue  # a query source absent from the collection: no neighbours
-        rows = np.flatnonzero(codes == code)
-        found = merge_results([_search_shard(p, queries[rows], k) for p in paths], k)
-        scores[rows], ids[rows] = found
-    return scores, ids
-
-
-def search_chunk(
+def search_part(
     emb_file: str,
-    shard_paths: list[str],
+    shard_path: str,
     k: int,
     out_file: str,
-    collection_emb: str | None = None,
-    metric: str = "ip",
-    shard_sources: list[int] | None = None,
+    source: int | None = None,
     codes: np.ndarray | None = None,
 ) -> str:
-    """Search one embedding chunk against every shard; write the merged top ``k`` to
-    ``out_file`` (``.npz`` with ``ids`` and ``scores``) atomically. With ``collection_emb``
-    (the collection's chunk folder), ``k`` + 4 neighbours of each shard are re-scored exactly
-    (:func:`~parakit.vectors.index.exact_order`), as the one-process search does, so ties fall
-    the same way. With ``shard_sources`` (each shard's source code) and ``codes`` (the chunk's
-    rows' source codes) each row searches the shards of its own source only. Runs on a
-    worker; a chunk whose output exists is skipped, so a re-run or a rescheduled task repeats
-    no work."""
-    from parakit.vectors.index import TIE_MARGIN, ChunkedVectors, exact_order
-
+    """Search one embedding chunk against one shard; write its top ``k`` (``.npz`` with
+    ``ids`` and ``scores``) to ``out_file`` atomically. With ``source`` and ``codes`` (the
+    chunk's rows' source codes) only the rows of that source search it; the others get id -1
+    and score -inf. Runs on a worker (the one holding the shard, see :func:`search_sharded`);
+    a part whose output exists is skipped."""
     out = Path(out_file)
     if out.exists():
         return str(out)
     queries = np.ascontiguousarray(np.load(emb_file), dtype=np.float32)
-    if collection_emb is None:
-        scores, ids = _search_by_source(queries, shard_paths, k, shard_sources, codes)
+    if codes is None:
+        scores, ids = _search_shard(shard_path, queries, k)
     else:
-        wide = k + TIE_MARGIN
-        _, ids = _search_by_source(queries, shard_paths, wide, shard_sources, codes)
-        scores, ids = exact_order(queries, ids, ChunkedVectors(collection_emb), k, metric)
+        scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
+        ids = np.full((len(queries), k), -1, dtype=np.int64)
+        rows = np.flatnonzero(codes == source)
+        if len(rows):
+            scores[rows], ids[rows] = _search_shard(shard_path, queries[rows], k)
     with atomic_write(out, "wb") as handle:
         np.savez(handle, ids=ids, scores=scores)
+    return str(out)
+
+
+def merge_chunk(
+    part_files: list[str],
+    k: int,
+    out_file: str,
+    emb_file: str,
+    collection_emb: str | None = None,
+    metric: str = "ip",
+) -> str:
+    """Merge one chunk's per-shard results (:func:`search_part`) into its top ``k`` and write
+    them to ``out_file`` atomically; the part files are then removed. With ``collection_emb``
+    (the collection's chunk folder) the parts hold ``k`` + 4 neighbours each, re-scored
+    exactly (:func:`~parakit.vectors.index.exact_order`) as the one-process search does, so
+    ties fall the same way. A chunk whose output exists is skipped."""
+    from parakit.vectors.index import TIE_MARGIN, ChunkedVectors, exact_order
+
+    out = Path(out_file)
+    if not out.exists():
+        parts = [np.load(f) for f in part_files]
+        wide = k if collection_emb is None else k + TIE_MARGIN
+        scores, ids = merge_results([(p["scores"], p["ids"]) for p in parts], wide)
+        if collection_emb is not None:
+            queries = np.ascontiguousarray(np.load(emb_file), dtype=np.float32)
+            scores, ids = exact_order(queries, ids, ChunkedVectors(collection_emb), k, metric)
+        with atomic_write(out, "wb") as handle:
+            np.savez(handle, ids=ids, scores=scores)
+    for f in part_files:
+        Path(f).unlink(missing_ok=True)
     return str(out)
 
 
@@ -508,7 +518,8 @@ def search_sharded(
     metric: str = "ip",
     codes: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Top ``k`` neighbours of every embedded sentence over all shards, one task per chunk.
+    """Top ``k`` neighbours of every embedded sentence over all shards: one task per chunk and
+    shard (each shard's tasks pinned to one worker), then one merge task per chunk.
 
     Args:
         emb_dir: embedding chunks (a mining work folder's ``emb/``: ``00000.npy``...), on a file
@@ -528,6 +539,8 @@ def search_sharded(
         (scores, ids) for all sentences in chunk order, the same with or without a cluster and
         after lost workers or a resumed run.
     """
+    from parakit.vectors.index import TIE_MARGIN
+
     files = sorted(str(f) for f in Path(emb_dir).glob("[0-9]*.npy"))
     if not files:
         raise MineError(Errors.E801_embedding_chunks_npy.format(emb_dir=emb_dir))
@@ -538,14 +551,23 @@ def search_sharded(
     folder.mkdir(parents=True, exist_ok=True)
     targets = [str(folder / (Path(f).stem + ".npz")) for f in files]
     shared = None if collection_emb is None else str(collection_emb)
-    sources = None if codes is None else listed.sources
+    wide = k if shared is None else k + TIE_MARGIN
     bounds = np.cumsum([0, *(len(np.load(f, mmap_mode="r")) for f in files)])
-    calls = [
-        (f, listed.paths, k, t, shared, metric, sources,
-         None if codes is None else np.asarray(codes[bounds[n] : bounds[n + 1]]))
-        for n, (f, t) in enumerate(zip(files, targets, strict=True))
-    ]  # fmt: skip
-    run_tasks(client, search_chunk, calls, "search", progress)
+    # one task per chunk and shard, shard-major, each shard's tasks pinned to one worker: a
+    # worker holds one shard in memory, not all of them (at 10M sentences, 6 GB a shard)
+    todo = [n for n, t in enumerate(targets) if not Path(t).exists()]
+    workers = sorted(client.scheduler_info()["workers"]) if client is not None else []
+    calls, pins, part_files = [], [], {n: [] for n in todo}
+    for s, (path, source) in enumerate(zip(listed.paths, listed.sources, strict=True)):
+        for n in todo:
+            part = str(folder / f"{Path(files[n]).stem}.shard-{s:05d}.npz")
+            part_files[n].append(part)
+            codes_n = None if codes is None else np.asarray(codes[bounds[n] : bounds[n + 1]])
+            calls.append((files[n], path, wide, part, source, codes_n))
+            pins.append(workers[s % len(workers)] if workers else "")
+    run_tasks(client, search_part, calls, "search", progress, pins=pins if workers else None)
+    merges = [(part_files[n], k, targets[n], files[n], shared, metric) for n in todo]
+    run_tasks(client, merge_chunk, merges, "merge", progress)
     parts = [np.load(t) for t in targets]
     return (
         np.concatenate([p["scores"] for p in parts]),

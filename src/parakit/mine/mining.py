@@ -384,7 +384,9 @@ def mine(
                 {"metric": metric, "nprobe": nprobe, **options}, progress,
                 codes=work / "store" / "sources.npy" if same_source else None,
             )  # fmt: skip
-            indexes = {n: VectorIndex.load(s["path"]) for n, s in enumerate(shard_list)}
+            # the settings only: loading every shard here would hold the whole collection's
+            # index in this process (the workers hold one shard each)
+            metas = {n: _saved_meta(s["path"]) for n, s in enumerate(shard_list)}
             shard_sources = {n: s.get("source") for n, s in enumerate(shard_list)}
         with timer("search"):
             emb = work / ("emb" if queries is None else "qemb")
@@ -428,7 +430,9 @@ def mine(
             rank = np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
             rank[keep] = teacher_ranks(rows[keep], cols[keep], score[keep], queries is None)
         teacher = (score, rank, rescore_k, min_teacher_score)
-    index_info = _index_info(work, indexes, shards is not None, shard_sources)
+    if shards is None:
+        metas = {key: ix.meta() for key, ix in indexes.items()}
+    index_info = _index_info(work, metas, shards is not None, shard_sources)
     written = 0
     if output is not None:
         header = {"mining": portable_settings(settings), "index": index_info}
@@ -503,18 +507,26 @@ def _open_job(work: Path, settings: dict[str, Any], overwrite: bool) -> None:
         json.dump(settings, handle, indent=2, ensure_ascii=False)
 
 
+def _saved_meta(folder: str | Path) -> dict[str, Any]:
+    """A saved index's settings (its ``index.json`` less what the shard builder adds), read
+    without loading the index."""
+    meta = json.loads((Path(folder) / "index.json").read_text())
+    return {k: v for k, v in meta.items() if k not in ("parts", "source")}
+
+
 def _index_info(
     work: Path,
-    indexes: dict[int, VectorIndex],
+    metas: dict[int, dict[str, Any]],
     sharded: bool = False,
     sources: dict[int, int | None] | None = None,
 ) -> dict[str, Any]:
     """Per index (``all``, the source's name or ``shard-00000``...): its settings and
-    calibration; same-source shards (``sources``: shard -> source code) name their source."""
+    calibration (``metas``: :meth:`VectorIndex.meta` by index key); same-source shards
+    (``sources``: shard -> source code) name their source."""
     names = json.loads((work / "store" / "sources.json").read_text())
     info = {}
-    for key, ix in indexes.items():
-        meta = {k: v for k, v in ix.meta().items() if k not in ("created", "on_disk")}
+    for key, saved in metas.items():
+        meta = {k: v for k, v in saved.items() if k not in ("created", "on_disk")}
         source = (sources or {}).get(key)
         if source is not None:
             meta["source"] = names[source]
