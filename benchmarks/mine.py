@@ -23,6 +23,7 @@ Each prints a Markdown table; figures go to docs/benchmarks.md#embeddings-and-mi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import os
@@ -44,6 +45,39 @@ if not DATA.exists():
 
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class TreeMemory:
+    """Peak resident memory of this process and all its descendants together (a Dask
+    ``LocalCluster``'s nannies and workers), sampled every ``interval`` seconds in a thread:
+    ``with TreeMemory() as memory: ...; memory.peak_mb``."""
+
+    def __init__(self, interval: float = 1.0) -> None:
+        self.interval, self.peak_mb = interval, 0.0
+        self._stop = None
+
+    def _sample(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.wait(self.interval):
+            total = 0
+            for proc in [me, *me.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    total += proc.memory_info().rss
+            self.peak_mb = max(self.peak_mb, total / 2**20)
+
+    def __enter__(self) -> TreeMemory:
+        import threading
+
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def multipit_sentences(n: int) -> list[str]:
@@ -913,7 +947,10 @@ def bench_scale(args: argparse.Namespace) -> None:
         clock = UnitClock()
         start = time.perf_counter()
         encoder = load_encoder(model, args.backend, batch_size=args.batch_size)
-        with cluster_client(args.workers) if args.workers else _no_client() as client:
+        with (
+            TreeMemory() as memory,
+            cluster_client(args.workers) if args.workers else _no_client() as client,
+        ):
             result = mine(
                 collection, job, encoder, output=job / "pairs.jsonl", k=5, recall=args.recall,
                 progress=True, client=client,
@@ -930,6 +967,8 @@ def bench_scale(args: argparse.Namespace) -> None:
             "gold_pairs": len(gold),
             "gold_recall": round(hits / max(len(gold), 1), 4),
             "peak_rss_mb": round(peak_mb()),
+            # with workers: the cluster's processes and this one together, at their peak
+            "peak_tree_mb": round(memory.peak_mb),
         }
         ledger.record(unit, metrics, clock=clock.read())
         print(json.dumps({"unit": unit, "metrics": metrics}))
