@@ -141,3 +141,28 @@ def test_models_get_run_settings_as_arguments():
             if "setattr(output, " in line:  # the Output settings object of -q/-v, not a model
                 continue
             assert not pattern.search(line), f"{path.name}:{number}: {line.strip()}"
+
+
+def test_precision_is_checked_against_the_one_list_by_every_command():
+    """Every ``--precision`` option offers exactly :data:`~parakit.vectors.precision.PRECISIONS`
+    (typer checks the value: one list, no callback of its own), and a value outside it is a
+    usage error naming them, before any file is read."""
+    import typing
+
+    from typer.testing import CliRunner
+
+    from parakit.vectors.precision import PRECISIONS
+
+    with_precision = []
+    for path, command in CHECKED.items():
+        for param in command.params:
+            if "--precision" in getattr(param, "opts", ()):
+                with_precision.append(path)
+                assert typing.get_args(param.type_descriptor.annotation) == PRECISIONS, path
+    assert len(with_precision) >= 8, with_precision  # train, predict, embed, mine, build...
+    result = CliRunner().invoke(
+        APP, ["mine", "run", "no-such-file.txt", "-o", "x", "--workdir", "w", "--precision", "fp64"]
+    )
+    assert result.exit_code == 2
+    said = re.sub(r"[\s│]+", " ", result.output)  # the rich error box folds the line
+    assert "'fp64' is not one of 'auto', 'fp32', 'bf16', 'fp16'" in said, said

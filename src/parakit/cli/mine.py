@@ -18,6 +18,7 @@ from parakit.cli.options import (
     MemoryBudgetOpt,
     PrecisionOpt,
     SeedOpt,
+    check_model,
     echo_json,
     mark_resumable,
     output_option,
@@ -42,14 +43,6 @@ ModelOpt = Annotated[
     ),
 ]
 BackendOpt = Annotated[str, typer.Option(help="Encoder backend: torch | onnx.")]
-
-
-def _encoder(model: str, backend: str, batch_size: int = 64, precision: str = "auto"):
-    from parakit.cli.options import check_model
-    from parakit.vectors.encode import load_encoder
-
-    # every backend takes --precision (ONNX accepts auto/fp32 and refuses the rest, E808)
-    return load_encoder(check_model(model), backend, batch_size=batch_size, precision=precision)
 
 
 class _ChunkedProgress:
@@ -180,6 +173,7 @@ def run(
     """
     from parakit.mine.mining import mine
     from parakit.mine.rerank import load_classifier
+    from parakit.vectors.encode import load_encoder
 
     mark_resumable()  # the --workdir checkpoints: a rerun goes on from them
 
@@ -189,7 +183,7 @@ def run(
         result = mine(
             collection,
             workdir,
-            _encoder(model, backend, batch_size, precision),
+            load_encoder(check_model(model), backend, batch_size=batch_size, precision=precision),
             output=output,
             k=k,
             same_source=same_source,
@@ -207,7 +201,9 @@ def run(
             overwrite=overwrite,
             index_options=_index_options(on_disk, memory_budget),
             progress=show_progress(),
-            rescorer=_encoder(rescore_with, backend, batch_size, precision)
+            rescorer=load_encoder(
+                check_model(rescore_with), backend, batch_size=batch_size, precision=precision
+            )
             if rescore_with
             else None,
             rescore_k=rescore_k,
@@ -276,6 +272,7 @@ def index_cmd(
 ) -> None:
     """Build a saved index folder (FAISS index + sentence store) for `parakit mine search`."""
     from parakit.mine.mining import build_index_folder
+    from parakit.vectors.encode import load_encoder
 
     options = _index_options(on_disk, memory_budget) or {}
     if recall:
@@ -283,7 +280,7 @@ def index_cmd(
     index = build_index_folder(
         collection,
         output,
-        _encoder(model, backend, precision=precision),
+        load_encoder(check_model(model), backend, precision=precision),
         kind=kind,
         metric=metric,
         chunk_size=chunk_size,
@@ -301,10 +298,13 @@ def search_cmd(
     precision: PrecisionOpt = "auto",
 ) -> None:
     """Nearest sentences of the indexed collection for each query."""
+    from parakit.vectors.encode import load_encoder
     from parakit.vectors.index import VectorIndex
 
     index = VectorIndex.load(index_dir)
-    encoder = _encoder(index.meta_["encoder"]["model"], backend, precision=precision)
+    encoder = load_encoder(
+        check_model(index.meta_["encoder"]["model"]), backend, precision=precision
+    )
     scores, ids = index.search(encoder.encode(query), k)
     for text, row_scores, row_ids in zip(query, scores, ids, strict=True):
         typer.echo(f"# {text}")
@@ -329,7 +329,7 @@ def eval_retrieval(
 ) -> None:
     """Retrieval evaluation (T18): all unique statements as candidates, rank of s2 for s1."""
     from parakit.evaluate.retrieval import RetrievalEvaluator, plot_retrieval
-    from parakit.vectors.encode import TfidfEncoder
+    from parakit.vectors.encode import TfidfEncoder, load_encoder
 
     data = read_pairs(pairs, fmt)
     evaluator = RetrievalEvaluator(data, name="", top_n=top_n)
@@ -345,7 +345,7 @@ def eval_retrieval(
                 progress.update(task, completed=len(evaluator.candidates_))
             else:
                 encoder = _ChunkedProgress(
-                    _encoder(name, backend, precision=precision), progress, task
+                    load_encoder(check_model(name), backend, precision=precision), progress, task
                 )
             results[label] = evaluator(encoder)
     if plot:
@@ -380,6 +380,7 @@ def eval_large(
 
     from parakit.evaluate.largescale import LargeScaleEvaluator, plot_large_scale
     from parakit.vectors.collection import iter_collection
+    from parakit.vectors.encode import load_encoder
 
     texts = (r["text"] for r in iter_collection(distractors))
     if limit:
@@ -397,7 +398,9 @@ def eval_large(
         top_n=tuple(n for n in (1, 10, 100, 1000, 2048) if n <= max_rank),
     )
     metrics = evaluator(
-        _encoder(model, backend, precision=precision), distractors=texts, output_path=output
+        load_encoder(check_model(model), backend, precision=precision),
+        distractors=texts,
+        output_path=output,
     )
     if plot:
         plot_large_scale({Path(model).name: metrics}, plot, top_n=evaluator.top_n)
@@ -678,10 +681,11 @@ def grow_cmd(
     """Append a mined, classified, cleaned batch as a new dataset version (M9)."""
     from parakit.mine.growth import GrowingDataset
     from parakit.mine.rerank import load_classifier
+    from parakit.vectors.encode import load_encoder
 
     entry = GrowingDataset(dataset).grow(
         batch,
-        _encoder(model, backend, precision=precision),
+        load_encoder(check_model(model), backend, precision=precision),
         load_classifier(classifier, **run_settings(precision)),
         threshold=threshold,
         protected=read_pairs(protected) if protected else None,

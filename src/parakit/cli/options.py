@@ -20,9 +20,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
+
+from parakit.vectors.precision import PRECISIONS
 
 try:  # typer >= 0.2x vendors click: its contexts are not click's, so ask typer's copy
     from typer._click.globals import get_current_context
@@ -79,22 +81,12 @@ SchemeOpt = Annotated[
 ]
 
 
-def _check_precision(value: str) -> str:
-    from parakit.vectors.precision import PRECISIONS  # the one list of allowed values
-
-    if value not in PRECISIONS:
-        raise typer.BadParameter(
-            f"{value!r}: use {', '.join(PRECISIONS)}", param_hint="--precision"
-        )
-    return value
-
-
-#: ``--precision``: numeric precision of every torch model the command trains or runs
+#: ``--precision``: numeric precision of every torch model the command trains or runs; typer
+#: checks the value against the one list of allowed values (a usage error naming them)
 PrecisionOpt = Annotated[
-    str,
+    Literal[PRECISIONS],  # type: ignore[valid-type]
     typer.Option(
         "--precision",
-        callback=_check_precision,
         help="auto, fp32, bf16 or fp16 (CUDA only): auto is bf16 where the CPU has "
         "AMX/AVX512-BF16 (or the GPU bf16), fp32 elsewhere (torch models only).",
     ),
