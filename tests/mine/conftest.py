@@ -11,14 +11,9 @@ import pytest
 
 @contextlib.contextmanager
 def _two_workers() -> Iterator[Any]:
-    import distributed
+    from parakit.mine.distributed import cluster_client
 
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with cluster_client(workers=2) as client:
         yield client
 
 

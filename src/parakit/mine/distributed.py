@@ -136,12 +136,15 @@ def cluster_client(workers: int | None = None, scheduler: str | None = None) -> 
         return
     if workers is None or workers < 1:
         raise MineError(Errors.E801_workers_must_least.format(workers=workers))
-    with (
-        LocalCluster(
+    import dask
+
+    # no work stealing: an idle worker that stole another's search task would load that
+    # task's shard beside its own (see search_sharded); queued tasks still balance the rest
+    with dask.config.set({"distributed.scheduler.work-stealing": False}):
+        cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+        )
+    with cluster, Client(cluster) as client:
         yield client
 
 
@@ -566,6 +569,11 @@ def search_sharded(
             calls.append((files[n], path, wide, part, source, codes_n))
             pins.append(workers[s % len(workers)] if workers else "")
     run_tasks(client, search_part, calls, "search", progress, pins=pins if workers else None)
+    # the shards are searched: free them, for the merge's reads and the steps after it
+    if client is not None:
+        client.run(_shard.cache_clear)
+    else:
+        _shard.cache_clear()
     merges = [(part_files[n], k, targets[n], files[n], shared, metric) for n in todo]
     run_tasks(client, merge_chunk, merges, "merge", progress)
     parts = [np.load(t) for t in targets]
