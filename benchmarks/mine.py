@@ -50,10 +50,12 @@ def peak_mb() -> float:
 class TreeMemory:
     """Peak resident memory of this process and all its descendants together (a Dask
     ``LocalCluster``'s nannies and workers), sampled every ``interval`` seconds in a thread:
-    ``with TreeMemory() as memory: ...; memory.peak_mb``."""
+    ``with TreeMemory() as memory: ...; memory.peak_mb``. ``peak_anon_mb``: the anonymous part
+    (resident less file-backed and shared pages): what the run needs, without the clean pages
+    of its memory-mapped files, which the kernel drops when memory runs short."""
 
     def __init__(self, interval: float = 1.0) -> None:
-        self.interval, self.peak_mb = interval, 0.0
+        self.interval, self.peak_mb, self.peak_anon_mb = interval, 0.0, 0.0
         self._stop = None
 
     def _sample(self) -> None:
@@ -61,11 +63,13 @@ class TreeMemory:
 
         me = psutil.Process()
         while not self._stop.wait(self.interval):
-            total = 0
+            total = anon = 0
             for proc in [me, *me.children(recursive=True)]:
                 with contextlib.suppress(psutil.Error):
-                    total += proc.memory_info().rss
+                    info = proc.memory_info()
+                    total, anon = total + info.rss, anon + info.rss - info.shared
             self.peak_mb = max(self.peak_mb, total / 2**20)
+            self.peak_anon_mb = max(self.peak_anon_mb, anon / 2**20)
 
     def __enter__(self) -> TreeMemory:
         import threading
@@ -969,6 +973,7 @@ def bench_scale(args: argparse.Namespace) -> None:
             "peak_rss_mb": round(peak_mb()),
             # with workers: the cluster's processes and this one together, at their peak
             "peak_tree_mb": round(memory.peak_mb),
+            "peak_tree_anon_mb": round(memory.peak_anon_mb),
         }
         ledger.record(unit, metrics, clock=clock.read())
         print(json.dumps({"unit": unit, "metrics": metrics}))
