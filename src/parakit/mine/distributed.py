@@ -304,16 +304,23 @@ def index_shard(
         keep = [
             np.flatnonzero(all_codes[base + lo : base + hi] == source) for _, lo, hi, base in parts
         ]
-    arrays = [
-        np.load(f, mmap_mode="r")[lo:hi][rows]
-        for (f, lo, hi, _), rows in zip(parts, keep, strict=True)
-    ]
+
+    def arrays() -> Iterator[np.ndarray]:
+        # one file mapped at a time: its pages leave the process once the index has copied
+        # them (a Dask nanny counts mapped pages as the worker's memory: at 5M vectors, all
+        # files mapped and the index together near its limit of half this machine's memory)
+        for (f, lo, hi, _), rows in zip(parts, keep, strict=True):
+            yield np.asarray(np.load(f, mmap_mode="r")[lo:hi][rows], dtype=np.float32)
+
     options = dict(index_options or {})
     if options.get("on_disk"):  # the inverted lists live in the shard's own folder
         options["workdir"] = folder
     index = VectorIndex(kind=kind, **options).build(
-        lambda: (np.asarray(a, dtype=np.float32) for a in arrays),
-        n=sum(len(a) for a in arrays),
+        arrays,
+        n=sum(
+            hi - lo if isinstance(rows, slice) else len(rows)
+            for (_, lo, hi, _), rows in zip(parts, keep, strict=True)
+        ),
         ids=lambda: (
             np.arange(base + lo, base + hi)[rows]
             for (_, lo, hi, base), rows in zip(parts, keep, strict=True)
