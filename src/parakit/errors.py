@@ -1319,6 +1319,10 @@ class Errors:
     E802_holds_mining_job = (
         "{work} holds a mining job with other settings; use another workdir or --overwrite"
     )
+    E803_output_is_input = (
+        "{output}: is the {what} this run reads; give the pairs another file (-o), or the "
+        "{what} would be replaced by them"
+    )
     E803_sentence_store_offsets = (
         "{path}: not a sentence store (offsets.npy missing); build it with SentenceStore.write"
     )

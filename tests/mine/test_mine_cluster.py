@@ -121,10 +121,10 @@ def test_mine_on_a_cluster_equals_one_process_with_a_worker_killed(
 
         # a rerun resumes: every checkpoint is there, nothing is embedded or searched again
         stamps = {p: p.stat().st_mtime_ns for p in work.glob("*/*.np[yz]")}
-        again = mine(collection, work, encoder, tmp_path / "again.jsonl", client=client, **settings)
+        again = mine(collection, work, encoder, tmp_path / "a.jsonl", client=client, **settings)
         assert {p: p.stat().st_mtime_ns for p in work.glob("*/*.np[yz]")} == stamps
         assert again.n_written == run.n_written
-        assert _pairs(tmp_path / "again.jsonl").keys() == two.keys()
+        assert _pairs(tmp_path / "a.jsonl").keys() == two.keys()
 
 
 def _two_sources(tmp_path, words, n=420, seed=7):
@@ -273,3 +273,25 @@ def test_case_variants_tie_the_same_way_in_one_index_and_in_shards(tmp_path, min
     tied = [p for p in pairs if p["text1"].lower() == p["text2"].lower()]
     assert len(tied) >= len(variants) - 2
     assert all(p["metadata"]["score"] == pytest.approx(1.0) for p in tied)
+
+
+def test_a_rerun_with_other_shards_rebuilds_them(tmp_path, mine_words):
+    """The same work folder mined again with another shard count (another cluster size): the
+    shards of the old plan are rebuilt and their search results not taken for the new ones,
+    so the run equals a fresh one."""
+    from parakit.vectors.encode import TfidfEncoder
+
+    collection, records = _two_sources(tmp_path, mine_words)
+    encoder = TfidfEncoder((2, 3), dense=True).fit([r["text"] for r in records])
+    settings = dict(k=3, index_kind="flat", chunk_size=50, progress=False)
+    mine(collection, tmp_path / "w", encoder, tmp_path / "b.jsonl", shards=2, **settings)
+    again = mine(collection, tmp_path / "w", encoder, tmp_path / "a.jsonl", shards=3, **settings)
+    fresh = mine(collection, tmp_path / "f", encoder, tmp_path / "f.jsonl", shards=3, **settings)
+    assert [meta["ntotal"] for meta in again.index.values()] == [
+        meta["ntotal"] for meta in fresh.index.values()
+    ]
+    assert sum(meta["ntotal"] for meta in again.index.values()) == len(records)
+    assert (tmp_path / "a.jsonl").read_text(encoding="utf-8").splitlines()[1:] == (
+        tmp_path / "f.jsonl"
+    ).read_text(encoding="utf-8").splitlines()[1:]
+    assert len(list((tmp_path / "w").glob("knn-shards*"))) == 1  # the old plan's are gone

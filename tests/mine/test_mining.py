@@ -289,3 +289,18 @@ def test_model_label_names_offline_models_by_alias(minilm_path):
     assert model_label(resolve_model("offline-minilm")) == "offline-minilm"
     assert model_label("offline-minilm") == "offline-minilm"
     assert model_label("sentence-transformers/all-MiniLM-L6-v2").startswith("sentence-")
+
+
+def test_output_onto_its_own_input_is_refused_and_the_input_kept(tmp_path, monkeypatch):
+    """``-o`` naming the collection (or the query file), however spelled, stops before any
+    work (E803): the pairs would otherwise replace the sentences they were mined from."""
+    enc = BagOfWords(list("abcdef"))
+    collection = _write(tmp_path)
+    before = collection.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    for output, queries in (("c.jsonl", None), ("./c.jsonl", None), ("q.jsonl", "q.jsonl")):
+        Path("q.jsonl").write_text('{"text": "a b"}\n')
+        with pytest.raises(MineError, match="E803.*(collection|query file) this run reads"):
+            mine(collection, "w", enc, output=output, queries=queries, k=1, progress=False)
+    assert collection.read_bytes() == before
+    assert not Path("w").exists()  # refused before the work folder was made

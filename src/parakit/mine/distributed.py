@@ -297,7 +297,10 @@ def index_shard(
     folder = Path(out)
     if (folder / "index.json").exists():
         meta = json.loads((folder / "index.json").read_text())
-        return {"path": str(folder), "ntotal": meta["ntotal"], "source": source}
+        # a shard of another plan (a rerun with other --shards) is rebuilt, not reused; files
+        # by name, so that a work folder named another way (relative, absolute) still matches
+        if _plan_key(meta.get("parts") or []) == _plan_key(parts) and meta.get("source") == source:
+            return {"path": str(folder), "ntotal": meta["ntotal"], "source": source}
     keep = [slice(None)] * len(parts)
     if codes is not None:
         all_codes = np.load(codes, mmap_mode="r")
@@ -328,6 +331,10 @@ def index_shard(
     )
     index.save(folder, extra={"parts": [list(part) for part in parts], "source": source})
     return {"path": str(folder), "ntotal": index.ntotal_, "source": source}
+
+
+def _plan_key(parts: list[Any]) -> list[tuple[str, int, int, int]]:
+    return [(Path(f).name, int(lo), int(hi), int(base)) for f, lo, hi, base in parts]
 
 
 def _range_parts(

@@ -312,6 +312,9 @@ def mine(
         raise MineError(Errors.E801_rescore_min_teacher)
     if rescore_k is not None and rescore_k < 1:
         raise MineError(Errors.E801_rescore_must_least.format(rescore_k=rescore_k))
+    for what, source in (("collection", collection), ("query file", queries)):
+        if output is not None and source is not None and _same_file(output, source):
+            raise MineError(Errors.E803_output_is_input.format(output=output, what=what))
     if client is not None and shards is None:
         shards = len(client.scheduler_info()["workers"]) or 1
     work = Path(workdir)
@@ -391,7 +394,7 @@ def mine(
         with timer("search"):
             emb = work / ("emb" if queries is None else "qemb")
             knn_scores, knn_ids = search_sharded(
-                emb, work / "shards", work / "knn-shards", k + 1, client, progress,
+                emb, work / "shards", _knn_folder(work, shard_list), k + 1, client, progress,
                 collection_emb=work / "emb", metric=metric,
                 codes=qcodes if same_source else None,
             )  # fmt: skip
@@ -505,6 +508,32 @@ def _open_job(work: Path, settings: dict[str, Any], overwrite: bool) -> None:
         work.mkdir(parents=True)
     with atomic_write(job_file) as handle:
         json.dump(settings, handle, indent=2, ensure_ascii=False)
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file (one that exists, or the same resolved path)."""
+    a, b = Path(a), Path(b)
+    if a.exists() and b.exists():
+        return a.samefile(b)
+    return a.resolve() == b.resolve()
+
+
+def _knn_folder(work: Path, shard_list: list[dict[str, Any]]) -> Path:
+    """The folder of the sharded search's results for these shards: ``knn-shards-DIGEST``,
+    named by the shards' row plan, so that results searched against other shards (a rerun with
+    another ``--shards`` or cluster size) are never taken for these; those are removed."""
+    metas = [json.loads((Path(s["path"]) / "index.json").read_text()) for s in shard_list]
+    plan = [
+        [[Path(f).name, lo, hi, base] for f, lo, hi, base in meta["parts"]]
+        + [meta.get("source"), meta["ntotal"]]
+        for meta in metas
+    ]
+    digest = hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()[:12]
+    folder = work / f"knn-shards-{digest}"
+    for stale in work.glob("knn-shards*"):
+        if stale != folder:
+            shutil.rmtree(stale)
+    return folder
 
 
 def _saved_meta(folder: str | Path) -> dict[str, Any]:
