@@ -252,9 +252,9 @@ def test_ctrl_c_exits_130(argv, patch, expected, files, monkeypatch, capsys):
     owner, _, name = attr.rpartition(".")
     monkeypatch.setattr(getattr(target, owner) if owner else target, name, _interrupt)
     if "mine" in argv:  # no encoder is loaded before the interrupt
-        import parakit.cli.mine
+        import parakit.vectors.encode
 
-        monkeypatch.setattr(parakit.cli.mine, "_encoder", lambda *a, **k: None)
+        monkeypatch.setattr(parakit.vectors.encode, "load_encoder", lambda *a, **k: None)
     code = main(_argv(argv, tmp, tmp))
     err = capsys.readouterr().err.strip()
     assert code == 130
