@@ -1028,8 +1028,6 @@ def bench_gaps(args: argparse.Namespace) -> None:
 
 
 def _no_client():
-    import contextlib
-
     return contextlib.nullcontext(None)
 
 

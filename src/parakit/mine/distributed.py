@@ -334,6 +334,8 @@ def index_shard(
 
 
 def _plan_key(parts: list[Any]) -> list[tuple[str, int, int, int]]:
+    """A shard's row plan (its ``parts``) with files by name: the same for a work folder
+    named relatively or absolutely."""
     return [(Path(f).name, int(lo), int(hi), int(base)) for f, lo, hi, base in parts]
 
 
@@ -573,16 +575,19 @@ def search_sharded(
     # one task per chunk and shard, shard-major, each shard's tasks pinned to one worker: a
     # worker holds one shard in memory, not all of them (at 10M sentences, 6 GB a shard)
     todo = [n for n, t in enumerate(targets) if not Path(t).exists()]
+    chunk_codes = {
+        n: None if codes is None else np.asarray(codes[bounds[n] : bounds[n + 1]]) for n in todo
+    }
     workers = sorted(client.scheduler_info()["workers"]) if client is not None else []
-    calls, pins, part_files = [], [], {n: [] for n in todo}
+    calls, shard_of, part_files = [], [], {n: [] for n in todo}
     for s, (path, source) in enumerate(zip(listed.paths, listed.sources, strict=True)):
         for n in todo:
             part = str(folder / f"{Path(files[n]).stem}.shard-{s:05d}.npz")
             part_files[n].append(part)
-            codes_n = None if codes is None else np.asarray(codes[bounds[n] : bounds[n + 1]])
-            calls.append((files[n], path, wide, part, source, codes_n))
-            pins.append(workers[s % len(workers)] if workers else "")
-    run_tasks(client, search_part, calls, "search", progress, pins=pins if workers else None)
+            calls.append((files[n], path, wide, part, source, chunk_codes[n]))
+            shard_of.append(s)
+    pins = [workers[s % len(workers)] for s in shard_of] if workers else None
+    run_tasks(client, search_part, calls, "search", progress, pins=pins)
     # the shards are searched: free them, for the merge's reads and the steps after it
     if client is not None:
         client.run(_shard.cache_clear)

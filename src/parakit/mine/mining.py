@@ -372,6 +372,7 @@ def mine(
                 work, len(store), chunk_size, same_source, index_kind, metric, nprobe, options,
                 progress,
             )  # fmt: skip
+            metas = {key: ix.meta() for key, ix in indexes.items()}
         with timer("search"):
             knn_ids, knn_scores = _search(
                 work, indexes, len(qstore), qcodes, k, same_source, chunk_size, queries, progress,
@@ -387,14 +388,18 @@ def mine(
                 {"metric": metric, "nprobe": nprobe, **options}, progress,
                 codes=work / "store" / "sources.npy" if same_source else None,
             )  # fmt: skip
-            # the settings only: loading every shard here would hold the whole collection's
-            # index in this process (the workers hold one shard each)
-            metas = {n: _saved_meta(s["path"]) for n, s in enumerate(shard_list)}
+            # the saved settings only: loading every shard here would hold the whole
+            # collection's index in this process (the workers hold one shard each)
+            saved = [json.loads((Path(s["path"]) / "index.json").read_text()) for s in shard_list]
+            metas = {
+                n: {k: v for k, v in meta.items() if k not in ("parts", "source")}
+                for n, meta in enumerate(saved)
+            }
             shard_sources = {n: s.get("source") for n, s in enumerate(shard_list)}
         with timer("search"):
             emb = work / ("emb" if queries is None else "qemb")
             knn_scores, knn_ids = search_sharded(
-                emb, work / "shards", _knn_folder(work, shard_list), k + 1, client, progress,
+                emb, work / "shards", _knn_folder(work, saved), k + 1, client, progress,
                 collection_emb=work / "emb", metric=metric,
                 codes=qcodes if same_source else None,
             )  # fmt: skip
@@ -433,8 +438,6 @@ def mine(
             rank = np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
             rank[keep] = teacher_ranks(rows[keep], cols[keep], score[keep], queries is None)
         teacher = (score, rank, rescore_k, min_teacher_score)
-    if shards is None:
-        metas = {key: ix.meta() for key, ix in indexes.items()}
     index_info = _index_info(work, metas, shards is not None, shard_sources)
     written = 0
     if output is not None:
@@ -518,29 +521,20 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
     return a.resolve() == b.resolve()
 
 
-def _knn_folder(work: Path, shard_list: list[dict[str, Any]]) -> Path:
-    """The folder of the sharded search's results for these shards: ``knn-shards-DIGEST``,
-    named by the shards' row plan, so that results searched against other shards (a rerun with
-    another ``--shards`` or cluster size) are never taken for these; those are removed."""
-    metas = [json.loads((Path(s["path"]) / "index.json").read_text()) for s in shard_list]
-    plan = [
-        [[Path(f).name, lo, hi, base] for f, lo, hi, base in meta["parts"]]
-        + [meta.get("source"), meta["ntotal"]]
-        for meta in metas
-    ]
+def _knn_folder(work: Path, saved: list[dict[str, Any]]) -> Path:
+    """The folder of the sharded search's results for the shards whose ``index.json`` is
+    ``saved``: ``knn-shards-DIGEST``, named by their row plan, so that results searched against
+    other shards (a rerun with another ``--shards`` or cluster size) are never taken for these;
+    those are removed."""
+    from parakit.mine.distributed import _plan_key
+
+    plan = [[_plan_key(meta["parts"]), meta.get("source"), meta["ntotal"]] for meta in saved]
     digest = hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()[:12]
     folder = work / f"knn-shards-{digest}"
     for stale in work.glob("knn-shards*"):
         if stale != folder:
             shutil.rmtree(stale)
     return folder
-
-
-def _saved_meta(folder: str | Path) -> dict[str, Any]:
-    """A saved index's settings (its ``index.json`` less what the shard builder adds), read
-    without loading the index."""
-    meta = json.loads((Path(folder) / "index.json").read_text())
-    return {k: v for k, v in meta.items() if k not in ("parts", "source")}
 
 
 def _index_info(
