@@ -923,6 +923,8 @@ def bench_scale(args: argparse.Namespace) -> None:
             unit["variants"] = args.variants
             # the HNSW build breadth (FAISS's 40 in the first perturbed row, which lacks the key)
             unit["ef_construction"] = VectorIndex().ef_construction
+        if args.shards is not None:  # the rows before the flag have one shard per worker
+            unit["shards"] = args.shards
         if ledger.has(unit):
             print(f"n={n}: in the ledger, skipped")
             continue
@@ -957,7 +959,7 @@ def bench_scale(args: argparse.Namespace) -> None:
         ):
             result = mine(
                 collection, job, encoder, output=job / "pairs.jsonl", k=5, recall=args.recall,
-                progress=True, client=client,
+                progress=True, client=client, shards=args.shards,
             )  # fmt: skip
         total = time.perf_counter() - start
         hits = count_gold(job / "pairs.jsonl", real[:n], gold)
@@ -1199,6 +1201,11 @@ def main() -> None:
     p.add_argument("--backend", default="torch", help="mine run's default: torch")
     p.add_argument("--recall", type=float, default=0.95, help="mine run's default: 0.95")
     p.add_argument("--workers", type=int, default=0, help="LocalCluster processes (0: none)")
+    p.add_argument(
+        "--shards", type=int, default=None,
+        help="index shards (mine run's default: one per worker); smaller shards build and "
+        "search at the small-index rate, each sentence searches every shard",
+    )  # fmt: skip
     p.add_argument(
         "--variants", default="unigram", choices=["unigram", "perturbed"],
         help="synthetic sentences past the real 159,979: words drawn at random from the real "

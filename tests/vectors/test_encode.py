@@ -55,3 +55,20 @@ def test_one_loader_mean_pools_plain_encoders_and_names_bad_models(tmp_path, tin
     assert type(raw[1]).__name__ == "Pooling"
     with pytest.raises(MineError, match=r"E806.*no-such-model"):
         load_sentence_transformer(tmp_path / "no-such-model")
+
+
+def test_auto_precision_is_resolved_once_and_travels_with_the_encoder(monkeypatch, tiny_model):
+    """``auto`` is resolved where the encoder is made: a Dask worker on a CPU without bf16
+    loads the weights and signs the run as the client resolved it (resolving again there
+    made its signature, and its weights, differ from the manifest's)."""
+    import pickle
+
+    from parakit.vectors import precision as precision_module
+
+    monkeypatch.setattr(precision_module, "cpu_has_bf16", lambda: True)
+    encoder = SentenceEncoder(tiny_model, precision="auto")
+    assert encoder.precision_ == "bf16"
+    monkeypatch.setattr(precision_module, "cpu_has_bf16", lambda: False)  # the worker's CPU
+    worker = pickle.loads(pickle.dumps(encoder))
+    assert worker.signature()["precision"] == "bf16"
+    assert str(next(worker.model_.parameters()).dtype) == "torch.bfloat16"

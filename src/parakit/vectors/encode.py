@@ -97,7 +97,9 @@ class SentenceEncoder:
         self.normalize = normalize
         self.device = device
         self.precision = precision
-        resolve_precision(precision, device)  # a bad value fails here, not at the first batch
+        # resolved once, here: a bad value fails before the first batch, and the loaded weights,
+        # the signature and every Dask worker this encoder is pickled to use the same precision
+        self.precision_ = resolve_precision(precision, device)
 
     def __getstate__(self) -> dict[str, Any]:
         # the settings travel, not the weights: a Dask worker (or any unpickler) loads the
@@ -108,21 +110,19 @@ class SentenceEncoder:
     def model_(self) -> Any:
         if getattr(self, "_model", None) is None:
             from parakit.vectors.loading import load_sentence_transformer
-            from parakit.vectors.precision import resolve_precision
 
             model = load_sentence_transformer(
                 self.model, device=self.device, max_seq_length=self.max_seq_length
             )
             from parakit.vectors.static import is_static_model
 
-            resolved = resolve_precision(self.precision, self.device)
             # a static encoder (a token-embedding table) stays fp32: a lookup gains nothing
-            if resolved != "fp32" and not is_static_model(model):
+            if self.precision_ != "fp32" and not is_static_model(model):
                 import torch
 
                 # bf16 weights, not autocast: autocast casts every weight again for each batch
                 # (its cache is off in inference mode), which ate the gain at batch 64
-                model = model.to(torch.bfloat16 if resolved == "bf16" else torch.float16)
+                model = model.to(torch.bfloat16 if self.precision_ == "bf16" else torch.float16)
             self._model = model
         return self._model
 
@@ -148,8 +148,6 @@ class SentenceEncoder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def signature(self) -> dict[str, Any]:
-        from parakit.vectors.precision import resolve_precision
-
         out = {
             "encoder": "sentence-transformers",
             "model": str(self.model),
@@ -160,11 +158,10 @@ class SentenceEncoder:
         }
         from parakit.vectors.static import is_static_model
 
-        precision = resolve_precision(self.precision, self.device)
         if is_static_model(self.model_):
             out["static"] = True
-        elif precision != "fp32":  # fp32 signatures stay as they were before bf16
-            out["precision"] = precision
+        elif self.precision_ != "fp32":  # fp32 signatures stay as they were before bf16
+            out["precision"] = self.precision_
         return out
 
 
