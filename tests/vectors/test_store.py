@@ -24,6 +24,28 @@ def test_store_random_access_with_unicode_and_newlines(tmp_path):
     assert store.texts(1, 3) == ["line\nbreak", "三番目"]
     with pytest.raises(IndexError):
         store.record(3)
+    store.close()  # a closed store maps its file again on the next look-up
+    assert store.text(0) == "Hyvää päivää"
+
+
+def _text_in_child(store: SentenceStore, row: int, queue) -> None:
+    queue.put(store.text(row))
+
+
+def test_store_maps_its_file_again_in_a_forked_process(tmp_path):
+    """Look-ups go through a memory map of ``sentences.jsonl``; a forked worker must not use
+    the parent's map or file position, so each process maps the file for itself."""
+    import multiprocessing
+
+    store = SentenceStore.write(tmp_path / "s", [{"text": f"row {i}"} for i in range(50)])
+    assert store.text(7) == "row 7"  # the parent's map exists before the fork
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_text_in_child, args=(store, 41, queue))
+    child.start()
+    assert queue.get(timeout=60) == "row 41"
+    child.join(60)
+    assert store.text(49) == "row 49"
 
 
 def test_collection_formats(tmp_path, data_path):
