@@ -182,6 +182,52 @@ def test_same_source_shards_give_the_one_process_pairs(tmp_path, mine_words):
     assert not any(json.loads(line)["source"] == "elsewhere" for line in q1)
 
 
+def test_same_source_searches_only_the_shards_of_a_chunks_sources(
+    tmp_path, mine_words, monkeypatch
+):
+    """A chunk is searched against a same-source shard only when one of its rows is of that
+    source; a query chunk whose source no shard holds gets no search and no neighbours."""
+    from parakit.mine import distributed
+    from parakit.vectors.encode import TfidfEncoder
+
+    texts = list(dict.fromkeys(_sentences(mine_words, 140, 5)))[:100]
+    # sources in blocks: chunks of 20 rows hold one source each (3 opus chunks, 2 pb chunks)
+    records = [{"text": t, "source": "opus" if n < 60 else "pb"} for n, t in enumerate(texts)]
+    collection = tmp_path / "blocks.jsonl"
+    collection.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    encoder = TfidfEncoder((2, 3), dense=True).fit(texts)
+    settings = dict(k=3, index_kind="flat", chunk_size=20, same_source=True, progress=False)
+    calls = []
+    real = distributed.search_part
+    monkeypatch.setattr(
+        distributed, "search_part", lambda *a, **kw: calls.append(a[1]) or real(*a, **kw)
+    )
+    one = mine(collection, tmp_path / "w1", encoder, tmp_path / "one.jsonl", **settings)
+    assert calls == []  # one process: no shards
+    sharded = mine(
+        collection, tmp_path / "w2", encoder, tmp_path / "three.jsonl", shards=3, **settings
+    )
+    # at most ceil(100 / 3) = 34 rows a shard: each source in two shards
+    assert sorted(m["source"] for m in sharded.index.values()) == ["opus", "opus", "pb", "pb"]
+    # 3 opus chunks x 2 opus shards + 2 pb chunks x 2 pb shards (was 5 x 4 = 20 tasks)
+    assert len(calls) == 3 * 2 + 2 * 2
+    assert _pairs(tmp_path / "one.jsonl") == _pairs(tmp_path / "three.jsonl")
+    assert one.n_written == sharded.n_written > 0
+
+    queries = tmp_path / "q.jsonl"
+    asked = [{"text": f"{w} {w}", "source": "elsewhere"} for w in mine_words[:25]]
+    asked += [records[61], records[62]]  # a second chunk: pb rows only
+    queries.write_text("".join(json.dumps(r) + "\n" for r in asked), encoding="utf-8")
+    calls.clear()
+    mine(
+        collection, tmp_path / "w3", encoder, tmp_path / "q.jsonl.out", shards=3,
+        queries=queries, **settings,
+    )  # fmt: skip
+    assert len(calls) == 2  # the first query chunk has no shard to search, the second two
+    found = [json.loads(line) for line in (tmp_path / "q.jsonl.out").read_text().splitlines()[1:]]
+    assert found and {p["source"] for p in found} == {"pb"}
+
+
 def test_same_source_on_a_cluster_equals_one_process_with_a_worker_killed(
     tmp_path, tiny_model, mine_words, two_workers
 ):

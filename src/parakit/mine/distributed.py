@@ -505,7 +505,8 @@ def merge_chunk(
     metric: str = "ip",
 ) -> str:
     """Merge one chunk's per-shard results (:func:`search_part`) into its top ``k`` and write
-    them to ``out_file`` atomically; the part files are then removed. With ``collection_emb``
+    them to ``out_file`` atomically (no parts: no neighbours, ids -1); the part files are then
+    removed. With ``collection_emb``
     (the collection's chunk folder) the parts hold ``k`` + 4 neighbours each, re-scored
     exactly (:func:`~parakit.vectors.index.exact_order`) as the one-process search does, so
     ties fall the same way. A chunk whose output exists is skipped."""
@@ -515,7 +516,12 @@ def merge_chunk(
     if not out.exists():
         parts = [np.load(f) for f in part_files]
         wide = k if collection_emb is None else k + TIE_MARGIN
-        scores, ids = merge_results([(p["scores"], p["ids"]) for p in parts], wide)
+        if parts:
+            scores, ids = merge_results([(p["scores"], p["ids"]) for p in parts], wide)
+        else:  # same-source: no shard holds the source of any of this chunk's rows
+            rows = len(np.load(emb_file, mmap_mode="r"))
+            scores = np.full((rows, wide), -np.inf, dtype=np.float32)
+            ids = np.full((rows, wide), -1, dtype=np.int64)
         if collection_emb is not None:
             queries = np.ascontiguousarray(np.load(emb_file), dtype=np.float32)
             scores, ids = exact_order(queries, ids, ChunkedVectors(collection_emb), k, metric)
@@ -538,7 +544,8 @@ def search_sharded(
     codes: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top ``k`` neighbours of every embedded sentence over all shards: one task per chunk and
-    shard (each shard's tasks pinned to one worker), then one merge task per chunk.
+    shard (each shard's tasks pinned to one worker; with ``codes``, only the shards of a source
+    some row of the chunk has), then one merge task per chunk.
 
     Args:
         emb_dir: embedding chunks (a mining work folder's ``emb/``: ``00000.npy``...), on a file
@@ -582,6 +589,8 @@ def search_sharded(
     calls, shard_of, part_files = [], [], {n: [] for n in todo}
     for s, (path, source) in enumerate(zip(listed.paths, listed.sources, strict=True)):
         for n in todo:
+            if chunk_codes[n] is not None and not (chunk_codes[n] == source).any():
+                continue  # no row of this chunk is of the shard's source: nothing to search
             part = str(folder / f"{Path(files[n]).stem}.shard-{s:05d}.npz")
             part_files[n].append(part)
             calls.append((files[n], path, wide, part, source, chunk_codes[n]))
