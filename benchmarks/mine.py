@@ -1006,6 +1006,124 @@ def count_gold(pairs_file: Path, real: list[str], gold: list[tuple[str, str]]) -
     return sum(tuple(sorted((row_of[a], row_of[b]))) in found for a, b in gold)
 
 
+def bench_crowded(args: argparse.Namespace) -> None:
+    """Which FAISS index searches crowded vectors cheaply: ``--n`` sentences (the real
+    MultiPIT ones and perturbed copies, :func:`perturbed_variants`) embedded by the static
+    student, each index of ``--specs`` (FAISS factory strings, ``NL`` for ``--nlist``, ``@EF``
+    for an HNSW build breadth) built on 2 threads, then for each search breadth (IVF
+    ``nprobe``, HNSW ``efSearch``; ``,RFlat`` specs re-rank the best ``--k-factor`` × 10
+    exactly) recall@5 of 2,000 sampled rows against exact search (their
+    own row left out) and ms a query on one thread. Prints a table; no ledger."""
+    import faiss
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ledger import machine
+
+    from parakit.vectors.encode import load_encoder
+    from parakit.vectors.index import recall_per_query
+
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    cache = work / f"perturbed-{args.n}.npy"
+    if not cache.is_file():
+        texts = list(perturbed_variants(multipit_sentences(159_979), args.n, seed=0))
+        encoder = load_encoder(str(static_student(work)), "torch", batch_size=1024)
+        np.save(work / "perturbed.tmp.npy", np.ascontiguousarray(encoder.encode(texts)))
+        os.replace(work / "perturbed.tmp.npy", cache)
+    x = np.load(cache)
+    rng = np.random.default_rng(1)
+    rows = np.sort(rng.choice(len(x), 2000, replace=False))
+    faiss.omp_set_num_threads(2)
+    _, exact = faiss.knn(x[rows], x, 10, metric=faiss.METRIC_INNER_PRODUCT)
+    nlist = args.nlist or int(4 * np.sqrt(len(x)))
+    info = machine()
+    print(f"{len(x)} vectors of {x.shape[1]} dims; {info['cpu']}, {info['cores']} cores, "
+          f"{info['matrix_flags']}, load {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print("| index | build s (2 threads) | breadth | recall@5 | ms a query (1 thread) |")
+    print("|---|--:|--:|--:|--:|")
+    for spec in args.specs:
+        factory, _, breadth = spec.replace("NL", str(nlist)).partition("@")
+        index = faiss.index_factory(x.shape[1], factory, faiss.METRIC_INNER_PRODUCT)
+        faiss.omp_set_num_threads(2)
+        start = time.perf_counter()
+        if "HNSW" in factory:
+            index.hnsw.efConstruction = int(breadth or 40)
+        if not index.is_trained:
+            index.train(x[rng.choice(len(x), min(len(x), 64 * nlist), replace=False)])
+        for first in range(0, len(x), 100_000):
+            index.add(x[first : first + 100_000])
+        build = time.perf_counter() - start
+        faiss.omp_set_num_threads(1)
+        for value in args.breadths:
+            params = None
+            if "HNSW" in factory:
+                index.hnsw.efSearch = value
+            elif "RFlat" in factory:  # codes re-ranked exactly: the best k_factor * 10 found
+                params = faiss.IndexRefineSearchParameters(
+                    k_factor=args.k_factor,
+                    base_index_params=faiss.SearchParametersIVF(nprobe=value),
+                )
+            else:
+                faiss.extract_index_ivf(index).nprobe = value
+            start = time.perf_counter()
+            _, found = index.search(x[rows], 10, params=params)
+            ms = 1000 * (time.perf_counter() - start) / len(rows)
+            recall = recall_per_query(found, exact, rows, 5).mean()
+            print(f"| {spec} | {build:.0f} | {value} | {recall:.3f} | {ms:.3f} |", flush=True)
+        del index
+
+
+def bench_shard_recall(args: argparse.Namespace) -> None:
+    """What the recall of a sharded run is, against what each shard was calibrated to: for a
+    finished (or stopped) cluster run's work folder (``emb/`` and ``shards/``), ``--queries``
+    sampled rows searched against every shard at each ``--ef``, the shards' results merged as
+    the run merges them, and recall@``--k`` of the merged top against exact search over all
+    rows (own row left out). Each shard is calibrated alone to recall@k of its own rows, while
+    a sentence's global neighbours are mostly its shards' first few: the merged recall can
+    meet the target at a smaller ``efSearch``. One shard in memory at a time. Prints a table."""
+    import faiss
+
+    from parakit.mine.distributed import ShardedIndex, merge_results
+    from parakit.vectors.index import Z_95, ChunkedVectors, VectorIndex, recall_per_query
+
+    work = Path(args.job)
+    vectors = ChunkedVectors(work / "emb")
+    n = sum(len(c) for c in vectors.chunks)
+    rows = np.sort(np.random.default_rng(1).choice(n, args.queries, replace=False))
+    queries = np.ascontiguousarray(vectors[rows], dtype=np.float32)
+    faiss.omp_set_num_threads(2)
+    best_s = np.full((len(rows), 0), -np.inf, dtype=np.float32)
+    best_i = np.zeros((len(rows), 0), dtype=np.int64)
+    for number, chunk in enumerate(vectors.chunks):
+        scores, ids = faiss.knn(
+            queries, np.ascontiguousarray(chunk), args.k + 1, metric=faiss.METRIC_INNER_PRODUCT
+        )
+        best_s, best_i = merge_results(
+            [(best_s, best_i), (scores, ids + number * vectors.chunk_size)], args.k + 1
+        )
+    found: dict[int, list] = {ef: [] for ef in args.ef}
+    seconds: dict[int, float] = dict.fromkeys(args.ef, 0.0)
+    paths = ShardedIndex.load(work / "shards").paths
+    faiss.omp_set_num_threads(1)
+    for path in paths:
+        shard = VectorIndex.load(path)
+        for ef in args.ef:
+            faiss.downcast_index(shard.index_.index).hnsw.efSearch = ef
+            start = time.perf_counter()
+            found[ef].append(shard.search(queries, args.k + 1))
+            seconds[ef] += time.perf_counter() - start
+        del shard
+    print(f"{n} vectors in {len(paths)} shards, {len(rows)} queries, recall@{args.k}")
+    print("| efSearch | merged recall | lower bound (95%) | ms a query a shard (1 thread) |")
+    print("|--:|--:|--:|--:|")
+    for ef in args.ef:
+        merged = merge_results(found[ef], args.k + 1)[1]
+        per_query = recall_per_query(merged, best_i, rows, args.k)
+        lower = per_query.mean() - Z_95 * per_query.std(ddof=1) / np.sqrt(len(per_query))
+        ms = 1000 * seconds[ef] / len(rows) / len(paths)
+        print(f"| {ef} | {per_query.mean():.4f} | {lower:.4f} | {ms:.3f} |", flush=True)
+
+
 def bench_gaps(args: argparse.Namespace) -> None:
     """How crowded a mining run's neighbourhoods are: for ``--sample`` rows of the job's
     embeddings, the cosine gap between the exact ``k``-th and ``k+1``-th neighbours (own row
@@ -1213,6 +1331,21 @@ def main() -> None:
     )  # fmt: skip
     p.add_argument("--workdir", default="out/bench-scale")
     p.add_argument("--commit", action="store_true", help="commit each ledger line")
+    p = sub.add_parser("crowded")
+    p.add_argument("--n", type=int, default=2_000_000)
+    p.add_argument("--nlist", type=int, default=None, help="IVF cells (default 4 sqrt(n))")
+    p.add_argument(
+        "--specs", nargs="+", default=["IVFNL,Flat", "IVFNL,SQ8", "HNSW32@128"],
+        help="FAISS factory strings; NL: --nlist; @EF: an HNSW build breadth",
+    )  # fmt: skip
+    p.add_argument("--breadths", type=int, nargs="+", default=[8, 16, 32, 64, 128])
+    p.add_argument("--k-factor", type=int, default=4, help="re-ranking depth of ,RFlat specs")
+    p.add_argument("--workdir", default="out/bench-crowded")
+    p = sub.add_parser("shard-recall")
+    p.add_argument("job", help="a cluster mine run's work folder (emb/ and shards/)")
+    p.add_argument("--queries", type=int, default=1000)
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--ef", type=int, nargs="+", default=[8, 12, 16, 24, 32, 48])
     p = sub.add_parser("gaps")
     p.add_argument("job", help="a mine run's work folder (its emb/ chunks)")
     p.add_argument("--k", type=int, default=5)
@@ -1229,6 +1362,8 @@ def main() -> None:
         "scale": bench_scale,
         "cluster": bench_cluster,
         "gaps": bench_gaps,
+        "crowded": bench_crowded,
+        "shard-recall": bench_shard_recall,
         "cascade": bench_cascade,
         "codes": bench_codes,
         "static": bench_static,
