@@ -341,3 +341,70 @@ def test_a_rerun_with_other_shards_rebuilds_them(tmp_path, mine_words):
         tmp_path / "f.jsonl"
     ).read_text(encoding="utf-8").splitlines()[1:]
     assert len(list((tmp_path / "w").glob("knn-shards*"))) == 1  # the old plan's are gone
+
+
+def test_shards_are_calibrated_on_the_rows_that_search_them(tmp_path, mine_words, monkeypatch):
+    """A shard is searched by every sentence of the collection, most of them not its own
+    rows; its recall target is measured on a sample of those (a row of the graph finds its
+    own neighbourhood more easily: 10M sentences in 10 shards, each calibrated on its own
+    rows to recall 0.9, merged to 0.873). With --same-source, on rows of the shard's source;
+    with a query file (one index or shards), on the query file's sentences."""
+    from parakit.vectors.encode import TfidfEncoder
+    from parakit.vectors.index import VectorIndex
+
+    collection, records = _two_sources(tmp_path, mine_words)
+    encoder = TfidfEncoder((2, 3), dense=True).fit([r["text"] for r in records])
+    captured = []
+    real_build = VectorIndex.build
+
+    def build(self, chunks, n=None, ids=None, progress=False, calibration=None):
+        captured.append(calibration)
+        return real_build(self, chunks, n, ids, progress, calibration)
+
+    monkeypatch.setattr(VectorIndex, "build", build)
+    settings = dict(k=3, index_kind="hnsw", chunk_size=50, recall=0.9, progress=False)
+    run = mine(collection, tmp_path / "w", encoder, tmp_path / "a.jsonl", shards=2, **settings)
+    metas = _shard_metas(tmp_path / "w")
+    assert [m["calibrated_on"] for m in metas] == ["emb", "emb"]
+    for meta, (vectors, rows) in zip(metas, captured, strict=True):
+        lo, hi = meta["parts"][0][3] + meta["parts"][0][1], meta["ntotal"]
+        inside = (rows >= lo) & (rows < lo + hi)
+        # every row of the collection (fewer than 1000), the shard's own and the others'
+        assert len(rows) == len(records) and inside.sum() == hi and (~inside).sum() > 0
+        np.testing.assert_allclose(vectors[5], encoder.encode([records[int(rows[5])]["text"]])[0])
+    assert all(m["calibration"]["queries"] == len(records) for m in run.index.values())
+    # a rerun reuses the shards: nothing is built or calibrated again
+    mine(collection, tmp_path / "w", encoder, tmp_path / "b.jsonl", shards=2, **settings)
+    assert len(captured) == 2
+
+    # same-source: the queries of a shard are rows of its source only
+    captured.clear()
+    same = mine(
+        collection, tmp_path / "s", encoder, tmp_path / "s.jsonl", shards=3, same_source=True,
+        **settings,
+    )  # fmt: skip
+    sources = [meta["source"] for meta in same.index.values()]
+    assert sorted(sources) == ["opus", "opus", "pb"]
+    for source, (_, rows) in zip(sources, captured, strict=True):
+        assert {records[int(r)]["source"] for r in rows} == {source}
+        assert len(rows) == sum(r["source"] == source for r in records)
+
+    # a query file: its sentences, with no own row to leave out
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in records[:40]), encoding="utf-8")
+    captured.clear()
+    mine(
+        collection, tmp_path / "q", encoder, tmp_path / "q.out", shards=2, queries=queries,
+        **settings,
+    )  # fmt: skip
+    assert [len(vectors) for vectors, _ in captured] == [40, 40]
+    assert all((rows == -1).all() for _, rows in captured)
+    # the same in one process: one index, calibrated on the query file's sentences
+    captured.clear()
+    mine(collection, tmp_path / "q1", encoder, tmp_path / "q1.out", queries=queries, **settings)
+    assert len(captured) == 1 and len(captured[0][0]) == 40 and (captured[0][1] == -1).all()
+    np.testing.assert_allclose(captured[0][0][0], encoder.encode([records[0]["text"]])[0])
+
+
+def _shard_metas(work):
+    return [json.loads(path.read_text()) for path in sorted((work / "shards").glob("*/index.json"))]

@@ -287,19 +287,30 @@ def index_shard(
     index_options: dict[str, Any] | None = None,
     codes: str | None = None,
     source: int | None = None,
+    queries: str | None = None,
+    query_codes: str | None = None,
 ) -> dict[str, Any]:
     """Build one index shard from row slices of embedding ``.npy`` files: each part is
     ``(file, first row, stop row, global id of the file's row 0)`` (a mining work folder's
     ``emb/`` chunks). With ``codes`` (a store's ``sources.npy``) only the rows of ``source``
-    in those slices go in (a same-source shard). Runs on a worker; resumable."""
+    in those slices go in (a same-source shard). With a recall target in ``index_options``
+    and ``queries`` (the folder of the embedding chunks that will search the shard: the
+    collection's own, or a query file's; ``query_codes``: their source codes in the
+    collection's code space, for a same-source shard) the target is measured on a sample of
+    those queries, not of the shard's own rows. Runs on a worker; resumable."""
     from parakit.vectors.index import VectorIndex
 
     folder = Path(out)
+    calibrated_on = Path(queries).name if queries is not None else None
     if (folder / "index.json").exists():
         meta = json.loads((folder / "index.json").read_text())
         # a shard of another plan (a rerun with other --shards) is rebuilt, not reused; files
         # by name, so that a work folder named another way (relative, absolute) still matches
-        if _plan_key(meta.get("parts") or []) == _plan_key(parts) and meta.get("source") == source:
+        if (
+            _plan_key(meta.get("parts") or []) == _plan_key(parts)
+            and meta.get("source") == source
+            and meta.get("calibrated_on") == calibrated_on
+        ):
             return {"path": str(folder), "ntotal": meta["ntotal"], "source": source}
     keep = [slice(None)] * len(parts)
     if codes is not None:
@@ -318,7 +329,14 @@ def index_shard(
     options = dict(index_options or {})
     if options.get("on_disk"):  # the inverted lists live in the shard's own folder
         options["workdir"] = folder
-    index = VectorIndex(kind=kind, **options).build(
+    index = VectorIndex(kind=kind, **options)
+    calibration = None
+    if queries is not None and index.recall is not None:
+        calibration = calibration_queries(
+            queries, index.calibration_queries, index.seed, query_codes, source,
+            own_rows=Path(queries).resolve() == Path(parts[0][0]).parent.resolve(),
+        )  # fmt: skip
+    index.build(
         arrays,
         n=sum(
             hi - lo if isinstance(rows, slice) else len(rows)
@@ -328,9 +346,40 @@ def index_shard(
             np.arange(base + lo, base + hi)[rows]
             for (_, lo, hi, base), rows in zip(parts, keep, strict=True)
         ),
+        calibration=calibration,
     )
-    index.save(folder, extra={"parts": [list(part) for part in parts], "source": source})
+    extra = {"parts": [list(part) for part in parts], "source": source}
+    index.save(folder, extra={**extra, "calibrated_on": calibrated_on})
     return {"path": str(folder), "ntotal": index.ntotal_, "source": source}
+
+
+def calibration_queries(
+    folder: str,
+    count: int,
+    seed: int,
+    codes: str | None,
+    source: int | None,
+    own_rows: bool,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``count`` rows (seeded) of the embedding chunks in ``folder`` that will search a shard
+    (with ``codes``: those of ``source`` only), as (vectors, ids): their global row ids where
+    they are the collection's own rows (``own_rows``: a shard leaves a query's own row out),
+    else -1. None when no row qualifies."""
+    from parakit.vectors.index import ChunkedVectors
+
+    vectors = ChunkedVectors(folder)
+    n = sum(len(chunk) for chunk in vectors.chunks)
+    candidates = (
+        np.arange(n)
+        if codes is None
+        else np.flatnonzero(np.asarray(np.load(codes, mmap_mode="r")) == source)
+    )
+    if not len(candidates):
+        return None
+    rng = np.random.default_rng(seed + 1)
+    rows = np.sort(rng.choice(candidates, size=min(count, len(candidates)), replace=False))
+    ids = rows if own_rows else np.full(len(rows), -1, dtype=np.int64)
+    return vectors[rows], ids
 
 
 def _plan_key(parts: list[Any]) -> list[tuple[str, int, int, int]]:
@@ -410,13 +459,17 @@ def build_sharded_from_embeddings(
     index_options: dict[str, Any] | None = None,
     progress: bool = False,
     codes: str | Path | None = None,
+    queries: str | Path | None = None,
+    query_codes: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """Shard the embedding chunks of a mining work folder (``emb/00000.npy``...) over Dask
     workers: ``n_shards`` near-equal row ranges (a chunk may be split), one index per shard
     with global row ids. ``chunk_size`` defaults to the row count of the first file (all but
     the last chunk have the same size). ``client`` None: build the shards here, one by one.
     ``codes`` (the store's ``sources.npy``): same-source shards (:func:`plan_source_shards`),
-    each listed in ``shards.json`` with its ``source`` code."""
+    each listed in ``shards.json`` with its ``source`` code. ``queries`` / ``query_codes``:
+    the embedding chunks that will search the shards and their source codes, to calibrate
+    a recall target on (:func:`index_shard`)."""
     files = sorted(str(f) for f in Path(emb_dir).glob("[0-9]*.npy"))
     if not files:
         raise MineError(Errors.E801_embedding_chunks_npy.format(emb_dir=emb_dir))
@@ -432,7 +485,16 @@ def build_sharded_from_embeddings(
         client,
         index_shard,
         [
-            (parts, str(Path(out) / f"shard-{n:05d}"), kind, index_options, shared, source)
+            (
+                parts,
+                str(Path(out) / f"shard-{n:05d}"),
+                kind,
+                index_options,
+                shared,
+                source,
+                None if queries is None else str(queries),
+                None if query_codes is None else str(query_codes),
+            )
             for n, (source, parts) in enumerate(plan)
         ],
         "index",

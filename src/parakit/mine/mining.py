@@ -366,11 +366,19 @@ def mine(
     recall_options = {"recall": recall, "recall_k": k} if recall is not None else {}
     options = {**recall_options, **(index_options or {})}
     shard_sources: dict[int, int | None] = {}
+    # a recall target is measured on the sentences that will search the index
+    emb = work / ("emb" if queries is None else "qemb")
+    query_codes = None
+    if same_source:
+        query_codes = work / "store" / "sources.npy"
+        if queries is not None:  # the queries' sources in the collection's code space
+            query_codes = work / "qstore" / "codes-in-collection.npy"
+            save_npy(query_codes, np.asarray(qcodes, dtype=np.int64))
     if shards is None:
         with timer("index"):
             indexes = _build_indexes(
                 work, len(store), chunk_size, same_source, index_kind, metric, nprobe, options,
-                progress,
+                progress, None if queries is None else (emb, query_codes),
             )  # fmt: skip
             metas = {key: ix.meta() for key, ix in indexes.items()}
         with timer("search"):
@@ -387,6 +395,7 @@ def mine(
                 work / "emb", work / "shards", shards, client, chunk_size, index_kind,
                 {"metric": metric, "nprobe": nprobe, **options}, progress,
                 codes=work / "store" / "sources.npy" if same_source else None,
+                queries=emb, query_codes=query_codes,
             )  # fmt: skip
             # the saved settings only: loading every shard here would hold the whole
             # collection's index in this process (the workers hold one shard each)
@@ -397,7 +406,6 @@ def mine(
             }
             shard_sources = {n: s.get("source") for n, s in enumerate(shard_list)}
         with timer("search"):
-            emb = work / ("emb" if queries is None else "qemb")
             knn_scores, knn_ids = search_sharded(
                 emb, work / "shards", _knn_folder(work, saved), k + 1, client, progress,
                 collection_emb=work / "emb", metric=metric,
@@ -653,8 +661,11 @@ def _build_indexes(
     nprobe: int | None,
     options: dict[str, Any],
     progress: bool,
+    queries: tuple[Path, Path | None] | None = None,
 ) -> dict[int, VectorIndex]:
-    """One index for all sentences (key -1) or one per source code; built once, then loaded."""
+    """One index for all sentences (key -1) or one per source code; built once, then loaded.
+    ``queries`` (a query file's embedding folder and, with ``same_source``, its codes): a
+    recall target is measured on them, not on the collection's own rows."""
     codes = np.load(work / "store" / "sources.npy")
     done = work / "index" / "done.json"
     n_chunks = _n_chunks(n, chunk_size)
@@ -680,7 +691,18 @@ def _build_indexes(
             workdir=folder if options.get("on_disk") else None,
             **options,
         )
-        index.build(chunks.vectors, n=count, ids=chunks.ids, progress=progress)
+        calibration = None
+        if queries is not None and index.recall is not None:
+            from parakit.mine.distributed import calibration_queries
+
+            calibration = calibration_queries(
+                str(queries[0]), index.calibration_queries, index.seed,
+                None if queries[1] is None else str(queries[1]), None if key < 0 else key,
+                own_rows=False,
+            )  # fmt: skip
+        index.build(
+            chunks.vectors, n=count, ids=chunks.ids, progress=progress, calibration=calibration
+        )
         index.save(folder)
         out[key] = index
     with atomic_write(done) as handle:

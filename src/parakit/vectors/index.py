@@ -338,6 +338,7 @@ class VectorIndex:
         n: int | None = None,
         ids: Callable[[], Iterator[np.ndarray]] | None = None,
         progress: bool = False,
+        calibration: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> VectorIndex:
         """Build from ``chunks()``, an iterator of float32 arrays (called once or twice).
 
@@ -348,6 +349,13 @@ class VectorIndex:
             n: total rows, if known (saves a counting pass for ``auto``/IVF settings).
             ids: like ``chunks`` but yielding int64 id arrays (default: 0..n-1 in order).
             progress: show a progress bar.
+            calibration: the queries a recall target is measured with, as (vectors, ids): the
+                rows the index will be asked about, where they are not its own (a shard is
+                searched by every row of the collection; an index by another file's
+                sentences). Their ids leave a query's own row out where the index holds it
+                (-1: none). Default: ``calibration_queries`` of the index's own rows, which
+                overstates the recall of other queries: a row of the graph leads the search
+                to its own neighbourhood.
 
         Returns:
             self, with ``index_`` (the FAISS index), ``ntotal_``, ``dim_``, ``kind_``.
@@ -409,7 +417,14 @@ class VectorIndex:
         self.nprobe_ = None
         queries = truth = None
         if calibrate:
-            queries, query_ids = self._calibration_sample(chunks, ids, n)
+            queries, query_ids = (
+                self._calibration_sample(chunks, ids, n)
+                if calibration is None
+                else (
+                    np.ascontiguousarray(calibration[0], dtype=np.float32),
+                    np.asarray(calibration[1], dtype=np.int64),
+                )
+            )
             truth, flat_seconds = self._exact(chunks, ids, queries)
             self.calibration_ = {
                 "queries": len(queries),
