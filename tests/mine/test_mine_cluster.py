@@ -404,6 +404,10 @@ def test_shards_are_calibrated_on_the_rows_that_search_them(tmp_path, mine_words
     mine(collection, tmp_path / "q1", encoder, tmp_path / "q1.out", queries=queries, **settings)
     assert len(captured) == 1 and len(captured[0][0]) == 40 and (captured[0][1] == -1).all()
     np.testing.assert_allclose(captured[0][0][0], encoder.encode([records[0]["text"]])[0])
+    # no recall target: nothing is calibrated, and the shards say so
+    plain = {**settings, "recall": None}
+    mine(collection, tmp_path / "p", encoder, tmp_path / "p.out", shards=2, **plain)
+    assert [m["calibrated_on"] for m in _shard_metas(tmp_path / "p")] == [None, None]
 
 
 def _shard_metas(work):

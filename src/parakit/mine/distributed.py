@@ -301,7 +301,10 @@ def index_shard(
     from parakit.vectors.index import VectorIndex
 
     folder = Path(out)
-    calibrated_on = Path(queries).name if queries is not None else None
+    # the folder of the queries a recall target is measured on (None: no target)
+    calibrated_on = None
+    if queries is not None and (index_options or {}).get("recall") is not None:
+        calibrated_on = Path(queries).name
     if (folder / "index.json").exists():
         meta = json.loads((folder / "index.json").read_text())
         # a shard of another plan (a rerun with other --shards) is rebuilt, not reused; files
