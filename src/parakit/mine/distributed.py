@@ -298,7 +298,7 @@ def index_shard(
     collection's own, or a query file's; ``query_codes``: their source codes in the
     collection's code space, for a same-source shard) the target is measured on a sample of
     those queries, not of the shard's own rows. Runs on a worker; resumable."""
-    from parakit.vectors.index import VectorIndex
+    from parakit.vectors.index import VectorIndex, sample_calibration_queries
 
     folder = Path(out)
     # the folder of the queries a recall target is measured on (None: no target)
@@ -335,7 +335,7 @@ def index_shard(
     index = VectorIndex(kind=kind, **options)
     calibration = None
     if queries is not None and index.recall is not None:
-        calibration = calibration_queries(
+        calibration = sample_calibration_queries(
             queries, index.calibration_queries, index.seed, query_codes, source,
             own_rows=Path(queries).resolve() == Path(parts[0][0]).parent.resolve(),
         )  # fmt: skip
@@ -354,35 +354,6 @@ def index_shard(
     extra = {"parts": [list(part) for part in parts], "source": source}
     index.save(folder, extra={**extra, "calibrated_on": calibrated_on})
     return {"path": str(folder), "ntotal": index.ntotal_, "source": source}
-
-
-def calibration_queries(
-    folder: str,
-    count: int,
-    seed: int,
-    codes: str | None,
-    source: int | None,
-    own_rows: bool,
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """``count`` rows (seeded) of the embedding chunks in ``folder`` that will search a shard
-    (with ``codes``: those of ``source`` only), as (vectors, ids): their global row ids where
-    they are the collection's own rows (``own_rows``: a shard leaves a query's own row out),
-    else -1. None when no row qualifies."""
-    from parakit.vectors.index import ChunkedVectors
-
-    vectors = ChunkedVectors(folder)
-    n = sum(len(chunk) for chunk in vectors.chunks)
-    candidates = (
-        np.arange(n)
-        if codes is None
-        else np.flatnonzero(np.asarray(np.load(codes, mmap_mode="r")) == source)
-    )
-    if not len(candidates):
-        return None
-    rng = np.random.default_rng(seed + 1)
-    rows = np.sort(rng.choice(candidates, size=min(count, len(candidates)), replace=False))
-    ids = rows if own_rows else np.full(len(rows), -1, dtype=np.int64)
-    return vectors[rows], ids
 
 
 def _plan_key(parts: list[Any]) -> list[tuple[str, int, int, int]]:

@@ -693,9 +693,9 @@ def _build_indexes(
         )
         calibration = None
         if queries is not None and index.recall is not None:
-            from parakit.mine.distributed import calibration_queries
+            from parakit.vectors.index import sample_calibration_queries
 
-            calibration = calibration_queries(
+            calibration = sample_calibration_queries(
                 str(queries[0]), index.calibration_queries, index.seed,
                 None if queries[1] is None else str(queries[1]), None if key < 0 else key,
                 own_rows=False,

@@ -175,6 +175,44 @@ class ChunkedVectors:
         return out.reshape(*np.shape(ids), -1)
 
 
+def calibration_rows(pool: int | np.ndarray, count: int, seed: int) -> np.ndarray:
+    """The rows a recall target is measured on: ``count`` of ``pool`` (a number of rows, or
+    the candidate rows), drawn without replacement with seed ``seed + 1``, sorted.
+
+    Example:
+        >>> calibration_rows(10, 3, 0).tolist() == calibration_rows(np.arange(10), 3, 0).tolist()
+        True
+    """
+    size = min(count, int(pool) if np.ndim(pool) == 0 else len(pool))
+    return np.sort(np.random.default_rng(seed + 1).choice(pool, size=size, replace=False))
+
+
+def sample_calibration_queries(
+    folder: str | Path,
+    count: int,
+    seed: int,
+    codes: str | Path | None,
+    source: int | None,
+    own_rows: bool,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``count`` rows (:func:`calibration_rows`) of the embedding chunks in ``folder`` that
+    will search an index (with ``codes``, a ``.npy`` of their source codes: those of
+    ``source`` only), as the ``calibration`` of :meth:`VectorIndex.build`: (vectors, ids),
+    ids the global row ids where the rows are the indexed collection's own (``own_rows``: a
+    query's own row is left out), else -1. None when no row qualifies."""
+    vectors = ChunkedVectors(folder)
+    candidates = (
+        sum(len(chunk) for chunk in vectors.chunks)
+        if codes is None
+        else np.flatnonzero(np.asarray(np.load(codes, mmap_mode="r")) == source)
+    )
+    rows = calibration_rows(candidates, count, seed)
+    if not len(rows):
+        return None
+    ids = rows if own_rows else np.full(len(rows), -1, dtype=np.int64)
+    return vectors[rows], ids
+
+
 def exact_order(
     queries: np.ndarray,
     ids: np.ndarray,
@@ -479,8 +517,7 @@ class VectorIndex:
         self, chunks: ChunkSource, ids: Any, n: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """``calibration_queries`` collection rows (seeded, spread over all chunks) and ids."""
-        rng = np.random.default_rng(self.seed + 1)
-        keep = np.sort(rng.choice(n, size=min(n, self.calibration_queries), replace=False))
+        keep = calibration_rows(n, self.calibration_queries, self.seed)
         parts, part_ids, offset = [], [], 0
         id_iter = ids() if ids is not None else None
         for chunk in chunks():
