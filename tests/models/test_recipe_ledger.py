@@ -86,7 +86,10 @@ def test_recipe_writes_one_ledger_line_per_epoch_and_a_rerun_adds_none(
     scores = [round(100 * h["dev_score"], 2) for h in model.history_ if "dev_score" in h]
     assert [line["metrics"]["dev_f1"] for line in lines] == scores
     assert all(0 <= line["metrics"]["dev_accuracy"] <= 100 for line in lines)
-    assert all(line["wall_s"] > 0 and line["cpu_s"] > 0 for line in lines)
+    # the clock is recorded on every line; figures are rounded to 0.1 s, and a tiny epoch on a
+    # fast CPU takes less than 0.05 s (CI read 0.0), so only their presence and sign are known
+    assert all(line["wall_s"] >= 0 and line["cpu_s"] >= 0 for line in lines)
+    assert all(isinstance(line["load"], float) and line["load"] >= 0 for line in lines)
     # the same command again: training is finished (checkpoints), nothing new is recorded
     again = tiny(
         tiny_encoder, epochs=2, eval_steps=steps_per_epoch, output_dir=str(tmp_path / "ck")
