@@ -923,6 +923,8 @@ def bench_scale(args: argparse.Namespace) -> None:
             unit["variants"] = args.variants
             # the HNSW build breadth (FAISS's 40 in the first perturbed row, which lacks the key)
             unit["ef_construction"] = VectorIndex().ef_construction
+            # how the graph keeps its vectors (the rows before the key: float32)
+            unit["hnsw_storage"] = VectorIndex().hnsw_storage
         if args.shards is not None:  # the rows before the flag have one shard per worker
             unit["shards"] = args.shards
         if ledger.has(unit):
@@ -1088,6 +1090,43 @@ def bench_crowded(args: argparse.Namespace) -> None:
             cells = [spec, f"{build:.0f}", value, f"{recall:.3f}", f"{ties:.3f}", f"{ms:.3f}"]
             print("| " + " | ".join(map(str, cells)) + " |", flush=True)
         del index
+
+
+def bench_route(args: argparse.Namespace) -> None:
+    """Could shards by k-means cell cut the search? Each sentence would search only the ``p``
+    shards whose centroids are nearest to it, instead of every shard. For the cached vectors
+    of ``crowded --n N`` (run that first), shards of spherical k-means cells (trained on 200K
+    rows, seed 1), and 2,000 sampled rows: the share of each row's exact top 5 (own row left
+    out) that lies in its ``p`` nearest shards, an upper bound of the recall such a search
+    reaches. Prints a table; no ledger."""
+    import faiss
+
+    x = np.load(Path(args.workdir) / f"perturbed-{args.n}.npy", mmap_mode="r")
+    rng = np.random.default_rng(1)
+    rows = np.sort(rng.choice(len(x), 2000, replace=False))
+    queries = np.ascontiguousarray(x[rows])
+    _, exact = faiss.knn(queries, np.ascontiguousarray(x), 6, metric=faiss.METRIC_INNER_PRODUCT)
+    top = [[int(i) for i in found if i != row][:5] for found, row in zip(exact, rows, strict=True)]
+    train = np.ascontiguousarray(x[np.sort(rng.choice(len(x), min(len(x), 200_000), False))])
+    print(f"{len(x)} vectors; share of the exact top 5 in the p nearest shards")
+    print("| shards | rows a shard | " + " | ".join(f"p = {p}" for p in range(1, 5)) + " |")
+    print("|--:|---|" + "--:|" * 4)
+    for shards in args.shards:
+        kmeans = faiss.Kmeans(x.shape[1], shards, niter=20, seed=1, spherical=True)
+        kmeans.train(train)
+        cell = np.concatenate(
+            [np.argmax(np.asarray(x[a : a + 200_000]) @ kmeans.centroids.T, axis=1)
+             for a in range(0, len(x), 200_000)]
+        )  # fmt: skip
+        sizes = np.bincount(cell, minlength=shards)
+        nearest = np.argsort(-(queries @ kmeans.centroids.T), axis=1)
+        cells = [
+            f"{np.mean([np.isin(cell[t], nearest[j, :p]).mean() for j, t in enumerate(top)]):.3f}"
+            if p <= shards
+            else "—"
+            for p in range(1, 5)
+        ]
+        print(f"| {shards} | {sizes.min():,}-{sizes.max():,} | " + " | ".join(cells) + " |")
 
 
 def bench_shard_recall(args: argparse.Namespace) -> None:
@@ -1361,6 +1400,10 @@ def main() -> None:
         "--tie", type=float, default=1e-3, help="score margin of the tie-counting recall column"
     )
     p.add_argument("--workdir", default="out/bench-crowded")
+    p = sub.add_parser("route")
+    p.add_argument("--n", type=int, default=200_000, help="the crowded run's --n (its cache)")
+    p.add_argument("--shards", type=int, nargs="+", default=[2, 4, 10, 20])
+    p.add_argument("--workdir", default="out/bench-crowded")
     p = sub.add_parser("shard-recall")
     p.add_argument("job", help="a cluster mine run's work folder (emb/ and shards/)")
     p.add_argument("--queries", type=int, default=1000)
@@ -1383,6 +1426,7 @@ def main() -> None:
         "cluster": bench_cluster,
         "gaps": bench_gaps,
         "crowded": bench_crowded,
+        "route": bench_route,
         "shard-recall": bench_shard_recall,
         "cascade": bench_cascade,
         "codes": bench_codes,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -301,3 +303,40 @@ def test_a_build_breadth_below_one_is_refused():
     with pytest.raises(MineError, match="ef_construction must be >= 1, got 0") as caught:
         VectorIndex(kind="hnsw", ef_construction=0).build(_chunks(x), n=len(x))
     assert caught.value.code == "E801"
+
+
+def test_hnsw_keeps_half_precision_vectors_and_finds_what_the_float32_graph_finds(tmp_path):
+    import faiss
+
+    x = _clustered(3000)
+    _, truth = VectorIndex(kind="flat").build(_chunks(x)).search(x[:300], k=6)
+    found = {}
+    for storage, klass in (("fp16", faiss.IndexHNSWSQ), ("fp32", faiss.IndexHNSWFlat)):
+        index = VectorIndex(kind="hnsw", hnsw_storage=storage, ef_search=64)
+        index.build(_chunks(x), n=len(x))
+        assert isinstance(faiss.downcast_index(index.index_.index), klass)
+        assert index.meta()["hnsw_storage"] == storage
+        scores, found[storage] = index.search(x[:300], k=6)
+        # a row's own score: 1 in float32, within half precision's rounding in fp16
+        np.testing.assert_allclose(scores[:, 0], 1.0, atol=1e-6 if storage == "fp32" else 2e-3)
+        index.save(tmp_path / storage)
+        again = VectorIndex.load(tmp_path / storage)
+        assert again.hnsw_storage == storage
+        np.testing.assert_array_equal(again.search(x[:300], k=6)[1], found[storage])
+    for storage in found:
+        recall = np.mean(
+            [len(set(a) & set(b)) / 6 for a, b in zip(truth, found[storage], strict=True)]
+        )
+        assert recall >= 0.98, (storage, recall)
+    # a graph saved before the setting existed kept float32 vectors, and loads as such
+    meta = tmp_path / "fp32" / "index.json"
+    saved = json.loads(meta.read_text())
+    del saved["hnsw_storage"]
+    meta.write_text(json.dumps(saved))
+    assert VectorIndex.load(tmp_path / "fp32").hnsw_storage == "fp32"
+
+
+def test_an_unknown_hnsw_storage_is_refused():
+    x = _clustered(100)
+    with pytest.raises(MineError, match="unknown hnsw_storage 'int4'; use one of: fp16, fp32"):
+        VectorIndex(kind="hnsw", hnsw_storage="int4").build(_chunks(x), n=len(x))

@@ -6,8 +6,8 @@ Index kinds (``kind=``):
 * ``ivf``   – inverted file over ``nlist`` k-means cells, exact vectors inside cells; the default
   above 100K vectors when ``n × dim × 4`` bytes fit ``memory_budget``. ``nprobe`` cells are
   visited per query (more: higher recall, slower).
-* ``hnsw``  – graph index (``IndexHNSWFlat``): high recall at low latency for interactive
-  queries, but slow to build on CPU; chosen only on request.
+* ``hnsw``  – graph index (``IndexHNSWSQ`` with half-precision vectors, ``hnsw_storage``): high
+  recall at low latency; with a recall target ``auto`` chooses it from 50K vectors.
 * ``ivfpq`` – IVF with product-quantised codes (``m`` bytes per vector instead of ``4·dim``): the
   default when the vectors do not fit ``memory_budget`` and ``on_disk`` is off.
 * ``ivfopq`` – ``ivfpq`` after a learned rotation (OPQ, ``OPQm,IVFn,PQm``): the same bytes per
@@ -73,6 +73,8 @@ CALIBRATE_MIN = 20_000
 #: CPU time growing as N^1.05 against IVF's N^1.6; docs/benchmarks.md)
 HNSW_MIN = 50_000
 KINDS = ("auto", "flat", "ivf", "hnsw", "ivfpq", "ivfopq")
+#: how an HNSW graph keeps its vectors (``VectorIndex(hnsw_storage=...)``)
+HNSW_STORAGES = ("fp16", "fp32")
 #: kinds with inverted lists (``nlist`` cells, ``nprobe`` visited) and those with PQ codes
 IVF_KINDS = ("ivf", "ivfpq", "ivfopq")
 PQ_KINDS = ("ivfpq", "ivfopq")
@@ -264,7 +266,12 @@ class VectorIndex:
             flat vectors exceed).
         pq_bits: bits per sub-quantiser code (8: 256 centroids each, best recall; 4: faster
             training and scanning, lower recall).
-        hnsw_m: HNSW neighbours per node.
+        hnsw_m: HNSW neighbours per node (32: M 16 lost recall, 0.91 against 0.95 at the same
+            ``ef_search`` on 1M crowded vectors; M 48 gained 0.002-0.02 for 15 % more time).
+        hnsw_storage: how the graph keeps its vectors: ``fp16`` (half precision: half the
+            memory, a build and a search 16-25 % faster at the same recall on 1M vectors) or
+            ``fp32``. Mining re-scores every neighbour list from the stored float32
+            embeddings, so the scores it writes do not depend on it.
         ef_construction: HNSW build breadth (FAISS's default is 40). 128 builds a better
             graph in twice the time: mining 1M static-encoder vectors at recall 0.95, the
             build took 233 s against 118 s and the search needed ``ef_search`` 384 instead
@@ -297,6 +304,7 @@ class VectorIndex:
         pq_m: int | None = None,
         pq_bits: int = 8,
         hnsw_m: int = 32,
+        hnsw_storage: str = "fp16",
         ef_construction: int = 128,
         ef_search: int | None = None,
         train_size: int | None = None,
@@ -317,6 +325,7 @@ class VectorIndex:
         self.pq_m = pq_m
         self.pq_bits = pq_bits
         self.hnsw_m = hnsw_m
+        self.hnsw_storage = hnsw_storage
         self.ef_construction = ef_construction
         self.ef_search = ef_search
         self.train_size = train_size
@@ -346,6 +355,12 @@ class VectorIndex:
             raise VectorError(Errors.E801_recall_target_must.format(recall=self.recall))
         if self.recall_k < 1 or self.calibration_queries < 1:
             raise VectorError(Errors.E801_recall_calibration_queries)
+        if self.hnsw_storage not in HNSW_STORAGES:
+            raise VectorError(
+                Errors.E801_unknown_hnsw_storage.format(
+                    storage=self.hnsw_storage, storages=", ".join(HNSW_STORAGES)
+                )
+            )
         if self.ef_construction < 1:
             raise VectorError(
                 Errors.E801_ef_construction_least.format(ef_construction=self.ef_construction)
@@ -357,7 +372,11 @@ class VectorIndex:
         if kind == "flat":
             return faiss.IndexIDMap2(faiss.IndexFlat(dim, metric))
         if kind == "hnsw":
-            inner = faiss.IndexHNSWFlat(dim, self.hnsw_m, metric)
+            inner = (
+                faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_fp16, self.hnsw_m, metric)
+                if self.hnsw_storage == "fp16"
+                else faiss.IndexHNSWFlat(dim, self.hnsw_m, metric)
+            )
             inner.hnsw.efConstruction = self.ef_construction
             inner.hnsw.efSearch = self.ef_search_ = self.ef_search or 128
             return faiss.IndexIDMap2(inner)
@@ -816,6 +835,7 @@ class VectorIndex:
             "on_disk": self.on_disk and self.kind_ != "flat",
             "ef_search": getattr(self, "ef_search_", None),
             "hnsw_m": self.hnsw_m if self.kind_ == "hnsw" else None,
+            "hnsw_storage": self.hnsw_storage if self.kind_ == "hnsw" else None,
             "ef_construction": self.ef_construction if self.kind_ == "hnsw" else None,
             "pq_m": getattr(self, "pq_m_", None),
             "pq_bits": self.pq_bits if getattr(self, "pq_m_", None) else None,
@@ -861,6 +881,8 @@ class VectorIndex:
             metric=meta["metric"],
             nprobe=meta.get("nprobe"),
             ef_search=meta.get("ef_search") or 128,
+            # graphs saved before the key existed kept float32 vectors
+            hnsw_storage=meta.get("hnsw_storage") or "fp32",
             on_disk=bool(meta.get("on_disk")),
             workdir=folder,
         )
