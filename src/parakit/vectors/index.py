@@ -270,8 +270,9 @@ class VectorIndex:
             ``ef_search`` on 1M crowded vectors; M 48 gained 0.002-0.02 for 15 % more time).
         hnsw_storage: how the graph keeps its vectors: ``fp16`` (half precision: half the
             memory, a build and a search 16-25 % faster at the same recall on 1M vectors) or
-            ``fp32``. Mining re-scores every neighbour list from the stored float32
-            embeddings, so the scores it writes do not depend on it.
+            ``fp32``. The scores an fp16 graph returns carry half precision's rounding
+            (about 1e-3 on a cosine); mining re-scores every neighbour list from the stored
+            float32 embeddings, so the scores it writes do not depend on it.
         ef_construction: HNSW build breadth (FAISS's default is 40). 128 builds a better
             graph in twice the time: mining 1M static-encoder vectors at recall 0.95, the
             build took 233 s against 118 s and the search needed ``ef_search`` 384 instead
