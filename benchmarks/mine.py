@@ -1008,13 +1008,29 @@ def count_gold(pairs_file: Path, real: list[str], gold: list[tuple[str, str]]) -
     return sum(tuple(sorted((row_of[a], row_of[b]))) in found for a, b in gold)
 
 
+def sampled_truth(
+    x: np.ndarray, rng: np.random.Generator, k: int = 5, n_rows: int = 2000
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``n_rows`` rows of ``x`` drawn by ``rng`` (sorted) and each one's exact top ``k`` by
+    inner product, its own row left out: (rows, ids, scores), ids and scores (n_rows, k)."""
+    import faiss
+
+    rows = np.sort(rng.choice(len(x), n_rows, replace=False))
+    queries, base = np.ascontiguousarray(x[rows]), np.ascontiguousarray(x)
+    scores, ids = faiss.knn(queries, base, k + 1, metric=faiss.METRIC_INNER_PRODUCT)
+    # the own row out; where exact duplicates kept it from the k + 1, the last one goes
+    others = [(ids[j] != row).nonzero()[0][:k] for j, row in enumerate(rows)]
+    picked = np.stack(others)
+    return rows, np.take_along_axis(ids, picked, 1), np.take_along_axis(scores, picked, 1)
+
+
 def tie_recall(
-    x: np.ndarray, rows: np.ndarray, found: np.ndarray, fifth: np.ndarray, k: int, tie: float
+    x: np.ndarray, rows: np.ndarray, found: np.ndarray, kth_scores: np.ndarray, k: int, tie: float
 ) -> float:
     """Recall@k counted by score, as ann-benchmarks counts it: a found neighbour is right when
     its exact score is at least the exact k-th score less ``tie`` (own row left out)."""
     right = 0
-    for row, ids, kth in zip(rows, found, fifth, strict=True):
+    for row, ids, kth in zip(rows, found, kth_scores, strict=True):
         ids = [int(i) for i in ids if i >= 0 and i != row][:k]
         scores = x[ids].astype(np.float64) @ x[row].astype(np.float64)
         right += int(np.sum(scores >= kth - tie))
@@ -1047,11 +1063,8 @@ def bench_crowded(args: argparse.Namespace) -> None:
         os.replace(work / "perturbed.tmp.npy", cache)
     x = np.load(cache)
     rng = np.random.default_rng(1)
-    rows = np.sort(rng.choice(len(x), 2000, replace=False))
     faiss.omp_set_num_threads(2)
-    exact_scores, exact = faiss.knn(x[rows], x, 10, metric=faiss.METRIC_INNER_PRODUCT)
-    # the exact 5th score of each row, its own row left out (it is the first, score 1)
-    fifth = np.array([s[i != r][4] for s, i, r in zip(exact_scores, exact, rows, strict=True)])
+    rows, exact, exact_scores = sampled_truth(x, rng)
     nlist = args.nlist or int(4 * np.sqrt(len(x)))
     info = machine()
     print(f"{len(x)} vectors of {x.shape[1]} dims; {info['cpu']}, {info['cores']} cores, "
@@ -1086,7 +1099,7 @@ def bench_crowded(args: argparse.Namespace) -> None:
             _, found = index.search(x[rows], 10, params=params)
             ms = 1000 * (time.perf_counter() - start) / len(rows)
             recall = recall_per_query(found, exact, rows, 5).mean()
-            ties = tie_recall(x, rows, found, fifth, 5, args.tie)
+            ties = tie_recall(x, rows, found, exact_scores[:, 4], 5, args.tie)
             cells = [spec, f"{build:.0f}", value, f"{recall:.3f}", f"{ties:.3f}", f"{ms:.3f}"]
             print("| " + " | ".join(map(str, cells)) + " |", flush=True)
         del index
@@ -1103,10 +1116,8 @@ def bench_route(args: argparse.Namespace) -> None:
 
     x = np.load(Path(args.workdir) / f"perturbed-{args.n}.npy", mmap_mode="r")
     rng = np.random.default_rng(1)
-    rows = np.sort(rng.choice(len(x), 2000, replace=False))
+    rows, top, _ = sampled_truth(x, rng)
     queries = np.ascontiguousarray(x[rows])
-    _, exact = faiss.knn(queries, np.ascontiguousarray(x), 6, metric=faiss.METRIC_INNER_PRODUCT)
-    top = [[int(i) for i in found if i != row][:5] for found, row in zip(exact, rows, strict=True)]
     train = np.ascontiguousarray(x[np.sort(rng.choice(len(x), min(len(x), 200_000), False))])
     print(f"{len(x)} vectors; share of the exact top 5 in the p nearest shards")
     print("| shards | rows a shard | " + " | ".join(f"p = {p}" for p in range(1, 5)) + " |")

@@ -267,7 +267,7 @@ class VectorIndex:
         pq_bits: bits per sub-quantiser code (8: 256 centroids each, best recall; 4: faster
             training and scanning, lower recall).
         hnsw_m: HNSW neighbours per node (32: M 16 lost recall, 0.91 against 0.95 at the same
-            ``ef_search`` on 1M crowded vectors; M 48 gained 0.002-0.02 for 15 % more time).
+            ``ef_search`` on 1M crowded vectors; M 48 gained 0.001-0.02 for 6-15 % more time).
         hnsw_storage: how the graph keeps its vectors: ``fp16`` (half precision: half the
             memory, a build and a search 16-25 % faster at the same recall on 1M vectors) or
             ``fp32``. The scores an fp16 graph returns carry half precision's rounding
