@@ -925,6 +925,8 @@ def bench_scale(args: argparse.Namespace) -> None:
             unit["ef_construction"] = VectorIndex().ef_construction
             # how the graph keeps its vectors (the rows before the key: float32)
             unit["hnsw_storage"] = VectorIndex().hnsw_storage
+            # rows the recall target is measured on (the rows before the key: 1,000)
+            unit["calibration_queries"] = VectorIndex().calibration_queries
         if args.shards is not None:  # the rows before the flag have one shard per worker
             unit["shards"] = args.shards
         if ledger.has(unit):
