@@ -33,6 +33,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -1015,15 +1016,21 @@ def sampled_truth(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``n_rows`` rows of ``x`` drawn by ``rng`` (sorted) and each one's exact top ``k`` by
     inner product, its own row left out: (rows, ids, scores), ids and scores (n_rows, k)."""
+    rows = np.sort(rng.choice(len(x), n_rows, replace=False))
+    return (rows, *exact_truth(x, rows, k))
+
+
+def exact_truth(x: np.ndarray, rows: np.ndarray, k: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Each of ``rows``' exact top ``k`` in ``x`` by inner product, its own row left out, as
+    the index calibration counts it: (ids, scores), each (len(rows), k)."""
     import faiss
 
-    rows = np.sort(rng.choice(len(x), n_rows, replace=False))
     queries, base = np.ascontiguousarray(x[rows]), np.ascontiguousarray(x)
     scores, ids = faiss.knn(queries, base, k + 1, metric=faiss.METRIC_INNER_PRODUCT)
     # the own row out; where exact duplicates kept it from the k + 1, the last one goes
     others = [(ids[j] != row).nonzero()[0][:k] for j, row in enumerate(rows)]
     picked = np.stack(others)
-    return rows, np.take_along_axis(ids, picked, 1), np.take_along_axis(scores, picked, 1)
+    return np.take_along_axis(ids, picked, 1), np.take_along_axis(scores, picked, 1)
 
 
 def tie_recall(
@@ -1039,34 +1046,186 @@ def tie_recall(
     return right / (k * len(rows))
 
 
+def crowded_vectors(work: Path, n: int) -> np.ndarray:
+    """``n`` sentences (the real MultiPIT ones and perturbed copies) embedded by the static
+    student, cached in ``work``."""
+    from parakit.vectors.encode import load_encoder
+
+    work.mkdir(parents=True, exist_ok=True)
+    cache = work / f"perturbed-{n}.npy"
+    if not cache.is_file():
+        texts = list(perturbed_variants(multipit_sentences(159_979), n, seed=0))
+        encoder = load_encoder(str(static_student(work)), "torch", batch_size=1024)
+        np.save(work / "perturbed.tmp.npy", np.ascontiguousarray(encoder.encode(texts)))
+        os.replace(work / "perturbed.tmp.npy", cache)
+    return np.load(cache)
+
+
+def hnsw_inside(faiss: Any, index: Any) -> Any:
+    """The HNSW index inside a factory-built one (under a re-ranking or a PCA), or None."""
+    while index is not None:
+        index = faiss.downcast_index(index)
+        if hasattr(index, "hnsw"):
+            return index
+        index = getattr(index, "base_index", None) or getattr(index, "index", None)
+    return None
+
+
+def crowded_graph(x: np.ndarray, work: Path) -> Any:
+    """The default graph (HNSW M 32, fp16 vectors, build breadth 128) of ``x``, built on 2
+    threads in batches of 100K and cached in ``work``."""
+    import faiss
+
+    cache = work / f"hnsw32-fp16-efc128-{len(x)}.faiss"
+    if cache.is_file():
+        return faiss.read_index(str(cache))
+    faiss.omp_set_num_threads(2)
+    index = faiss.index_factory(x.shape[1], "HNSW32,SQfp16", faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = 128
+    for first in range(0, len(x), 100_000):
+        index.add(x[first : first + 100_000])
+    faiss.write_index(index, str(work / "graph.tmp.faiss"))
+    os.replace(work / "graph.tmp.faiss", cache)
+    return index
+
+
+def bench_calibration(args: argparse.Namespace) -> None:
+    """How many calibration queries decide a recall target? On the cached crowded vectors
+    (``crowded_vectors``) and their default graph (``crowded_graph``): recall@5 of ``--rows``
+    rows (seed 7) at each ``--breadths`` ``efSearch``, the share of 400 resamples of ``q``
+    of them whose 95 % lower bound meets ``--target`` (the calibration's rule), the mean and
+    bound that :func:`~parakit.vectors.index.calibration_rows` samples of 1,000 (seeds 0-2)
+    measure, and what the graph's own level-0 lists hold (1 and 2 hops, re-scored exactly).
+    Prints tables; no ledger."""
+    import faiss
+
+    from parakit.vectors.index import Z_95, calibration_rows, recall_per_query
+
+    work = Path(args.workdir)
+    x = crowded_vectors(work, args.n)
+    index = crowded_graph(x, work)
+    faiss.omp_set_num_threads(2)
+    rows = np.sort(np.random.default_rng(7).choice(len(x), args.rows, replace=False))
+    exact, _ = exact_truth(x, rows)
+    queries = np.ascontiguousarray(x[rows])
+    per_query = {}
+    print(f"| `efSearch` | recall@5 ({args.rows:,} rows) | std a query | ms a query (2 threads) |")
+    print("|--:|--:|--:|--:|")
+    for ef in args.breadths:
+        index.hnsw.efSearch = ef
+        start = time.perf_counter()
+        found = index.search(queries, 6)[1]
+        ms = 1000 * (time.perf_counter() - start) / len(rows)
+        per_query[ef] = recall_per_query(found, exact, rows, 5)
+        r = per_query[ef]
+        print(f"| {ef} | {r.mean():.4f} | {r.std(ddof=1):.3f} | {ms:.3f} |", flush=True)
+    draw = np.random.default_rng(0)
+    print(f"\nshare of samples of q rows whose lower bound meets {args.target}")
+    print("| q | " + " | ".join(str(ef) for ef in args.breadths) + " |")
+    print("|--:|" + "--:|" * len(args.breadths))
+    for q in args.sizes:
+        cells = []
+        for r in per_query.values():
+            met = 0
+            for _ in range(400):
+                s = r[draw.choice(len(r), q, replace=False)]
+                met += s.mean() - Z_95 * s.std(ddof=1) / np.sqrt(q) >= args.target
+            cells.append(f"{met / 400:.2f}")
+        print(f"| {q} | " + " | ".join(cells) + " |", flush=True)
+    print("\nthe calibration's own samples of 1,000 rows: recall / lower bound")
+    print("| seed | " + " | ".join(str(ef) for ef in args.breadths) + " |")
+    print("|--:|" + "--:|" * len(args.breadths))
+    for seed in (0, 1, 2):
+        sample = calibration_rows(len(x), 1000, seed)
+        truth, _ = exact_truth(x, sample)
+        cells = []
+        for ef in args.breadths:
+            index.hnsw.efSearch = ef
+            r = recall_per_query(index.search(np.ascontiguousarray(x[sample]), 6)[1], truth,
+                                 sample, 5)  # fmt: skip
+            cells.append(f"{r.mean():.4f} / {r.mean() - Z_95 * r.std(ddof=1) / np.sqrt(1000):.4f}")
+        print(f"| {seed} | " + " | ".join(cells) + " |", flush=True)
+    # the graph's level-0 lists as candidates: no search at all
+    graph = index.hnsw
+    links = faiss.vector_to_array(graph.neighbors)
+    offsets = faiss.vector_to_array(graph.offsets)
+    level0 = int(faiss.vector_to_array(graph.cum_nneighbor_per_level)[1])
+
+    def lists(i: int) -> np.ndarray:
+        own = links[int(offsets[i]) : int(offsets[i]) + level0]
+        return own[own >= 0]
+
+    for hops in (1, 2):
+        found, sizes = [], []
+        for i in rows:
+            near = lists(i)
+            if hops == 2:
+                near = np.concatenate([near, *[lists(int(j)) for j in near]])
+            near = np.unique(near[near != i])
+            sizes.append(len(near))
+            best = near[np.argsort(-(x[near] @ x[i]))[:5]]
+            found.append(np.pad(best, (0, 5 - len(best)), constant_values=-1))
+        recall = recall_per_query(np.stack(found), exact, rows, 5).mean()
+        print(f"graph lists, {hops} hop(s): recall@5 {recall:.3f}, {np.mean(sizes):.0f} candidates")
+
+
+def bench_order(args: argparse.Namespace) -> None:
+    """Does searching sentences in cluster order (so that consecutive queries walk the same
+    part of the graph) make the search cheaper? ``--queries`` rows of the cached crowded
+    vectors searched in chunks of 10K (as ``mine run`` does) at ``--ef``, in row order and
+    in the order of their spherical k-means cell (``--cells``), twice each, alternately; the
+    neighbours must be the same. Prints timings; no ledger."""
+    import faiss
+
+    work = Path(args.workdir)
+    x = crowded_vectors(work, args.n)
+    index = crowded_graph(x, work)
+    faiss.omp_set_num_threads(2)
+    rng = np.random.default_rng(0)
+    start = time.perf_counter()
+    kmeans = faiss.Kmeans(x.shape[1], args.cells, niter=10, seed=1, spherical=True)
+    kmeans.train(x[rng.choice(len(x), 64 * args.cells, replace=False)])
+    cell = kmeans.index.search(x, 1)[1][:, 0]
+    print(
+        f"k-means of {args.cells} cells, trained and assigned: {time.perf_counter() - start:.1f} s"
+    )
+    rows = np.sort(rng.choice(len(x), args.queries, replace=False))
+    orders = {"row": rows, "cell": rows[np.argsort(cell[rows], kind="stable")]}
+    index.hnsw.efSearch = args.ef
+    found = {}
+    for name in ("row", "cell", "row", "cell"):
+        order = orders[name]
+        ids = np.empty((len(order), 11), dtype=np.int64)
+        start = time.perf_counter()
+        for first in range(0, len(order), 10_000):
+            ids[first : first + 10_000] = index.search(x[order[first : first + 10_000]], 11)[1]
+        seconds = time.perf_counter() - start
+        found[name] = ids[np.argsort(order)]
+        print(f"{name} order: {1000 * seconds / len(order):.3f} ms a query (2 threads), "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
+    print("same neighbours:", np.array_equal(found["row"], found["cell"]))
+
+
 def bench_crowded(args: argparse.Namespace) -> None:
     """Which FAISS index searches crowded vectors cheaply: ``--n`` sentences (the real
     MultiPIT ones and perturbed copies, :func:`perturbed_variants`) embedded by the static
     student, each index of ``--specs`` (FAISS factory strings, ``NL`` for ``--nlist``, ``@EF``
     for an HNSW build breadth) built on 2 threads, then for each search breadth (IVF
     ``nprobe``, HNSW ``efSearch``; ``,RFlat`` specs re-rank the best ``--k-factor`` × 10
-    exactly) recall@5 of 2,000 sampled rows against exact search (their
-    own row left out) and ms a query on one thread. Prints a table; no ledger."""
+    exactly, e.g. ``PCA128,HNSW32,SQfp16,RFlat``: a graph of reduced vectors) recall@5 of
+    ``--rows`` sampled rows against exact search (their own row left out) and ms a query on
+    one thread. Prints a table; no ledger."""
     import faiss
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from ledger import machine
 
-    from parakit.vectors.encode import load_encoder
     from parakit.vectors.index import recall_per_query
 
-    work = Path(args.workdir)
-    work.mkdir(parents=True, exist_ok=True)
-    cache = work / f"perturbed-{args.n}.npy"
-    if not cache.is_file():
-        texts = list(perturbed_variants(multipit_sentences(159_979), args.n, seed=0))
-        encoder = load_encoder(str(static_student(work)), "torch", batch_size=1024)
-        np.save(work / "perturbed.tmp.npy", np.ascontiguousarray(encoder.encode(texts)))
-        os.replace(work / "perturbed.tmp.npy", cache)
-    x = np.load(cache)
+    x = crowded_vectors(Path(args.workdir), args.n)
     rng = np.random.default_rng(1)
     faiss.omp_set_num_threads(2)
-    rows, exact, exact_scores = sampled_truth(x, rng)
+    rows, exact, exact_scores = sampled_truth(x, rng, n_rows=args.rows)
     nlist = args.nlist or int(4 * np.sqrt(len(x)))
     info = machine()
     print(f"{len(x)} vectors of {x.shape[1]} dims; {info['cpu']}, {info['cores']} cores, "
@@ -1078,8 +1237,9 @@ def bench_crowded(args: argparse.Namespace) -> None:
         index = faiss.index_factory(x.shape[1], factory, faiss.METRIC_INNER_PRODUCT)
         faiss.omp_set_num_threads(2)
         start = time.perf_counter()
-        if "HNSW" in factory:
-            index.hnsw.efConstruction = int(breadth or 40)
+        graph = hnsw_inside(faiss, index)
+        if graph is not None:
+            graph.hnsw.efConstruction = int(breadth or 40)
         if not index.is_trained:
             index.train(x[rng.choice(len(x), min(len(x), 64 * nlist), replace=False)])
         for first in range(0, len(x), 100_000):
@@ -1088,13 +1248,15 @@ def bench_crowded(args: argparse.Namespace) -> None:
         faiss.omp_set_num_threads(1)
         for value in args.breadths:
             params = None
-            if "HNSW" in factory:
-                index.hnsw.efSearch = value
-            elif "RFlat" in factory:  # codes re-ranked exactly: the best k_factor * 10 found
+            if "RFlat" in factory:  # codes re-ranked exactly: the best k_factor * 10 found
                 params = faiss.IndexRefineSearchParameters(
                     k_factor=args.k_factor,
-                    base_index_params=faiss.SearchParametersIVF(nprobe=value),
+                    base_index_params=faiss.SearchParametersHNSW(efSearch=value)
+                    if graph is not None
+                    else faiss.SearchParametersIVF(nprobe=value),
                 )
+            elif graph is not None:
+                graph.hnsw.efSearch = value
             else:
                 faiss.extract_index_ivf(index).nprobe = value
             start = time.perf_counter()
@@ -1408,10 +1570,24 @@ def main() -> None:
         help="FAISS factory strings; NL: --nlist; @EF: an HNSW build breadth",
     )  # fmt: skip
     p.add_argument("--breadths", type=int, nargs="+", default=[8, 16, 32, 64, 128])
-    p.add_argument("--k-factor", type=int, default=4, help="re-ranking depth of ,RFlat specs")
+    p.add_argument("--k-factor", type=float, default=4, help="re-ranking depth of ,RFlat specs")
     p.add_argument(
         "--tie", type=float, default=1e-3, help="score margin of the tie-counting recall column"
     )
+    p.add_argument("--rows", type=int, default=2000, help="rows whose recall is measured")
+    p.add_argument("--workdir", default="out/bench-crowded")
+    p = sub.add_parser("calibration")
+    p.add_argument("--n", type=int, default=1_000_000, help="the crowded run's --n (its cache)")
+    p.add_argument("--rows", type=int, default=10_000)
+    p.add_argument("--breadths", type=int, nargs="+", default=[128, 160, 192, 256, 384])
+    p.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 8000])
+    p.add_argument("--target", type=float, default=0.95)
+    p.add_argument("--workdir", default="out/bench-crowded")
+    p = sub.add_parser("order")
+    p.add_argument("--n", type=int, default=1_000_000, help="the crowded run's --n (its cache)")
+    p.add_argument("--queries", type=int, default=250_000)
+    p.add_argument("--cells", type=int, default=1024)
+    p.add_argument("--ef", type=int, default=160)
     p.add_argument("--workdir", default="out/bench-crowded")
     p = sub.add_parser("route")
     p.add_argument("--n", type=int, default=200_000, help="the crowded run's --n (its cache)")
@@ -1439,6 +1615,8 @@ def main() -> None:
         "cluster": bench_cluster,
         "gaps": bench_gaps,
         "crowded": bench_crowded,
+        "calibration": bench_calibration,
+        "order": bench_order,
         "route": bench_route,
         "shard-recall": bench_shard_recall,
         "cascade": bench_cascade,
