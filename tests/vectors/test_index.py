@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
 import pytest
 
 from parakit.errors import MineError
-from parakit.vectors.index import VectorIndex, choose_kind, default_nlist
+from parakit.vectors.index import EF_STEPS, VectorIndex, choose_kind, default_nlist
 
 
 def _clustered(n: int = 4000, dim: int = 16, seed: int = 0) -> np.ndarray:
@@ -158,6 +159,27 @@ def test_calibrated_hnsw_tunes_ef_search():
     assert index.kind_ == "hnsw" and trials[0]["ef_search"] == 8 and trials[0]["lower"] < 0.95
     assert trials[-1]["ef_search"] == index.ef_search_ > 8
     assert _held_out_recall(index, x, _held_out_rows(index, len(x))) >= 0.95
+
+
+def test_calibration_stops_at_the_first_breadth_that_meets_the_target():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6000, 32)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    # a sparse graph, where the target needs a breadth above 64
+    index = VectorIndex(kind="hnsw", recall=0.97, hnsw_m=8, ef_construction=16).build(
+        _chunks(x), n=len(x)
+    )
+    cal = index.calibration_
+    trials = cal["trials"]
+    # the default sample: 4,000 rows (the bound within ~0.003 of the mean at recall 0.95)
+    assert cal["queries"] == 4000
+    assert all(t["lower"] < 0.97 for t in trials[:-1]) and trials[-1]["lower"] >= 0.97
+    assert index.ef_search_ == trials[-1]["ef_search"] > 64
+    # from 64 up the breadth grows by at most 1.25 a step, so it overshoots by at most that
+    wide = [t["ef_search"] for t in trials if t["ef_search"] >= 64]
+    assert wide == [64, 80, 96, 112, 128, 160, 192]
+    steps = [v for v in EF_STEPS if v >= 64]
+    assert all(b / a <= 1.25 for a, b in itertools.pairwise(steps))
 
 
 def test_impossible_target_falls_back_to_flat():

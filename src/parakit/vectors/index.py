@@ -86,7 +86,7 @@ NPROBE_STEPS = (1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 5
 #: time goes, and a step of 1.5 overshot the breadth the target needs by up to a third)
 EF_STEPS = (
     8, 12, 16, 24, 32, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640,
-    800, 1024, 1280, 1600, 2048,
+    800, 1000, 1250, 1500, 1800, 2000,
 )  # fmt: skip
 #: one-sided 95 % normal quantile: the calibrated recall must hold at this confidence
 Z_95 = 1.645
