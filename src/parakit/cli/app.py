@@ -217,13 +217,17 @@ def _usage_message(err: Any) -> str:
     return message
 
 
+#: options that act without a command (typer's completion pair included)
+EAGER_OPTIONS = ("-h", "--help", "--version", "--show-completion", "--install-completion")
+
+
 def missing_command(command: Any, args: list[str]) -> str | None:
     """The command path when ``args`` stop at a group (``parakit``, ``parakit mine``), else None.
 
     Checked before typer runs: typer's own "no arguments is help" prints the whole help page and
     then raises, where parakit gives one line.
     """
-    if any(arg in ("-h", "--help", "--version") for arg in args):
+    if any(arg in EAGER_OPTIONS for arg in args):
         return None
     path = ["parakit"]
     node = command
