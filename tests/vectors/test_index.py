@@ -175,10 +175,12 @@ def test_calibration_stops_at_the_first_breadth_that_meets_the_target():
     assert cal["queries"] == 4000
     assert all(t["lower"] < 0.97 for t in trials[:-1]) and trials[-1]["lower"] >= 0.97
     assert index.ef_search_ == trials[-1]["ef_search"] > 64
-    # from 64 up the breadth grows by at most 1.25 a step, so it overshoots by at most that
+    # from 64 up every step is tried in turn (where the graph stops varies a little: a build
+    # on several threads is not repeatable) and grows by at most 1.25, so it overshoots by
+    # at most that
     wide = [t["ef_search"] for t in trials if t["ef_search"] >= 64]
-    assert wide == [64, 80, 96, 112, 128, 160, 192]
     steps = [v for v in EF_STEPS if v >= 64]
+    assert len(wide) >= 3 and wide == steps[: len(wide)]
     assert all(b / a <= 1.25 for a, b in itertools.pairwise(steps))
 
 
