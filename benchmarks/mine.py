@@ -928,6 +928,9 @@ def bench_scale(args: argparse.Namespace) -> None:
             unit["hnsw_storage"] = VectorIndex().hnsw_storage
             # rows the recall target is measured on (the rows before the key: 1,000)
             unit["calibration_queries"] = VectorIndex().calibration_queries
+            # the CPU kind: the same run differs up to 3x between our machines (the rows
+            # before the key name theirs only in the machine column)
+            unit["cpu_kind"] = cpu_kind()
         if args.shards is not None:  # the rows before the flag have one shard per worker
             unit["shards"] = args.shards
         if ledger.has(unit):
@@ -984,6 +987,19 @@ def bench_scale(args: argparse.Namespace) -> None:
         }
         ledger.record(unit, metrics, clock=clock.read())
         print(json.dumps({"unit": unit, "metrics": metrics}))
+
+
+def cpu_kind() -> str:
+    """The best of ``amx``, ``avx512_bf16``, ``avx512``, ``avx2`` this CPU has: a ledger unit
+    measured on one kind is not a figure for the others."""
+    from parakit.vectors.precision import cpu_flags
+
+    flags = set(cpu_flags())
+    for kind, flag in (("amx", "amx_tile"), ("avx512_bf16", "avx512_bf16"),
+                       ("avx512", "avx512f"), ("avx2", "avx2")):  # fmt: skip
+        if flag in flags:
+            return kind
+    return "other"
 
 
 def count_gold(pairs_file: Path, real: list[str], gold: list[tuple[str, str]]) -> int:
