@@ -931,6 +931,10 @@ def bench_scale(args: argparse.Namespace) -> None:
             # the CPU kind: the same run differs up to 3x between our machines (the rows
             # before the key name theirs only in the machine column)
             unit["cpu_kind"] = cpu_kind()
+            # how a one-index run searches its own sentences (the rows before the key: from
+            # the graph's entry point)
+            if args.workers == 0 and args.shards is None:
+                unit["search_from"] = "own node"
         if args.shards is not None:  # the rows before the flag have one shard per worker
             unit["shards"] = args.shards
         if ledger.has(unit):
