@@ -931,6 +931,10 @@ def bench_scale(args: argparse.Namespace) -> None:
             # the CPU kind: the same run differs up to 3x between our machines (the rows
             # before the key name theirs only in the machine column)
             unit["cpu_kind"] = cpu_kind()
+            # how a one-index run searches its own sentences (the rows before the key: from
+            # the graph's entry point)
+            if args.workers == 0 and args.shards is None:
+                unit["search_from"] = "own node"
         if args.shards is not None:  # the rows before the flag have one shard per worker
             unit["shards"] = args.shards
         if ledger.has(unit):
@@ -1371,6 +1375,42 @@ def bench_shard_recall(args: argparse.Namespace) -> None:
         print(f"| {ef} | {per_query.mean():.4f} | {lower:.4f} | {ms:.3f} |", flush=True)
 
 
+def bench_selfstart(args: argparse.Namespace) -> None:
+    """Mining is a self-join: every sentence searched is a node of the graph. Does a search
+    that starts at the sentence's own node (``VectorIndex.search(..., rows=)``: FAISS
+    ``search_level_0``) find more at a smaller ``efSearch`` than one that descends from the
+    graph's entry point? On a finished ``mine run`` work folder (``emb/`` and its HNSW
+    index): ``--queries`` rows (seed 7) against exact search over all rows, own row left
+    out, both ways at each ``--ef``, on 2 threads. Prints a table; no ledger."""
+    import faiss
+
+    from parakit.vectors.index import Z_95, ChunkedVectors, VectorIndex, recall_per_query
+
+    work = Path(args.job)
+    vectors = ChunkedVectors(work / "emb")
+    n = sum(len(c) for c in vectors.chunks)
+    rows = np.sort(np.random.default_rng(7).choice(n, args.queries, replace=False))
+    queries = np.ascontiguousarray(vectors[rows], dtype=np.float32)
+    truth, _ = VectorIndex(recall_k=args.k)._exact(lambda: iter(vectors.chunks), None, queries)
+    index = VectorIndex.load(next(work.glob("**/index.faiss")).parent)
+    faiss.omp_set_num_threads(2)
+    graph = faiss.downcast_index(index.index_.index).hnsw
+    print(f"{n:,} vectors, {len(rows):,} queries, recall@{args.k}; ms a query on 2 threads")
+    print("| `efSearch` | from the entry point | ms | from the own node | ms |")
+    print("|--:|--:|--:|--:|--:|")
+    for ef in args.ef:
+        graph.efSearch = ef
+        cells = []
+        for own in (None, rows):
+            start = time.perf_counter()
+            found = index.search(queries, args.k + 1, rows=own)[1]
+            ms = 1000 * (time.perf_counter() - start) / len(rows)
+            r = recall_per_query(found, truth, rows, args.k)
+            lower = r.mean() - Z_95 * r.std(ddof=1) / np.sqrt(len(r))
+            cells += [f"{r.mean():.4f} (lower {lower:.4f})", f"{ms:.3f}"]
+        print(f"| {ef} | " + " | ".join(cells) + " |", flush=True)
+
+
 def bench_gaps(args: argparse.Namespace) -> None:
     """How crowded a mining run's neighbourhoods are: for ``--sample`` rows of the job's
     embeddings, the cosine gap between the exact ``k``-th and ``k+1``-th neighbours (own row
@@ -1614,6 +1654,11 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=1000)
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--ef", type=int, nargs="+", default=[8, 12, 16, 24, 32, 48])
+    p = sub.add_parser("selfstart")
+    p.add_argument("job", help="a mine run work folder with an HNSW index")
+    p.add_argument("--queries", type=int, default=4000)
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--ef", type=int, nargs="+", default=[16, 24, 32, 48, 64, 96, 128, 160])
     p = sub.add_parser("gaps")
     p.add_argument("job", help="a mine run's work folder (its emb/ chunks)")
     p.add_argument("--k", type=int, default=5)
@@ -1635,6 +1680,7 @@ def main() -> None:
         "order": bench_order,
         "route": bench_route,
         "shard-recall": bench_shard_recall,
+        "selfstart": bench_selfstart,
         "cascade": bench_cascade,
         "codes": bench_codes,
         "static": bench_static,

@@ -1302,6 +1302,7 @@ class Errors:
     E801_queries_must_shape = "queries must have shape (n, {dim}), got {queries_shape}"
     E801_recall_calibration_queries = "recall_k and calibration_queries must be >= 1"
     E801_ef_construction_least = "ef_construction must be >= 1, got {ef_construction}"
+    E801_rows_one_query = "rows must give one index id per query: {rows} rows for {queries} queries"
     E801_unknown_hnsw_storage = "unknown hnsw_storage {storage!r}; use one of: {storages}"
     E801_recall_target_must = "recall target must be in (0, 1], got {recall}; e.g. 0.95"
     E801_rescore_min_teacher = (

@@ -246,6 +246,46 @@ def test_recall_target_calibrates_index_and_records_it(tmp_path):
     assert recall_per_query(knn, truth, rows, 5).mean() >= 0.9
 
 
+def test_self_mining_searches_each_sentence_from_its_own_node(tmp_path, monkeypatch):
+    from parakit.vectors.index import VectorIndex, recall_per_query
+
+    n = 6000
+    encoder = ClusteredVectors(n)
+    collection = tmp_path / "c.txt"
+    collection.write_text("".join(f"s{i}\n" for i in range(n)))
+    started = []
+    search_from_rows = VectorIndex._search_from_rows
+
+    def spy(self, queries, rows, width):
+        started.extend(np.asarray(rows).tolist())
+        return search_from_rows(self, queries, rows, width)
+
+    monkeypatch.setattr(VectorIndex, "_search_from_rows", spy)
+    options = {"hnsw_m": 8, "ef_construction": 16, "threads": 1, "calibration_queries": 1000}
+    settings = dict(k=5, recall=0.9, index_kind="hnsw", index_options=options, progress=False)
+    result = mine(
+        collection, tmp_path / "w", encoder, output=tmp_path / "o.jsonl", chunk_size=2000,
+        **settings,
+    )  # fmt: skip
+    info = result.index["all"]
+    assert info["self_join"] and info["calibration"]["searched_from"] == "own node"
+    # the calibration's 1,000 rows, then every sentence of the collection, from its own row
+    assert sorted(started[1000:]) == list(range(n))
+    rows = np.arange(0, n, 7)
+    truth = VectorIndex(kind="flat").build(lambda: iter([encoder.x])).search(encoder.x[rows], 6)[1]
+    knn = np.load(tmp_path / "w" / "knn_ids.npy")[rows]
+    assert recall_per_query(knn, truth, rows, 5).mean() >= 0.9
+    # a query file's sentences are not the index's rows: searched from the entry point
+    started.clear()
+    queries = mine(
+        collection, tmp_path / "q", encoder, queries=collection, output=tmp_path / "q.jsonl",
+        chunk_size=2000, **settings,
+    )  # fmt: skip
+    info = queries.index["all"]
+    assert not info["self_join"] and info["calibration"]["searched_from"] == "entry point"
+    assert started == []
+
+
 class ModelFolderEncoder(BagOfWords):
     """A bag of words that signs as a model loaded from a local folder (as offline-minilm)."""
 

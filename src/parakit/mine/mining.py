@@ -689,7 +689,8 @@ def _build_indexes(
             metric=metric,
             nprobe=nprobe,
             workdir=folder if options.get("on_disk") else None,
-            **options,
+            # the collection searched against itself: each sentence from its own node
+            **{"self_join": queries is None, **options},
         )
         calibration = None
         if queries is not None and index.recall is not None:
@@ -758,8 +759,10 @@ def _search(
             start = chunk * chunk_size
             vectors = np.load(emb / f"{chunk:05d}.npy")
             stop = start + len(vectors)
+            own = np.arange(start, stop) if queries is None else None  # a self-join's rows
             if not same_source:
-                ids = indexes[-1].search(vectors, wide)[1]
+                index = indexes[-1]
+                ids = index.search(vectors, wide, own if index.self_join else None)[1]
             else:
                 local_codes = qcodes[start:stop]
                 ids = np.full((len(vectors), wide), -1, dtype=np.int64)
@@ -767,7 +770,9 @@ def _search(
                     if int(code) not in indexes:
                         continue  # a query source absent from the collection: no neighbours
                     rows = np.flatnonzero(local_codes == code)
-                    ids[rows] = indexes[int(code)].search(vectors[rows], wide)[1]
+                    index = indexes[int(code)]
+                    starts = own[rows] if own is not None and index.self_join else None
+                    ids[rows] = index.search(vectors[rows], wide, starts)[1]
             scores, ids = exact_order(vectors, ids, collection, width, metric)
             knn_ids[start:stop], knn_scores[start:stop] = ids, scores
             knn_ids.flush()
