@@ -1380,7 +1380,8 @@ def bench_selfstart(args: argparse.Namespace) -> None:
     that starts at the sentence's own node (``VectorIndex.search(..., rows=)``: FAISS
     ``search_level_0``) find more at a smaller ``efSearch`` than one that descends from the
     graph's entry point? On a finished ``mine run`` work folder (``emb/`` and its HNSW
-    index): ``--queries`` rows (seed 7) against exact search over all rows, own row left
+    index; ``--ef-construction N``: a graph of that build breadth built here from ``emb/``,
+    timed): ``--queries`` rows (seed 7) against exact search over all rows, own row left
     out, both ways at each ``--ef``, on 2 threads. Prints a table; no ledger."""
     import faiss
 
@@ -1392,8 +1393,15 @@ def bench_selfstart(args: argparse.Namespace) -> None:
     rows = np.sort(np.random.default_rng(7).choice(n, args.queries, replace=False))
     queries = np.ascontiguousarray(vectors[rows], dtype=np.float32)
     truth, _ = VectorIndex(recall_k=args.k)._exact(lambda: iter(vectors.chunks), None, queries)
-    index = VectorIndex.load(next(work.glob("**/index.faiss")).parent)
     faiss.omp_set_num_threads(2)
+    if args.ef_construction:
+        start = time.perf_counter()
+        index = VectorIndex(kind="hnsw", ef_construction=args.ef_construction, self_join=True)
+        index.build(lambda: iter(vectors.chunks), n=n, progress=True)
+        print(f"graph of build breadth {args.ef_construction}: "
+              f"{time.perf_counter() - start:.0f} s on 2 threads")  # fmt: skip
+    else:
+        index = VectorIndex.load(next(work.glob("**/index.faiss")).parent)
     graph = faiss.downcast_index(index.index_.index).hnsw
     print(f"{n:,} vectors, {len(rows):,} queries, recall@{args.k}; ms a query on 2 threads")
     print("| `efSearch` | from the entry point | ms | from the own node | ms |")
@@ -1659,6 +1667,7 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=4000)
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--ef", type=int, nargs="+", default=[16, 24, 32, 48, 64, 96, 128, 160])
+    p.add_argument("--ef-construction", type=int, default=None, help="build a graph here")
     p = sub.add_parser("gaps")
     p.add_argument("job", help="a mine run's work folder (its emb/ chunks)")
     p.add_argument("--k", type=int, default=5)
