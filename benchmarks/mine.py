@@ -1343,15 +1343,7 @@ def bench_shard_recall(args: argparse.Namespace) -> None:
     rows = np.sort(np.random.default_rng(1).choice(n, args.queries, replace=False))
     queries = np.ascontiguousarray(vectors[rows], dtype=np.float32)
     faiss.omp_set_num_threads(2)
-    best_s = np.full((len(rows), 0), -np.inf, dtype=np.float32)
-    best_i = np.zeros((len(rows), 0), dtype=np.int64)
-    for number, chunk in enumerate(vectors.chunks):
-        scores, ids = faiss.knn(
-            queries, np.ascontiguousarray(chunk), args.k + 1, metric=faiss.METRIC_INNER_PRODUCT
-        )
-        best_s, best_i = merge_results(
-            [(best_s, best_i), (scores, ids + number * vectors.chunk_size)], args.k + 1
-        )
+    best_i, _ = VectorIndex(recall_k=args.k)._exact(lambda: iter(vectors.chunks), None, queries)
     found: dict[int, list] = {ef: [] for ef in args.ef}
     seconds: dict[int, float] = dict.fromkeys(args.ef, 0.0)
     paths = ShardedIndex.load(work / "shards").paths
