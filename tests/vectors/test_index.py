@@ -220,6 +220,12 @@ def test_a_self_join_searches_each_row_from_its_own_node():
     # from the own node
     own_recall = recall_per_query(from_own, truth, ids[rows], 5).mean()
     assert own_recall >= recall_per_query(from_entry, truth, ids[rows], 5).mean() + 0.03
+    # rows that are not the queries' own cost recall, never a made-up score: every score is
+    # the found row's own (at half precision)
+    position = {int(i): p for p, i in enumerate(ids)}
+    scores, found = index.search(x[rows], 6, rows=ids[rows[::-1]])
+    exact = [[x[q] @ x[position[int(i)]] for i in f] for q, f in zip(rows, found, strict=True)]
+    np.testing.assert_allclose(scores, exact, atol=2e-3)
     # a query the index does not hold (-1, or an unknown id) is searched from the entry point
     missing = np.array([-1, 5], dtype=np.int64)
     assert (index.search(x[:2], 6, rows=missing)[1] == index.search(x[:2], 6)[1]).all()

@@ -871,10 +871,16 @@ class VectorIndex:
             dist[lost], found[lost] = self.index_.search(queries[lost], width)
         if held.any():
             sub = np.ascontiguousarray(queries[held])
-            # the start node's score in FAISS's convention: itself (ip), distance 0 (l2)
-            own = np.einsum("ij,ij->i", sub, sub) if self.metric == "ip" else np.zeros(len(sub))
-            own = np.ascontiguousarray(own, dtype=np.float32)
             nodes = np.ascontiguousarray(start[held], dtype=np.int32)
+            # the start node's own score in FAISS's convention, from its stored vector: a
+            # row that is not the query's own costs recall, never a made-up score
+            stored = faiss.downcast_index(graph.storage).reconstruct_batch(nodes.astype(np.int64))
+            own = (
+                np.einsum("ij,ij->i", sub, stored)
+                if self.metric == "ip"
+                else np.einsum("ij,ij->i", sub - stored, sub - stored)
+            )
+            own = np.ascontiguousarray(own, dtype=np.float32)
             d = np.empty((len(sub), width), dtype=np.float32)
             i = np.empty((len(sub), width), dtype=np.int64)
             graph.search_level_0(
