@@ -254,13 +254,14 @@ def test_self_mining_searches_each_sentence_from_its_own_node(tmp_path, monkeypa
     collection = tmp_path / "c.txt"
     collection.write_text("".join(f"s{i}\n" for i in range(n)))
     started = []
-    search_from_rows = VectorIndex._search_from_rows
+    faiss_search = VectorIndex._faiss_search
 
-    def spy(self, queries, rows, width):
-        started.extend(np.asarray(rows).tolist())
-        return search_from_rows(self, queries, rows, width)
+    def spy(self, queries, width, rows=None):
+        if rows is not None:
+            started.extend(np.asarray(rows).tolist())
+        return faiss_search(self, queries, width, rows)
 
-    monkeypatch.setattr(VectorIndex, "_search_from_rows", spy)
+    monkeypatch.setattr(VectorIndex, "_faiss_search", spy)
     options = {"hnsw_m": 8, "ef_construction": 16, "threads": 1, "calibration_queries": 1000}
     settings = dict(k=5, recall=0.9, index_kind="hnsw", index_options=options, progress=False)
     result = mine(

@@ -231,6 +231,8 @@ def test_a_self_join_searches_each_row_from_its_own_node():
     assert (index.search(x[:2], 6, rows=missing)[1] == index.search(x[:2], 6)[1]).all()
     with pytest.raises(MineError, match="one index id per query: 1 rows for 2 queries"):
         index.search(x[:2], 6, rows=np.array([3]))
+    with pytest.raises(MineError, match="one index id per query: 2x1 rows for 2 queries"):
+        index.search(x[:2], 6, rows=np.array([[3], [4]]))
 
 
 def test_a_self_join_is_calibrated_from_the_own_node(tmp_path):

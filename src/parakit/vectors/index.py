@@ -609,10 +609,8 @@ class VectorIndex:
     ) -> tuple[float, float, float]:
         """(mean recall@k, its 95 % one-sided lower bound, seconds) of the current index."""
         started = time.perf_counter()
-        if self._calibration_rows and self.kind_ == "hnsw":
-            _, found = self._search_from_rows(queries, query_ids, self.recall_k + 1)
-        else:
-            _, found = self.index_.search(queries, self.recall_k + 1)
+        rows = query_ids if self._calibration_rows else None
+        _, found = self._faiss_search(queries, self.recall_k + 1, rows)
         seconds = time.perf_counter() - started
         per_query = recall_per_query(found, truth, query_ids, self.recall_k)
         mean = float(per_query.mean())
@@ -839,27 +837,26 @@ class VectorIndex:
             raise VectorError(
                 Errors.E801_queries_must_shape.format(dim=self.dim_, queries_shape=queries.shape)
             )
-        if rows is not None and self.kind_ == "hnsw":
-            if len(rows) != len(queries):
-                raise VectorError(
-                    Errors.E801_rows_one_query.format(rows=len(rows), queries=len(queries))
-                )
-            scores, ids = self._search_from_rows(queries, np.asarray(rows), k + TIE_MARGIN)
-        else:
-            scores, ids = self.index_.search(queries, k + TIE_MARGIN)
+        if rows is not None and np.shape(rows) != (len(queries),):
+            shape = "x".join(str(size) for size in np.shape(rows))
+            raise VectorError(Errors.E801_rows_one_query.format(rows=shape, queries=len(queries)))
+        scores, ids = self._faiss_search(queries, k + TIE_MARGIN, rows)
         if self.metric == "l2":
             scores = -scores
         scores = np.where(ids < 0, -np.inf, scores).astype(np.float32)
         return order_ties(scores, ids, k)
 
-    def _search_from_rows(
-        self, queries: np.ndarray, rows: np.ndarray, width: int
+    def _faiss_search(
+        self, queries: np.ndarray, width: int, rows: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """FAISS's search output (scores in its own convention, ids) of an HNSW graph searched
-        on level 0 from each query's own node (FAISS ``search_level_0``); queries whose row
-        the graph lacks are searched from the entry point."""
+        """FAISS's search output (scores in its own convention, ids). With ``rows``, an HNSW
+        graph is searched on level 0 from each query's own node (FAISS ``search_level_0``),
+        queries whose row the graph lacks from the entry point; without them, or for the
+        other kinds, the index's own search."""
         import faiss
 
+        if rows is None or self.kind_ != "hnsw":
+            return self.index_.search(queries, width)
         graph = faiss.downcast_index(self.index_.index)
         start = self._positions(np.asarray(rows, dtype=np.int64))
         queries = np.ascontiguousarray(queries, dtype=np.float32)
@@ -893,24 +890,22 @@ class VectorIndex:
         return dist, found
 
     def _id_map(self) -> np.ndarray:
-        """The ids of the graph's nodes, in node order (cached until the index grows)."""
+        """The ids of the graph's nodes, in node order, and their sorting order (cached until
+        the index grows)."""
         import faiss
 
         cached = getattr(self, "_id_map_cache", None)
         if cached is None or len(cached) != self.index_.ntotal:
             cached = faiss.vector_to_array(self.index_.id_map)
-            self._id_map_cache = cached
-            self._id_order = None if (np.diff(cached) > 0).all() else np.argsort(cached)
+            self._id_map_cache, self._id_order = cached, np.argsort(cached, kind="stable")
         return cached
 
     def _positions(self, rows: np.ndarray) -> np.ndarray:
         """The node of each id in ``rows`` (-1 where the index does not hold it)."""
         id_map = self._id_map()
-        order = self._id_order
-        keys = id_map if order is None else id_map[order]
-        at = np.minimum(np.searchsorted(keys, rows), len(keys) - 1)
-        nodes = at if order is None else order[at]
-        return np.where(keys[at] == rows, nodes, -1)
+        at = np.searchsorted(id_map, rows, sorter=self._id_order)
+        nodes = self._id_order[np.minimum(at, len(id_map) - 1)]
+        return np.where(id_map[nodes] == rows, nodes, -1)
 
     def set_nprobe(self, nprobe: int) -> None:
         """Change the IVF cells visited per query (recall/speed trade-off) after building."""
