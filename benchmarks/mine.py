@@ -968,6 +968,7 @@ def bench_scale(args: argparse.Namespace) -> None:
         with (
             TreeMemory() as memory,
             cluster_client(args.workers) if args.workers else _no_client() as client,
+            StageRecorder(unit, job, memory, args.commit) if args.stages else _no_client(),
         ):
             result = mine(
                 collection, job, encoder, output=job / "pairs.jsonl", k=5, recall=args.recall,
@@ -991,6 +992,100 @@ def bench_scale(args: argparse.Namespace) -> None:
         }
         ledger.record(unit, metrics, clock=clock.read())
         print(json.dumps({"unit": unit, "metrics": metrics}))
+
+
+class StageRecorder:
+    """``--stages``: a run too long for one session still leaves its figures. Each step of
+    ``mine()`` (store, embed, index, search, ...) is one unit of the ``mine-scale-stages``
+    ledger as soon as it ends (its seconds, the memory peak so far, for the index the breadth
+    and recall it was calibrated to), and the search, the longest step, records its rate at
+    5, 10, 25, 50 and 75 % of the sentences (from the checkpoint marks ``mine()`` writes per
+    chunk), with the search time it projects for all of them. It wraps ``mine()``'s step
+    timer, so what is timed is the real run, not a copy of it."""
+
+    MILESTONES = (0.05, 0.10, 0.25, 0.50, 0.75)
+
+    def __init__(self, unit: dict[str, Any], job: Path, memory: TreeMemory, commit: bool) -> None:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from ledger import Ledger
+
+        self.unit, self.job, self.memory = unit, job, memory
+        self.ledger = Ledger("mine-scale-stages", commit=commit)
+        self._stop: Any = None
+
+    def _record(self, step: str, metrics: dict[str, Any], clock: Any) -> None:
+        metrics = {**metrics, "peak_rss_mb": round(peak_mb()),
+                   "peak_tree_anon_mb": round(self.memory.peak_anon_mb)}  # fmt: skip
+        self.ledger.record({**self.unit, "step": step}, metrics, clock=clock.read())
+
+    def __enter__(self) -> StageRecorder:
+        import threading
+
+        from ledger import UnitClock
+
+        from parakit.mine import mining
+
+        recorder, timer = self, mining._Timer
+        self._timer = timer
+
+        class RecordingTimer(timer):
+            @contextlib.contextmanager
+            def __call__(self, step: str) -> Iterator[None]:
+                clock = UnitClock()
+                if step == "search":
+                    recorder._watch_search(clock)
+                with timer.__call__(self, step):
+                    yield
+                if recorder._stop is not None:
+                    recorder._stop.set()
+                metrics: dict[str, Any] = {"seconds": round(self[step], 1)}
+                if step == "index":
+                    metrics.update(recorder._index_metrics())
+                recorder._record(step, metrics, clock)
+
+        mining._Timer = RecordingTimer
+        self._threading = threading
+        return self
+
+    def _index_metrics(self) -> dict[str, Any]:
+        meta = json.loads(next(self.job.glob("index/*/index.json")).read_text())
+        calibration = meta.get("calibration") or {}
+        return {"index_kind": meta.get("kind"), "ef_search": meta.get("ef_search"),
+                "recall_estimate": meta.get("recall_estimate"),
+                "recall_lower": calibration.get("recall_lower"),
+                "calibration_ms_per_query": calibration.get("approx_ms_per_query")}  # fmt: skip
+
+    def _watch_search(self, clock: Any) -> None:
+        stop = self._stop = self._threading.Event()
+        n = len(np.load(self.job / "store" / "hashes.npy", mmap_mode="r"))
+        chunk = 10_000
+        start = time.perf_counter()
+
+        def watch() -> None:
+            todo = list(self.MILESTONES)
+            while todo and not stop.wait(5.0):
+                done = len(list((self.job / "knn_done").glob("*")))
+                rows = min(done * chunk, n)
+                if rows >= todo[0] * n:
+                    seconds = time.perf_counter() - start
+                    self._record(
+                        f"search {round(100 * todo[0])}%",
+                        {"seconds": round(seconds, 1), "rows": rows,
+                         "ms_per_query": round(1000 * seconds / rows, 4),
+                         "projected_search_s": round(seconds * n / rows, 1)},
+                        clock,
+                    )  # fmt: skip
+                    while todo and rows >= todo[0] * n:
+                        todo.pop(0)
+
+        self._threading.Thread(target=watch, daemon=True).start()
+
+    def __exit__(self, *exc: object) -> None:
+        from parakit.mine import mining
+
+        mining._Timer = self._timer
+        if self._stop is not None:
+            self._stop.set()
 
 
 def cpu_kind() -> str:
@@ -1618,6 +1713,11 @@ def main() -> None:
     )  # fmt: skip
     p.add_argument("--workdir", default="out/bench-scale")
     p.add_argument("--commit", action="store_true", help="commit each ledger line")
+    p.add_argument(
+        "--stages", action="store_true",
+        help="also record each step as it ends, and the search's rate on the way "
+        "(ledger mine-scale-stages): figures from a run longer than a session",
+    )  # fmt: skip
     p = sub.add_parser("crowded")
     p.add_argument("--n", type=int, default=2_000_000)
     p.add_argument("--nlist", type=int, default=None, help="IVF cells (default 4 sqrt(n))")
