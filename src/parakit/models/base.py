@@ -254,14 +254,7 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
         self.classes_ = np.array(classes, dtype=object)
         self.label_type_ = data.label_type
         self.scheme_ = data.scheme.spec() if data.scheme is not None else _guess_scheme(classes)
-        dev = None
-        if eval_set is not None:
-            dev = (
-                as_pair_input(eval_set, require_labels=True)
-                if isinstance(eval_set, PairSet)
-                else as_pair_input(eval_set[0], eval_set[1], eval_set[2], require_labels=True)
-            )
-            self._check_dev_labels(dev, classes)
+        dev = self._dev_input(eval_set, classes)
         self._fit_callbacks = tuple(callbacks)  # not a parameter: lives for this call only
         try:
             self._fit(data, dev)
@@ -373,6 +366,16 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
         return model
 
     # -- for subclasses ------------------------------------------------------------------------
+    def _dev_input(self, eval_set: Any, classes: list[str]) -> PairInput | None:
+        """``eval_set`` (pairs, or ``(texts1, texts2, labels)``) validated, its labels checked
+        by :meth:`_check_dev_labels`; None without one."""
+        if eval_set is None:
+            return None
+        pairs = isinstance(eval_set, PairSet) or isinstance(next(iter(eval_set), None), Pair)
+        dev = as_pair_input(*((eval_set,) if pairs else eval_set), require_labels=True)
+        self._check_dev_labels(dev, classes)
+        return dev
+
     def _check_dev_labels(self, dev: PairInput, classes: list[str]) -> None:
         """Reject development labels the model cannot predict."""
         unknown = sorted(set(dev.labels or []) - set(classes))

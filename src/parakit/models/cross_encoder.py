@@ -457,14 +457,7 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         self.classes_ = np.array(["0", "1"], dtype=object)
         self.label_type_ = "str"
         self.scheme_ = get_scheme("binary").spec()
-        dev = None
-        if eval_set is not None:
-            dev = (
-                as_pair_input(eval_set, require_labels=True)
-                if not isinstance(eval_set, tuple)
-                else as_pair_input(eval_set[0], eval_set[1], eval_set[2], require_labels=True)
-            )
-            self._check_dev_labels(dev, ["0", "1"])
+        dev = self._dev_input(eval_set, ["0", "1"])
         # the loop carries the soft labels as strings; _targets turns them into floats
         soft_data = PairInput(data.texts1, data.texts2, [repr(float(v)) for v in values], data.ids)
         self._soft_targets = True
