@@ -273,10 +273,12 @@ class Seq2SeqGenerator(TransformerEstimator):
         self.model_ = model.to(self.device_)
 
     # -- encoding ------------------------------------------------------------------------------
-    def _separator_ids(self) -> list[int]:
+    def _prompt(self, source: str) -> list[int]:
+        """A decoder-only model's prompt: the source's ids (up to ``max_length``), a separator."""
         tok = self.tokenizer_
+        ids = tok(source, add_special_tokens=False, truncation=True, max_length=self.max_length)
         sep = tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id
-        return [sep]
+        return ids["input_ids"] + [sep]
 
     def _encode_batch(self, batch: Sequence[tuple[str, str]]) -> dict[str, Any]:
         import torch
@@ -284,19 +286,10 @@ class Seq2SeqGenerator(TransformerEstimator):
         tok = self.tokenizer_
         if self.architecture_ == "decoder-only":
             # prompt = source + separator; the loss only covers target + eos
-            sep = self._separator_ids()
             eos = self.model_.config.eos_token_id
             rows, labels = [], []
             for source, target in batch:
-                src = (
-                    tok(
-                        source,
-                        add_special_tokens=False,
-                        truncation=True,
-                        max_length=self.max_length,
-                    )["input_ids"]
-                    + sep
-                )
+                src = self._prompt(source)
                 tgt = tok(
                     target,
                     add_special_tokens=False,
@@ -492,17 +485,7 @@ class Seq2SeqGenerator(TransformerEstimator):
             chunk = texts[k : k + size]
             with torch.no_grad(), self.autocast():
                 if self.architecture_ == "decoder-only":
-                    sep = self._separator_ids()
-                    rows = [
-                        tok(
-                            t,
-                            add_special_tokens=False,
-                            truncation=True,
-                            max_length=self.max_length,
-                        )["input_ids"]
-                        + sep
-                        for t in chunk
-                    ]
+                    rows = [self._prompt(t) for t in chunk]
                     width = max(len(r) for r in rows)
                     pad = tok.pad_token_id
                     ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows])
