@@ -107,8 +107,8 @@ WRITERS: Registry[Callable[..., Any]] = Registry(
     "writers",
     {
         "jsonl": write_jsonl,
-        "csv": lambda ps, path, **o: write_table(ps, path, delimiter=",", **o),
-        "tsv": lambda ps, path, **o: write_table(ps, path, delimiter="\t", **o),
+        "csv": partial(write_table, delimiter=","),
+        "tsv": partial(write_table, delimiter="\t"),
         "turku": write_turku,
         "parquet": write_parquet,
         "label-studio": write_label_studio,
@@ -412,16 +412,5 @@ def write(pairs: PairSet, path: str | Path, format: str | None = None, **options
             ),
             path=path,
         ) from None
-    real = {
-        "jsonl": write_jsonl,
-        "csv": write_table,
-        "tsv": write_table,
-        "turku": write_turku,
-        "parquet": write_parquet,
-        "label-studio": write_label_studio,
-        "doccano": write_doccano,
-        "prodigy": write_prodigy,
-    }
-    if format in real:
-        _check_options(partial(real[format], pairs), format, path, options)
+    _check_options(partial(writer, pairs), format, path, options)
     return writer(pairs, path, **options)
