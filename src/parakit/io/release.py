@@ -34,6 +34,7 @@ import re
 import shutil
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -199,32 +200,21 @@ def _parquet(rows: list[dict[str, Any]], features: Any) -> tuple[bytes, int]:
 def _check(pairs: PairSet, folder: Path) -> list[str]:
     """Refuse what a release cannot hold; returns the split names in release order."""
     for index, pair in enumerate(pairs, start=1):
+        error = partial(DataFormatError, path=folder, line=index, unit="record")
         if pair.label is None:
-            raise DataFormatError(
-                Errors.E130_pair_label_release.format(pair_id=pair.id),
-                path=folder,
-                line=index,
-                field="label",
-                unit="record",
-            )
+            raise error(Errors.E130_pair_label_release.format(pair_id=pair.id), field="label")
         if pair.split is None or not _SPLIT_NAME.match(pair.split):
-            raise DataFormatError(
+            raise error(
                 Errors.E131_pair_split_every.format(pair_id=pair.id, pair_split=pair.split),
-                path=folder,
-                line=index,
                 field="split",
-                unit="record",
             )
         for side, span in ((1, pair.span1), (2, pair.span2)):
             if span is not None and span.doc_id not in pairs.documents:
-                raise DataFormatError(
+                raise error(
                     Errors.E132_pair_span_names.format(
                         pair_id=pair.id, side=side, span_doc_id=span.doc_id
                     ),
-                    path=folder,
-                    line=index,
                     field=f"span{side}",
-                    unit="record",
                 )
     return _split_order(sorted({p.split for p in pairs if p.split is not None}))
 
