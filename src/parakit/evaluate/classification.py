@@ -164,16 +164,12 @@ def threshold_sweep(
     rows = []
     for t in thresholds:
         pred = s >= t
-        tp = float(np.sum(pred & (truth == 1)))
-        precision = tp / pred.sum() if pred.sum() else 0.0
-        recall = tp / (truth == 1).sum() if (truth == 1).sum() else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        scores = _prf(truth == 1, pred, True)
+        del scores["support"]
         rows.append(
             {
                 "threshold": float(t),
-                "precision": float(precision),
-                "recall": float(recall),
-                "f1": float(f1),
+                **scores,
                 "accuracy": float(np.mean(pred == (truth == 1))),
                 "predicted_positive": int(pred.sum()),
             }
@@ -251,19 +247,17 @@ def turku_table(y_true: Sequence[str], y_pred: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def _prf_row(name: str, r: dict[str, float], digits: int = 2) -> str:
+    """A Markdown table row: ``name``, P/R/F in percent with ``digits`` decimals, support."""
+    p, rc, f = (f"{100 * r[k]:.{digits}f}" for k in ("precision", "recall", "f1"))
+    return f"| {name} | {p} | {rc} | {f} | {r['support']} |"
+
+
 def turku_table_markdown(table: dict[str, Any]) -> str:
     """Markdown of :func:`turku_table` (percentages, as in the paper)."""
     lines = ["| label | P | R | F | support |", "|---|---:|---:|---:|---:|"]
-    for label, r in table["rows"].items():
-        lines.append(
-            f"| {label} | {100 * r['precision']:.1f} | {100 * r['recall']:.1f} | "
-            f"{100 * r['f1']:.1f} | {r['support']} |"
-        )
-    w = table["weighted"]
-    lines.append(
-        f"| W. avg | {100 * w['precision']:.1f} | {100 * w['recall']:.1f} | "
-        f"{100 * w['f1']:.1f} | {w['support']} |"
-    )
+    lines += [_prf_row(label, r, 1) for label, r in table["rows"].items()]
+    lines.append(_prf_row("W. avg", table["weighted"], 1))
     lines.append(f"| Acc | | | {100 * table['accuracy']:.1f} | {table['n']} |")
     return "\n".join(lines)
 
@@ -306,20 +300,12 @@ class ClassificationReport:
             "| class | precision | recall | F1 | support |",
             "|---|---:|---:|---:|---:|",
         ]
-
-        def row(name: str, r: dict[str, float]) -> str:
-            return (
-                f"| {name} | {100 * r['precision']:.2f} | {100 * r['recall']:.2f} | "
-                f"{100 * r['f1']:.2f} | {r['support']} |"
-            )
-
-        for label, r in m["per_class"].items():
-            lines.append(row(label, r))
-        for name in ("positive", "negative"):
-            if name in m:
-                lines.append(row(f"**{name}**", m[name]))
-        lines.append(row("macro avg", m["macro"]))
-        lines.append(row("weighted avg", m["weighted"]))
+        lines += [_prf_row(label, r) for label, r in m["per_class"].items()]
+        lines += [
+            _prf_row(f"**{name}**", m[name]) for name in ("positive", "negative") if name in m
+        ]
+        lines.append(_prf_row("macro avg", m["macro"]))
+        lines.append(_prf_row("weighted avg", m["weighted"]))
         cm = m["confusion_matrix"]
         if cm["matrix"]:
             lines += [
