@@ -49,12 +49,8 @@ class _ChunkedProgress:
     """An encoder that encodes in chunks and advances a progress bar (for silent encoders)."""
 
     def __init__(self, encoder: Any, progress: Any, task: Any, chunk_size: int = 512) -> None:
-        self.encoder, self.progress, self.task, self.chunk_size = (
-            encoder,
-            progress,
-            task,
-            chunk_size,
-        )
+        self.encoder, self.progress, self.task = encoder, progress, task
+        self.chunk_size = chunk_size
 
     def encode(self, texts: Any) -> Any:
         import numpy as np

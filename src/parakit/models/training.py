@@ -194,13 +194,8 @@ def _trainer_class() -> Any:
             **kwargs: Any,
         ) -> None:
             super().__init__(*args, **kwargs)
-            self.precision = precision
-            self.loss_fn, self.evaluator, self.target, self.started = (
-                loss_fn,
-                evaluator,
-                target,
-                started,
-            )
+            self.precision, self.loss_fn, self.evaluator = precision, loss_fn, evaluator
+            self.target, self.started = target, started
             # our loss is a mean over the micro batch: Trainer divides it by the accumulation
             self.model_accepts_loss_kwargs = False
 
