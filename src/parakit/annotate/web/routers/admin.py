@@ -15,7 +15,6 @@ from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from parakit.annotate.extraction import extraction_stats
-from parakit.annotate.services.extract import doc_title
 from parakit.annotate.services.projects import check_project_name, read_pairs
 from parakit.annotate.services.review import why_undefined
 from parakit.annotate.store import Store, User
@@ -29,6 +28,7 @@ from parakit.annotate.web.deps import (
     StoreDep,
     render,
 )
+from parakit.annotate.web.routers.pages import doc_context
 from parakit.annotate.web.schemas import (
     ActiveBody,
     AssignBody,
@@ -38,7 +38,6 @@ from parakit.annotate.web.schemas import (
     SettingsBody,
     UserBody,
 )
-from parakit.annotate.web.text import segments
 from parakit.errors import AnnotateError, Errors, NotFound, ParakitError
 from parakit.labels import TurkuScheme
 
@@ -106,23 +105,9 @@ PER_PAGE = 20
 
 def context_of(st: Store, item: Any) -> list[dict[str, Any]]:
     """The documents around an item's statements, the statement marked (for adjudicators)."""
-    out = []
-    for doc_id, begin, end in (
-        (item.doc1_id, item.begin1, item.end1),
-        (item.doc2_id, item.begin2, item.end2),
-    ):
-        if doc_id is None or begin is None or end is None:
-            continue
-        doc = st.document(doc_id)
-        lo, hi = max(0, begin - 600), min(len(doc.text), end + 600)
-        out.append(
-            {
-                "key": doc.key,
-                "title": doc_title(doc),
-                "segments": segments(doc.text, lo, hi, [(begin, end, "span")]),
-            }
-        )
-    return out
+    sides = ((item.doc1_id, item.begin1, item.end1), (item.doc2_id, item.begin2, item.end2))
+    contexts = [doc_context(st, doc_id, begin, end, margin=600) for doc_id, begin, end in sides]
+    return [context for context in contexts if context is not None]
 
 
 def review_page(

@@ -53,14 +53,21 @@ def index(
     return render(request, "index.html", user, rows=rows, tasks=TASKS.values())
 
 
-def _context(st: Store, doc_id: int | None, begin: int | None, end: int | None) -> dict | None:
+def doc_context(
+    st: Store, doc_id: int | None, begin: int | None, end: int | None, margin: int | None = None
+) -> dict | None:
+    """A statement's document with the statement marked: all of it, or ``margin`` characters
+    either side of the statement; None for a statement without a span."""
     if doc_id is None or begin is None or end is None:
         return None
     doc = st.document(doc_id)
+    lo, hi = 0, len(doc.text)
+    if margin is not None:
+        lo, hi = max(lo, begin - margin), min(hi, end + margin)
     return {
         "key": doc.key,
         "title": doc_title(doc),
-        "segments": segments(doc.text, 0, len(doc.text), [(begin, end, "span")]),
+        "segments": segments(doc.text, lo, hi, [(begin, end, "span")]),
     }
 
 
@@ -120,8 +127,8 @@ def classify(
         project=project,
         item=row,
         task=task,
-        context1=None if hide else _context(st, row.doc1_id, row.begin1, row.end1),
-        context2=None if hide else _context(st, row.doc2_id, row.begin2, row.end2),
+        context1=None if hide else doc_context(st, row.doc1_id, row.begin1, row.end1),
+        context2=None if hide else doc_context(st, row.doc2_id, row.begin2, row.end2),
         hide=hide,
         data=data,
         previous=previous,
