@@ -420,15 +420,10 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
 
 
 def _label_sort_key(label: str) -> tuple[int, Any]:
-    return (0, float(label)) if _is_number(label) else (1, label)
-
-
-def _is_number(text: str) -> bool:
     try:
-        float(text)
+        return (0, float(label))
     except ValueError:
-        return False
-    return True
+        return (1, label)
 
 
 def _guess_scheme(classes: Sequence[str]) -> dict[str, Any]:
