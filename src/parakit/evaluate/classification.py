@@ -35,16 +35,17 @@ from parakit.labels import LabelScheme, get_scheme
 def _prf(truth: Sequence[Any], predicted: Sequence[Any], label: Any) -> dict[str, float]:
     t = np.asarray(truth, dtype=object) == label
     p = np.asarray(predicted, dtype=object) == label
+    return {**_prf_of(t, p), "support": int(t.sum())}
+
+
+def _prf_of(t: np.ndarray, p: np.ndarray) -> dict[str, float]:
+    """Precision, recall and F1 of the boolean predictions ``p`` against the boolean truth
+    ``t`` (0 where undefined)."""
     tp = float(np.sum(t & p))
     precision = tp / p.sum() if p.sum() else 0.0
     recall = tp / t.sum() if t.sum() else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {
-        "precision": float(precision),
-        "recall": float(recall),
-        "f1": float(f1),
-        "support": int(t.sum()),
-    }
+    return {"precision": float(precision), "recall": float(recall), "f1": float(f1)}
 
 
 def _average(rows: dict[str, dict[str, float]], weighted: bool) -> dict[str, float]:
@@ -161,16 +162,16 @@ def threshold_sweep(
     s = np.asarray(scores, dtype=float)
     if thresholds is None:
         thresholds = np.round(np.arange(0.05, 0.96, 0.05), 2)
+    positive = truth == 1
     rows = []
     for t in thresholds:
         pred = s >= t
-        scores = _prf(truth == 1, pred, True)
-        del scores["support"]
         rows.append(
             {
                 "threshold": float(t),
-                **scores,
-                "accuracy": float(np.mean(pred == (truth == 1))),
+                # boolean arrays, not _prf's object-dtype comparison: one pass per threshold
+                **_prf_of(positive, pred),
+                "accuracy": float(np.mean(pred == positive)),
                 "predicted_positive": int(pred.sum()),
             }
         )
