@@ -1019,8 +1019,6 @@ class StageRecorder:
         self.ledger.record({**self.unit, "step": step}, metrics, clock=clock.read())
 
     def __enter__(self) -> StageRecorder:
-        import threading
-
         from ledger import UnitClock
 
         from parakit.mine import mining
@@ -1044,7 +1042,6 @@ class StageRecorder:
                 recorder._record(step, metrics, clock)
 
         mining._Timer = RecordingTimer
-        self._threading = threading
         return self
 
     def _index_metrics(self) -> dict[str, Any]:
@@ -1056,9 +1053,12 @@ class StageRecorder:
                 "calibration_ms_per_query": calibration.get("approx_ms_per_query")}  # fmt: skip
 
     def _watch_search(self, clock: Any) -> None:
-        stop = self._stop = self._threading.Event()
+        import threading
+
+        stop = self._stop = threading.Event()
         n = len(np.load(self.job / "store" / "hashes.npy", mmap_mode="r"))
-        chunk = 10_000
+        # rows per search mark: the job's embedding chunks (mine()'s chunk_size)
+        chunk = len(np.load(self.job / "emb" / "00000.npy", mmap_mode="r"))
         start = time.perf_counter()
 
         def watch() -> None:
@@ -1078,7 +1078,7 @@ class StageRecorder:
                     while todo and rows >= todo[0] * n:
                         todo.pop(0)
 
-        self._threading.Thread(target=watch, daemon=True).start()
+        threading.Thread(target=watch, daemon=True).start()
 
     def __exit__(self, *exc: object) -> None:
         from parakit.mine import mining
