@@ -210,13 +210,10 @@ class OnnxEncoder:
         self.cache_dir = cache_dir
 
     def _export(self) -> Path:
-        digest = _model_digest(self.model)
-        root = (
-            Path(self.cache_dir)
-            if self.cache_dir
-            else Path(os.environ.get("PARAKIT_CACHE", Path.home() / ".cache" / "parakit")) / "onnx"
-        )
-        folder = root / digest
+        from parakit.offline import cache_root
+
+        root = Path(self.cache_dir) if self.cache_dir else cache_root() / "onnx"
+        folder = root / _model_digest(self.model)
         fp32 = folder / "model.onnx"
         if fp32.exists() and (folder / "encoder.json").exists():
             return fp32
