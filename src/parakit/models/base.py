@@ -35,7 +35,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -48,6 +48,7 @@ from parakit.schema import Pair, PairSet
 #: the file that marks a folder as a saved parakit model
 MODEL_FILE = "parakit_model.json"
 FORMAT_VERSION = 1
+T = TypeVar("T")
 
 
 # -- inputs -----------------------------------------------------------------------------------
@@ -146,27 +147,43 @@ class Estimator(BaseEstimator):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        init = cls.__dict__.get("__init__")
-        if init is None:
-            return
-        names = set(inspect.signature(init).parameters)
-        earlier = {old for old, new in RENAMED.items() if new in names and old not in names}
-        if not earlier:
-            return
-
-        # an earlier name given to the constructor (``EmbeddingClassifier(encoder=...)``) is
-        # read as check_params reads it elsewhere; ``wraps`` keeps the signature that
-        # get_params and clone read
-        @functools.wraps(init)
-        def __init__(self: Any, *args: Any, **params: Any) -> None:
-            if earlier & params.keys():
-                params = check_params(type(self), params)
-            init(self, *args, **params)
-
-        cls.__init__ = __init__  # type: ignore[method-assign]
+        _take_earlier_names(cls)
 
     def set_params(self, **params: Any) -> Any:
         return super().set_params(**check_params(type(self), params))
+
+
+def _take_earlier_names(cls: type) -> None:
+    """Let the ``__init__`` of ``cls`` (if it has its own) take the earlier names
+    (:data:`RENAMED`) of its parameters."""
+    init = cls.__dict__.get("__init__")
+    if init is None:
+        return
+    names = set(inspect.signature(init).parameters)
+    earlier = {old for old, new in RENAMED.items() if new in names and old not in names}
+    if not earlier:
+        return
+
+    # an earlier name given to the constructor (``EmbeddingClassifier(encoder=...)``) is
+    # read as check_params reads it elsewhere; ``wraps`` keeps the signature that
+    # get_params and clone read
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **params: Any) -> None:
+        if earlier & params.keys():
+            params = check_params(type(self), params)
+        init(self, *args, **params)
+
+    cls.__init__ = __init__  # type: ignore[method-assign]
+
+
+def hyperparameters(cls: type[T]) -> type[T]:
+    """An estimator class whose ``__init__`` takes its annotated fields, in order, and stores
+    each unchanged as the attribute of the same name (the scikit-learn contract), written by
+    :func:`dataclasses.dataclass` (scikit-learn's ``repr`` and identity equality kept); an
+    earlier name of a parameter is taken as :data:`RENAMED` says."""
+    cls = dataclass(eq=False, repr=False)(cls)
+    _take_earlier_names(cls)
+    return cls
 
 
 def check_params(klass: type, params: dict[str, Any]) -> dict[str, Any]:

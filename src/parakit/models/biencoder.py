@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from parakit.errors import BiEncoderError, Errors
+from parakit.models.base import hyperparameters
 from parakit.models.training import TransformerEstimator, logs_to_stderr
 from parakit.schema import PairSet
 from parakit.vectors.precision import autocast
@@ -52,6 +53,7 @@ def _st_module(name: str) -> Any:
         return importlib.import_module(f"sentence_transformers.{name}")
 
 
+@hyperparameters
 class BiEncoder(TransformerEstimator):
     """Fine-tune and apply a paraphrase bi-encoder (a
     :class:`~parakit.models.training.TransformerEstimator`: parameters, device and precision
@@ -78,39 +80,21 @@ class BiEncoder(TransformerEstimator):
         output_dir: the trainer's working folder (None: a temporary folder).
     """
 
-    def __init__(
-        self,
-        model_name_or_path: str | Path = "offline-minilm",
-        loss: str = "online_contrastive",
-        batch_size: int = 16,
-        learning_rate: float = 1e-5,
-        epochs: int = 1,
-        warmup_ratio: float = 0.1,
-        margin: float = 0.5,
-        max_length: int = 128,
-        reading: str | None = None,
-        eval_steps: int | None = None,
-        seed: int = 0,
-        device: str | None = None,
-        precision: str = "auto",
-        progress: bool = True,
-        output_dir: str | Path | None = None,
-    ) -> None:
-        self.model_name_or_path = model_name_or_path
-        self.loss = loss
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.epochs = epochs
-        self.warmup_ratio = warmup_ratio
-        self.margin = margin
-        self.max_length = max_length
-        self.reading = reading
-        self.eval_steps = eval_steps
-        self.seed = seed
-        self.device = device
-        self.precision = precision
-        self.progress = progress
-        self.output_dir = output_dir
+    model_name_or_path: str | Path = "offline-minilm"
+    loss: str = "online_contrastive"
+    batch_size: int = 16
+    learning_rate: float = 1e-5
+    epochs: int = 1
+    warmup_ratio: float = 0.1
+    margin: float = 0.5
+    max_length: int = 128
+    reading: str | None = None
+    eval_steps: int | None = None
+    seed: int = 0
+    device: str | None = None
+    precision: str = "auto"
+    progress: bool = True
+    output_dir: str | Path | None = None
 
     # -- model ------------------------------------------------------------------------------
     def _base(self) -> Any:

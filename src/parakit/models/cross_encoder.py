@@ -34,7 +34,13 @@ import numpy as np
 
 from parakit.errors import Errors, ModelError
 from parakit.evaluate.classification import ClassificationEvaluator
-from parakit.models.base import MODEL_FILE, PairClassifier, PairInput, check_pretrained
+from parakit.models.base import (
+    MODEL_FILE,
+    PairClassifier,
+    PairInput,
+    check_pretrained,
+    hyperparameters,
+)
 from parakit.models.training import TransformerEstimator, train_transformer
 from parakit.vectors.precision import autocast
 
@@ -295,6 +301,7 @@ def soft_label_loss(logits: Any, soft: Any, kind: str = "ce") -> Any:
     return -(soft * log_q[:, 1] + (1 - soft) * log_q[:, 0]).mean()
 
 
+@hyperparameters
 class CrossEncoderClassifier(TransformerPairClassifier):
     """A Hugging Face encoder with a sequence-classification head over the pair (M7).
 
@@ -339,61 +346,32 @@ class CrossEncoderClassifier(TransformerPairClassifier):
 
     model_type = "cross-encoder"
 
-    def __init__(
-        self,
-        model_name_or_path: str = "",
-        max_length: int = 128,
-        learning_rate: float = 2e-5,
-        learning_rates: list[float] | None = None,
-        epochs: int = 5,
-        batch_size: int = 32,
-        micro_batch_size: int = 16,
-        warmup_ratio: float = 0.06,
-        weight_decay: float = 0.01,
-        adam_epsilon: float = 1e-8,
-        eval_steps: int | None = None,
-        early_stopping_patience: int | None = None,
-        max_steps: int | None = None,
-        selection_metric: str = "f1",
-        both_orders: bool = False,
-        predict_both_orders: bool = False,
-        precision: str = "auto",
-        seed: int = 0,
-        output_dir: str | None = None,
-        resume: bool = True,
-        device: str | None = None,
-        num_threads: int | None = None,
-        eval_batch_size: int = 64,
-        progress: bool = True,
-        soft_loss: str = "ce",
-        group_by_length: bool = True,
-    ) -> None:
-        self.model_name_or_path = model_name_or_path
-        self.max_length = max_length
-        self.learning_rate = learning_rate
-        self.learning_rates = learning_rates
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.micro_batch_size = micro_batch_size
-        self.warmup_ratio = warmup_ratio
-        self.weight_decay = weight_decay
-        self.adam_epsilon = adam_epsilon
-        self.eval_steps = eval_steps
-        self.early_stopping_patience = early_stopping_patience
-        self.max_steps = max_steps
-        self.selection_metric = selection_metric
-        self.both_orders = both_orders
-        self.predict_both_orders = predict_both_orders
-        self.precision = precision
-        self.seed = seed
-        self.output_dir = output_dir
-        self.resume = resume
-        self.device = device
-        self.num_threads = num_threads
-        self.eval_batch_size = eval_batch_size
-        self.progress = progress
-        self.soft_loss = soft_loss
-        self.group_by_length = group_by_length
+    model_name_or_path: str = ""
+    max_length: int = 128
+    learning_rate: float = 2e-5
+    learning_rates: list[float] | None = None
+    epochs: int = 5
+    batch_size: int = 32
+    micro_batch_size: int = 16
+    warmup_ratio: float = 0.06
+    weight_decay: float = 0.01
+    adam_epsilon: float = 1e-8
+    eval_steps: int | None = None
+    early_stopping_patience: int | None = None
+    max_steps: int | None = None
+    selection_metric: str = "f1"
+    both_orders: bool = False
+    predict_both_orders: bool = False
+    precision: str = "auto"
+    seed: int = 0
+    output_dir: str | None = None
+    resume: bool = True
+    device: str | None = None
+    num_threads: int | None = None
+    eval_batch_size: int = 64
+    progress: bool = True
+    soft_loss: str = "ce"
+    group_by_length: bool = True
 
     def fit_soft(
         self,

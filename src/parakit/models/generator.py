@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from parakit.errors import Errors, GeneratorError
+from parakit.models.base import hyperparameters
 from parakit.models.training import TransformerEstimator
 from parakit.schema import PairSet
 
@@ -68,6 +69,7 @@ def _as_pairs(data: PairSet | Iterable[tuple[str, str]] | None) -> list[tuple[st
     return out
 
 
+@hyperparameters
 class Seq2SeqGenerator(TransformerEstimator):
     """Fine-tune and run a paraphrase generator (a
     :class:`~parakit.models.training.TransformerEstimator`: settings, checkpoint signature,
@@ -116,69 +118,36 @@ class Seq2SeqGenerator(TransformerEstimator):
         resume: continue from the checkpoints in ``output_dir``.
     """
 
-    def __init__(
-        self,
-        model_name_or_path: str | Path,
-        architecture: Architecture = "auto",
-        learning_rate: float = 1e-4,
-        weight_decay: float = 0.01,
-        adam_epsilon: float = 1e-8,
-        warmup_ratio: float = 0.06,
-        epochs: int = 5,
-        max_steps: int | None = None,
-        max_time: float | None = None,
-        batch_size: int = 128,
-        micro_batch_size: int | None = None,
-        eval_steps: int | None = None,
-        max_length: int = 64,
-        max_target_length: int = 64,
-        num_beams: int = 4,
-        do_sample: bool = False,
-        top_p: float = 1.0,
-        top_k: int = 0,
-        temperature: float = 1.0,
-        repetition_penalty: float = 1.0,
-        no_repeat_ngram_size: int = 0,
-        max_new_tokens: int = 64,
-        num_return_sequences: int = 1,
-        generation_batch_size: int = 32,
-        seed: int = 0,
-        device: str | None = None,
-        progress: bool = True,
-        precision: str = "auto",
-        output_dir: str | Path | None = None,
-        resume: bool = True,
-    ) -> None:
-        self.model_name_or_path = model_name_or_path
-        self.architecture = architecture
-        self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.adam_epsilon = adam_epsilon
-        self.warmup_ratio = warmup_ratio
-        self.epochs = epochs
-        self.max_steps = max_steps
-        self.max_time = max_time
-        self.batch_size = batch_size
-        self.micro_batch_size = micro_batch_size
-        self.eval_steps = eval_steps
-        self.max_length = max_length
-        self.max_target_length = max_target_length
-        self.num_beams = num_beams
-        self.do_sample = do_sample
-        self.top_p = top_p
-        self.top_k = top_k
-        self.temperature = temperature
-        self.repetition_penalty = repetition_penalty
-        self.no_repeat_ngram_size = no_repeat_ngram_size
-        self.max_new_tokens = max_new_tokens
-        self.num_return_sequences = num_return_sequences
-        self.generation_batch_size = generation_batch_size
-        self.seed = seed
-        self.device = device
-        self.progress = progress
-        self.precision = precision
-        self.output_dir = output_dir
-        self.resume = resume
+    model_name_or_path: str | Path
+    architecture: Architecture = "auto"
+    learning_rate: float = 1e-4
+    weight_decay: float = 0.01
+    adam_epsilon: float = 1e-8
+    warmup_ratio: float = 0.06
+    epochs: int = 5
+    max_steps: int | None = None
+    max_time: float | None = None
+    batch_size: int = 128
+    micro_batch_size: int | None = None
+    eval_steps: int | None = None
+    max_length: int = 64
+    max_target_length: int = 64
+    num_beams: int = 4
+    do_sample: bool = False
+    top_p: float = 1.0
+    top_k: int = 0
+    temperature: float = 1.0
+    repetition_penalty: float = 1.0
+    no_repeat_ngram_size: int = 0
+    max_new_tokens: int = 64
+    num_return_sequences: int = 1
+    generation_batch_size: int = 32
+    seed: int = 0
+    device: str | None = None
+    progress: bool = True
+    precision: str = "auto"
+    output_dir: str | Path | None = None
+    resume: bool = True
 
     #: the selection score is the dev perplexity: lower is better
     greater_is_better: ClassVar[bool] = False
