@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -165,6 +166,7 @@ class SentenceEncoder:
         return out
 
 
+@dataclass(eq=False, repr=False)
 class OnnxEncoder:
     """The same model through ONNX Runtime (fp32), with length-sorted batches.
 
@@ -193,21 +195,12 @@ class OnnxEncoder:
         (1, 384)
     """
 
-    def __init__(
-        self,
-        model: str | Path,
-        batch_size: int = 64,
-        max_seq_length: int | None = None,
-        normalize: bool = True,
-        threads: int | None = None,
-        cache_dir: str | Path | None = None,
-    ) -> None:
-        self.model = model
-        self.batch_size = batch_size
-        self.max_seq_length = max_seq_length
-        self.normalize = normalize
-        self.threads = threads
-        self.cache_dir = cache_dir
+    model: str | Path
+    batch_size: int = 64
+    max_seq_length: int | None = None
+    normalize: bool = True
+    threads: int | None = None
+    cache_dir: str | Path | None = None
 
     def _export(self) -> Path:
         from parakit.offline import cache_root
@@ -333,6 +326,7 @@ class OnnxEncoder:
         }
 
 
+@dataclass(eq=False, repr=False)
 class TfidfEncoder:
     """TF-IDF character n-gram vectors (the T17/T18 baseline: char 2–3-grams), L2-normalised.
 
@@ -344,19 +338,11 @@ class TfidfEncoder:
         dense: return dense float32 arrays (for FAISS) instead of scipy sparse rows.
     """
 
-    def __init__(
-        self,
-        ngram_range: tuple[int, int] = (2, 3),
-        analyzer: str = "char",
-        sublinear_tf: bool = False,
-        max_features: int | None = None,
-        dense: bool = False,
-    ) -> None:
-        self.ngram_range = ngram_range
-        self.analyzer = analyzer
-        self.sublinear_tf = sublinear_tf
-        self.max_features = max_features
-        self.dense = dense
+    ngram_range: tuple[int, int] = (2, 3)
+    analyzer: str = "char"
+    sublinear_tf: bool = False
+    max_features: int | None = None
+    dense: bool = False
 
     def fit(self, texts: Sequence[str]) -> TfidfEncoder:
         from parakit.text.similarity import char_ngram_vectorizer
