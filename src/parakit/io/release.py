@@ -42,7 +42,7 @@ from parakit.errors import DataFormatError, Errors, require_extra
 from parakit.io.atomic import atomic_files, check_output_folder
 from parakit.io.hub import check_license
 from parakit.labels import LabelScheme, scheme_from_spec
-from parakit.schema import Document, Judgment, Pair, PairSet, Span
+from parakit.schema import Document, Pair, PairSet
 
 #: the file that marks a release folder and carries the corpus header
 RELEASE_FILE = "parakit.json"
@@ -766,23 +766,16 @@ def read_release(folder: str | Path) -> PairSet:
             label = row["label"]
             if names is not None and label is not None:
                 label = names[label]
-            judgments = _json(row["judgments"], pair_path, index, "judgments")
+            # a row holds Pair.to_dict's fields, judgments and metadata as JSON text
             pairs.append(
-                Pair(
-                    id=row["id"],
-                    text1=row["text1"],
-                    text2=row["text2"],
-                    label=label,
-                    span1=Span(**_span(row["span1"])) if row["span1"] else None,
-                    span2=Span(**_span(row["span2"])) if row["span2"] else None,
-                    group=row["group"],
-                    split=split,
-                    fold=row["fold"],
-                    time=row["time"],
-                    source=row["source"],
-                    rewrites=tuple((r[0], r[1]) for r in row["rewrites"] or ()),
-                    judgments=tuple(Judgment.from_dict(j) for j in judgments),
-                    metadata=_json(row["metadata"], pair_path, index, "metadata"),
+                Pair.from_dict(
+                    {
+                        **row,
+                        "label": label,
+                        "split": split,
+                        "judgments": _json(row["judgments"], pair_path, index, "judgments"),
+                        "metadata": _json(row["metadata"], pair_path, index, "metadata"),
+                    }
                 )
             )
     order = meta.get("order")
@@ -808,10 +801,6 @@ def _rows(pq: Any, path: Path) -> list[dict[str, Any]]:
         raise DataFormatError(Errors.E135_missing_split_file, path=path) from None
     except Exception as err:  # pyarrow raises ArrowInvalid and friends
         raise DataFormatError(Errors.E135_unreadable_parquet.format(err=err), path=path) from None
-
-
-def _span(data: dict[str, Any]) -> dict[str, Any]:
-    return {"doc_id": data["doc"], "begin": data["begin"], "end": data["end"]}
 
 
 def _json(text: str | None, path: Path, index: int, field: str) -> Any:
