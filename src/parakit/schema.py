@@ -602,8 +602,6 @@ class PairSet(Sequence[Pair]):
         documents = [Document.from_dict(d) for d in frame.attrs.get("parakit_documents") or []]
 
         def clean(value: Any) -> Any:
-            if value is None:
-                return None
             if isinstance(value, float) and math.isnan(value):
                 return None
             if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
@@ -614,7 +612,7 @@ class PairSet(Sequence[Pair]):
         for index, record in enumerate(frame.to_dict(orient="records")):
             data: dict[str, Any] = {"metadata": {}}
             for key, value in record.items():
-                value = clean(value) if not isinstance(value, (list, dict)) else value
+                value = clean(value)
                 if key.startswith("metadata."):
                     if value is not None:
                         data["metadata"][key[len("metadata.") :]] = value
