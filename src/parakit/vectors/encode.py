@@ -63,6 +63,7 @@ def _model_digest(model: str | Path) -> str:
     return digest.hexdigest()[:12]
 
 
+@dataclass(eq=False, repr=False)
 class SentenceEncoder:
     """A sentence-transformers model (HF id or local path); plain HF encoders get mean pooling.
 
@@ -81,26 +82,19 @@ class SentenceEncoder:
     (thousands of texts) gives length-sorted batching for free.
     """
 
-    def __init__(
-        self,
-        model: str | Path,
-        batch_size: int = 64,
-        max_seq_length: int | None = None,
-        normalize: bool = True,
-        device: str = "cpu",
-        precision: str = "auto",
-    ) -> None:
+    model: str | Path
+    batch_size: int = 64
+    max_seq_length: int | None = None
+    normalize: bool = True
+    device: str = "cpu"
+    precision: str = "auto"
+
+    def __post_init__(self) -> None:
         from parakit.vectors.precision import resolve_precision
 
-        self.model = model
-        self.batch_size = batch_size
-        self.max_seq_length = max_seq_length
-        self.normalize = normalize
-        self.device = device
-        self.precision = precision
         # resolved once, here: a bad value fails before the first batch, and the loaded weights,
         # the signature and every Dask worker this encoder is pickled to use the same precision
-        self.precision_ = resolve_precision(precision, device)
+        self.precision_ = resolve_precision(self.precision, self.device)
 
     def __getstate__(self) -> dict[str, Any]:
         # the settings travel, not the weights: a Dask worker (or any unpickler) loads the
