@@ -69,22 +69,14 @@ __all__ = [
 ]
 
 
-def _read_csv(path: str | Path, **options: Any) -> PairSet:
-    return read_table(path, delimiter=",", **options)
-
-
-def _read_tsv(path: str | Path, **options: Any) -> PairSet:
-    return read_table(path, delimiter="\t", **options)
-
-
 #: format -> reader; other packages add formats with a ``parakit.readers`` entry point
 READERS: Registry[Callable[..., PairSet]] = Registry(
     "readers",
     {
         "jsonl": read_jsonl,
         "jsonl-parts": read_jsonl_parts,
-        "csv": _read_csv,
-        "tsv": _read_tsv,
+        "csv": partial(read_table, delimiter=","),
+        "tsv": partial(read_table, delimiter="\t"),
         "turku": read_turku,
         "turku-opus-pb": read_opus_parsebank,
         "multipit": read_multipit,
@@ -375,7 +367,7 @@ def _check_options(function: Callable[..., Any], name: str, path: Any, options: 
 
     try:
         inspect.signature(function).bind(path, **options)
-        if "delimiter" in options and function.func is write_table:  # type: ignore[attr-defined]
+        if "delimiter" in options and getattr(function, "func", None) in (read_table, write_table):
             raise TypeError("the delimiter follows from the format (csv or tsv)")
     except TypeError as err:
         raise DataFormatError(
