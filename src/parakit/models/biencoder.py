@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from parakit.errors import BiEncoderError, Errors
-from parakit.models.base import hyperparameters
+from parakit.models.base import hyperparameters, load_params, read_model_file, write_model_file
 from parakit.models.training import TransformerEstimator, logs_to_stderr
 from parakit.schema import PairSet
 from parakit.vectors.precision import autocast
@@ -294,8 +294,6 @@ class BiEncoder(TransformerEstimator):
     def save(self, path: str | Path) -> Path:
         """A sentence-transformers folder plus ``parakit_model.json`` (the one model description:
         settings as ``params``, training ``history``)."""
-        from parakit.models.base import write_model_file
-
         folder = Path(path)
         self.model_.save(str(folder))
         params = {**self.get_params(deep=False), "output_dir": None}  # the run's, not the model's
@@ -306,14 +304,11 @@ class BiEncoder(TransformerEstimator):
     def load(cls, path: str | Path, **settings: Any) -> BiEncoder:
         """Load a folder written by :meth:`save` (or any sentence-transformers folder);
         ``settings`` replace saved parameters (``device``, ``precision``...)."""
-        from parakit.models.base import load_params
         from parakit.vectors.loading import load_sentence_transformer
 
         folder = Path(path)
         if not (folder / "modules.json").exists():
             raise BiEncoderError(Errors.E753_sentence_transformers_model.format(folder=folder))
-        from parakit.models.base import read_model_file
-
         meta = read_model_file(folder) or {}  # a plain sentence-transformers folder has none
         saved = {k: v for k, v in meta.get("params", {}).items() if k != "device"}
         self = cls(**load_params(cls, saved, settings))
