@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from parakit.errors import DataFormatError, Errors
-from parakit.io._open import loads_json, open_text
+from parakit.io._open import _compression_error, loads_json, open_text
 from parakit.io.atomic import atomic_write
 from parakit.io.dataset import is_hf_spec, read_hf_dataset, read_parquet, write_parquet
 from parakit.io.doccano import read_doccano, write_doccano
@@ -120,8 +120,6 @@ def _head(path: Path, size: int = 65536) -> str:
     import gzip
     import zlib
 
-    from parakit.io._open import _compression_error
-
     try:
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rb") as handle:
@@ -150,8 +148,6 @@ def _first_key(text: str) -> str | None:
 def _jsonl_layout(path: Path, head: str | None = None) -> str:
     """A ``.jsonl`` file's layout from its first line: Prodigy (underscore hashes or
     ``answer``), doccano (``text`` with a ``label`` list), else parakit JSONL."""
-    from parakit.io._open import loads_json
-
     line = (_head(path) if head is None else head).split("\n", 1)[0]
     try:
         record = loads_json(line)

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 
 from parakit.errors import Errors, GeneratorError
 from parakit.models.base import hyperparameters
-from parakit.models.training import TransformerEstimator
+from parakit.models.training import TransformerEstimator, train_transformer
 from parakit.schema import PairSet
 
 #: the generation settings: parameters, per-call overrides of :meth:`Seq2SeqGenerator.generate`
@@ -321,7 +321,6 @@ class Seq2SeqGenerator(TransformerEstimator):
         import torch
 
         from parakit.evaluate.generation import PerplexityEvaluator
-        from parakit.models.training import train_transformer
 
         train_pairs = _as_pairs(train)
         dev_pairs = _as_pairs(eval_set)

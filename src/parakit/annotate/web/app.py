@@ -40,7 +40,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from parakit.annotate.store import Store
 from parakit.annotate.throttle import LoginThrottle, StoreLedger
-from parakit.annotate.web.deps import TEMPLATES, LoginRequired
+from parakit.annotate.web.deps import COOKIE, TEMPLATES, LoginRequired, render
 from parakit.annotate.web.routers import admin, api, auth, pages
 from parakit.annotate.web.routers.auth import LoginQueue
 from parakit.annotate.web.settings import WebSettings, env_name
@@ -158,8 +158,6 @@ TITLES = {400: "Bad request", 403: "Forbidden", 404: "Not found", 409: "Conflict
 
 def error_page(request: Request, status: int, message: str) -> Response:
     """The error as an HTML page in the app's layout."""
-    from parakit.annotate.web.deps import COOKIE, render
-
     try:
         user = request.app.state.store.accounts.session_user(request.cookies.get(COOKIE))
     except Exception:  # the error page must not fail on a broken store
