@@ -246,6 +246,47 @@ def test_recall_target_calibrates_index_and_records_it(tmp_path):
     assert recall_per_query(knn, truth, rows, 5).mean() >= 0.9
 
 
+def test_the_index_is_released_before_the_filter(tmp_path, monkeypatch):
+    """The graph is not held while the candidate arrays are built and written: no index
+    built by the run is alive when the filter starts."""
+    import gc
+    import weakref
+
+    from parakit.mine import mining
+    from parakit.vectors.index import VectorIndex
+
+    built: weakref.WeakSet = weakref.WeakSet()
+    build, candidates = VectorIndex.build, mining._candidates
+
+    def tracked(self, *args, **kwargs):
+        built.add(self)
+        return build(self, *args, **kwargs)
+
+    alive = []
+
+    def counted(*args, **kwargs):
+        gc.collect()
+        alive.append(len(built))
+        return candidates(*args, **kwargs)
+
+    monkeypatch.setattr(VectorIndex, "build", tracked)
+    monkeypatch.setattr(mining, "_candidates", counted)
+    n = 3000
+    collection = tmp_path / "c.txt"
+    collection.write_text("".join(f"s{i}\n" for i in range(n)))
+    mine(
+        collection,
+        tmp_path / "w",
+        ClusteredVectors(n),
+        output=tmp_path / "o.jsonl",
+        k=5,
+        index_kind="hnsw",
+        index_options={"threads": 1},
+        progress=False,
+    )
+    assert alive == [0] and len((tmp_path / "o.jsonl").read_text().splitlines()) > n
+
+
 def test_self_mining_searches_each_sentence_from_its_own_node(tmp_path, monkeypatch):
     from parakit.vectors.index import VectorIndex, recall_per_query
 

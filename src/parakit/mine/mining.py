@@ -386,6 +386,9 @@ def mine(
                 work, indexes, len(qstore), qcodes, k, same_source, chunk_size, queries, progress,
                 metric,
             )  # fmt: skip
+        # the graph is done with: at 10M it is most of the 8.7 GB the search holds, and the
+        # filter's candidate arrays would otherwise come on top of it (a 13.7 GB peak)
+        del indexes
     else:
         from parakit.mine.distributed import build_sharded_from_embeddings, search_sharded
 
