@@ -157,3 +157,39 @@ def test_pinned_tasks_run_on_their_worker(dask_client):
     pins = [first, second, second, first, second, first]
     ran = run_tasks(client, os.getpid, [()] * len(pins), "pid", pins=pins)
     assert ran == [pids[pin] for pin in pins]
+
+
+def test_a_collection_searching_its_shards_starts_from_its_own_nodes(tmp_path, monkeypatch):
+    """The collection's own chunks pass their rows' collection ids to every shard (an HNSW
+    shard starts its own rows at their node, the others at the entry point); a query folder
+    of other sentences passes none."""
+    from parakit.mine.distributed import search_sharded
+
+    rng = np.random.default_rng(2)
+    vectors = rng.standard_normal((900, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    for name in ("emb", "qemb"):
+        (tmp_path / name).mkdir()
+        for c in range(0, 900, 300):
+            np.save(tmp_path / name / f"{c // 300:05d}.npy", vectors[c : c + 300])
+    options = {"hnsw_m": 8, "ef_search": 64, "threads": 1}
+    build_sharded_from_embeddings(
+        tmp_path / "emb", tmp_path / "shards", 2, None, None, "hnsw", options
+    )
+    passed = []
+    search = VectorIndex.search
+
+    def spy(self, queries, k, rows=None):
+        passed.append(None if rows is None else np.asarray(rows).copy())
+        return search(self, queries, k, rows)
+
+    monkeypatch.setattr(VectorIndex, "search", spy)
+    emb = tmp_path / "emb"
+    ids = search_sharded(emb, tmp_path / "shards", tmp_path / "knn", 4, collection_emb=emb)[1]
+    # 3 chunks x 2 shards, each told the collection rows of its chunk
+    assert len(passed) == 6 and all(rows is not None for rows in passed)
+    np.testing.assert_array_equal(np.sort(np.concatenate(passed)), np.repeat(np.arange(900), 2))
+    assert (ids[:, 0] == np.arange(900)).all()  # each sentence finds itself first
+    passed.clear()
+    search_sharded(tmp_path / "qemb", tmp_path / "shards", tmp_path / "qknn", 4, collection_emb=emb)
+    assert len(passed) == 6 and all(rows is None for rows in passed)

@@ -479,8 +479,10 @@ def build_sharded_from_embeddings(
     return shards
 
 
-def _search_shard(path: str, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    return _shard(path).search(queries, k)
+def _search_shard(
+    path: str, queries: np.ndarray, k: int, rows: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    return _shard(path).search(queries, k, rows)
 
 
 def merge_results(
@@ -509,24 +511,31 @@ def search_part(
     out_file: str,
     source: int | None = None,
     codes: np.ndarray | None = None,
+    first_row: int | None = None,
 ) -> str:
     """Search one embedding chunk against one shard; write its top ``k`` (``.npz`` with
     ``ids`` and ``scores``) to ``out_file`` atomically. With ``source`` and ``codes`` (the
     chunk's rows' source codes) only the rows of that source search it; the others get id -1
-    and score -inf. Runs on a worker (the one holding the shard, see :func:`search_sharded`);
-    a part whose output exists is skipped."""
+    and score -inf. ``first_row``: the collection row of the chunk's first sentence, where the
+    chunk is the collection's own: the shard's own rows are then searched from their own node
+    of an HNSW graph, as one index searches its collection (the others from the entry point).
+    Runs on a worker (the one holding the shard, see :func:`search_sharded`); a part whose
+    output exists is skipped."""
     out = Path(out_file)
     if out.exists():
         return str(out)
     queries = np.ascontiguousarray(np.load(emb_file), dtype=np.float32)
+    own = None if first_row is None else np.arange(first_row, first_row + len(queries))
     if codes is None:
-        scores, ids = _search_shard(shard_path, queries, k)
+        scores, ids = _search_shard(shard_path, queries, k, own)
     else:
         scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
         ids = np.full((len(queries), k), -1, dtype=np.int64)
         rows = np.flatnonzero(codes == source)
         if len(rows):
-            scores[rows], ids[rows] = _search_shard(shard_path, queries[rows], k)
+            scores[rows], ids[rows] = _search_shard(
+                shard_path, queries[rows], k, None if own is None else own[rows]
+            )
     with atomic_write(out, "wb") as handle:
         np.savez(handle, ids=ids, scores=scores)
     return str(out)
@@ -615,6 +624,8 @@ def search_sharded(
     shared = None if collection_emb is None else str(collection_emb)
     wide = k if shared is None else k + TIE_MARGIN
     bounds = np.cumsum([0, *(len(np.load(f, mmap_mode="r")) for f in files)])
+    # the collection searching itself: each chunk's rows are the collection's rows from bounds[n]
+    own = shared is not None and Path(emb_dir).resolve() == Path(shared).resolve()
     # one task per chunk and shard, shard-major, each shard's tasks pinned to one worker: a
     # worker holds one shard in memory, not all of them (at 10M sentences, 6 GB a shard)
     todo = [n for n, t in enumerate(targets) if not Path(t).exists()]
@@ -629,7 +640,8 @@ def search_sharded(
                 continue  # no row of this chunk is of the shard's source: nothing to search
             part = str(folder / f"{Path(files[n]).stem}.shard-{s:05d}.npz")
             part_files[n].append(part)
-            calls.append((files[n], path, wide, part, source, chunk_codes[n]))
+            first = int(bounds[n]) if own else None
+            calls.append((files[n], path, wide, part, source, chunk_codes[n], first))
             shard_of.append(s)
     pins = [workers[s % len(workers)] for s in shard_of] if workers else None
     run_tasks(client, search_part, calls, "search", progress, pins=pins)
