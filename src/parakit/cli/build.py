@@ -14,7 +14,7 @@ from parakit.cli.options import (
     PrecisionOpt,
     ReaderOptionsOpt,
     SeedOpt,
-    check_model,
+    load_encoder,
     output_option,
     read_pairs,
     show_progress,
@@ -660,14 +660,9 @@ def knn_cmd(
     from parakit.build.sample import sample_file
     from parakit.io import write
     from parakit.mine.mining import mine
-    from parakit.vectors.encode import load_encoder
 
     encoder = load_encoder(
-        check_model(model),
-        backend,
-        batch_size=batch_size,
-        normalize=metric != "l2",
-        precision=precision,
+        model, backend, precision, batch_size=batch_size, normalize=metric != "l2"
     )
     candidates = output / "candidates.jsonl"
     result = mine(
@@ -754,11 +749,7 @@ def suggest_cmd(
         doc_pairs = document_pairs_of(gold)
     else:
         raise typer.BadParameter("give one corpus or two text files", param_hint="INPUTS")
-    encoder = None
-    if model is not None:
-        from parakit.vectors.encode import load_encoder
-
-        encoder = load_encoder(check_model(model), backend, precision=precision)
+    encoder = load_encoder(model, backend, precision) if model is not None else None
     suggester = PairSuggester(
         max_window=max_window,
         encoder=encoder,
