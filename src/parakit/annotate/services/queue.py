@@ -49,6 +49,17 @@ def _fresh_eyes(task: str, user_id: int) -> tuple[Any, ...]:
     return (~labelled,)
 
 
+def _own_annotation(session: Session, item_id: int, user_id: int, task: str) -> Annotation | None:
+    """This annotator's own annotation (draft or submitted) of an item, if any."""
+    return session.scalar(
+        select(Annotation).where(
+            Annotation.item_id == item_id,
+            Annotation.annotator_id == user_id,
+            Annotation.task == task,
+        )
+    )
+
+
 @dataclass(frozen=True)
 class Saved:
     """The result of saving an annotation."""
@@ -152,13 +163,10 @@ class Queue(Service):
                 # model in the loop: most uncertain first when the project asks for it;
                 # double annotation keeps the seeded order (blind to the model)
                 ids = uncertainty_order(session, project_id, ids)
-            start = (
-                session.scalar(
-                    select(func.coalesce(func.max(Assignment.position), 0)).where(
-                        Assignment.project_id == project_id
-                    )
+            start = session.scalar(
+                select(func.coalesce(func.max(Assignment.position), 0)).where(
+                    Assignment.project_id == project_id
                 )
-                or 0
             )
             made = 0
             for n, item_id in enumerate(ids):
@@ -355,33 +363,27 @@ class Queue(Service):
         other = aliased(Assignment)
         target = func.coalesce(Assignment.item_id, -Assignment.doc_pair_id)
         with self.transaction() as session:
-            done = (
-                session.scalar(
-                    select(func.count()).where(
-                        Assignment.project_id == project_id,
-                        Assignment.task == task,
-                        Assignment.done_by == user_id,
-                    )
+            done = session.scalar(
+                select(func.count()).where(
+                    Assignment.project_id == project_id,
+                    Assignment.task == task,
+                    Assignment.done_by == user_id,
                 )
-                or 0
             )
-            remaining = (
-                session.scalar(
-                    select(func.count(func.distinct(target))).where(
-                        Assignment.project_id == project_id,
-                        Assignment.task == task,
-                        Assignment.status == "open",
-                        or_(Assignment.annotator_id.is_(None), Assignment.annotator_id == user_id),
-                        or_(Assignment.exclude_id.is_(None), Assignment.exclude_id != user_id),
-                        ~exists().where(
-                            other.task == task,
-                            other.done_by == user_id,
-                            func.coalesce(other.item_id, -other.doc_pair_id) == target,
-                        ),
-                        *_fresh_eyes(task, user_id),
-                    )
+            remaining = session.scalar(
+                select(func.count(func.distinct(target))).where(
+                    Assignment.project_id == project_id,
+                    Assignment.task == task,
+                    Assignment.status == "open",
+                    or_(Assignment.annotator_id.is_(None), Assignment.annotator_id == user_id),
+                    or_(Assignment.exclude_id.is_(None), Assignment.exclude_id != user_id),
+                    ~exists().where(
+                        other.task == task,
+                        other.done_by == user_id,
+                        func.coalesce(other.item_id, -other.doc_pair_id) == target,
+                    ),
+                    *_fresh_eyes(task, user_id),
                 )
-                or 0
             )
         return {"done": int(done), "remaining": int(remaining)}
 
@@ -413,26 +415,7 @@ class Queue(Service):
     def annotation(self, item_id: int, user_id: int, task: str = CLASSIFY) -> Annotation | None:
         """This annotator's own annotation (draft or submitted) of an item, if any."""
         with self.transaction() as session:
-            return session.scalar(
-                select(Annotation).where(
-                    Annotation.item_id == item_id,
-                    Annotation.annotator_id == user_id,
-                    Annotation.task == task,
-                )
-            )
-
-    def _own_assignment(
-        self, session: Session, item_id: int, user_id: int, task: str
-    ) -> Assignment:
-        return leased(  # type: ignore[return-value]
-            session,
-            user_id,
-            done=True,
-            item_id=item_id,
-            task=task,
-            missing=f"item {item_id} is not leased to you (the lease expired and the item "
-            "went to someone else, or it was never yours); load the next item",
-        )
+            return _own_annotation(session, item_id, user_id, task)
 
     def save(
         self,
@@ -457,29 +440,28 @@ class Queue(Service):
         """
         item = self.db.item(item_id)
         scheme = self.db.scheme(item.project_id)
-        canonical = None
-        if label is not None and label != "":
-            canonical = scheme.normalize(label)
-        elif submit:
+        if not label and submit:
             raise AnnotateError(Errors.E607_submitted_annotation_needs)
-        flags = ""
-        if canonical is not None:
-            flags = "".join(scheme.parse(canonical).flags)
+        canonical = scheme.normalize(label) if label else None
+        flags = "".join(scheme.parse(canonical).flags) if canonical is not None else ""
         if rewrite is not None and not any(part.strip() for part in rewrite):
             rewrite = None
         now = utcnow()
 
         def work(session: Session) -> Saved:
-            assignment = self._own_assignment(session, item_id, user_id, task)
+            assignment = leased(
+                session,
+                user_id,
+                done=True,
+                item_id=item_id,
+                task=task,
+                missing=f"item {item_id} is not leased to you (the lease expired and the item "
+                "went to someone else, or it was never yours); load the next item",
+            )
+            assert assignment is not None
             # provenance decided here, never by the client: the guess the page pre-selected
             guess = shown_guess(session, item, task)
-            row = session.scalar(
-                select(Annotation).where(
-                    Annotation.item_id == item_id,
-                    Annotation.annotator_id == user_id,
-                    Annotation.task == task,
-                )
-            )
+            row = _own_annotation(session, item_id, user_id, task)
             if row is not None and row.status == "submitted" and not submit:
                 raise Conflict(Errors.E603_item_already_submitted)
             values = dict(
@@ -552,15 +534,12 @@ class Queue(Service):
         item = session.get(Item, item_id)
         if item is None or item.resolved_by is not None:
             return
-        open_left = (
-            session.scalar(
-                select(func.count()).where(
-                    Assignment.item_id == item_id,
-                    Assignment.task == task,
-                    Assignment.status != "done",
-                )
+        open_left = session.scalar(
+            select(func.count()).where(
+                Assignment.item_id == item_id,
+                Assignment.task == task,
+                Assignment.status != "done",
             )
-            or 0
         )
         labels = set(
             session.scalars(
