@@ -16,6 +16,7 @@ import dataclasses
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
@@ -281,11 +282,7 @@ class PairSet(Sequence[Pair]):
         validate: bool = True,
     ) -> None:
         self.scheme: LabelScheme = (
-            scheme
-            if isinstance(scheme, LabelScheme)
-            else scheme_from_spec(scheme)
-            if isinstance(scheme, dict)
-            else get_scheme(scheme)
+            scheme_from_spec(scheme) if isinstance(scheme, dict) else get_scheme(scheme)
         )
         self.pairs: list[Pair] = list(pairs)
         if documents is None:
@@ -438,8 +435,8 @@ class PairSet(Sequence[Pair]):
             "name": self.name,
             "lang": self.lang,
             "metadata": self.metadata,
+            **changes,
         }
-        kwargs.update(changes)
         return PairSet(pairs, validate=False, **kwargs)
 
     def filter(self, predicate: Callable[[Pair], bool]) -> PairSet:
@@ -560,8 +557,8 @@ class PairSet(Sequence[Pair]):
             "name": header.get("name"),
             "lang": header.get("lang"),
             "metadata": header.get("metadata"),
+            **overrides,
         }
-        options.update(overrides)
         return cls(pairs, **options)
 
     def to_pandas(self) -> pd.DataFrame:
@@ -682,12 +679,10 @@ class PairSet(Sequence[Pair]):
         header: dict[str, Any] = {}
         documents: list[Document] = []
         if description.startswith("{"):
-            try:
+            with suppress(json.JSONDecodeError):
                 info = json.loads(description)
                 header = info.get("parakit", {})
                 documents = [Document.from_dict(d) for d in info.get("documents", [])]
-            except json.JSONDecodeError:
-                header = {}
         rename = {"sentence1": "text1", "sentence2": "text2"}
         pairs = []
         for index, row in enumerate(rows):
@@ -697,8 +692,6 @@ class PairSet(Sequence[Pair]):
                     data[key] = json.loads(data[key])
             if data.get("id") is None:
                 data["id"] = str(index)
-            if "label" in data and data["label"] is not None:
-                data["label"] = str(data["label"])
             pairs.append(Pair.from_dict(data))
         return cls._from_parts(pairs, header, documents, scheme, kwargs)
 
