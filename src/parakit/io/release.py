@@ -419,9 +419,7 @@ def card_body(
     rows.append(["**total**", *(sum(counts[s].values()) for s in splits)])
     out.append(_table(["label", *splits], rows))
     if readings:
-        reading = binary or pairs.scheme.default_reading
-        if reading not in readings:
-            reading = next(iter(readings))
+        reading = binary or binary_reading(pairs.scheme) or pairs.scheme.default_reading
         shares = []
         for s in splits:
             values = [v for v in by_split[s].binary_labels(reading) if v is not None]
@@ -559,14 +557,14 @@ def write_release(
     doc_split = document_splits(pairs)
     # a multilingual set names its languages with commas ("en,fi,ja")
     languages = [code.strip() for code in (pairs.lang or "").split(",") if code.strip()]
-    for code in languages:
-        if not _known_language(code):
-            raise DataFormatError(
-                language_message(code) + " (CLI: --lang; library: PairSet.lang)",
-                path=target,
-                field="lang",
-                code="E134",
-            )
+    unknown = unknown_languages(pairs.lang or "")
+    if unknown:
+        raise DataFormatError(
+            language_message(unknown[0]) + " (CLI: --lang; library: PairSet.lang)",
+            path=target,
+            field="lang",
+            code="E134",
+        )
     binary = binary_reading(pairs.scheme, reading)
     pair_features, doc_features = _features(pairs.scheme, binary)
     by_split = pairs.by_split()
@@ -653,7 +651,7 @@ def write_release(
     if original != [p.id for split in splits for p in by_split[split]]:
         header["order"] = original  # the reader gives the pairs back in the input's order
     files[RELEASE_FILE] = json.dumps(header, ensure_ascii=False, indent=2).encode("utf-8")
-    _remove_stale(target, files, turku)
+    _remove_stale(target, files)
     names = list(files)
     with atomic_files([target / n for n in names], mode="wb") as handles:
         for handle, n in zip(handles, names, strict=True):
@@ -663,7 +661,7 @@ def write_release(
     return target
 
 
-def _remove_stale(target: Path, files: Mapping[str, bytes], turku: bool) -> None:
+def _remove_stale(target: Path, files: Mapping[str, bytes]) -> None:
     """Parquet files of an earlier release into the same folder whose split is gone (they would
     not be loaded through the card, but ``read_release`` and a glob would see them), and its
     ``turku/`` files (rewritten whole with ``turku``, else of the earlier release only)."""
@@ -703,15 +701,11 @@ def _hub_languages() -> dict[str, str]:
         return {}
 
 
-def _known_language(code: str) -> bool:
-    known = _hub_languages()
-    return not known or code in known
-
-
 def unknown_languages(lang: str) -> list[str]:
     """The codes of ``lang`` (``en`` or ``en,fi,ja``) that are not language codes the Hub
     knows (none when ``datasets`` is not installed to tell)."""
-    return [c.strip() for c in lang.split(",") if c.strip() and not _known_language(c.strip())]
+    known = _hub_languages()
+    return [c.strip() for c in lang.split(",") if c.strip() and known and c.strip() not in known]
 
 
 def language_message(code: str) -> str:
@@ -736,8 +730,6 @@ def read_release(folder: str | Path) -> PairSet:
     Raises:
         DataFormatError: E135 not a release folder or a damaged one (names the file and field).
     """
-    import pyarrow.parquet as pq
-
     root = Path(folder)
     meta_path = root / RELEASE_FILE
     try:
@@ -757,12 +749,12 @@ def read_release(folder: str | Path) -> PairSet:
     pairs: list[Pair] = []
     for split in splits:
         doc_path = root / DOCUMENTS_CONFIG / f"{split}.parquet"
-        doc_rows = _rows(pq, doc_path) if split in meta.get("document_splits", splits) else []
+        doc_rows = _rows(doc_path) if split in meta.get("document_splits", splits) else []
         for index, row in enumerate(doc_rows, start=1):
             about = _json(row["metadata"], doc_path, index, "metadata")
             documents.append(Document(row["id"], row["text"], about))
         pair_path = root / "data" / f"{split}.parquet"
-        for index, row in enumerate(_rows(pq, pair_path), start=1):
+        for index, row in enumerate(_rows(pair_path), start=1):
             label = row["label"]
             if names is not None and label is not None:
                 label = names[label]
@@ -794,7 +786,9 @@ def read_release(folder: str | Path) -> PairSet:
     )
 
 
-def _rows(pq: Any, path: Path) -> list[dict[str, Any]]:
+def _rows(path: Path) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
     try:
         return pq.read_table(path).to_pylist()
     except FileNotFoundError:
