@@ -96,9 +96,7 @@ def classification_metrics(
         labels = sorted(values, key=lambda s: (not s.replace(".", "").isdigit(), s))
     labels = [str(v) for v in labels]
     per_class = {label: _prf(truth, predicted, label) for label in labels}
-    present = {
-        k: v for k, v in per_class.items() if v["support"] > 0 or any(p == k for p in predicted)
-    }
+    present = {k: v for k, v in per_class.items() if v["support"] > 0 or k in predicted}
     from sklearn.metrics import confusion_matrix
 
     matrix = confusion_matrix(truth, predicted, labels=labels).tolist() if truth else []
@@ -116,9 +114,8 @@ def classification_metrics(
             "note": "rows = gold, columns = predicted",
         },
     }
-    binary_truth, binary_pred = None, None
     if scheme is not None:
-        scheme = get_scheme(scheme) if isinstance(scheme, str) else scheme
+        scheme = get_scheme(scheme)
         pairs = [
             (scheme.to_binary(a, reading), scheme.to_binary(b, reading))
             for a, b in zip(truth, predicted, strict=True)
@@ -126,20 +123,18 @@ def classification_metrics(
         kept = [(a, b) for a, b in pairs if a is not None and b is not None]
         binary_truth = [str(a) for a, _ in kept]
         binary_pred = [str(b) for _, b in kept]
-        positive, negative = "1", "0"
+        out["positive"] = _prf(binary_truth, binary_pred, "1")
+        out["negative"] = _prf(binary_truth, binary_pred, "0")
     elif len(labels) <= 2:
         positive = (
             str(positive_label)
             if positive_label is not None
             else ("1" if "1" in labels else labels[-1])
         )
+        out["positive"] = _prf(truth, predicted, positive)
         negatives = [label for label in labels if label != positive]
-        negative = negatives[0] if negatives else None
-        binary_truth, binary_pred = truth, predicted
-    if binary_truth is not None:
-        out["positive"] = _prf(binary_truth, binary_pred, positive)
-        if negative is not None:
-            out["negative"] = _prf(binary_truth, binary_pred, negative)
+        if negatives:
+            out["negative"] = _prf(truth, predicted, negatives[0])
     return out
 
 
@@ -239,10 +234,9 @@ def turku_table(y_true: Sequence[str], y_pred: Sequence[str]) -> dict[str, Any]:
         p = ["y" if turku.parse(v).has(flag) else "n" for v in predicted]
         rows[flag] = _prf(t, p, "y")
     full = classification_metrics(truth, predicted)
-    truth_labels = {k: v for k, v in full["per_class"].items() if v["support"] > 0}
     return {
         "rows": rows,
-        "weighted": _average(truth_labels, weighted=True),
+        "weighted": full["weighted"],  # a predicted-only class weighs 0
         "accuracy": full["accuracy"],
         "n": len(truth),
     }
@@ -430,15 +424,13 @@ def evaluate_classifier(
             "name": name or "Classification report",
             "model": getattr(model, "model_type", "?"),
             "classes": [str(c) for c in model.classes_],
-            **({"reading": reading or scheme.default_reading} if multi and scheme else {}),
+            **({"reading": reading or scheme.default_reading} if multi else {}),
         },
     )
-    binary_truth = None
-    if scheme is not None:
-        try:
-            binary_truth = [scheme.to_binary(t, reading) for t in truth]
-        except Exception:  # a scheme without a binary reading: no sweep, no calibration
-            binary_truth = None
+    try:
+        binary_truth = [scheme.to_binary(t, reading) for t in truth] if scheme else None
+    except Exception:  # a scheme without a binary reading: no sweep, no calibration
+        binary_truth = None
     if binary_truth is not None:
         keep = [i for i, b in enumerate(binary_truth) if b is not None]
         proba = model.paraphrase_proba(pairs, reading=reading)[keep]
