@@ -146,23 +146,9 @@ class Projects(Service):
     def overview(self) -> list[dict[str, Any]]:
         """One row per project: id, name, scheme name, items, submitted annotations, members."""
         with self.transaction() as session:
-            items = dict(
-                session.execute(
-                    select(Item.project_id, func.count()).group_by(Item.project_id)
-                ).all()
-            )
-            anns = dict(
-                session.execute(
-                    select(Annotation.project_id, func.count())
-                    .where(Annotation.status == "submitted")
-                    .group_by(Annotation.project_id)
-                ).all()
-            )
-            members = dict(
-                session.execute(
-                    select(Member.project_id, func.count()).group_by(Member.project_id)
-                ).all()
-            )
+            items = _per_project(session, Item.project_id)
+            anns = _per_project(session, Annotation.project_id, Annotation.status == "submitted")
+            members = _per_project(session, Member.project_id)
             return [
                 {
                     "id": p.id,
@@ -494,6 +480,13 @@ def _importing(project_id: Any) -> Any:
     return exists().where(ProjectImport.project_id == project_id, ProjectImport.status != COMPLETED)
 
 
+def _per_project(session: Session, project_id: Any, *where: Any) -> dict[int, int]:
+    """``{project id: rows}`` of the table of the column ``project_id``, rows matching
+    ``where``, counted in SQL."""
+    query = select(project_id, func.count()).where(*where).group_by(project_id)
+    return dict(session.execute(query).all())
+
+
 def _unfinished_import(session: Session, project_id: int) -> ProjectImport | None:
     return session.scalar(
         select(ProjectImport)
@@ -534,16 +527,10 @@ def _unsafe(value: Any) -> str | None:
         except UnicodeEncodeError:
             return "a lone surrogate (invalid Unicode)"
         return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            reason = _unsafe(key) or _unsafe(item)
-            if reason:
-                return reason
-    elif isinstance(value, list | tuple):
-        for item in value:
-            reason = _unsafe(item)
-            if reason:
-                return reason
+    if isinstance(value, dict):  # its keys and values, in order
+        value = [part for entry in value.items() for part in entry]
+    if isinstance(value, list | tuple):
+        return next(filter(None, map(_unsafe, value)), None)
     return None
 
 
