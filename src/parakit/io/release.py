@@ -33,7 +33,7 @@ import math
 import re
 import shutil
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,7 @@ _SIZES = (
     (100_000, "10K<n<100K"),
     (1_000_000, "100K<n<1M"),
     (10_000_000, "1M<n<10M"),
+    (1_000_000_000, "10M<n<100M"),
 )
 _SPLIT_ORDER = ("train", "validation", "dev", "test")
 
@@ -75,13 +76,10 @@ def size_category(n: int) -> str:
         >>> size_category(1081), size_category(999)
         ('1K<n<10K', 'n<1K')
     """
-    for bound, name in _SIZES:
-        if n < bound:
-            return name
-    return "n>10M" if n >= 1_000_000_000 else "10M<n<100M"
+    return next((name for bound, name in _SIZES if n < bound), "n>10M")
 
 
-def _split_order(names: list[str]) -> list[str]:
+def _split_order(names: Iterable[str]) -> list[str]:
     known = [s for s in _SPLIT_ORDER if s in names]
     return known + sorted(s for s in names if s not in known)
 
@@ -216,7 +214,7 @@ def _check(pairs: PairSet, folder: Path) -> list[str]:
                     ),
                     field=f"span{side}",
                 )
-    return _split_order(sorted({p.split for p in pairs if p.split is not None}))
+    return _split_order({str(p.split) for p in pairs})  # every pair has one (checked above)
 
 
 def join_splits(sets: Mapping[str, PairSet]) -> PairSet:
@@ -338,7 +336,7 @@ def document_splits(pairs: PairSet) -> dict[str, str]:
                     ),
                     field="split",
                 )
-    first = (_split_order(sorted({str(p.split) for p in pairs})) or ["train"])[0]
+    first = (_split_order({str(p.split) for p in pairs}) or ["train"])[0]
     return {doc: found.get(doc, first) for doc in pairs.documents}
 
 
