@@ -104,13 +104,7 @@ def create_app(
 
     @app.exception_handler(ParakitError)
     async def parakit_error(request: Request, exc: ParakitError) -> Response:
-        status = 400
-        if isinstance(exc, NotFound):
-            status = 404
-        elif isinstance(exc, Forbidden):
-            status = 403
-        elif isinstance(exc, Conflict):
-            status = 409
+        status = next((code for kind, code in STATUSES if isinstance(exc, kind)), 400)
         if wants_html(request):
             return error_page(request, status, str(exc))
         return JSONResponse({"error": str(exc), "code": exc.code}, status_code=status)
@@ -153,6 +147,8 @@ def wants_html(request: Request) -> bool:
     )
 
 
+#: the HTTP status of a :class:`ParakitError` of these kinds (others: 400)
+STATUSES = ((NotFound, 404), (Forbidden, 403), (Conflict, 409))
 TITLES = {400: "Bad request", 403: "Forbidden", 404: "Not found", 409: "Conflict"}
 
 
