@@ -99,22 +99,12 @@ class WebSettings(BaseSettings):
 
     def trusts(self, address: str | None) -> bool:
         """Whether ``address`` is one of the proxies named in ``forwarded_allow_ips``."""
-        if not address or not self.forwarded_allow_ips:
+        if not address:
             return False
-        if "*" in self.forwarded_allow_ips:
-            return True
-        try:
-            ip = ipaddress.ip_address(address)
-        except ValueError:
-            return address in self.forwarded_allow_ips
-        for entry in self.forwarded_allow_ips:
-            try:
-                if ip in ipaddress.ip_network(entry, strict=False):
-                    return True
-            except ValueError:
-                if address == entry:
-                    return True
-        return False
+        return any(
+            entry in ("*", address) or _in_network(address, entry)
+            for entry in self.forwarded_allow_ips
+        )
 
     def environment(self) -> dict[str, str]:
         """These settings as the environment variables they are read from (every one set,
@@ -127,6 +117,14 @@ class WebSettings(BaseSettings):
                 value = str(value).lower()
             out[env_name(name)] = str(value)
         return out
+
+
+def _in_network(address: str, network: str) -> bool:
+    """Whether the IP ``address`` lies in ``network`` (False when either is no IP)."""
+    try:
+        return ipaddress.ip_address(address) in ipaddress.ip_network(network, strict=False)
+    except ValueError:
+        return False
 
 
 def env_name(field: str) -> str:
