@@ -377,20 +377,14 @@ def write(pairs: PairSet, path: str | Path, format: str | None = None, **options
     path = Path(path)
     if format is None:
         suffix = path.name.lower().removesuffix(".gz").rsplit(".", 1)[-1]
-        format = {
-            "jsonl": "jsonl",
-            "csv": "csv",
-            "tsv": "tsv",
-            "json": "turku",
-            "parquet": "parquet",
-        }.get(suffix)
-        if format is None:
+        if suffix not in ("jsonl", "csv", "tsv", "json", "parquet"):
             raise DataFormatError(
                 Errors.E113_tell_output_format.format(
                     path_name=path.name, writers=", ".join(sorted(WRITERS))
                 ),
                 path=path,
             )
+        format = "turku" if suffix == "json" else suffix  # the other suffixes name their format
     try:
         writer = WRITERS[format]
     except (KeyError, TypeError):
