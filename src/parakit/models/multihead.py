@@ -129,7 +129,6 @@ def _pooled_features(hidden: Any, input_ids: Any, attention_mask: Any, sep_id: i
 
 
 def _network_class() -> Any:
-    import torch
     from torch import nn
 
     class PooledHeadsNetwork(nn.Module):
@@ -153,7 +152,6 @@ def _network_class() -> Any:
             pooled = self.dropout(_pooled_features(hidden, input_ids, attention_mask, self.sep_id))
             return {name: head(pooled).float() for name, head in self.heads.items()}
 
-    del torch
     return PooledHeadsNetwork
 
 
