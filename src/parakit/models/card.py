@@ -63,26 +63,21 @@ def write_cross_encoder_layout(folder: str | Path, network: str, max_length: int
 def _metric_rows(metrics: Mapping[str, Any]) -> list[tuple[str, float | int]]:
     """The headline numbers of an evaluation report (accuracy, F1s, AP) as (name, value);
     counts (``n``, supports) stay integers."""
-    rows: list[tuple[str, float | int]] = []
 
     def number(value: Any) -> float | int | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None
         return value if isinstance(value, int) else float(value)
 
-    for key in ("n", "accuracy"):
-        if number(metrics.get(key)) is not None:
-            rows.append((key, number(metrics[key])))  # type: ignore[arg-type]
+    candidates = [(key, metrics.get(key)) for key in ("n", "accuracy")]
     for group in ("positive", "macro", "weighted"):
         values = metrics.get(group)
         if isinstance(values, Mapping):
-            for name in ("precision", "recall", "f1"):
-                if number(values.get(name)) is not None:
-                    rows.append((f"{group} {name}", number(values[name])))  # type: ignore[arg-type]
-    for key, value in metrics.items():
-        if number(value) is not None and key not in ("n", "accuracy"):
-            rows.append((key, number(value)))  # type: ignore[arg-type]
-    return rows
+            candidates += [
+                (f"{group} {name}", values.get(name)) for name in ("precision", "recall", "f1")
+            ]
+    candidates += [(key, value) for key, value in metrics.items() if key not in ("n", "accuracy")]
+    return [(name, value) for name, raw in candidates if (value := number(raw)) is not None]
 
 
 def _shown(value: float | int) -> str:
@@ -278,7 +273,7 @@ def eval_dataset(path: Any) -> dict[str, str]:
     return {"name": Path(str(path)).name, "type": Path(str(path)).stem, "split": "validation"}
 
 
-def _describe_data(label: str, paths: Any, pairs: Any) -> str:
+def _describe_data(paths: Any, pairs: Any) -> str:
     names = ", ".join(f"`{Path(p).name}`" for p in (paths if isinstance(paths, list) else [paths]))
     counts = pairs.label_counts()
     shown = ", ".join(f"`{k}` {v}" for k, v in sorted(counts.items(), key=lambda kv: str(kv[0])))
@@ -311,9 +306,9 @@ def classifier_card(
     except Exception:  # a scheme without a binary reading (Likert): no paraphrase column
         positive = []
     base = getattr(classifier, "model_name_or_path", None)
-    data = {"train": _describe_data("train", train_paths, pairs)}
+    data = {"train": _describe_data(train_paths, pairs)}
     if dev is not None and dev_pairs is not None:
-        data["dev"] = _describe_data("dev", dev, dev_pairs)
+        data["dev"] = _describe_data(dev, dev_pairs)
     folder_name = name or folder.name
     if classifier.model_type == "cross-encoder":
         usage = (
@@ -370,7 +365,7 @@ def biencoder_card(
     one; ``name``: the folder's name in the card, when ``folder`` is a temporary folder)."""
     folder_name = name or folder.name
     history = getattr(model, "history_", []) or []
-    data = {"train": _describe_data("train", train_path, pairs)}
+    data = {"train": _describe_data(train_path, pairs)}
     if dev_pairs is not None:
         data["dev"] = f"{len(dev_pairs)} pairs"
     usage = (
