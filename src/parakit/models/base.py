@@ -30,6 +30,8 @@ import functools
 import inspect
 import json
 import platform
+import types
+import typing
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
@@ -101,9 +103,7 @@ def as_pair_input(
         t1 = [p.text1 for p in pairs]
         t2 = [p.text2 for p in pairs]
         ids = [p.id for p in pairs]
-        raw = [p.label for p in pairs]
-        if y is not None:
-            raw = list(y)
+        raw = list(y) if y is not None else [p.label for p in pairs]
         labels_given = any(label is not None for label in raw)
     else:
         if texts2 is None:
@@ -650,8 +650,6 @@ def make_model(name: str, settings: dict[str, Any] | None = None, **params: Any)
 
 
 def _init_hints(klass: type) -> dict[str, Any]:
-    import typing
-
     try:
         return typing.get_type_hints(klass.__init__)
     except Exception:  # an annotation that cannot be resolved: no check, as before
@@ -673,14 +671,11 @@ _KINDS: tuple[tuple[type, str], ...] = (
 def _expected_type(hint: Any) -> tuple[tuple[type, ...], str] | None:
     """The plain types ``hint`` accepts and their description; None when it is not a plain
     combination of bool/int/float/str/list/tuple/dict (then the value is not checked)."""
-    import types
-    import typing
-
     if hint is None:
         return None
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        members = [a for a in typing.get_args(hint) if a is not type(None)]
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
     else:
         members = [hint]
     accepted: list[type] = []
@@ -697,11 +692,10 @@ def _expected_type(hint: Any) -> tuple[tuple[type, ...], str] | None:
     if list in accepted or tuple in accepted:
         accepted += [list, tuple]  # JSON has lists only
     words = [word for kind, word in _KINDS if kind in accepted]
-    if None in typing.get_args(hint) or type(None) in typing.get_args(hint):
+    if None in args or type(None) in args:
+        accepted.append(type(None))
         words.append("null")
-    return tuple(accepted) + ((type(None),) if "null" in words else ()), " or ".join(
-        dict.fromkeys(words)
-    )
+    return tuple(accepted), " or ".join(dict.fromkeys(words))
 
 
 def _matches(value: Any, accepted: tuple[type, ...]) -> bool:
@@ -726,11 +720,10 @@ def load_model(path: str | Path, **settings: Any) -> Any:
     Raises:
         ModelError: not a model folder (E710), unknown type (E711), unknown setting (E712).
     """
-    import importlib
+    import pkgutil
 
     folder = Path(path)
     target = FAMILIES.get(_model_file(folder)["model_type"])
     if target is None:
         return PairClassifier.load(folder, **settings)
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name).load(folder, **settings)
+    return pkgutil.resolve_name(target).load(folder, **settings)
