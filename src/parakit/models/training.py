@@ -368,7 +368,7 @@ def train_transformer(
             started=started,
             precision=precision,
         )
-        if not settings.progress or os.environ.get("TQDM_DISABLE") == "1":
+        if args.disable_tqdm:
             trainer.remove_callback(PrinterCallback)  # it prints every log entry to stdout
         logs_to_stderr(trainer)  # the progress bar's log lines: stderr, as the bar
         last = get_last_checkpoint(str(folder)) if (resume and folder.is_dir()) else None
