@@ -69,6 +69,14 @@ def _as_pairs(data: PairSet | Iterable[tuple[str, str]] | None) -> list[tuple[st
     return out
 
 
+def _padded(rows: list[list[int]], value: int, left: bool = False) -> list[list[int]]:
+    """``rows`` padded with ``value`` to the longest one: on the right, or on the left."""
+    width = max(len(r) for r in rows)
+    return [
+        [value] * (width - len(r)) + r if left else r + [value] * (width - len(r)) for r in rows
+    ]
+
+
 @hyperparameters
 class Seq2SeqGenerator(TransformerEstimator):
     """Fine-tune and run a paraphrase generator (a
@@ -267,16 +275,11 @@ class Seq2SeqGenerator(TransformerEstimator):
                 )["input_ids"] + [eos]
                 rows.append(src + tgt)
                 labels.append([-100] * len(src) + tgt)
-            width = max(len(r) for r in rows)
-            pad = tok.pad_token_id
             # right padding for training (positions stay aligned with the labels)
-            input_ids = [r + [pad] * (width - len(r)) for r in rows]
-            attention = [[1] * len(r) + [0] * (width - len(r)) for r in rows]
-            labels = [lab + [-100] * (width - len(lab)) for lab in labels]
             return {
-                "input_ids": torch.tensor(input_ids),
-                "attention_mask": torch.tensor(attention),
-                "labels": torch.tensor(labels),
+                "input_ids": torch.tensor(_padded(rows, tok.pad_token_id)),
+                "attention_mask": torch.tensor(_padded([[1] * len(r) for r in rows], 0)),
+                "labels": torch.tensor(_padded(labels, -100)),
             }
         sources = [s for s, _ in batch]
         targets = [t for _, t in batch]
@@ -293,12 +296,10 @@ class Seq2SeqGenerator(TransformerEstimator):
         start = getattr(self.model_.config, "decoder_start_token_id", None)
         # models that shift labels right add the start token themselves; drop a leading copy
         target_ids = [t[1:] if t and t[0] == start else t for t in target_ids]
-        width = max(len(t) for t in target_ids)
-        labels = [t + [-100] * (width - len(t)) for t in target_ids]
         return {
             "input_ids": enc["input_ids"],
             "attention_mask": enc["attention_mask"],
-            "labels": torch.tensor(labels),
+            "labels": torch.tensor(_padded(target_ids, -100)),
         }
 
     # -- training ------------------------------------------------------------------------------
@@ -454,17 +455,15 @@ class Seq2SeqGenerator(TransformerEstimator):
             with torch.no_grad(), self.autocast():
                 if self.architecture_ == "decoder-only":
                     rows = [self._prompt(t) for t in chunk]
-                    width = max(len(r) for r in rows)
-                    pad = tok.pad_token_id
-                    ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows])
-                    mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows])
+                    ids = torch.tensor(_padded(rows, tok.pad_token_id, left=True))
+                    mask = torch.tensor(_padded([[1] * len(r) for r in rows], 0, left=True))
                     generated = model.generate(
                         input_ids=ids.to(device),
                         attention_mask=mask.to(device),
                         eos_token_id=model.config.eos_token_id,
                         **kwargs,
                     )
-                    generated = generated[:, width:]
+                    generated = generated[:, ids.shape[1] :]
                 else:
                     enc = tok(
                         chunk,
@@ -524,9 +523,7 @@ class Seq2SeqGenerator(TransformerEstimator):
         params = load_params(cls, info["params"], overrides)
         params["model_name_or_path"] = str(path)
         params["architecture"] = info["architecture"]
-        gen = cls(**params)
-        gen._build()
-        gen.model_.eval()
+        gen = cls.from_pretrained(**params)
         gen.history_ = info.get("history", [])
         gen.best_dev_perplexity_ = info.get("best_dev_perplexity")
         gen.best_step_ = info.get("best_step")
