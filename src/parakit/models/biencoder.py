@@ -144,20 +144,13 @@ class BiEncoder(TransformerEstimator):
         for pair in hard_negatives:
             negative_of.setdefault(pair.text1, pair.text2)
         rows = [
-            (a, p, negative_of[a])
+            {"anchor": a, "positive": p, "negative": negative_of[a]}
             for a, p in zip(anchors, positives, strict=True)
             if a in negative_of
         ]
         if not rows:
             return plain
-        triplets = Dataset.from_dict(
-            {
-                "anchor": [r[0] for r in rows],
-                "positive": [r[1] for r in rows],
-                "negative": [r[2] for r in rows],
-            }
-        )
-        return DatasetDict({"pairs": plain, "triplets": triplets})
+        return DatasetDict({"pairs": plain, "triplets": Dataset.from_list(rows)})
 
     def _loss(self, model: Any) -> Any:
         losses = _st_module("losses")
