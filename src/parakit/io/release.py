@@ -650,10 +650,9 @@ def write_release(
         header["order"] = original  # the reader gives the pairs back in the input's order
     files[RELEASE_FILE] = json.dumps(header, ensure_ascii=False, indent=2).encode("utf-8")
     _remove_stale(target, files)
-    names = list(files)
-    with atomic_files([target / n for n in names], mode="wb") as handles:
-        for handle, n in zip(handles, names, strict=True):
-            handle.write(files[n])
+    with atomic_files([target / relative for relative in files], mode="wb") as handles:
+        for handle, data in zip(handles, files.values(), strict=True):
+            handle.write(data)
     if turku:
         _write_turku_files(pairs, target / "turku", splits)
     return target
