@@ -190,7 +190,7 @@ class NgramLM:
 
     def save(self, path: str | Path) -> None:
         """Save as JSON (atomic; gzip-compressed when the name ends in ``.gz``)."""
-        from parakit.io.atomic import atomic_write
+        from parakit.io.atomic import save_json
 
         data = {
             "params": {
@@ -206,8 +206,7 @@ class NgramLM:
             "vocabulary": self.vocabulary_,
             "counts": [[[" ".join(g), c] for g, c in level.items()] for level in self.counts_],
         }
-        with atomic_write(path) as handle:
-            json.dump(data, handle, ensure_ascii=False)
+        save_json(path, data, ensure_ascii=False)
 
     def to_arpa(self, path: str | Path) -> None:
         """Write the Kneser–Ney model as an ARPA file (atomic) that KenLM and SRILM read.

@@ -803,11 +803,10 @@ def clusters(
     """Multi-reference sets (sources with >= k paraphrases) from a labelled corpus (M5)."""
     from parakit import io
     from parakit.annotate.clusters import multi_reference_sets
-    from parakit.io.atomic import atomic_write
+    from parakit.io.atomic import save_json
 
     refs = multi_reference_sets(io.read(corpus), min_references, reading, transitive)
-    with atomic_write(output) as handle:
-        json.dump(refs, handle, ensure_ascii=False, indent=1)
+    save_json(output, refs, ensure_ascii=False, indent=1)
     typer.echo(f"{len(refs)} sources with >= {min_references} references -> {output}")
 
 

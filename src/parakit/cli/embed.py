@@ -145,10 +145,9 @@ def evaluate(
     with status(f"encoding and ranking {len(test)} pairs"):
         metrics = BiEncoder.load(model, precision=precision).evaluate(test)
     if output:
-        from parakit.io.atomic import atomic_write
+        from parakit.io.atomic import save_json
 
-        with atomic_write(output) as handle:
-            json.dump(metrics, handle, indent=2)
+        save_json(output, metrics, indent=2)
     typer.echo(json.dumps(metrics, indent=2))
 
 

@@ -6,7 +6,6 @@ Commands: ``prepare``, ``train``, ``run``, ``evaluate``, ``human-export``, ``hum
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -330,7 +329,7 @@ def evaluate(
         evaluate_generations,
         read_generations,
     )
-    from parakit.io.atomic import atomic_write
+    from parakit.io.atomic import atomic_write, save_json
 
     rows = read_generations(generations)
     sources = [r["source"] for r in rows]
@@ -356,8 +355,7 @@ def evaluate(
     if extra:
         typer.echo("reference Self-BLEU: " + ", ".join(f"{k} {v:.2f}" for k, v in extra.items()))
     if output is not None:
-        with atomic_write(output) as handle:
-            json.dump({"name": label, **result.to_dict()}, handle, indent=2)
+        save_json(output, {"name": label, **result.to_dict()}, indent=2)
     if per_sentence is not None:
         with atomic_write(per_sentence, newline="") as handle:
             pd.DataFrame(result.per_sentence).rename(columns={"output": "generation"}).to_csv(
@@ -433,7 +431,7 @@ def human_import(
         read_key,
         read_ratings,
     )
-    from parakit.io.atomic import atomic_write
+    from parakit.io.atomic import save_json
 
     ratings = read_ratings(sheets)
     key_frame = read_key(key, ratings) if key is not None else None
@@ -462,8 +460,7 @@ def human_import(
         report["spearman_rho"] = rho.to_dict(orient="index")
         report["spearman_p"] = p.to_dict(orient="index")
     if output is not None:
-        with atomic_write(output) as handle:
-            json.dump(report, handle, indent=2, default=float)
+        save_json(output, report, indent=2, default=float)
 
 
 @app.command()
@@ -500,7 +497,7 @@ def matrix(
         cross_dataset_matrix,
         format_matrix,
     )
-    from parakit.io.atomic import atomic_write
+    from parakit.io.atomic import atomic_write, save_json
     from parakit.models.generator import Seq2SeqGenerator
 
     datasets = {}
@@ -541,7 +538,8 @@ def matrix(
     if output is not None:
         with atomic_write(output / "matrix.tsv") as handle:
             handle.write(text + "\n")
-        with atomic_write(output / "matrix.json") as handle:
-            json.dump(
-                [{"train": a, "test": b, **s} for (a, b), s in table.items()], handle, indent=2
-            )
+        save_json(
+            output / "matrix.json",
+            [{"train": a, "test": b, **s} for (a, b), s in table.items()],
+            indent=2,
+        )

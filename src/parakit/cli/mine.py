@@ -6,7 +6,6 @@ Heavy libraries are imported inside the commands, so ``parakit --help`` stays fa
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -340,10 +339,9 @@ def eval_retrieval(
             results, plot, name="", title=f"{pairs.name}: {len(evaluator.candidates_)} candidates"
         )
     if output:
-        from parakit.io.atomic import atomic_write
+        from parakit.io.atomic import save_json
 
-        with atomic_write(output) as handle:
-            json.dump(results, handle, indent=2)
+        save_json(output, results, indent=2)
     echo_json(results)
 
 
@@ -499,7 +497,7 @@ def tiles_cmd(
     import numpy as np
 
     from parakit.errors import MineError
-    from parakit.io.atomic import atomic_write
+    from parakit.io.atomic import atomic_write, save_json
     from parakit.mine.tiles import SelectionRules, TileAnalysis, estimate_precision
 
     data = read_pairs(sample, fmt)
@@ -552,8 +550,9 @@ def tiles_cmd(
             )
     with atomic_write(output / "tiles.md") as handle:
         handle.write(tiles.to_markdown() + "\n")
-    with atomic_write(output / "selection.json") as handle:  # standard JSON: NaN -> null
-        json.dump(_nan_to_null(estimate), handle, indent=2, allow_nan=False)
+    save_json(
+        output / "selection.json", _nan_to_null(estimate), indent=2, allow_nan=False
+    )  # standard JSON: NaN -> null
     typer.echo(f"scores: {source}\n")
     typer.echo(tiles.to_markdown())
     for name in ("negatives", "positives", "positives_label4"):

@@ -234,10 +234,9 @@ def patterns_command(
     ] = None,
 ) -> None:
     """Shares of the six systematic paraphrase patterns of T13 (positive pairs by default)."""
-    import json
 
     from parakit.analysis.patterns import PATTERN_TITLES, PatternDetector, pattern_shares
-    from parakit.io.atomic import atomic_write
+    from parakit.io.atomic import save_json
 
     pairs = read_pairs(corpus, fmt, options=option)
     lang = lang or pairs.lang
@@ -265,20 +264,17 @@ def patterns_command(
     for name, share in shares.items():
         typer.echo(f"  {PATTERN_TITLES[name]:<32} {100 * share:6.2f} %")
     if output is not None:
-        with atomic_write(output) as handle:
-            json.dump(
-                {
-                    "n_pairs": len(pairs),
-                    "signature": detector.signature,
-                    "shares": shares,
-                    "pairs": [
-                        {"id": p.id, "pattern": x} for p, x in zip(pairs, patterns, strict=True)
-                    ],
-                },
-                handle,
-                ensure_ascii=False,
-                indent=1,
-            )
+        save_json(
+            output,
+            {
+                "n_pairs": len(pairs),
+                "signature": detector.signature,
+                "shares": shares,
+                "pairs": [{"id": p.id, "pattern": x} for p, x in zip(pairs, patterns, strict=True)],
+            },
+            ensure_ascii=False,
+            indent=1,
+        )
         typer.echo(f"wrote {output}")
 
 

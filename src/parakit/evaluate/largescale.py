@@ -24,7 +24,7 @@ from more_itertools import chunked
 from parakit.errors import Errors, EvaluationError
 from parakit.evaluate.base import Evaluator
 from parakit.evaluate.retrieval import CLASS_ORDER, label_class
-from parakit.io.atomic import save_figure
+from parakit.io.atomic import save_figure, save_json
 from parakit.schema import PairSet
 from parakit.vectors.index import VectorIndex
 
@@ -119,12 +119,7 @@ class LargeScaleEvaluator(Evaluator):
         self.ranks_ = ranks
         metrics = self.compute_metrics(ranks)
         if output_path is not None:
-            import json
-
-            from parakit.io.atomic import atomic_write
-
-            with atomic_write(output_path) as handle:
-                json.dump(metrics, handle, indent=2)
+            save_json(output_path, metrics, indent=2)
         return metrics
 
     def compute_metrics(self, ranks: np.ndarray) -> dict[str, float]:

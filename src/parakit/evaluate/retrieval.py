@@ -23,7 +23,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ import numpy as np
 
 from parakit.errors import Errors, EvaluationError
 from parakit.evaluate.base import Evaluator
-from parakit.io.atomic import save_figure
+from parakit.io.atomic import save_figure, save_json
 from parakit.labels import get_scheme
 from parakit.schema import PairSet
 
@@ -144,12 +143,9 @@ class RetrievalEvaluator(Evaluator):
         self.ranks_ = ranks
         metrics = self.compute_metrics(ranks)
         if output_path is not None:
-            from parakit.io.atomic import atomic_write
-
             path = Path(output_path)
             target = path / f"{self.name or 'retrieval'}_results.json" if path.is_dir() else path
-            with atomic_write(target) as handle:
-                json.dump(metrics, handle, indent=2)
+            save_json(target, metrics, indent=2)
         return metrics
 
     def compute_metrics(self, ranks: np.ndarray) -> dict[str, float]:

@@ -357,3 +357,18 @@ def save_npy(path: str | Path, array: Any) -> Path:
     with atomic_write(target, "wb") as handle:
         np.save(handle, array)
     return target
+
+
+def save_json(path: str | Path, data: Any, **dump_options: Any) -> Path:
+    """Save ``data`` as JSON atomically (``json.dump`` with ``dump_options``: ``indent``,
+    ``ensure_ascii``...).
+
+    Returns:
+        the path written.
+    """
+    import json
+
+    target = Path(path)
+    with atomic_write(target) as handle:
+        json.dump(data, handle, **dump_options)
+    return target

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from parakit.errors import Errors, MineError, require_extra
-from parakit.io.atomic import atomic_write
+from parakit.io.atomic import atomic_write, save_json
 
 if TYPE_CHECKING:
     from parakit.vectors.encode import Encoder
@@ -275,8 +275,11 @@ def build_sharded(
         for i, (a, b) in enumerate(itertools.pairwise(bounds))
     ]
     shards = client.gather(futures)
-    with atomic_write(Path(out) / "shards.json") as handle:
-        json.dump({"shards": shards, "model": str(model), "backend": backend}, handle, indent=2)
+    save_json(
+        Path(out) / "shards.json",
+        {"shards": shards, "model": str(model), "backend": backend},
+        indent=2,
+    )
     return shards
 
 
@@ -474,8 +477,7 @@ def build_sharded_from_embeddings(
         "index",
         progress,
     )
-    with atomic_write(Path(out) / "shards.json") as handle:
-        json.dump({"shards": shards, "emb_dir": str(emb_dir)}, handle, indent=2)
+    save_json(Path(out) / "shards.json", {"shards": shards, "emb_dir": str(emb_dir)}, indent=2)
     return shards
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from parakit.errors import Errors, MineError
-from parakit.io.atomic import atomic_write
+from parakit.io.atomic import save_json
 from parakit.schema import PairSet
 
 if TYPE_CHECKING:
@@ -184,6 +184,5 @@ class GrowingDataset:
         )
         manifest = self.manifest
         manifest["versions"].append(entry)
-        with atomic_write(self.root / "manifest.json") as handle:
-            json.dump(manifest, handle, indent=2, ensure_ascii=False)
+        save_json(self.root / "manifest.json", manifest, indent=2, ensure_ascii=False)
         return entry

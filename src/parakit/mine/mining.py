@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from parakit.errors import Errors, MineError
-from parakit.io.atomic import atomic_write, save_npy
+from parakit.io.atomic import atomic_write, save_json, save_npy
 from parakit.vectors.collection import iter_collection
 from parakit.vectors.index import VectorIndex
 from parakit.vectors.store import SentenceStore
@@ -106,8 +106,7 @@ def build_store(
 
     # offsets.npy is moved in last, after sources and hashes: it marks the store complete
     tmp_store = SentenceStore.write(folder / ".partial", kept())
-    with atomic_write(folder / "sources.json") as handle:
-        json.dump(list(names), handle, ensure_ascii=False)
+    save_json(folder / "sources.json", list(names), ensure_ascii=False)
     save_npy(folder / "sources.npy", np.asarray(codes, dtype=np.int32))
     os.replace(tmp_store.path / "sentences.jsonl", folder / "sentences.jsonl")
     os.replace(tmp_store.path / "offsets.npy", folder / "offsets.npy")
@@ -520,8 +519,7 @@ def _open_job(work: Path, settings: dict[str, Any], overwrite: bool) -> None:
             raise MineError(Errors.E802_holds_mining_job.format(work=work))
         shutil.rmtree(work)
         work.mkdir(parents=True)
-    with atomic_write(job_file) as handle:
-        json.dump(settings, handle, indent=2, ensure_ascii=False)
+    save_json(job_file, settings, indent=2, ensure_ascii=False)
 
 
 def _same_file(a: str | Path, b: str | Path) -> bool:
@@ -570,20 +568,19 @@ def _index_info(
 
 def _write_run(work: Path, settings: dict[str, Any], result: MiningResult) -> None:
     """``run.json``: the settings, counts, seconds per step and index of a finished run."""
-    with atomic_write(work / "run.json") as handle:
-        json.dump(
-            {
-                "settings": settings,
-                "sentences": result.n_sentences,
-                "candidates": result.n_candidates,
-                "written": result.n_written,
-                "seconds": {key: round(v, 3) for key, v in result.seconds.items()},
-                "index": result.index,
-            },
-            handle,
-            indent=2,
-            ensure_ascii=False,
-        )
+    save_json(
+        work / "run.json",
+        {
+            "settings": settings,
+            "sentences": result.n_sentences,
+            "candidates": result.n_candidates,
+            "written": result.n_written,
+            "seconds": {key: round(v, 3) for key, v in result.seconds.items()},
+            "index": result.index,
+        },
+        indent=2,
+        ensure_ascii=False,
+    )
 
 
 def build_index_folder(
@@ -709,8 +706,7 @@ def _build_indexes(
         )
         index.save(folder)
         out[key] = index
-    with atomic_write(done) as handle:
-        json.dump({"indexes": keys}, handle)
+    save_json(done, {"indexes": keys})
     return out
 
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from parakit.errors import Errors, MineError, WriteError
-from parakit.io.atomic import atomic_write, check_output_folder
+from parakit.io.atomic import atomic_write, check_output_folder, save_json
 from parakit.io.jsonl import PARTS_MANIFEST, JsonlWriter, parts_manifest
 from parakit.schema import Pair
 from parakit.vectors.store import SentenceStore
@@ -233,8 +233,7 @@ def write_parts(
         for n in range(n_parts)
     ]  # fmt: skip
     manifest = {"parakit_parts": 1, "complete": False, "job": digest, "header": header}
-    with atomic_write(folder / PARTS_MANIFEST) as handle:
-        json.dump({**manifest, "parts": entries}, handle, indent=2, ensure_ascii=False)
+    save_json(folder / PARTS_MANIFEST, {**manifest, "parts": entries}, indent=2, ensure_ascii=False)
     staging = work / "parts"
     calls = []
     for n, entry in enumerate(entries):
@@ -250,13 +249,12 @@ def write_parts(
     sizes = [entries[int(Path(call[2]).stem)]["pairs"] for call in calls]
     done = len(arrays["rows"]) - sum(sizes)
     run_tasks(client, write_part, calls, "write", progress, sizes, "pair", done)
-    with atomic_write(folder / PARTS_MANIFEST) as handle:
-        json.dump(
-            {**manifest, "complete": True, "pairs": len(arrays["rows"]), "parts": entries},
-            handle,
-            indent=2,
-            ensure_ascii=False,
-        )
+    save_json(
+        folder / PARTS_MANIFEST,
+        {**manifest, "complete": True, "pairs": len(arrays["rows"]), "parts": entries},
+        indent=2,
+        ensure_ascii=False,
+    )
     shutil.rmtree(staging, ignore_errors=True)
     return len(arrays["rows"])
 

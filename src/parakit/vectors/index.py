@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from parakit.errors import Errors, VectorError
-from parakit.io.atomic import atomic_write
+from parakit.io.atomic import save_json
 
 ChunkSource = Callable[[], Iterator[np.ndarray]]
 #: below this many vectors, exact search is cheap enough and always chosen by ``kind="auto"``
@@ -952,8 +952,7 @@ class VectorIndex:
         tmp = folder / ".index.faiss.tmp"
         faiss.write_index(self.index_, str(tmp))
         os.replace(tmp, folder / "index.faiss")
-        with atomic_write(folder / "index.json") as handle:
-            json.dump({**self.meta(), **(extra or {})}, handle, indent=2)
+        save_json(folder / "index.json", {**self.meta(), **(extra or {})}, indent=2)
         return folder
 
     @classmethod
