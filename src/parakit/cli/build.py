@@ -14,7 +14,7 @@ from parakit.cli.options import (
     PrecisionOpt,
     ReaderOptionsOpt,
     SeedOpt,
-    load_encoder,
+    check_model,
     output_option,
     read_pairs,
     show_progress,
@@ -660,9 +660,14 @@ def knn_cmd(
     from parakit.build.sample import sample_file
     from parakit.io import write
     from parakit.mine.mining import mine
+    from parakit.vectors.encode import load_encoder
 
     encoder = load_encoder(
-        model, backend, precision, batch_size=batch_size, normalize=metric != "l2"
+        check_model(model),
+        backend,
+        batch_size=batch_size,
+        normalize=metric != "l2",
+        precision=precision,
     )
     candidates = output / "candidates.jsonl"
     result = mine(
@@ -749,7 +754,11 @@ def suggest_cmd(
         doc_pairs = document_pairs_of(gold)
     else:
         raise typer.BadParameter("give one corpus or two text files", param_hint="INPUTS")
-    encoder = load_encoder(model, backend, precision) if model is not None else None
+    encoder = None
+    if model is not None:
+        from parakit.vectors.encode import load_encoder
+
+        encoder = load_encoder(check_model(model), backend, precision=precision)
     suggester = PairSuggester(
         max_window=max_window,
         encoder=encoder,

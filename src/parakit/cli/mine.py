@@ -17,8 +17,8 @@ from parakit.cli.options import (
     MemoryBudgetOpt,
     PrecisionOpt,
     SeedOpt,
+    check_model,
     echo_json,
-    load_encoder,
     mark_resumable,
     output_option,
     parse_bytes,
@@ -168,6 +168,7 @@ def run(
     """
     from parakit.mine.mining import mine
     from parakit.mine.rerank import load_classifier
+    from parakit.vectors.encode import load_encoder
 
     mark_resumable()  # the --workdir checkpoints: a rerun goes on from them
 
@@ -177,7 +178,7 @@ def run(
         result = mine(
             collection,
             workdir,
-            load_encoder(model, backend, precision, batch_size=batch_size),
+            load_encoder(check_model(model), backend, batch_size=batch_size, precision=precision),
             output=output,
             k=k,
             same_source=same_source,
@@ -195,7 +196,9 @@ def run(
             overwrite=overwrite,
             index_options=_index_options(on_disk, memory_budget),
             progress=show_progress(),
-            rescorer=load_encoder(rescore_with, backend, precision, batch_size=batch_size)
+            rescorer=load_encoder(
+                check_model(rescore_with), backend, batch_size=batch_size, precision=precision
+            )
             if rescore_with
             else None,
             rescore_k=rescore_k,
@@ -264,6 +267,7 @@ def index_cmd(
 ) -> None:
     """Build a saved index folder (FAISS index + sentence store) for `parakit mine search`."""
     from parakit.mine.mining import build_index_folder
+    from parakit.vectors.encode import load_encoder
 
     options = _index_options(on_disk, memory_budget) or {}
     if recall:
@@ -271,7 +275,7 @@ def index_cmd(
     index = build_index_folder(
         collection,
         output,
-        load_encoder(model, backend, precision),
+        load_encoder(check_model(model), backend, precision=precision),
         kind=kind,
         metric=metric,
         chunk_size=chunk_size,
@@ -289,10 +293,13 @@ def search_cmd(
     precision: PrecisionOpt = "auto",
 ) -> None:
     """Nearest sentences of the indexed collection for each query."""
+    from parakit.vectors.encode import load_encoder
     from parakit.vectors.index import VectorIndex
 
     index = VectorIndex.load(index_dir)
-    encoder = load_encoder(index.meta_["encoder"]["model"], backend, precision)
+    encoder = load_encoder(
+        check_model(index.meta_["encoder"]["model"]), backend, precision=precision
+    )
     scores, ids = index.search(encoder.encode(query), k)
     for text, row_scores, row_ids in zip(query, scores, ids, strict=True):
         typer.echo(f"# {text}")
@@ -317,7 +324,7 @@ def eval_retrieval(
 ) -> None:
     """Retrieval evaluation (T18): all unique statements as candidates, rank of s2 for s1."""
     from parakit.evaluate.retrieval import RetrievalEvaluator, plot_retrieval
-    from parakit.vectors.encode import TfidfEncoder
+    from parakit.vectors.encode import TfidfEncoder, load_encoder
 
     data = read_pairs(pairs, fmt)
     evaluator = RetrievalEvaluator(data, name="", top_n=top_n)
@@ -332,7 +339,9 @@ def eval_retrieval(
                 encoder: Any = TfidfEncoder((2, 3)).fit(evaluator.candidates_)
                 progress.update(task, completed=len(evaluator.candidates_))
             else:
-                encoder = _ChunkedProgress(load_encoder(name, backend, precision), progress, task)
+                encoder = _ChunkedProgress(
+                    load_encoder(check_model(name), backend, precision=precision), progress, task
+                )
             results[label] = evaluator(encoder)
     if plot:
         plot_retrieval(
@@ -365,6 +374,7 @@ def eval_large(
 
     from parakit.evaluate.largescale import LargeScaleEvaluator, plot_large_scale
     from parakit.vectors.collection import iter_collection
+    from parakit.vectors.encode import load_encoder
 
     texts = (r["text"] for r in iter_collection(distractors))
     if limit:
@@ -382,7 +392,7 @@ def eval_large(
         top_n=tuple(n for n in (1, 10, 100, 1000, 2048) if n <= max_rank),
     )
     metrics = evaluator(
-        load_encoder(model, backend, precision),
+        load_encoder(check_model(model), backend, precision=precision),
         distractors=texts,
         output_path=output,
     )
@@ -666,10 +676,11 @@ def grow_cmd(
     """Append a mined, classified, cleaned batch as a new dataset version (M9)."""
     from parakit.mine.growth import GrowingDataset
     from parakit.mine.rerank import load_classifier
+    from parakit.vectors.encode import load_encoder
 
     entry = GrowingDataset(dataset).grow(
         batch,
-        load_encoder(model, backend, precision),
+        load_encoder(check_model(model), backend, precision=precision),
         load_classifier(classifier, **run_settings(precision)),
         threshold=threshold,
         protected=read_pairs(protected) if protected else None,

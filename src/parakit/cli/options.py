@@ -179,16 +179,6 @@ def check_model(model: str | Path, option: str = "--model") -> str:
     return text
 
 
-def load_encoder(
-    model: str | Path, backend: str = "torch", precision: str = "auto", **options: Any
-) -> Any:
-    """The sentence encoder of a ``--model`` option (:func:`check_model`, then
-    :func:`parakit.vectors.encode.load_encoder` with ``--backend`` and ``--precision``)."""
-    from parakit.vectors import encode
-
-    return encode.load_encoder(check_model(model), backend, precision=precision, **options)
-
-
 def read_pairs(
     path: str | Path,
     fmt: str | None = None,
@@ -296,7 +286,6 @@ __all__ = [
     "coerce",
     "echo_json",
     "format_option",
-    "load_encoder",
     "mark_resumable",
     "output_option",
     "output_settings",
