@@ -184,7 +184,7 @@ def calibration(y_true: Sequence[int], proba: Sequence[float], n_bins: int = 10)
     truth = np.asarray(y_true, dtype=float)
     p = np.clip(np.asarray(proba, dtype=float), 0.0, 1.0)
     edges = np.linspace(0.0, 1.0, n_bins + 1)
-    index = np.clip(np.digitize(p, edges[1:-1], right=False), 0, n_bins - 1)
+    index = np.digitize(p, edges[1:-1])  # 0 .. n_bins - 1: the interior edges split the bins
     bins, ece = [], 0.0
     for b in range(n_bins):
         mask = index == b
