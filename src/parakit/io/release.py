@@ -370,7 +370,6 @@ def card_body(
     counts = {s: by_split[s].label_counts() for s in splits}
     labels = [v for v in pairs.scheme.values if any(v in c for c in counts.values())]
     readings = pairs.scheme.readings()
-    flat = is_flat(pairs.scheme)
     out = [f"# {pretty_name}", ""]
     out.append(
         f"{len(pairs):,} labelled statement pairs"
@@ -395,7 +394,7 @@ def card_body(
     # the scheme's docstring is the one description of its labels (reST -> Markdown quote)
     quoted = [line.strip().replace("``", "`") for line in doc.splitlines()]
     out += ["", *("> " + line if line else ">" for line in quoted), ""]
-    if flat:
+    if is_flat(pairs.scheme):
         out.append(
             "`label` is a `ClassLabel` with names "
             + ", ".join(f"`{v}`" for v in pairs.scheme.values)
