@@ -612,7 +612,7 @@ class PairSet(Sequence[Pair]):
                 value = clean(value)
                 if key.startswith("metadata."):
                     if value is not None:
-                        data["metadata"][key[len("metadata.") :]] = value
+                        data["metadata"][key.removeprefix("metadata.")] = value
                 elif hasattr(value, "tolist"):
                     data[key] = value.tolist()
                 else:
