@@ -54,16 +54,14 @@ def next_item(
 @router.post("/api/items/{item_id}/save")
 def save(item_id: int, body: SaveBody, user: ItemMember, st: StoreDep) -> dict[str, Any]:
     task_spec(body.task, unit="item")
-    rewrite = None
-    if body.rewrite1 or body.rewrite2:
-        rewrite = (body.rewrite1 or "", body.rewrite2 or "")
     saved = st.queue.save(
         item_id,
         user.id,
         label=body.label,
         revision=body.revision,
         submit=body.submit,
-        rewrite=rewrite,
+        # blank on both sides: no rewrite (Queue.save drops it)
+        rewrite=(body.rewrite1 or "", body.rewrite2 or ""),
         unsure=body.unsure,
         comment=body.comment,
         task=body.task,
