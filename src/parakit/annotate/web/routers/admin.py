@@ -294,23 +294,17 @@ def _export(
         path = st.exports.export(
             project.id, tmp / "export.jsonl", drop_labels=drop_labels, judgments=judgments
         )
-        return Response(
-            path.read_bytes(),
-            media_type="application/x-ndjson",
-            headers={"Content-Disposition": attachment(f"{project.name}.jsonl")},
-        )
-    if format == "turku":
+        body, media_type, name = path.read_bytes(), "application/x-ndjson", f"{project.name}.jsonl"
+    elif format == "turku":
         st.exports.export(project.id, tmp / "export.json", format="turku", drop_labels=drop_labels)
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for file in sorted(tmp.iterdir()):
                 archive.write(file, file.name.replace("export", _ascii(project.name), 1))
-        return Response(
-            buffer.getvalue(),
-            media_type="application/zip",
-            headers={"Content-Disposition": attachment(f"{project.name}-turku.zip")},
-        )
-    raise AnnotateError(Errors.E610_unknown_export_format.format(format_=format))
+        body, media_type, name = buffer.getvalue(), "application/zip", f"{project.name}-turku.zip"
+    else:
+        raise AnnotateError(Errors.E610_unknown_export_format.format(format_=format))
+    return Response(body, media_type=media_type, headers={"Content-Disposition": attachment(name)})
 
 
 def _ascii(name: str) -> str:
