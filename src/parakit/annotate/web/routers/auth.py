@@ -67,18 +67,14 @@ class LoginQueue:
         per_address: int = 2,
         max_wait: float = 5.0,
         suspect_after: int = 5,
-        clean_address: int | None = None,
-        store_threads: int = 4,
     ) -> None:
         self.slots = slots
-        self.store_threads = store_threads
+        self.store_threads = 4
         self.max_waiting = max_waiting
         self.per_address = per_address
         self.max_wait = max_wait
         self.suspect_after = suspect_after
-        self.clean_address = (
-            max(per_address, max_waiting // 4) if clean_address is None else (clean_address)
-        )
+        self.clean_address = max(per_address, max_waiting // 4)
         self.waiting = 0
         self.by_address: dict[str | None, int] = {}
         self.by_pair: set[tuple[str, str | None]] = set()
@@ -148,10 +144,9 @@ class LoginQueue:
                 del self.by_address[address]
 
 
-def _page(request: Request, error: str, status: int, **headers: str) -> HTMLResponse:
+def _page(request: Request, error: str, status: int) -> HTMLResponse:
     response = render(request, "login.html", None, error=error)
     response.status_code = status
-    response.headers.update(headers)
     return response
 
 
