@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +49,8 @@ def label_space(bases: list[str]) -> list[str]:
     turku = get_scheme("turku")
     out = [b for b in bases if b != "4"]
     if "4" in bases:
-        for sub in SUBSUMPTION:
-            for minor in MINOR:
-                for style in STYLE:
-                    out.append(turku.normalize("4" + sub + minor + style))
+        flags = itertools.product(SUBSUMPTION, MINOR, STYLE)
+        out += [turku.normalize("4" + "".join(combination)) for combination in flags]
     # stable, readable order: by base, then by the combination order above
     return sorted(dict.fromkeys(out), key=lambda s: (s[0], len(s) > 1, out.index(s)))
 
@@ -193,14 +192,10 @@ class _PooledHeadsClassifier(CrossEncoderClassifier):
     def _load_network(self, folder: Path) -> None:
         import torch
 
-        self._restore_label_space()
         self.network_ = self._build_network(str(folder))
         self.network_.heads.load_state_dict(
             torch.load(folder / "heads.pt", map_location="cpu", weights_only=True)
         )
-
-    def _restore_label_space(self) -> None:
-        """Rebuild learned label bookkeeping from ``classes_`` after loading."""
 
 
 class MultiHeadClassifier(_PooledHeadsClassifier):
@@ -217,8 +212,7 @@ class MultiHeadClassifier(_PooledHeadsClassifier):
             if not turku.is_valid(label) or label == "x":
                 raise ModelError(Errors.E704_pair_label_turku.format(pid=pid, label=label))
             bases.add(label[0])
-        self.base_labels_ = sorted(bases)
-        self.classes_ = np.array(label_space(self.base_labels_), dtype=object)
+        self.classes_ = np.array(label_space(sorted(bases)), dtype=object)
         self.scheme_ = turku.spec()
         super()._fit(data, dev)
 
@@ -228,8 +222,10 @@ class MultiHeadClassifier(_PooledHeadsClassifier):
             if not turku.is_valid(label) or label == "x":
                 raise ModelError(Errors.E704_development_pair_label.format(pid=pid, label=label))
 
-    def _restore_label_space(self) -> None:
-        self.base_labels_ = sorted({str(c)[0] for c in self.classes_})
+    @property
+    def base_labels_(self) -> list[str]:
+        """The base labels of ``classes_`` (``["2", "3", "4"]``): the classes of the base head."""
+        return sorted({str(c)[0] for c in self.classes_})
 
     def _head_sizes(self) -> dict[str, int]:
         return {"base": len(self.base_labels_), "subsumption": 3, "style": 2, "minor": 2}
