@@ -386,8 +386,7 @@ class Seq2SeqGenerator(TransformerEstimator):
                 )
                 total_loss += float(loss)
                 total_tokens += int((labels != -100).sum())
-        if was_training:
-            model.train()
+        model.train(was_training)
         return math.exp(total_loss / max(total_tokens, 1))
 
     # -- generation ----------------------------------------------------------------------------

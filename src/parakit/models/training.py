@@ -225,8 +225,7 @@ def _trainer_class() -> Any:
             scores = self.evaluator(
                 self.target, epoch=int(self.state.epoch or 0), steps=self.state.global_step
             )
-            if was_training:
-                self.model.train()
+            self.model.train(was_training)
             metrics = {f"{metric_key_prefix}_{k}": float(v) for k, v in scores.items()}
             # seconds since training started (not the evaluation's own duration)
             metrics[f"{metric_key_prefix}_elapsed_s"] = round(time.monotonic() - self.started, 1)
