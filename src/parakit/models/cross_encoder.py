@@ -423,8 +423,9 @@ class CrossEncoderClassifier(TransformerPairClassifier):
             raise ModelError(
                 Errors.E706_pairs_but_soft.format(n_data=len(data), n_values=len(values))
             )
-        if not np.all((values >= 0) & (values <= 1)):
-            bad = int(np.flatnonzero(~((values >= 0) & (values <= 1)))[0])
+        outside = np.flatnonzero(~((values >= 0) & (values <= 1)))  # NaN too
+        if outside.size:
+            bad = int(outside[0])
             raise ModelError(
                 Errors.E704_soft_label_pair.format(
                     values_bad=values[bad], data_ids_bad=data.ids[bad]
