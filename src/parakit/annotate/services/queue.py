@@ -588,12 +588,12 @@ class Queue(Service):
             by_item = submitted_by_item(session, project_id, task)
         return sorted((ann for anns in by_item.values() for ann in anns), key=lambda a: a.id)
 
-    def count_annotations(self, project_id: int | None = None, status: str = "submitted") -> int:
+    def count_annotations(self, project_id: int, status: str = "submitted") -> int:
+        query = select(func.count()).where(
+            Annotation.project_id == project_id, Annotation.status == status
+        )
         with self.transaction() as session:
-            query = select(func.count()).select_from(Annotation).where(Annotation.status == status)
-            if project_id is not None:
-                query = query.where(Annotation.project_id == project_id)
-            return int(session.scalar(query) or 0)
+            return session.scalar(query)
 
     def skip(self, item_id: int, user_id: int, task: str = CLASSIFY) -> None:
         """Give back a hard item: the caller's lease on it ends and the item moves to the end
