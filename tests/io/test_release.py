@@ -205,9 +205,16 @@ def test_a_second_release_into_the_same_folder_drops_stale_splits(tmp_path):
 def test_size_categories_are_the_hubs():
     resources = Path(datasets.__file__).parent / "utils" / "resources"
     known = json.loads((resources / "size_categories.json").read_text())
-    for n in (0, 999, 1000, 99_999, 100_000, 5_000_000, 50_000_000):
+    for n in (0, 999, 1000, 99_999, 100_000, 5_000_000, 50_000_000, 10**9, 10**13):
         assert size_category(n) in known
     assert (size_category(999), size_category(1000)) == ("n<1K", "1K<n<10K")
+    # above 100M: the Hub's own categories, not the 10M-100M one (or an unknown "n>10M")
+    assert [size_category(n) for n in (99_999_999, 100_000_000, 2 * 10**9, 10**12)] == [
+        "10M<n<100M",
+        "100M<n<1B",
+        "1B<n<10B",
+        "n>1T",
+    ]
 
 
 def test_splits_without_documents_are_left_out_of_the_documents_config(tmp_path):

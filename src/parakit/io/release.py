@@ -51,13 +51,19 @@ PAIRS_CONFIG = "pairs"
 DOCUMENTS_CONFIG = "documents"
 #: split names the Hub accepts (``datasets``: ``\w+(\.\w+)*``)
 _SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
+#: the Hub's ``size_categories`` (``datasets/utils/resources/size_categories.json``) with the
+#: upper bound of each; above the last, ``n>1T``
 _SIZES = (
-    (1_000, "n<1K"),
-    (10_000, "1K<n<10K"),
-    (100_000, "10K<n<100K"),
-    (1_000_000, "100K<n<1M"),
-    (10_000_000, "1M<n<10M"),
-    (1_000_000_000, "10M<n<100M"),
+    (10**3, "n<1K"),
+    (10**4, "1K<n<10K"),
+    (10**5, "10K<n<100K"),
+    (10**6, "100K<n<1M"),
+    (10**7, "1M<n<10M"),
+    (10**8, "10M<n<100M"),
+    (10**9, "100M<n<1B"),
+    (10**10, "1B<n<10B"),
+    (10**11, "10B<n<100B"),
+    (10**12, "100B<n<1T"),
 )
 _SPLIT_ORDER = ("train", "validation", "dev", "test")
 
@@ -76,7 +82,7 @@ def size_category(n: int) -> str:
         >>> size_category(1081), size_category(999)
         ('1K<n<10K', 'n<1K')
     """
-    return next((name for bound, name in _SIZES if n < bound), "n>10M")
+    return next((name for bound, name in _SIZES if n < bound), "n>1T")
 
 
 def _split_order(names: Iterable[str]) -> list[str]:
