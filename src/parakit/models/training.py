@@ -157,8 +157,7 @@ def _check_signature(folder: Path, signature: dict[str, Any] | None) -> None:
         return
     from parakit.io.atomic import atomic_write
 
-    folder.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path) as handle:
+    with atomic_write(path) as handle:  # creates the folder
         json.dump(wanted, handle, indent=2, sort_keys=True)
 
 
