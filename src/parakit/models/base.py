@@ -445,10 +445,8 @@ def _label_sort_key(label: str) -> tuple[int, Any]:
 
 def _guess_scheme(classes: Sequence[str]) -> dict[str, Any]:
     """The scheme of plain labels: binary for {0, 1}, Turku when every label parses as Turku."""
-    if set(classes) <= {"0", "1"}:
-        return get_scheme("binary").spec()
     turku = get_scheme("turku")
-    if all(turku.is_valid(c) for c in classes):
+    if not set(classes) <= {"0", "1"} and all(turku.is_valid(c) for c in classes):
         return turku.spec()
     return get_scheme("binary").spec()
 
