@@ -76,6 +76,23 @@ class TransformerPairClassifier(TransformerEstimator, PairClassifier):
         raise NotImplementedError
 
     # -- common machinery ----------------------------------------------------------------------
+    def _pretrained(self, auto_class: Any, source: str, **kwargs: Any) -> Any:
+        """``auto_class.from_pretrained(source, **kwargs)`` seeded with ``seed`` (a new head's
+        initial weights), without the loading bar; E713 when ``source`` does not load."""
+        import torch
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        try:
+            torch.manual_seed(self.seed)
+            return auto_class.from_pretrained(source, **kwargs)
+        except (OSError, ValueError) as err:
+            raise ModelError(
+                Errors.E713_load_transformer_encoder.format(source=source, err=err)
+            ) from None
+        finally:
+            hf_logging.enable_progress_bar()
+
     def _encode(self, texts1: list[str], texts2: list[str], device: Any) -> dict[str, Any]:
         encoded = self.tokenizer_(
             texts1,
@@ -454,30 +471,23 @@ class CrossEncoderClassifier(TransformerPairClassifier):
         return super()._targets(labels)
 
     def _build_network(self, source: str) -> Any:
-        import torch
         from transformers import AutoModelForSequenceClassification
         from transformers.utils import logging as hf_logging
 
         labels = [str(c) for c in self.classes_]
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # the new head's "newly initialized" notice is expected
-        hf_logging.disable_progress_bar()
         try:
-            torch.manual_seed(self.seed)
-            return AutoModelForSequenceClassification.from_pretrained(
+            return self._pretrained(
+                AutoModelForSequenceClassification,
                 source,
                 num_labels=len(labels),
                 id2label=dict(enumerate(labels)),
                 label2id={label: i for i, label in enumerate(labels)},
                 ignore_mismatched_sizes=True,
             )
-        except (OSError, ValueError) as err:
-            raise ModelError(
-                Errors.E713_load_transformer_encoder.format(source=source, err=err)
-            ) from None
         finally:
             hf_logging.set_verbosity(verbosity)
-            hf_logging.enable_progress_bar()
 
     def _loss(self, network: Any, encoded: dict[str, Any], targets: dict[str, Any]) -> Any:
         import torch.nn.functional as F

@@ -161,20 +161,9 @@ class _PooledHeadsClassifier(CrossEncoderClassifier):
         raise NotImplementedError
 
     def _build_network(self, source: str) -> Any:
-        import torch
         from transformers import AutoModel
-        from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()
-        try:
-            torch.manual_seed(self.seed)
-            encoder = AutoModel.from_pretrained(source)
-        except (OSError, ValueError) as err:
-            raise ModelError(
-                Errors.E713_load_transformer_encoder.format(source=source, err=err)
-            ) from None
-        finally:
-            hf_logging.enable_progress_bar()
+        encoder = self._pretrained(AutoModel, source)
         sep_id = self.tokenizer_.sep_token_id
         if sep_id is None:
             raise ModelError(Errors.E713_tokenizer_separator_token.format(source=source))
