@@ -93,6 +93,20 @@ def test_pandas_round_trip_is_lossless():
     assert PairSet.from_pandas(frame) == ps
 
 
+def test_pandas_round_trip_through_parquet(tmp_path):
+    # list columns come back from Parquet as numpy arrays (rewrites, judgments, a list in
+    # metadata): they were .item()-ed, and any array not of length 1 failed
+    import pandas as pd
+
+    ps = make_set().map(lambda p: p.replace(metadata={**p.metadata, "tokens": [1, 2, 3]}))
+    ps.to_pandas().to_parquet(tmp_path / "pairs.parquet")
+    frame = pd.read_parquet(tmp_path / "pairs.parquet")
+    assert type(frame.loc[0, "metadata.tokens"]).__module__ == "numpy"
+    back = PairSet.from_pandas(frame)
+    assert back == ps
+    assert back[0].metadata["tokens"] == [1, 2, 3] and back[0].metadata["wor"] == 0.25
+
+
 def test_datasets_round_trip_is_lossless():
     pytest.importorskip("datasets")
     ps = make_set()

@@ -599,10 +599,16 @@ class PairSet(Sequence[Pair]):
         documents = [Document.from_dict(d) for d in frame.attrs.get("parakit_documents") or []]
 
         def clean(value: Any) -> Any:
+            """Plain Python values: NaN as None, and numpy's, at any depth (a frame read back
+            from Parquet holds lists as arrays, also inside lists and dicts), as Python's."""
             if isinstance(value, float) and math.isnan(value):
                 return None
-            if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
-                return value.item()
+            if isinstance(value, dict):
+                return {k: clean(v) for k, v in value.items()}
+            if isinstance(value, list | tuple):
+                return [clean(v) for v in value]
+            if hasattr(value, "tolist") and not isinstance(value, str):
+                return clean(value.tolist())  # an array as a list, a scalar as a number
             return value
 
         pairs = []
@@ -613,8 +619,6 @@ class PairSet(Sequence[Pair]):
                 if key.startswith("metadata."):
                     if value is not None:
                         data["metadata"][key.removeprefix("metadata.")] = value
-                elif hasattr(value, "tolist"):
-                    data[key] = value.tolist()
                 else:
                     data[key] = value
             if data.get("id") is None:
