@@ -72,3 +72,13 @@ def test_document_pairs_round_trip_with_whole_document_spans(tmp_path):
         assert pair.span1.begin == 0 and pair.span1.end == len(doc1.text)
         assert pair.text1 == doc1.text and pair.source == "test"
         assert 0.2 <= pair.metadata["similarity"] <= 0.95
+
+
+def test_identical_documents_stay_inside_the_default_band():
+    # float32 TF-IDF rows: the self-cosine of this text sums to 1.0000001; the default band
+    # [0, 1] keeps every pair, so two copies of a text must be paired (and score 1.0)
+    docs = [Document("a", "the cat sat away"), Document("b", "the cat sat away")]
+    aligner = DocumentAligner()
+    pairs = aligner.align(docs)
+    assert [(p.doc1.id, p.doc2.id, p.similarity) for p in pairs] == [("a", "b", 1.0)]
+    assert aligner.similarity(["the cat sat away"], ["the cat sat away"]).tolist() == [1.0]

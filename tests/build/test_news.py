@@ -111,3 +111,12 @@ def test_read_articles_skips_empty_bodies_and_locates_bad_times(tmp_path):
     path.write_text('{"id": "1", "source": "s", "time": "yesterday", "body": "x"}\n')
     with pytest.raises(DataFormatError, match=r"line 1, field 'time'"):
         read_articles(path)
+
+
+def test_identical_bodies_stay_inside_the_default_band():
+    # float32 vectors: the cosine of this body with itself comes out above 1.0; [0, 1] keeps it
+    t = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
+    a = [Article("a1", "yle", t, "h1", "the cat away home")]
+    b = [Article("b1", "hs", t, "h2", "the cat away home")]
+    got = align_news(a, b, DocumentAligner(low=0.0, high=1.0))
+    assert [(p.a.id, p.b.id, p.body_similarity) for p in got] == [("a1", "b1", 1.0)]

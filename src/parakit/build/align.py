@@ -118,7 +118,8 @@ class DocumentAligner:
         if not len(texts1):
             return np.empty(0, dtype=np.float64)
         a, b = self.transform(texts1), self.transform(texts2)
-        return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float64).ravel()
+        # float32 rows: a text's cosine with itself can sum to 1.0000001 and leave [low, 1]
+        return np.clip(np.asarray(a.multiply(b).sum(axis=1), dtype=np.float64).ravel(), 0.0, 1.0)
 
     def in_band(self, similarity: np.ndarray | float) -> np.ndarray:
         """Whether each similarity lies inside ``[low, high]``."""

@@ -143,9 +143,9 @@ def align_news(
         hi = bisect.bisect_right(b_times, chunk[-1].time + window)
         if lo >= hi:
             continue
-        sims = np.asarray(
-            (aligner.transform([x.body for x in chunk]) @ b_vectors[lo:hi].T).toarray()
-        )
+        sims = np.clip(
+            (aligner.transform([x.body for x in chunk]) @ b_vectors[lo:hi].T).toarray(), 0.0, 1.0
+        ).astype(np.float64)  # float32 rows: identical bodies can sum above 1.0
         for row, article in enumerate(chunk):
             # the exact window of this article inside the block's range
             first = bisect.bisect_left(b_times, article.time - window, lo, hi)
