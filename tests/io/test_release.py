@@ -128,6 +128,27 @@ def test_a_turku_scheme_stays_a_string_and_turku_files_are_written(tmp_path):
     assert [(p.text1, p.label) for p in dev] == [("d e", "3")] and dev.lang == "sv"
 
 
+def test_turku_files_of_every_split_keep_their_documents(tmp_path):
+    # the splits share one texts file: each split's write replaced it with its own documents,
+    # so every split file but the last pointed into documents the texts file no longer held
+    docs = [Document("a", "The cat sat."), Document("b", "A cat sat."),
+            Document("c", "Rain fell."), Document("d", "It rained.")]  # fmt: skip
+    pairs = PairSet(
+        [
+            Pair("0", "The cat sat.", "A cat sat.", label="4", split="train",
+                 span1=Span("a", 0, 12), span2=Span("b", 0, 10)),
+            Pair("1", "Rain fell.", "It rained.", label="3", split="test",
+                 span1=Span("c", 0, 10), span2=Span("d", 0, 10)),
+        ],
+        scheme="turku", documents=docs, lang="fi",
+    )  # fmt: skip
+    folder = write_release(pairs, tmp_path / "rel", license="mit", turku=True)
+    train = read(folder / "turku" / "train.json", verify="text")
+    test = read(folder / "turku" / "test.json", verify="text")
+    assert [(p.id, p.span1, p.span2) for p in train] == [("0", Span("a", 0, 12), Span("b", 0, 10))]
+    assert sorted(train.documents) == ["a", "b"] and sorted(test.documents) == ["c", "d"]
+
+
 def test_linked_groups_keep_documents_in_one_split():
     # pairs chained through shared documents (p1-p2 via b, p2-p3 via group g) stay together
     docs = [Document(d, "x" * 10) for d in "abcdef"]
