@@ -87,3 +87,18 @@ def test_tmup_wor_histogram_mt_vs_wikipedia(data_path):
 def test_unknown_measure_is_a_clear_error():
     with pytest.raises(Exception, match="E508"):
         balanced_sample(_pairs_with_wor(), 1, measure="nope")
+
+
+def test_values_on_a_bin_edge_go_to_the_bin_that_starts_there():
+    # bins of width 1/n are [k/n, (k+1)/n): WOR 3/10 (3 shared of 10 types) is in bin 3 of
+    # 10, a stored score 0.15 in bin 3 of 20 (0.3 / 0.1 is 2.9999999999999996 in floats)
+    base = "a b c d e f g"  # 7 types
+    ps = PairSet([Pair("p", base, "a b c x y z")])  # shared 3, union 10: WOR 0.3
+    _, report = balanced_sample(ps, n_per_bin=1, measure="wor", n_bins=10)
+    assert report.available == [0, 0, 0, 1, 0, 0, 0, 0, 0, 0]
+    scored = PairSet(
+        [Pair(str(i), "x", "y", metadata={"qe": v}) for i, v in enumerate([0.15, 0.35, 0.05])]
+    )
+    sample, report = balanced_sample(scored, n_per_bin=1, measure="qe", n_bins=20)
+    assert [p.metadata["bin"] for p in sample] == [1, 3, 7]
+    assert report.edges[3] == (0.15, 0.2)
