@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from parakit.build.sample import balanced_sample, histogram, wor_bin_index
+from parakit.errors import ParakitError
 from parakit.io import read
 from parakit.schema import Pair, PairSet
 from parakit.text import char_ngram_cosine
@@ -102,3 +103,11 @@ def test_values_on_a_bin_edge_go_to_the_bin_that_starts_there():
     sample, report = balanced_sample(scored, n_per_bin=1, measure="qe", n_bins=20)
     assert [p.metadata["bin"] for p in sample] == [1, 3, 7]
     assert report.edges[3] == (0.15, 0.2)
+
+
+def test_zero_bins_is_refused_not_read_as_the_preset():
+    # n_bins=0 is not "the measure's default" (None is): it is an error like any n_bins < 1
+    ps = PairSet([Pair("p", "a b c", "a b d")])
+    with pytest.raises(ParakitError) as err:
+        balanced_sample(ps, n_per_bin=1, measure="char", n_bins=0)
+    assert err.value.code == "E303"

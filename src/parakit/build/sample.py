@@ -217,7 +217,8 @@ def _bins(
     """The bin of every value and the bins' edges, for a measure's preset or ``n_bins``."""
     if measure == "wor" and n_bins in (None, 11):
         return wor_bin_index(sim), wor_edges()
-    n_bins = n_bins or PRESETS.get(measure, (20, ""))[0]
+    if n_bins is None:
+        n_bins = PRESETS.get(measure, (20, ""))[0]
     if n_bins < 1:
         raise ParakitError(Errors.E303_bins_must_least)
     # floor(v * n) with wor_bin_index's tolerance: a value on an edge (WOR 0.3, 10 bins) goes
