@@ -48,6 +48,18 @@ def test_stratified_split_keeps_label_shares():
         assert abs(share - overall) < 0.03
 
 
+def test_stratified_split_leaves_a_zero_ratio_section_empty():
+    # a section of ratio 0 has target 0 for every label: -inf deficit times a count of 0 was
+    # NaN, and argmax picks a NaN, so every pair went into the section that should get none
+    pairs = PairSet([Pair(str(i), "a", "b", label=str(i % 2)) for i in range(20)])
+    out = random_split(pairs, (0.5, 0.5, 0.0), ("train", "dev", "test"), stratify=True)
+    assert Counter((p.split, p.label) for p in out) == {
+        ("train", "0"): 5, ("train", "1"): 5, ("dev", "0"): 5, ("dev", "1"): 5,
+    }  # fmt: skip
+    out = random_split(pairs, (0.0, 1.0), ("train", "test"), stratify="binary")
+    assert Counter(p.split for p in out) == {"test": 20}
+
+
 def test_folds_respect_groups_and_balance():
     pairs = grouped()
     out = assign_folds(pairs, n_folds=100, seed=3)

@@ -225,7 +225,8 @@ def random_split(
         counts = members[group]
         relative = (targets - current) / np.maximum(targets, 1e-9)  # deficit per class
         relative[targets == 0] = -np.inf
-        score = (relative * counts).sum(axis=1)
+        # a class the group lacks adds nothing (not -inf * 0 = NaN, which argmax would pick)
+        score = (np.where(counts > 0, relative, 0.0) * counts).sum(axis=1)
         choice = int(np.argmax(score))
         current[choice] += counts
         section_of[group] = names[choice]
