@@ -140,3 +140,14 @@ def test_nearest_negatives_command(tmp_path, data_path):
     assert [n.text1 for n in negatives] == [p.text1 for p in originals]
     known = {(p.text1, p.text2) for p in originals}
     assert not any((n.text1, n.text2) in known for n in negatives)
+
+
+def test_wor_histogram_by_an_unknown_field_is_a_bad_option(tmp_path):
+    pairs = _jsonl(tmp_path / "p.jsonl", [{"id": "1", "text1": "a b c", "text2": "a b d"}])
+    result = runner.invoke(app, ["wor-histogram", str(pairs), "--by", "sorce"])
+    assert result.exit_code == 2, result.output
+    assert "--by" in result.output and "'sorce'" in result.output
+    assert "internal error" not in result.output
+    ok = runner.invoke(app, ["wor-histogram", str(pairs), "--by", "label"])
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.splitlines()[0].split()[-1] == "None"  # the one group: no label

@@ -462,8 +462,14 @@ def wor_histogram_cmd(
     include_exact: Annotated[bool, typer.Option(help="Count exact matches too.")] = False,
 ) -> None:
     """Histogram of WOR (11 bins, J4) or char cosine (20 bins) per group of pairs."""
-    from parakit.build.sample import histogram
+    import dataclasses
 
+    from parakit.build.sample import histogram
+    from parakit.schema import Pair
+
+    fields = [f.name for f in dataclasses.fields(Pair)]
+    if by and by not in fields:
+        raise typer.BadParameter(f"{by!r}: use one of {', '.join(fields)} or ''", param_hint="--by")
     ps = read_pairs(pairs, fmt)
     groups: dict[str, Any] = {}
     if by:
