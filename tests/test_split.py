@@ -89,6 +89,14 @@ def test_time_split_oldest_first():
     assert Counter(p.split for p in out) == {"train": 16, "dev": 2, "test": 2}
 
 
+def test_time_split_section_sizes_are_exact_fractions():
+    # 0.1 + 0.2 is 0.30000000000000004 in floating point: the bound 3.0000000000000004 took
+    # the 4th oldest pair into dev (1/3/6 instead of 1/2/7)
+    pairs = PairSet([Pair(str(i), "a", "b", time=f"2026-01-{i + 1:02d}") for i in range(10)])
+    out = time_split(pairs, ratios=(0.1, 0.2, 0.7))
+    assert [p.split for p in out] == ["train"] + ["dev"] * 2 + ["test"] * 7
+
+
 def test_time_split_needs_times_and_valid_ratios():
     with pytest.raises(SplitError, match="has no time"):
         time_split(PairSet([Pair("a", "x", "y")]))

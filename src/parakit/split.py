@@ -267,7 +267,8 @@ def time_split(
         elif when < first[key][0]:
             first[key] = (when, first[key][1])
     order = sorted(range(len(pairs)), key=lambda i: (first[keys[i]], times[i], i))
-    bounds = np.cumsum(ratios) * len(pairs)
+    # rounded: 0.1 + 0.2 is 0.30000000000000004, whose bound would take one pair too many
+    bounds = np.round(np.cumsum(ratios) * len(pairs), 6)
     split_of_group: dict[str, str] = {}
     section = [""] * len(pairs)
     for placed, i in enumerate(order):
