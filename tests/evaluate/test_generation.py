@@ -239,3 +239,16 @@ def test_generations_file_roundtrip_and_errors(tmp_path):
     with pytest.raises(GenerationMetricError, match="E917"):
         self_bleu(["a"], ["a", "b"])
     assert bleu(["a b c d"], ["a b c d"])[0] == pytest.approx(100.0)
+
+
+def test_a_source_with_an_empty_reference_list_is_named_not_a_crash():
+    # sacrebleu cannot score a segment without any reference: it crashed (TypeError)
+    class Fake:
+        def __call__(self, c, r):
+            return {"f1": np.full(len(c), 0.9)}
+
+    with pytest.raises(GenerationMetricError) as err:
+        evaluate_generations(
+            ["a b c d", "e f g h"], ["a b c d", "e f g x"], [["a b c d"], []], scorer=Fake()
+        )
+    assert err.value.code == "E916" and "'e f g h'" in str(err.value)

@@ -320,6 +320,11 @@ def evaluate_generations(
     ]
     if references is not None:
         _check_lengths(outputs, references, "references")
+        for source, refs_of in zip(sources, references, strict=True):
+            if not refs_of:  # sacrebleu cannot score a segment without any reference
+                raise GenerationMetricError(
+                    Errors.E916_source_references_reference.format(source_60=source[:60])
+                )
         score, signature = bleu(outputs, references, tokenize=tokenize, lowercase=lowercase)
         scores["bleu"] = score
         signatures["bleu"] = signature
