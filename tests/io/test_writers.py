@@ -134,6 +134,23 @@ def test_csv_writer_quotes_bare_cr_and_keeps_metadata_types(tmp_path):
     assert header == "id,text1,text2,label,ok:json,score:json,note,metadata.source,tags:json"
 
 
+def test_table_metadata_keys_the_reader_would_decode_come_back_as_written(tmp_path):
+    # a text key ending in ':json' was a plain column the reader decoded as JSON ('1' came back
+    # as the number 1 under key 'n', 'hi' failed to read); an empty key gave a nameless column
+    pairs = PairSet(
+        [
+            Pair("a", "x", "y", metadata={"n:json": "1", "w:json": "hi", "": "e"}),
+            Pair("b", "x", "z", metadata={"n:json": "2", "w:json": "ho", "": "f"}),
+        ]
+    )
+    for suffix in ("csv", "tsv"):
+        back = read(write(pairs, tmp_path / f"k.{suffix}"))
+        assert [p.metadata for p in back] == [
+            {"n:json": "1", "w:json": "hi", "": "e"},
+            {"n:json": "2", "w:json": "ho", "": "f"},
+        ], suffix
+
+
 def test_writers_refuse_values_json_cannot_hold(tmp_path):
     nan = PairSet([Pair("a", "x", "y", metadata={"s": float("nan")})])
     for name in ("n.jsonl", "n.csv"):

@@ -312,9 +312,10 @@ def write_table(pairs: PairSet, path: str | Path, delimiter: str = ",") -> Path:
 
     Every field that holds the delimiter, a quote or a line break (``\\r`` included) is
     quoted. Metadata keeps its types: a key whose values are texts in every pair is a plain
-    column; any other key (numbers, booleans, lists, missing in some pairs) is a ``KEY:json``
-    column of JSON values that :func:`read_table` decodes. A key that :func:`read_table` would
-    take for a parakit field is written as ``metadata.KEY``.
+    column; any other key (numbers, booleans, lists, missing in some pairs, a name ending in
+    ``:json``) is a ``KEY:json`` column of JSON values that :func:`read_table` decodes. A key
+    that :func:`read_table` would take for a parakit field (or an empty one) is written as
+    ``metadata.KEY``.
 
     Documents, spans, rewrites and judgments are not representable in a flat table; use
     JSONL or the Turku layout to keep them.
@@ -332,10 +333,14 @@ def write_table(pairs: PairSet, path: str | Path, delimiter: str = ",") -> Path:
     header = list(base)
     as_json: list[bool] = []
     for key in extra:
-        plain = all(isinstance(p.metadata.get(key), str) for p in pairs)
+        # a key ending in ':json' is a JSON column whatever its values: the reader decodes it
+        plain = not key.endswith(JSON_SUFFIX) and all(
+            isinstance(p.metadata.get(key), str) for p in pairs
+        )
         name = key
         if (
-            name.strip().lower() in reserved
+            not name
+            or name.strip().lower() in reserved
             or name.startswith(METADATA_PREFIX)
             or name.endswith(JSON_SUFFIX)
             or name != name.strip()
