@@ -93,6 +93,9 @@ def test_similarity_bins():
     values = np.array([0.0, 0.049, 0.05, 0.5, 0.999, 1.0])
     assert similarity_bins(values, 20).tolist() == [0, 0, 1, 10, 19, 19]
     assert similarity_bins(np.array([0.0, 1.0]), 11).tolist() == [0, 10]
+    # a value on an inner edge starts its bin (0.3 / 0.1 is 2.9999999999999996)
+    assert similarity_bins(np.array([0.3, 0.05, 0.15, 0.35]), 10).tolist() == [3, 0, 1, 3]
+    assert similarity_bins(np.array([0.05, 0.15, 0.35]), 20).tolist() == [1, 3, 7]
 
 
 def test_char_ngram_vectorizer_agrees_with_the_pair_scorer():

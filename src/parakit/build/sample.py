@@ -39,7 +39,7 @@ import numpy as np
 
 from parakit.errors import Errors, ParakitError
 from parakit.schema import Pair, PairSet
-from parakit.text import CharNgramSimilarity, word_overlap_rates
+from parakit.text import CharNgramSimilarity, similarity_bins, word_overlap_rates
 
 #: measure name -> (number of bins, description)
 PRESETS: dict[str, tuple[int, str]] = {
@@ -219,12 +219,7 @@ def _bins(
         return wor_bin_index(sim), wor_edges()
     if n_bins is None:
         n_bins = PRESETS.get(measure, (20, ""))[0]
-    if n_bins < 1:
-        raise ParakitError(Errors.E303_bins_must_least)
-    # floor(v * n) with wor_bin_index's tolerance: a value on an edge (WOR 0.3, 10 bins) goes
-    # to the bin starting there (dividing by the width instead: 0.3 / 0.1 < 3)
-    index = np.clip(np.floor(np.asarray(sim, dtype=np.float64) * n_bins + 1e-9), 0, n_bins - 1)
-    return index.astype(np.int64), [(i / n_bins, (i + 1) / n_bins) for i in range(n_bins)]
+    return similarity_bins(sim, n_bins), [(i / n_bins, (i + 1) / n_bins) for i in range(n_bins)]
 
 
 def _choose(

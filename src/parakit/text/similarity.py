@@ -363,9 +363,15 @@ def similarity_bins(
     values: np.ndarray, n_bins: int, low: float = 0.0, high: float = 1.0
 ) -> np.ndarray:
     """Bin index of each value for ``n_bins`` equal-width bins over [low, high] (the top edge
-    belongs to the last bin)."""
+    belongs to the last bin; a value on an inner edge to the bin that starts there).
+
+    Example:
+        >>> similarity_bins([0.3, 0.15, 1.0], 10).tolist()
+        [3, 1, 9]
+    """
     if n_bins < 1:
         raise ParakitError(Errors.E303_bins_must_least)
-    width = (high - low) / n_bins
-    index = np.floor((np.asarray(values, dtype=np.float64) - low) / width).astype(np.int64)
-    return np.clip(index, 0, n_bins - 1)
+    # floor((v - low) * n / (high - low)) with wor_bin_index's tolerance: dividing by the width
+    # instead puts a value on an edge one bin low (0.3 / 0.1 < 3)
+    scaled = (np.asarray(values, dtype=np.float64) - low) * n_bins / (high - low)
+    return np.clip(np.floor(scaled + 1e-9), 0, n_bins - 1).astype(np.int64)
