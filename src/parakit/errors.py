@@ -738,6 +738,8 @@ class Errors:
     E502_each_manifest_line = "each manifest line needs 'path' and 'title'"
     E502_expected_json_object = "expected a JSON object"
     E502_expected_string = "expected a string"
+    E502_group_table = "expected a JSON object {{group: {kind}}}"
+    E502_group_table_value = "group {group!r}: {value!r} is not {kind}"
     E502_iso_time = "not an ISO 8601 time: {value!r}"
     E502_kind_must_trend = "kind must be 'trend' or 'url', not {kind!r}"
     E502_message = "message {doc_id!r} has no {key!r}"

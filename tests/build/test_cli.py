@@ -151,3 +151,53 @@ def test_wor_histogram_by_an_unknown_field_is_a_bad_option(tmp_path):
     ok = runner.invoke(app, ["wor-histogram", str(pairs), "--by", "label"])
     assert ok.exit_code == 0, ok.output
     assert ok.output.splitlines()[0].split()[-1] == "None"  # the one group: no label
+
+
+def test_social_seed_and_count_tables_are_checked_naming_file_and_group(tmp_path):
+    from parakit.errors import DataFormatError
+
+    posts = _jsonl(
+        tmp_path / "posts.jsonl",
+        [
+            {"group": "u", "kind": "url", "text": f"read the report on topic {i} now"}
+            for i in range(12)
+        ]
+        + [
+            {"group": "t", "text": f"the new phone model {i} has a great camera"} for i in range(12)
+        ],
+    )
+    seeds = tmp_path / "seeds.json"
+    seeds.write_text('{"u": "3"}')  # a string, as a spreadsheet export writes it
+    out = tmp_path / "url.jsonl"
+    result = runner.invoke(
+        app, ["social", str(posts), "-o", str(out), "--stage", "url", "--url-seeds", str(seeds)]
+    )
+    err = result.exception
+    assert isinstance(err, DataFormatError) and err.code == "E502", result.output
+    assert err.path == str(seeds) and err.field == "u" and "'3'" in err.message
+    assert not out.exists()
+    seeds.write_text('{"u": 3}')
+    result = runner.invoke(
+        app, ["social", str(posts), "-o", str(out), "--stage", "url", "--url-seeds", str(seeds)]
+    )
+    assert result.exit_code == 0, result.output
+    assert sorted((p.metadata["rank1"], p.metadata["rank2"]) for p in read(out))[:2] == [
+        (4, 1),
+        (4, 2),
+    ]
+    counts = tmp_path / "counts.json"
+    counts.write_text('{"t": -1}')
+    result = runner.invoke(
+        app,
+        [
+            "social",
+            str(posts),
+            "-o",
+            str(out),
+            "--stage",
+            "follow-up",
+            "--pilot-counts",
+            str(counts),
+        ],
+    )
+    assert isinstance(result.exception, DataFormatError) and result.exception.field == "t"
