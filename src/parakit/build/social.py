@@ -252,6 +252,29 @@ def read_posts(path: str | Path, skips: SkipCounter | None = None) -> list[Group
     return list(groups.values())
 
 
+def read_group_table(path: str | Path, kind: str) -> dict[str, int | None]:
+    """A JSON object of group -> whole number >= 0 (``--pilot-counts``; with "null" in
+    ``kind``, ``--url-seeds``, whose seed index may be null).
+
+    Raises:
+        DataFormatError: E502 naming the file, and the group of a value that is not ``kind``.
+    """
+    from parakit.io._open import load_json
+
+    table = load_json(path)
+    if not isinstance(table, dict):
+        raise DataFormatError(Errors.E502_group_table.format(kind=kind), path=path)
+    for group, value in table.items():
+        number = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        if not (number or (value is None and "null" in kind)):
+            raise DataFormatError(
+                Errors.E502_group_table_value.format(group=group, value=value, kind=kind),
+                path=path,
+                field=group,
+            )
+    return table
+
+
 def groups_from_pairs(pairs: PairSet, kind: str = "trend") -> list[Group]:
     """Groups as connected components of the sentences of a pair set (e.g. MultiPIT auto,
     which ships pairs without their trend/URL groups)."""

@@ -598,6 +598,7 @@ def social_cmd(
         balance_topics,
         clean_groups,
         rank_groups,
+        read_group_table,
         read_posts,
         social_candidates,
         url_seed_task,
@@ -622,30 +623,11 @@ def social_cmd(
                     handle.write(json.dumps(url_seed_task(group), ensure_ascii=False) + "\n")
         typer.echo(f"wrote URL seed tasks to {output}")
         return
-    counts = _group_table(pilot_counts, "a count >= 0") if pilot_counts else None
-    seeds = _group_table(url_seeds, "a seed index 0-10 or null") if url_seeds else None
+    counts = read_group_table(pilot_counts, "a count >= 0") if pilot_counts else None
+    seeds = read_group_table(url_seeds, "a seed index 0-10 or null") if url_seeds else None
     pairs = social_candidates(groups, stage, pilot_counts=counts, url_seeds=seeds, seed=seed)
     pairs.metadata["skipped"] = skips.as_dict()
     _write(pairs, output)
-
-
-def _group_table(path: Path, kind: str) -> dict[str, int | None]:
-    """``--pilot-counts`` / ``--url-seeds``: a JSON object of group -> whole number (a seed
-    index may be null); anything else names the file and the group (E502)."""
-    from parakit.errors import DataFormatError
-
-    table = load_json(path)
-    if not isinstance(table, dict):
-        raise DataFormatError(Errors.E502_group_table.format(kind=kind), path=path)
-    for group, value in table.items():
-        number = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        if not (number or (value is None and "null" in kind)):
-            raise DataFormatError(
-                Errors.E502_group_table_value.format(group=group, value=value, kind=kind),
-                path=path,
-                field=group,
-            )
-    return table
 
 
 @app.command("knn")
