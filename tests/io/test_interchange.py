@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from parakit.cli import main
-from parakit.errors import DataFormatError
+from parakit.errors import DataFormatError, WriteError
 from parakit.io import detect_format, labeling_config, read, write
 from parakit.schema import Judgment, Pair, PairSet
 
@@ -183,6 +183,28 @@ def test_parakit_to_doccano_to_parakit(tmp_path):
             original.fold,
             original.metadata,
         )
+
+
+def test_a_second_doccano_folder_write_leaves_no_earlier_annotator_behind(tmp_path):
+    # every <user>.jsonl of the folder is read as a user's judgments: ann2's and ann3's files
+    # of the first write stayed and outvoted ann1, the only annotator of the second (label 1)
+    folder = tmp_path / "export"
+    judged = (Judgment("ann1", "1"), Judgment("ann2", "1"), Judgment("ann3", "1"))
+    write(PairSet([Pair("p", "x", "y", judgments=judged)]), folder, format="doccano")
+    write(PairSet([Pair("p", "x", "y", judgments=(Judgment("ann1", "0"),))]), folder,
+          format="doccano")  # fmt: skip
+    assert sorted(f.name for f in folder.iterdir()) == ["ann1.jsonl"]
+    back = read(folder)
+    assert [(p.label, [(j.annotator, j.label) for j in p.judgments]) for p in back] == [
+        ("0", [("ann1", "0")])
+    ]
+    # a folder that is not a doccano export is refused, not mixed with the files
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(WriteError) as err:
+        write(PairSet([Pair("p", "x", "y", judgments=judged)]), other, format="doccano")
+    assert err.value.code == "E141" and sorted(f.name for f in other.iterdir()) == ["notes.txt"]
 
 
 def test_doccano_separator_puts_both_texts_in_text(tmp_path):

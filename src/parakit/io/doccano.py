@@ -24,7 +24,7 @@ from typing import Any
 from parakit.errors import DataFormatError, Errors
 from parakit.io import interchange
 from parakit.io import validate as check
-from parakit.io.atomic import atomic_files, atomic_write
+from parakit.io.atomic import atomic_files, atomic_write, replace_folder
 from parakit.io.jsonl import iter_jsonl
 from parakit.io.validate import Where
 from parakit.labels import LabelScheme
@@ -141,8 +141,9 @@ def write_doccano(
 ) -> Path:
     """Write pairs for doccano, atomically: a ``.jsonl`` file with the pairs' labels, or a
     folder with one ``<annotator>.jsonl`` per annotator (their judgments; all files written
-    or none). A file leaves the judgments out, a folder the pairs' own labels (read back as
-    the majority), each with a warning."""
+    or none; the folder replaces an earlier doccano folder whole, and a non-empty folder of
+    anything else is refused, E141). A file leaves the judgments out, a folder the pairs' own
+    labels (read back as the majority), each with a warning."""
     target = Path(path)
     interchange.warn_documents(pairs, target, "doccano")
     if target.suffix == ".jsonl" or target.name.endswith(".jsonl.gz"):
@@ -173,10 +174,20 @@ def write_doccano(
             lines.append(_line(pair.replace(label=None), label, n, separator, text2, target))
         files.append((target / f"{name}.jsonl", lines))
     interchange.warn_lost(target, "doccano", lost)
-    with atomic_files([f for f, _ in files]) as handles:
+    # the folder is replaced whole: every <user>.jsonl in it is read as a user's judgments
+    kind = "a doccano export (<user>.jsonl files)"
+    with (
+        replace_folder(target, _is_export, kind) as folder,
+        atomic_files([folder / f.name for f, _ in files]) as handles,
+    ):
         for handle, (_, lines) in zip(handles, files, strict=True):
             handle.writelines(lines)
     return target
+
+
+def _is_export(folder: Path) -> bool:
+    """Whether ``folder`` holds ``<user>.jsonl`` files only (a doccano export)."""
+    return all(f.is_file() and f.suffix == ".jsonl" for f in folder.iterdir())
 
 
 def _line(
