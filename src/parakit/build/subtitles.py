@@ -415,6 +415,71 @@ def build_subtitle_pairs(
     )
 
 
+def used_segments(path: str | Path) -> set[tuple[str, int]]:
+    """``(title, segment)`` of every pair of a `build subtitles` output (the first round, whose
+    segments a second round does not draw again).
+
+    Raises:
+        DataFormatError: E500 a pair without title or segment.
+    """
+    from parakit.io import read
+
+    used = set()
+    for pair in read(path):
+        title = pair.group or pair.metadata.get("title")
+        segment = pair.metadata.get("segment")
+        if title is None or segment is None:
+            raise DataFormatError(
+                Errors.E500_pair_title_group.format(pair_id=pair.id), path=path, field="segment"
+            )
+        used.add((str(title), int(segment)))
+    return used
+
+
+def title_yields(path: str | Path) -> dict[str, float]:
+    """Title -> first-round yield, from a JSON object or from a pair set counted per title:
+    the pair's ``metadata["title"]``, else its first document's (the annotation tool's export
+    keeps the documents of `build subtitles` with their metadata), else its group. A table
+    without any title is an error, not an empty second round.
+
+    Raises:
+        DataFormatError: E500/E502 a JSON table that is not numbers or is empty, a pair set
+            without titles.
+    """
+    from collections import Counter
+
+    from parakit.io import read
+    from parakit.io._open import load_json
+
+    if Path(path).suffix == ".json":
+        data = load_json(path)
+        if isinstance(data, dict):
+            if not all(isinstance(v, int | float) for v in data.values()):
+                raise DataFormatError(Errors.E500_yields_must_numbers, path=path)
+            if not data:
+                raise DataFormatError(Errors.E502_yields_table_empty_2, path=path)
+            return {str(k): float(v) for k, v in data.items()}
+    pairs = read(path)
+    counts: Counter[str] = Counter()
+    for pair in pairs:
+        doc = pairs.documents.get(pair.span1.doc_id) if pair.span1 is not None else None
+        title = pair.metadata.get("title") or (doc.metadata.get("title") if doc else None)
+        title = title or pair.group
+        if title is not None:
+            counts[str(title)] += 1
+    if not counts:
+        why = (
+            "the yields table is empty: the file holds no pairs (an export before any "
+            "first-round candidate was labelled?)"
+            if not len(pairs)
+            else f"none of its {len(pairs)} pairs names a title (metadata 'title', its "
+            "document's 'title', or its group): not candidates extracted from `parakit build "
+            "subtitles` document pairs"
+        )
+        raise DataFormatError(why, path=path, field="title", code="E502")
+    return {title: float(n) for title, n in counts.items()}
+
+
 def _check_priority(priority: Mapping[str, float], titles: Collection[str]) -> None:
     """A second round needs yields, and yields of these titles: refuse an empty table or one
     naming no title at hand (it would draw nothing and look like a round without yield)."""

@@ -133,10 +133,15 @@ def subtitles_cmd(
     ``--yields`` keeps only the titles that yielded candidates, most productive first.
     """
     from parakit.build.documents import SkipCounter
-    from parakit.build.subtitles import build_subtitle_pairs, load_versions
+    from parakit.build.subtitles import (
+        build_subtitle_pairs,
+        load_versions,
+        title_yields,
+        used_segments,
+    )
 
-    used = _used_segments(first_round) if first_round is not None else ()
-    priority = _title_yields(yields) if yields is not None else None
+    used = used_segments(first_round) if first_round is not None else ()
+    priority = title_yields(yields) if yields is not None else None
     skips = SkipCounter()
     versions = load_versions(
         root, encodings=encoding, on_error="raise" if strict else "skip", skips=skips
@@ -157,60 +162,6 @@ def subtitles_cmd(
     if first_round is not None or priority is not None:
         pairs.metadata["round"] = 2
     _write(pairs, output)
-
-
-def _used_segments(path: Path) -> set[tuple[str, int]]:
-    """``(title, segment)`` of every pair of a `build subtitles` output."""
-    from parakit.errors import DataFormatError
-
-    used = set()
-    for pair in read_pairs(path, status=False):
-        title = pair.group or pair.metadata.get("title")
-        segment = pair.metadata.get("segment")
-        if title is None or segment is None:
-            raise DataFormatError(
-                Errors.E500_pair_title_group.format(pair_id=pair.id), path=path, field="segment"
-            )
-        used.add((str(title), int(segment)))
-    return used
-
-
-def _title_yields(path: Path) -> dict[str, float]:
-    """Title -> first-round yield, from a JSON object or from a pair set counted per title:
-    the pair's ``metadata["title"]``, else its first document's (the annotation tool's export
-    keeps the documents of `build subtitles` with their metadata), else its group. A table
-    without any title is an error, not an empty second round."""
-    from collections import Counter
-
-    from parakit.errors import DataFormatError
-
-    if path.suffix == ".json":
-        data = load_json(path)
-        if isinstance(data, dict):
-            if not all(isinstance(v, int | float) for v in data.values()):
-                raise DataFormatError(Errors.E500_yields_must_numbers, path=path)
-            if not data:
-                raise DataFormatError(Errors.E502_yields_table_empty_2, path=path)
-            return {str(k): float(v) for k, v in data.items()}
-    pairs = read_pairs(path, status=False)
-    counts: Counter[str] = Counter()
-    for pair in pairs:
-        doc = pairs.documents.get(pair.span1.doc_id) if pair.span1 is not None else None
-        title = pair.metadata.get("title") or (doc.metadata.get("title") if doc else None)
-        title = title or pair.group
-        if title is not None:
-            counts[str(title)] += 1
-    if not counts:
-        why = (
-            "the yields table is empty: the file holds no pairs (an export before any "
-            "first-round candidate was labelled?)"
-            if not len(pairs)
-            else f"none of its {len(pairs)} pairs names a title (metadata 'title', its "
-            "document's 'title', or its group): not candidates extracted from `parakit build "
-            "subtitles` document pairs"
-        )
-        raise DataFormatError(why, path=path, field="title", code="E502")
-    return {title: float(n) for title, n in counts.items()}
 
 
 @app.command("news")
