@@ -261,6 +261,22 @@ def test_label_studio_annotators_keep_their_names(tmp_path):
     assert [a["completed_by"] for a in tasks[0]["annotations"]] == [10, 11]
 
 
+def test_label_studio_annotators_with_leading_zeros_or_other_digits_keep_their_names(tmp_path):
+    # '007'.isdigit(): written as user id 7 and read back as '7', merged with annotator '7';
+    # '²'.isdigit() too, and int('²') raised a ValueError
+    judged = (Judgment("007", "1"), Judgment("7", "0"), Judgment("²", "1"), Judgment("x", "0"))
+    write(PairSet([Pair("p", "a", "b", judgments=judged)]), tmp_path / "t.json",
+          format="label-studio")  # fmt: skip
+    tasks = json.loads((tmp_path / "t.json").read_text())
+    assert [a["completed_by"] for a in tasks[0]["annotations"]] == [
+        {"id": 1, "email": "007"}, 7, {"id": 2, "email": "²"}, {"id": 3, "email": "x"},
+    ]  # fmt: skip
+    back = read(tmp_path / "t.json")
+    assert [(j.annotator, j.label) for j in back[0].judgments] == [
+        ("007", "1"), ("7", "0"), ("²", "1"), ("x", "0"),
+    ]  # fmt: skip
+
+
 def test_writers_say_what_the_layout_leaves_out(tmp_path, caplog):
     corpus = _corpus().map(
         lambda p: p.replace(

@@ -305,14 +305,15 @@ def _prediction(prediction: Any, choice: str, text1: str, pair: Pair, path: Path
 
 
 def _user_ids(pairs: PairSet) -> dict[str, int | dict[str, Any]]:
-    """``completed_by`` of each annotator: the number of a numeric name, else a free id with
-    the name as e-mail."""
+    """``completed_by`` of each annotator: the number of a numeric name (ASCII digits, no
+    leading zero: what reads back as the same name), else a free id with the name as e-mail."""
     names = list(dict.fromkeys(j.annotator for p in pairs for j in p.judgments))
-    taken = {int(n) for n in names if n.isdigit()}
+    numeric = {n for n in names if n.isascii() and n.isdigit() and str(int(n)) == n}
+    taken = {int(n) for n in numeric}
     out: dict[str, int | dict[str, Any]] = {}
     free = (i for i in range(1, len(names) + len(taken) + 2) if i not in taken)
     for name in names:
-        out[name] = int(name) if name.isdigit() else {"id": next(free), "email": name}
+        out[name] = int(name) if name in numeric else {"id": next(free), "email": name}
     return out
 
 
