@@ -1341,6 +1341,7 @@ class Errors:
     )
     E804_predict_proba_returned = "predict_proba returned shape {proba_shape} for {n_pairs} pairs"
     E804_such_classifier_folder = "{path}: no such classifier folder"
+    E805_confidence_must_lie = "expected a confidence in [0, 1], got {value}"
     E805_csv_file = "{scores}: not a CSV file: {err}"
     E805_give_exactly_one = "give exactly one of --scores, --classifier, --baseline-model"
     E805_give_exactly_one_scores = "give exactly one of --scores, --classifier"

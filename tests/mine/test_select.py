@@ -79,3 +79,23 @@ def test_mine_select_reads_the_rules_of_mine_tiles(tmp_path, capsys):
     scores.write_text("neg_conf,pos_conf\n0.1,0.2\n")
     assert main(argv) == 2
     assert "E805" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [("", "expected a decimal number"), ("abc", "expected a decimal number"), ("1.5", "[0, 1]")],
+)
+def test_a_scores_cell_that_is_no_confidence_is_refused_naming_its_row(tmp_path, capsys, cell,
+                                                                      expected):  # fmt: skip
+    candidates = tmp_path / "mined.jsonl"
+    write(_candidates(), candidates)
+    rows = [f"{v[1]},{v[2]}" for v in ROWS.values()]
+    rows[2] = f"{cell},{ROWS['c'][2]}"  # pair c, line 4 of the file (after the header)
+    scores = tmp_path / "scores.csv"
+    scores.write_text("neg_conf,pos_conf\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "negatives.jsonl"
+    argv = ["mine", "select", str(candidates), "-o", str(out), "--scores", str(scores)]
+    assert main(argv) == 2  # was: an internal ValueError (exit 1), or E805 naming no row
+    err = capsys.readouterr().err
+    assert f"{scores}, line 4, field 'neg_conf'" in err and expected in err
+    assert not out.exists()

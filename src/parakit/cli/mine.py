@@ -441,19 +441,27 @@ def _read_confidences(scores: Path, data: Any, against: Path) -> tuple[Any, Any]
     """The ``neg_conf`` and ``pos_conf`` columns of a scores CSV with one row per pair; where
     the file has ``id``/``text1``/``text2`` columns (``mine tiles`` writes them), each row must
     name its pair (E140: scores made for another file)."""
+    import numpy as np
     import pandas as pd
 
     from parakit.errors import MineError
-    from parakit.io.validate import Where, check_joined_texts
+    from parakit.io.validate import Where, check_joined_texts, number_text
 
     try:
-        frame = pd.read_csv(scores, dtype={"id": str, "text1": str, "text2": str},
-                            keep_default_na=False)  # fmt: skip
+        frame = pd.read_csv(scores, dtype=str, keep_default_na=False)
     except (ValueError, pd.errors.ParserError) as err:
         raise MineError(Errors.E805_csv_file.format(scores=scores, err=err)) from None
     n = len(data)
     if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != n:
         raise MineError(Errors.E805_need_columns_neg.format(scores=scores, n=n))
+    confidences = np.zeros((n, 2))
+    for line, row in enumerate(frame[["neg_conf", "pos_conf"]].itertuples(index=False), start=2):
+        where = Where(scores, line)
+        for column, (field, cell) in enumerate(zip(("neg_conf", "pos_conf"), row, strict=True)):
+            value = number_text(cell, where, field)
+            if not 0.0 <= value <= 1.0:
+                raise where.error(Errors.E805_confidence_must_lie.format(value=cell), field, "E805")
+            confidences[line - 2, column] = value
     if "id" in frame.columns:
         texts = "text1" in frame.columns and "text2" in frame.columns
         for line, (pair, row) in enumerate(zip(data, frame.itertuples(), strict=True), start=2):
@@ -473,7 +481,7 @@ def _read_confidences(scores: Path, data: Any, against: Path) -> tuple[Any, Any]
                     where,
                     str(against),
                 )
-    return frame["neg_conf"].to_numpy(), frame["pos_conf"].to_numpy()
+    return confidences[:, 0], confidences[:, 1]
 
 
 @app.command("tiles")
