@@ -59,3 +59,17 @@ def test_tiles_on_opus_parsebank_dev_with_lexical_column(data_path):
     column = tiles.density_.iloc[:, 2]
     # negatives (1, 2) dominate low lexical similarity and thin out at the top (paper, Fig. 7)
     assert column.iloc[-1] > 80 and column.iloc[0] < column.iloc[-1]
+
+
+def test_tile_edges_are_labelled_exactly_for_any_number_of_bins():
+    # 4 bins of 0.25: the one-decimal labels said 0.2–0.5 for 0.25–0.50
+    tiles = TileAnalysis(bins=4).fit([0.3, 0.8], [0.3, 0.1], ["1", "4"])
+    assert list(tiles.density_.index) == ["0.75–1.00", "0.50–0.75", "0.25–0.50", "0.00–0.25"]
+    assert list(tiles.density_.columns)[:2] == ["0.00–0.25", "0.25–0.50"]
+    # 20 bins of 0.05: the labels repeated (0.1–0.1 twice) and to_markdown crashed
+    tiles = TileAnalysis(bins=20).fit([0.05, 0.12, 0.9], [0.1, 0.1, 0.5], ["1", "4", "2"])
+    assert tiles.density_.index.is_unique and tiles.density_.index[-2] == "0.05–0.10"
+    table = tiles.to_markdown()
+    assert "| 0.05–0.10 | – | – | 100% (1) |" in table and "| 0.10–0.15 | – | – | 0% (1) |" in table
+    # the paper's 5 bins keep their labels
+    assert list(TileAnalysis().fit([0.1], [0.1], ["1"]).density_.index)[-1] == "0.0–0.2"

@@ -110,7 +110,14 @@ class TileAnalysis:
         negs = np.zeros((self.bins, self.bins), dtype=int)
         np.add.at(counts, (rows, cols), 1)
         np.add.at(negs, (rows, cols), negative[known].astype(int))
-        edges = [f"{i / self.bins:.1f}–{(i + 1) / self.bins:.1f}" for i in range(self.bins)]
+        # as few decimals as tell the edges apart exactly (0.2, 0.25, 0.05), at least one
+        digits = next(
+            (d for d in range(1, 4) if all(round(i / self.bins, d) * self.bins == i
+                                           for i in range(self.bins + 1))),
+            3,
+        )  # fmt: skip
+        edges = [f"{i / self.bins:.{digits}f}–{(i + 1) / self.bins:.{digits}f}"
+                 for i in range(self.bins)]  # fmt: skip
         index = pd.Index(edges[::-1], name="lexical similarity")
         columns = pd.Index(edges, name="negative confidence")
         self.counts_ = pd.DataFrame(counts[::-1], index=index, columns=columns)
