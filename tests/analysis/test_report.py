@@ -124,3 +124,26 @@ def test_profile_report_in_headless_chromium(tmp_path):
     keep = Path(__file__).parent / "_screenshots"
     if keep.exists():  # developers can look at it: mkdir tests/analysis/_screenshots
         shutil.copy(shot, keep / "profile-report.png")
+
+
+def test_report_corpus_refuses_two_corpora_of_one_name_and_a_negative_sample(tmp_path, capsys):
+    from parakit.cli import main
+    from parakit.io import write
+
+    for folder, n in (("a", 3), ("b", 2)):
+        (tmp_path / folder).mkdir()
+        pairs = [Pair(str(i), f"The cat {i} sat.", f"A cat {i} sat.", label="1") for i in range(n)]
+        write(PairSet(pairs, name=folder, lang="en"), tmp_path / folder / "test.jsonl")
+    a, b = str(tmp_path / "a" / "test.jsonl"), str(tmp_path / "b" / "test.jsonl")
+    out = tmp_path / "r"
+    common = ["-o", str(out), "--synonyms", "none"]
+    # both are named 'test' after their file: the second replaced the first (exit 0, one corpus)
+    assert main(["report", "corpus", a, b, *common]) == 2
+    err = capsys.readouterr().err
+    assert "'test'" in err and "NAME=PATH" in err and not out.with_suffix(".json").exists()
+    assert main(["report", "corpus", f"a={a}", f"b={b}", *common]) == 0
+    corpora = json.loads(out.with_suffix(".json").read_text())["corpora"]
+    assert [(c["name"], c["n_pairs"]) for c in corpora] == [("a", 3), ("b", 2)]
+    # a negative sample size crashed inside numpy (ValueError: negative dimensions)
+    assert main(["report", "corpus", a, *common, "--sample-size", "-1"]) == 2
+    assert "--sample-size" in capsys.readouterr().err

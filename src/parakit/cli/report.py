@@ -166,7 +166,9 @@ def corpus_command(
         list[str], typer.Argument(help="Corpora as PATH or NAME=PATH; several give a comparison.")
     ],
     output: Annotated[Path, output_option("Output path without suffix (.html, .json, .md).")],
-    sample_size: Annotated[int, typer.Option(help="Pairs sampled per corpus (0 = all).")] = 12_000,
+    sample_size: Annotated[
+        int, typer.Option(min=0, help="Pairs sampled per corpus (0 = all).")
+    ] = 12_000,
     seed: SeedOpt = 0,
     fmt: FormatOpt = None,
     option: ReaderOptionsOpt = None,
@@ -192,6 +194,11 @@ def corpus_command(
         name, sep, path = spec.partition("=")
         if not sep:
             name, path = Path(spec).stem, spec
+        if name in sets:
+            raise typer.BadParameter(
+                f"two corpora are named {name!r} ({spec}); name each one: NAME=PATH",
+                param_hint="CORPORA",
+            )
         sets[name] = read_pairs(path, fmt, options=option)
     stats = []
     with progress_bar() as progress:
