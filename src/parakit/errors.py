@@ -1442,6 +1442,8 @@ class Errors:
     E946_ratings_found_sheets = "no ratings found in the sheets"
     E947_agreement_needs_least = "{aspect}: agreement needs at least two raters"
     E948_rated_item_matches = "no rated item matches a row of the metric table; join columns {on}"
+    E960_max_rank_least = "max_rank must be at least 1, got {max_rank}"
+    E960_top_cut_offs = "top-N cut-offs must be at least 1, got {top_n}"
     E961_pair_gold_label = "pair {missing!r} has no gold label; evaluation needs labels"
     E962_give_distractors_built = "give distractors or a built index"
     E962_retrieval_evaluation_needs = "retrieval evaluation needs at least one pair"

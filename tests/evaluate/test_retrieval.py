@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from parakit.errors import EvaluationError
 from parakit.evaluate.largescale import LargeScaleEvaluator, plot_large_scale
 from parakit.evaluate.retrieval import RetrievalEvaluator, label_class, plot_retrieval
 from parakit.schema import Pair, PairSet
@@ -73,3 +74,31 @@ def test_large_scale_ranks_with_distractors(tmp_path):
     assert metrics["top2_4"] == 0.0 and metrics["top4_4"] == 1.0
     assert metrics["na_2"] == 1.0
     assert plot_large_scale({"m": metrics}, tmp_path / "f.png", top_n=(1, 2, 4)).exists()
+
+
+@pytest.mark.parametrize("top_n", [(0,), (1, -3)])
+def test_a_top_n_cut_off_below_one_is_refused(top_n):
+    # was: top0 / top-3 reported as 0.0 accuracy (exit 0)
+    with pytest.raises(EvaluationError, match=r"E960.*at least 1"):
+        RetrievalEvaluator(PAIRS, top_n=top_n)
+    with pytest.raises(EvaluationError, match=r"E960.*at least 1"):
+        LargeScaleEvaluator(PAIRS, top_n=top_n)
+
+
+@pytest.mark.parametrize("max_rank", [0, -1])
+def test_a_max_rank_below_one_is_refused(max_rank):
+    # was: every pair NA (na_4 == 1.0) whatever the model, exit 0
+    with pytest.raises(EvaluationError, match=r"E960.*max_rank must be at least 1"):
+        LargeScaleEvaluator(PAIRS, top_n=(), max_rank=max_rank)
+
+
+def test_eval_large_refuses_a_limit_below_one(tmp_path, capsys):
+    from parakit.cli import main
+    from parakit.io import write
+
+    write(PAIRS, tmp_path / "test.jsonl")
+    (tmp_path / "d.txt").write_text("G\nH\n")
+    argv = ["mine", "eval-large", str(tmp_path / "test.jsonl"), "--distractors"]
+    # was: an internal ValueError of itertools.islice (exit 1)
+    assert main([*argv, str(tmp_path / "d.txt"), "--limit", "-1"]) == 2
+    assert "--limit" in capsys.readouterr().err

@@ -361,7 +361,7 @@ def eval_large(
     model: ModelOpt = "offline-minilm",
     backend: BackendOpt = "torch",
     max_rank: int = 2048,
-    limit: Annotated[int | None, typer.Option(help="Use the first N distractors.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use the first N distractors.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Figure (PNG) like Fig. 11.")] = None,
     output: Annotated[Path | None, output_option("Metrics (JSON).")] = None,
     fmt: FormatOpt = None,

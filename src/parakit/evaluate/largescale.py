@@ -23,7 +23,7 @@ from more_itertools import chunked
 
 from parakit.errors import Errors, EvaluationError
 from parakit.evaluate.base import Evaluator
-from parakit.evaluate.retrieval import CLASS_ORDER, label_class
+from parakit.evaluate.retrieval import CLASS_ORDER, check_top_n, label_class
 from parakit.io.atomic import save_figure, save_json
 from parakit.schema import PairSet
 from parakit.vectors.index import VectorIndex
@@ -57,7 +57,9 @@ class LargeScaleEvaluator(Evaluator):
         nprobe: int | None = None,
     ) -> None:
         self.pairs = pairs
-        self.top_n = tuple(top_n)
+        self.top_n = check_top_n(top_n)
+        if max_rank < 1:
+            raise EvaluationError(Errors.E960_max_rank_least.format(max_rank=max_rank))
         self.max_rank = max_rank
         self.name = name
         self.chunk_size = chunk_size

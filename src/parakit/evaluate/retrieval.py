@@ -54,6 +54,14 @@ def label_class(label: str | None) -> str | None:
     return "4<>" if parsed.has("<") or parsed.has(">") else "4"
 
 
+def check_top_n(top_n: Sequence[int]) -> tuple[int, ...]:
+    """The top-N cut-offs as a tuple; a cut-off below 1 is refused (E960)."""
+    top_n = tuple(top_n)
+    if any(n < 1 for n in top_n):
+        raise EvaluationError(Errors.E960_top_cut_offs.format(top_n=list(top_n)))
+    return top_n
+
+
 def rank_targets(
     query_vectors: Any,
     candidate_vectors: Any,
@@ -113,7 +121,7 @@ class RetrievalEvaluator(Evaluator):
     ) -> None:
         self.pairs = pairs
         self.name = name
-        self.top_n = tuple(top_n)
+        self.top_n = check_top_n(top_n)
         self.reading = reading
         self.batch_size = batch_size
         index: dict[str, int] = {}
