@@ -102,3 +102,24 @@ def test_eval_large_refuses_a_limit_below_one(tmp_path, capsys):
     # was: an internal ValueError of itertools.islice (exit 1)
     assert main([*argv, str(tmp_path / "d.txt"), "--limit", "-1"]) == 2
     assert "--limit" in capsys.readouterr().err
+
+
+def test_unlabelled_pairs_are_refused_and_a_missing_top_n_is_null_in_the_json(tmp_path, capsys):
+    import json
+
+    from parakit.cli import main
+    from parakit.io import write
+
+    unlabelled = PairSet([p.replace(label=None) for p in PAIRS], scheme="turku")
+    # was: n_candidates and NaN accuracies, nothing measured, exit 0
+    with pytest.raises(EvaluationError, match=r"E961.*'0' has no gold label"):
+        RetrievalEvaluator(unlabelled)
+    # no positive pair (one label-2 pair): top1 is undefined, written as null, not NaN
+    negative = Pair("1", "the cat sat", "dogs bark", "2")
+    write(PairSet([negative], scheme="turku"), tmp_path / "neg.jsonl")
+    out = tmp_path / "r.json"
+    assert main(["mine", "eval-retrieval", str(tmp_path / "neg.jsonl"), "-o", str(out)]) == 0
+    metrics = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(c))["tfidf"]
+    assert metrics["top1"] is None and metrics["n_positive"] == 0.0
+    assert metrics["avg_rank_pct_2"] == 0.0  # the only other candidate
+    assert "NaN" not in capsys.readouterr().out

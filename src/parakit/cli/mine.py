@@ -350,8 +350,8 @@ def eval_retrieval(
     if output:
         from parakit.io.atomic import save_json
 
-        save_json(output, results, indent=2)
-    echo_json(results)
+        save_json(output, _nan_to_null(results), indent=2, allow_nan=False)  # NaN -> null
+    echo_json(_nan_to_null(results))
 
 
 @app.command("eval-large")

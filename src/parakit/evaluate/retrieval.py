@@ -130,6 +130,8 @@ class RetrievalEvaluator(Evaluator):
                 index.setdefault(text, len(index))
         if not pairs:
             raise EvaluationError(Errors.E962_retrieval_evaluation_needs)
+        if all(p.label is None for p in pairs):  # nothing to measure: no positives, no classes
+            raise EvaluationError(Errors.E961_pair_gold_label.format(missing=pairs[0].id))
         self.candidates_ = list(index)
         self._q = np.asarray([index[p.text1] for p in pairs])
         self._t = np.asarray([index[p.text2] for p in pairs])
