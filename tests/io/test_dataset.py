@@ -50,6 +50,21 @@ def test_parakit_parquet_keeps_every_field_and_the_header(tmp_path):
     assert list(frame["id"]) == ["p1", "p2"] and frame["fold"].iloc[0] == 3
 
 
+def test_parquet_refuses_values_json_cannot_hold(tmp_path):
+    # a pair's or the corpus's metadata JSON cannot write raised a bare TypeError (a traceback)
+    import datetime
+
+    day = datetime.date(2021, 5, 1)
+    for pairs in (
+        PairSet([Pair("p", "x", "y", metadata={"day": day})]),
+        PairSet([Pair("p", "x", "y")], metadata={"day": day}),
+    ):
+        with pytest.raises(DataFormatError) as err:
+            write(pairs, tmp_path / "bad.parquet")
+        assert err.value.code == "E120" and "date" in str(err.value)
+        assert "bad.parquet" in str(err.value) and not (tmp_path / "bad.parquet").exists()
+
+
 def _glue_mrpc(data_path) -> tuple[PairSet, object]:
     """The real MRPC training file and the same pairs shaped as GLUE's ``mrpc`` config
     (sentence1, sentence2, a ClassLabel not_equivalent/equivalent, idx)."""

@@ -149,6 +149,27 @@ def test_turku_files_of_every_split_keep_their_documents(tmp_path):
     assert sorted(train.documents) == ["a", "b"] and sorted(test.documents) == ["c", "d"]
 
 
+def test_a_release_refuses_values_json_cannot_hold(tmp_path):
+    # metadata (of a pair, a judgment, a document or the corpus) that JSON cannot write raised
+    # a bare TypeError
+    import datetime
+
+    day = datetime.date(2021, 5, 1)
+    cases = [
+        (PairSet([Pair("p", "x", "y", label="1", split="train", metadata={"d": day})]), 1),
+        (PairSet([Pair("p", "x", "y", label="1", split="train",
+                       judgments=(Judgment("a", "1", metadata={"d": day}),))]), 1),
+        (PairSet([Pair("p", "x", "y", label="1", split="train")], metadata={"d": day}), None),
+        (PairSet([Pair("p", "x", "y", label="1", split="train")],
+                 documents=[Document("d", "x", {"d": day})]), None),
+    ]  # fmt: skip
+    for pairs, record in cases:
+        with pytest.raises(DataFormatError) as err:
+            write_release(pairs, tmp_path / "rel", license="mit")
+        assert err.value.code == "E120" and "date" in str(err.value)
+        assert err.value.line == record and not (tmp_path / "rel").exists()
+
+
 def test_linked_groups_keep_documents_in_one_split():
     # pairs chained through shared documents (p1-p2 via b, p2-p3 via group g) stay together
     docs = [Document(d, "x" * 10) for d in "abcdef"]

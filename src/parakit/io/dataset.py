@@ -134,17 +134,23 @@ def write_parquet(pairs: PairSet, path: str | Path) -> Path:
     pandas read it too: flat columns, nested fields as JSON strings (:meth:`PairSet.to_columns`).
     """
     pa = _pyarrow()
+    target = Path(path)
+    try:  # metadata, judgments and the header as JSON text
+        description, columns = pairs.description(), pairs.to_columns()
+    except (TypeError, ValueError, RecursionError) as err:
+        raise DataFormatError(
+            Errors.E120_value_written_json.format(err=str(err)[:200]), path=target
+        ) from None
     schema = pa.schema(
         [
             (key, pa.int32() if key == "fold" else pa.string())
             for key in (*FLAT_COLUMNS, *JSON_COLUMNS)
         ],
-        metadata={PARQUET_KEY: pairs.description().encode("utf-8")},
+        metadata={PARQUET_KEY: description.encode("utf-8")},
     )
-    table = pa.Table.from_pydict(pairs.to_columns(), schema=schema)
+    table = pa.Table.from_pydict(columns, schema=schema)
     sink = pa.BufferOutputStream()
     pa.parquet.write_table(table, sink)
-    target = Path(path)
     with atomic_write(target, "wb") as handle:
         handle.write(sink.getvalue().to_pybytes())
     return target

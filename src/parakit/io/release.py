@@ -220,6 +220,16 @@ def _check(pairs: PairSet, folder: Path) -> list[str]:
                     ),
                     field=f"span{side}",
                 )
+        try:  # written as JSON text: refuse what JSON cannot hold before writing anything
+            json.dumps([pair.metadata, [j.to_dict() for j in pair.judgments]])
+        except (TypeError, ValueError, RecursionError) as err:
+            raise error(Errors.E120_value_written_json.format(err=str(err)[:200])) from None
+    try:
+        json.dumps([pairs.header(), [d.to_dict() for d in pairs.documents.values()]])
+    except (TypeError, ValueError, RecursionError) as err:
+        raise DataFormatError(
+            Errors.E120_value_written_json.format(err=str(err)[:200]), path=folder
+        ) from None
     return _split_order({str(p.split) for p in pairs})  # every pair has one (checked above)
 
 
