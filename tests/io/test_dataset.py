@@ -65,6 +65,32 @@ def test_parquet_refuses_values_json_cannot_hold(tmp_path):
         assert "bad.parquet" in str(err.value) and not (tmp_path / "bad.parquet").exists()
 
 
+def test_every_split_of_a_parakit_dataset_dict_keeps_its_documents(tmp_path):
+    # each split's description carries its own documents: only the first split's were kept,
+    # and the test pair's span pointed into a document the set did not hold
+    train = PairSet(
+        [Pair("0", "abc", "abc", span1=Span("a", 0, 3))], documents=[Document("a", "abc")]
+    )
+    test = PairSet(
+        [Pair("0", "xyz", "xyz", span1=Span("b", 0, 3))], documents=[Document("b", "xyz")]
+    )
+    parts = {"train": train.to_dataset(), "test": test.to_dataset()}
+    datasets.DatasetDict(parts).save_to_disk(str(tmp_path / "dd"))
+    pairs = read(f"hf:{tmp_path}/dd")
+    assert [(p.id, p.split) for p in pairs] == [("train-0", "train"), ("test-0", "test")]
+    assert pairs.documents == {"a": Document("a", "abc"), "b": Document("b", "xyz")}
+    assert pairs.verify_spans() == 2
+    # one document id with two texts is refused, not one text silently kept
+    clash = PairSet(
+        [Pair("0", "xyz", "xyz", span1=Span("a", 0, 3))], documents=[Document("a", "xyz")]
+    )
+    parts["test"] = clash.to_dataset()
+    datasets.DatasetDict(parts).save_to_disk(str(tmp_path / "clash"))
+    with pytest.raises(DataFormatError) as err:
+        read(f"hf:{tmp_path}/clash")
+    assert err.value.code == "E138" and "'a'" in str(err.value)
+
+
 def _glue_mrpc(data_path) -> tuple[PairSet, object]:
     """The real MRPC training file and the same pairs shaped as GLUE's ``mrpc`` config
     (sentence1, sentence2, a ClassLabel not_equivalent/equivalent, idx)."""

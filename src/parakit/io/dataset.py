@@ -29,7 +29,7 @@ from parakit.io.atomic import atomic_write
 from parakit.io.table import resolve_columns, row_to_pair
 from parakit.io.validate import Where
 from parakit.labels import LabelScheme, get_scheme
-from parakit.schema import FLAT_COLUMNS, JSON_COLUMNS, PairSet
+from parakit.schema import FLAT_COLUMNS, JSON_COLUMNS, Document, PairSet
 
 #: the prefix that marks a Hugging Face dataset where a file is expected
 HF_PREFIX = "hf:"
@@ -256,7 +256,8 @@ def read_hf_dataset(
 
     Raises:
         DataFormatError: E150 the dataset cannot be loaded (unknown id, config or split,
-            offline and not cached), with the reason; E106 no text columns (map them).
+            offline and not cached), with the reason; E106 no text columns (map them);
+            E138 a document of two splits with two texts.
     """
     source, spec_config, spec_split = parse_hf_spec(path)
     config = config or spec_config
@@ -267,6 +268,7 @@ def read_hf_dataset(
     title = name or ":".join(x for x in (source.rstrip("/").rsplit("/", 1)[-1], config, split) if x)
     parts = dict(data) if hasattr(data, "keys") else {None: data}
     sets = []
+    documents: dict[str, Document] = {}  # of every split (each description carries its own)
     for part, dataset in parts.items():
         description = getattr(dataset.info, "description", "") or ""
         if description.startswith('{"parakit"') and not columns:
@@ -287,6 +289,12 @@ def read_hf_dataset(
             )
             if part is not None:
                 pairs = pairs.derive([p.replace(split=p.split or part) for p in pairs])
+        for doc in pairs.documents.values():
+            if documents.setdefault(doc.id, doc).text != doc.text:
+                raise DataFormatError(
+                    Errors.E138_document_another_text.format(doc_id=doc.id, name=part),
+                    path=str(path),
+                )
         sets.append(pairs)
     first = sets[0]
     everything = [p for s in sets for p in s]
@@ -297,7 +305,7 @@ def read_hf_dataset(
         scheme=first.scheme,
         name=title if name or first.name is None else first.name,
         lang=lang or first.lang,
-        documents=list(first.documents.values()),
+        documents=documents,
         metadata=first.metadata or None,
     )
 
