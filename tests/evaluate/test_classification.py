@@ -136,6 +136,23 @@ def test_evaluator_with_a_report_predicts_once(tmp_path):
     assert alone.predict_calls == 1
 
 
+def test_evaluate_classifier_runs_the_model_once(multipit):
+    # labels and the sweep's P(paraphrase) come from one pass (a transformer's minutes, once)
+    train, dev = multipit
+    model = make_model("tfidf").fit(train)
+    expected = evaluate_classifier(model, dev, name="dev").to_dict()
+    passes = []
+    inner = model._predict_proba
+    model._predict_proba = lambda data: passes.append(1) or inner(data)
+    report = evaluate_classifier(model, dev, name="dev")
+    assert len(passes) == 1
+    assert report.to_dict() == expected
+    assert report.metrics["accuracy"] == pytest.approx(model.score(dev))
+    by_threshold = {r["threshold"]: r for r in report.threshold_sweep}
+    positives = model.paraphrase_proba(dev) >= 0.5
+    assert by_threshold[0.5]["predicted_positive"] == int(positives.sum())
+
+
 def test_evaluation_needs_gold_labels():
     from parakit.errors import EvaluationError
 

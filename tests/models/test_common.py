@@ -7,6 +7,7 @@ the bi-encoder, on tiny data and tiny transformers built from a config:
 - ``get_params``/``set_params`` round-trip, and an unknown parameter is refused (E712) by
   ``set_params``, ``make_model`` and the one loader;
 - ``fit`` returns the estimator itself, and what it learns ends in ``_``;
+- a classifier's ``predict_with_proba`` is ``predict`` and ``predict_proba`` from one pass;
 - ``save`` + :func:`parakit.models.base.load_model` give the same predictions.
 """
 
@@ -156,6 +157,16 @@ def test_fit_returns_self_and_save_load_predicts_the_same(name, fixtures, tmp_pa
     # a clone of a fitted estimator is unfitted, with the same parameters
     assert not {k for k in vars(clone(model)) if k.endswith("_") and not k.startswith("_")}
     expected = case.predict(model, fixtures)
+    if hasattr(model, "predict_with_proba"):  # a classifier: both from one pass of the model
+        data = fixtures["turku" if name in ("multihead", "multiclass") else "binary"]
+        passes = []
+        inner = model._predict_proba
+        model._predict_proba = lambda d: passes.append(1) or inner(d)
+        labels, proba = model.predict_with_proba(data)
+        assert len(passes) == 1
+        del model._predict_proba
+        assert labels.tolist() == model.predict(data).tolist()
+        assert _same(proba, model.predict_proba(data)) and _same(proba, expected)
     model.save(tmp_path / "model")
     again = load_model(tmp_path / "model")
     assert type(again) is type(model)

@@ -307,8 +307,7 @@ def predict(
     )
     pairs = read_pairs(input_path, fmt)
     with status(f"predicting {len(pairs)} pairs with {classifier.model_type}"):
-        labels = classifier.predict(pairs)
-        proba = classifier.predict_proba(pairs)
+        labels, proba = classifier.predict_with_proba(pairs)
     p_para = proba[:, classifier.positive_mask(reading)].sum(axis=1)
     out_pairs = []
     for pair, label, row, p in zip(pairs, labels, proba, p_para, strict=True):

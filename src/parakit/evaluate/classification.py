@@ -411,7 +411,10 @@ def evaluate_classifier(
     gold_labels(pairs)
     pairs, scheme = binary_view(model, pairs, reading)
     truth = gold_labels(pairs)
-    if predicted is None:
+    proba = None  # the model's probabilities, when it predicts here (one pass for both)
+    if predicted is None and hasattr(model, "predict_with_proba"):
+        predicted, proba = model.predict_with_proba(pairs)
+    elif predicted is None:
         predicted = model.predict(pairs)
     predicted = [str(v) for v in predicted]
     multi = scheme is not None and scheme.name != "binary" and len(model.classes_) > 2
@@ -433,10 +436,13 @@ def evaluate_classifier(
         binary_truth = None
     if binary_truth is not None:
         keep = [i for i, b in enumerate(binary_truth) if b is not None]
-        proba = model.paraphrase_proba(pairs, reading=reading)[keep]
+        if proba is None:
+            paraphrase = model.paraphrase_proba(pairs, reading=reading)
+        else:
+            paraphrase = proba[:, model.positive_mask(reading)].sum(axis=1)
         gold = [binary_truth[i] for i in keep]
-        report.threshold_sweep = threshold_sweep(gold, proba)
-        report.calibration = calibration(gold, proba, n_bins)
+        report.threshold_sweep = threshold_sweep(gold, paraphrase[keep])
+        report.calibration = calibration(gold, paraphrase[keep], n_bins)
     if scheme is not None and scheme.name == "turku":
         report.turku = turku_table(truth, predicted)
     return report

@@ -224,7 +224,7 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
     """Base class of every parakit paraphrase classifier (see the module docstring).
 
     Subclasses implement :meth:`_fit`, :meth:`_predict_proba` and, to be saved,
-    :meth:`_save_state` / :meth:`_load_state`. They may override :meth:`_predict` (when
+    :meth:`_save_state` / :meth:`_load_state`. They may override :meth:`_labels_of` (when
     decoding is not the arg-max of the probabilities) and set :attr:`binary_only`.
     """
 
@@ -293,6 +293,15 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
         self._check_fitted()
         labels = self._predict(as_pair_input(X, texts2))
         return self._decode(labels)
+
+    def predict_with_proba(
+        self, X: PairSet | Sequence[Pair] | Sequence[str], texts2: Sequence[str] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(predict(X), predict_proba(X))`` from one pass of the model: a transformer runs
+        once over the pairs, not twice (``identify predict``/``evaluate``)."""
+        self._check_fitted()
+        proba = self._predict_proba(as_pair_input(X, texts2))
+        return self._decode(self._labels_of(proba)), proba
 
     def paraphrase_proba(
         self,
@@ -410,8 +419,12 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
         """Probabilities for validated data."""
 
     def _predict(self, data: PairInput) -> np.ndarray:
-        """Predicted label strings; the default is the arg-max of the probabilities."""
-        proba = self._predict_proba(data)
+        """Predicted label strings: :meth:`_labels_of` the probabilities."""
+        return self._labels_of(self._predict_proba(data))
+
+    def _labels_of(self, proba: np.ndarray) -> np.ndarray:
+        """The label strings ``proba`` (of :meth:`_predict_proba`) predicts; the default is the
+        arg-max."""
         return self.classes_[np.argmax(proba, axis=1)]
 
     def _save_state(self, folder: Path) -> dict[str, Any]:

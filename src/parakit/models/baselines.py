@@ -113,7 +113,7 @@ class _ThresholdClassifier(PairClassifier):
     def _predict_proba(self, data: PairInput) -> np.ndarray:
         scores = self._scores(data)
         p = 1.0 / (1.0 + np.exp(-self.slope_ * (scores - self.threshold_)))
-        # exactly at the threshold the pair is positive, as in _predict
+        # exactly at the threshold the pair is positive, as in _labels_of
         p = np.where(scores >= self.threshold_, np.maximum(p, 0.5), np.minimum(p, 0.5 - 1e-12))
         out = np.empty((len(scores), 2))
         pos = int(np.flatnonzero(self.classes_ == self.positive_label_)[0])
@@ -121,11 +121,11 @@ class _ThresholdClassifier(PairClassifier):
         out[:, 1 - pos] = 1 - p
         return out
 
-    def _predict(self, data: PairInput) -> np.ndarray:
-        scores = self._scores(data)
-        return np.where(
-            scores >= self.threshold_, self.positive_label_, self.negative_label_
-        ).astype(object)
+    def _labels_of(self, proba: np.ndarray) -> np.ndarray:
+        # P >= 0.5 exactly where score >= threshold (_predict_proba keeps that tie at 0.5)
+        pos = int(np.flatnonzero(self.classes_ == self.positive_label_)[0])
+        positive = proba[:, pos] >= 0.5
+        return np.where(positive, self.positive_label_, self.negative_label_).astype(object)
 
     def decision_function(self, X: Any, texts2: Any = None) -> np.ndarray:
         """The raw similarity scores the threshold applies to."""

@@ -261,8 +261,8 @@ class MultiHeadClassifier(_PooledHeadsClassifier):
             columns.append(column)
         return torch.stack(columns, dim=1)
 
-    def _predict(self, data: PairInput) -> np.ndarray:
-        return decode_heads(self._predict_proba(data), [str(c) for c in self.classes_])
+    def _labels_of(self, proba: np.ndarray) -> np.ndarray:
+        return decode_heads(proba, [str(c) for c in self.classes_])
 
 
 class MultiClassClassifier(_PooledHeadsClassifier):
