@@ -1352,12 +1352,17 @@ class Errors:
     E805_must_lie_without = "{name} must lie in [0, 1] without missing values"
     E805_must_one_score = "{name} must be one score per pair"
     E805_need_columns_neg = "{scores}: need columns neg_conf, pos_conf and {n} rows"
+    E805_no_annotated_pair = (
+        "none of the {n} pairs has a label (1-4; 'x' and unlabelled pairs do not count): the "
+        "tile densities and the rules' precision come from an annotated sample"
+    )
     E805_pair_lexical_similarity = (
         "{sample}: pair {missing_0_1} has no lexical similarity (metadata 'lex_similarity')"
     )
     E805_pairs_but_negative = "{n_pairs} pairs but {n_neg} negative and {n_pos} positive scores"
     E805_paraphrase_pairs_measure = "{gold}: no paraphrase pairs to measure recall on"
     E805_rules_object = "{tiles_selection_json}: no 'rules' object"
+    E805_tiles_least_one = "tiles per axis must be at least 1, not {bins}"
     E806_distil_sentence_encoder = (
         "cannot distil from sentence encoder {model!r}: {err}; pass a local model folder, a "
         "Hugging Face id, offline-minilm or offline-mpnet"
@@ -1368,6 +1373,10 @@ class Errors:
     )
     E806_onnx_path_supports = (
         "{model}: the ONNX path supports mean pooling only; use the sentence-transformers backend"
+    )
+    E806_tfidf_no_ngrams = (
+        "none of the {n} texts has a character {low}-gram (all shorter than {low} characters, or "
+        "empty?): the TF-IDF encoder has nothing to count"
     )
     E806_tfidfencoder_fitted_call = "TfidfEncoder is not fitted; call fit(candidate_texts) first"
     E807_unreadable_manifest_restore = (

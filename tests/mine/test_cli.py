@@ -137,3 +137,10 @@ def test_tiles_with_scores_file(data_path, tmp_path, capsys):
     assert (tmp_path / "t" / "tiles.png").exists() and (tmp_path / "t" / "tiles.md").exists()
     assert main(["mine", "tiles", str(sample), "-o", str(tmp_path / "t")]) == 2
     assert "exactly one of" in capsys.readouterr().err
+
+
+def test_mine_grow_refuses_a_threshold_outside_0_1(tmp_path, capsys):
+    # checked before anything is read or loaded (was: any value, e.g. 50 for 50 %)
+    args = ["mine", "grow", str(tmp_path / "batch.jsonl"), "--dataset", str(tmp_path / "d")]
+    assert main([*args, "--classifier", str(tmp_path / "clf"), "--threshold", "50"]) == 2
+    assert "--threshold" in capsys.readouterr().err and not (tmp_path / "d").exists()

@@ -99,3 +99,15 @@ def test_a_scores_cell_that_is_no_confidence_is_refused_naming_its_row(tmp_path,
     err = capsys.readouterr().err
     assert f"{scores}, line 4, field 'neg_conf'" in err and expected in err
     assert not out.exists()
+
+
+def test_mine_select_refuses_positives_onto_its_negatives(tmp_path, capsys):
+    candidates = tmp_path / "mined.jsonl"
+    write(_candidates(), candidates)
+    scores = tmp_path / "scores.csv"
+    scores.write_text("neg_conf,pos_conf\n" + "".join(f"{v[1]},{v[2]}\n" for v in ROWS.values()))
+    out = tmp_path / "safe.jsonl"
+    argv = ["mine", "select", str(candidates), "-o", str(out), "--scores", str(scores)]
+    # was: exit 0, the positives written over the negatives
+    assert main([*argv, "--positives", str(tmp_path / "." / "safe.jsonl")]) == 2
+    assert "--positives" in capsys.readouterr().err and not out.exists()

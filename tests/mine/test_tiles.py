@@ -73,3 +73,12 @@ def test_tile_edges_are_labelled_exactly_for_any_number_of_bins():
     assert "| 0.05–0.10 | – | – | 100% (1) |" in table and "| 0.10–0.15 | – | – | 0% (1) |" in table
     # the paper's 5 bins keep their labels
     assert list(TileAnalysis().fit([0.1], [0.1], ["1"]).density_.index)[-1] == "0.0–0.2"
+
+
+def test_tiles_need_an_annotated_sample_and_a_tile():
+    # was: an empty table and "precision nan%" (no labels), an internal error (bins=0)
+    with pytest.raises(MineError, match=r"E805.*none of the 3 pairs has a label"):
+        TileAnalysis().fit([0.1, 0.5, 0.9], [0.2, 0.4, 0.6], [None, "x", None])
+    with pytest.raises(MineError, match=r"E805.*at least 1, not 0"):
+        TileAnalysis(bins=0).fit([0.1], [0.2], ["2"])
+    assert int(TileAnalysis().fit([0.1, 0.5], [0.2, 0.4], ["x", "2"]).counts_.values.sum()) == 1

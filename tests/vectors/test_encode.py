@@ -39,6 +39,9 @@ def test_tfidf_char_ngrams_and_errors():
     assert vectors[0] @ vectors[1] == pytest.approx(expected)
     with pytest.raises(MineError, match="not fitted"):
         TfidfEncoder().encode(["x"])
+    # one-character statements have no 2-gram: was scikit-learn's bare "empty vocabulary"
+    with pytest.raises(MineError, match=r"E806.*none of the 2 texts has a character 2-gram"):
+        TfidfEncoder().fit(["C", "D"])
     with pytest.raises(MineError, match="unknown encoder backend"):
         load_encoder("x", backend="tensorrt")
     with pytest.raises(MineError, match="E806"):

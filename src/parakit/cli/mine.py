@@ -629,6 +629,11 @@ def select_cmd(
 
     if (scores is None) == (classifier is None):
         raise MineError(Errors.E805_give_exactly_one_scores)
+    if positives is not None and positives.resolve() == output.resolve():
+        raise typer.BadParameter(
+            f"{positives} is the -o file too: the positives would replace the negatives",
+            param_hint="--positives",
+        )
     data = read_pairs(candidates, fmt)
     rules = asdict(SelectionRules())
     estimate: dict[str, Any] = {}
@@ -672,7 +677,9 @@ def grow_cmd(
     classifier: Annotated[Path, typer.Option(help="Saved pair classifier.")],
     model: ModelOpt = "offline-minilm",
     backend: BackendOpt = "torch",
-    threshold: float = 0.5,
+    threshold: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Keep pairs with P(paraphrase) >= this.")
+    ] = 0.5,
     protected: Annotated[
         Path | None, typer.Option(help="Test pairs whose groups are excluded.")
     ] = None,

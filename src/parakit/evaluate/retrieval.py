@@ -2,7 +2,7 @@
 
 Candidates are all unique statements of a test set. For every pair (s1, s2), s1 is the query and
 the rank of s2 among all other candidates by cosine similarity is recorded (the query itself is
-not a candidate; rank 1 = best; ties count against the target: rank = 1 + number of candidates
+not a candidate; rank 1 = best; a tie goes to the target: rank = 1 + number of candidates
 scoring strictly higher). Reported:
 
 * ``top1`` / ``top{N}`` accuracy over positive pairs (binary reading of the scheme, Turku loose:

@@ -103,8 +103,12 @@ class TileAnalysis:
                     n_lex=len(lex), n_conf=len(conf), n_labels=len(labels)
                 )
             )
+        if self.bins < 1:
+            raise MineError(Errors.E805_tiles_least_one.format(bins=self.bins))
         base = _bases(labels)
         known, negative = base != "", np.isin(base, self.negative_labels)
+        if not known.any():
+            raise MineError(Errors.E805_no_annotated_pair.format(n=len(base)))
         rows, cols = self._bin(lex[known]), self._bin(conf[known])
         counts = np.zeros((self.bins, self.bins), dtype=int)
         negs = np.zeros((self.bins, self.bins), dtype=int)

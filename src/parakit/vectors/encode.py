@@ -341,13 +341,20 @@ class TfidfEncoder:
     def fit(self, texts: Sequence[str]) -> TfidfEncoder:
         from parakit.text.similarity import char_ngram_vectorizer
 
-        self.vectorizer_ = char_ngram_vectorizer(
+        vectorizer = char_ngram_vectorizer(
             self.ngram_range,
             self.analyzer,
             sublinear_tf=self.sublinear_tf,
             max_features=self.max_features,
             dtype=np.float64,  # retrieval scores as before (the dense form is cast to float32)
-        ).fit(list(texts))
+        )
+        texts = list(texts)
+        try:
+            self.vectorizer_ = vectorizer.fit(texts)
+        except ValueError:  # scikit-learn's "empty vocabulary"
+            raise VectorError(
+                Errors.E806_tfidf_no_ngrams.format(n=len(texts), low=self.ngram_range[0])
+            ) from None
         return self
 
     def encode(self, texts: Sequence[str]) -> Any:
