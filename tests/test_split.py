@@ -102,3 +102,12 @@ def test_time_split_needs_times_and_valid_ratios():
         time_split(PairSet([Pair("a", "x", "y")]))
     with pytest.raises(SplitError, match="sum to 1"):
         random_split(grouped(), ratios=(0.5, 0.4, 0.4))
+
+
+def test_a_misspelt_stratify_is_refused():
+    # was: any true value, "binray" included, stratified by label without a word
+    pairs = PairSet([Pair(str(i), "a", "b", label=str(i % 2)) for i in range(8)])
+    for call in (random_split, assign_folds):
+        with pytest.raises(SplitError, match=r"E400.*not 'binray'"):
+            call(pairs, stratify="binray")
+    assert len(random_split(pairs, stratify="binary", group_by="none")) == 8

@@ -709,6 +709,7 @@ class Errors:
     E400_unknown_group_use = (
         "unknown group_by {group_by!r}; use 'group', 'document', 'none' or a function"
     )
+    E400_unknown_stratify = "stratify must be False, True, 'label' or 'binary', not {stratify!r}"
     E500_dedupe_must_group = "dedupe must be 'group' or 'global'"
     E500_documentaligner_fitted_call = "DocumentAligner is not fitted; call fit(texts) first"
     E500_error_must_skip = "on_error must be 'skip' or 'raise'"

@@ -90,6 +90,13 @@ def linked_groups(pairs: PairSet) -> Callable[[Pair], str]:
     return lambda pair: find(f"pair\x00{pair.id}")
 
 
+def _check_stratify(stratify: bool | str) -> None:
+    """Refuse a ``stratify`` that is not one of the four (a misspelt ``"binray"`` would
+    otherwise stratify by label, as any other true value)."""
+    if stratify not in (False, True, "label", "binary"):
+        raise SplitError(Errors.E400_unknown_stratify.format(stratify=stratify))
+
+
 def _stratum(pair: Pair, pairs: PairSet, stratify: bool | str) -> str:
     if stratify == "binary":
         value = None if pair.label is None else pairs.scheme.to_binary(pair.label)
@@ -120,6 +127,7 @@ def assign_folds(
     """
     if n_folds < 1:
         raise SplitError(Errors.E400_folds_must_least)
+    _check_stratify(stratify)
     keys = [group_key(p, group_by) for p in pairs]
     if not keys:
         return pairs.map(lambda p: p)
@@ -205,6 +213,7 @@ def random_split(
         a new pair set with ``split`` set.
     """
     _check_ratios(ratios, names)
+    _check_stratify(stratify)
     keys = [group_key(p, group_by) for p in pairs]
     strata = [_stratum(p, pairs, stratify) if stratify else "" for p in pairs]
     classes = sorted(set(strata))
