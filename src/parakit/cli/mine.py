@@ -5,7 +5,6 @@ Heavy libraries are imported inside the commands, so ``parakit --help`` stays fa
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -437,53 +436,6 @@ def _nan_to_null(value: Any) -> Any:
     return value
 
 
-def _read_confidences(scores: Path, data: Any, against: Path) -> tuple[Any, Any]:
-    """The ``neg_conf`` and ``pos_conf`` columns of a scores CSV with one row per pair; where
-    the file has ``id``/``text1``/``text2`` columns (``mine tiles`` writes them), each row must
-    name its pair (E140: scores made for another file)."""
-    import numpy as np
-    import pandas as pd
-
-    from parakit.errors import MineError
-    from parakit.io.validate import Where, check_joined_texts, number_text
-
-    try:
-        frame = pd.read_csv(scores, dtype=str, keep_default_na=False)
-    except (ValueError, pd.errors.ParserError) as err:
-        raise MineError(Errors.E805_csv_file.format(scores=scores, err=err)) from None
-    n = len(data)
-    if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != n:
-        raise MineError(Errors.E805_need_columns_neg.format(scores=scores, n=n))
-    confidences = np.zeros((n, 2))
-    for line, row in enumerate(frame[["neg_conf", "pos_conf"]].itertuples(index=False), start=2):
-        where = Where(scores, line)
-        for column, (field, cell) in enumerate(zip(("neg_conf", "pos_conf"), row, strict=True)):
-            value = number_text(cell, where, field)
-            if not 0.0 <= value <= 1.0:
-                raise where.error(Errors.E805_confidence_must_lie.format(value=cell), field, "E805")
-            confidences[line - 2, column] = value
-    if "id" in frame.columns:
-        texts = "text1" in frame.columns and "text2" in frame.columns
-        for line, (pair, row) in enumerate(zip(data, frame.itertuples(), strict=True), start=2):
-            where = Where(scores, line)
-            if row.id != pair.id:
-                raise where.error(
-                    f"pair id {row.id!r} where {against} has {pair.id!r} (row {line - 1}): "
-                    "scores made for another file?",
-                    "id",
-                    "E140",
-                )
-            if texts:
-                check_joined_texts(
-                    {pair.id: (pair.text1, pair.text2)},
-                    pair.id,
-                    (row.text1, row.text2),
-                    where,
-                    str(against),
-                )
-    return confidences[:, 0], confidences[:, 1]
-
-
 @app.command("tiles")
 def tiles_cmd(
     sample: Annotated[
@@ -516,7 +468,13 @@ def tiles_cmd(
 
     from parakit.errors import MineError
     from parakit.io.atomic import atomic_write, save_json
-    from parakit.mine.tiles import SelectionRules, TileAnalysis, estimate_precision
+    from parakit.mine.tiles import (
+        SelectionRules,
+        TileAnalysis,
+        estimate_precision,
+        read_confidences,
+        write_confidences,
+    )
 
     data = read_pairs(sample, fmt)
     missing = [i for i, p in enumerate(data) if "lex_similarity" not in p.metadata]
@@ -528,7 +486,7 @@ def tiles_cmd(
     if sum(x is not None for x in (scores, classifier, baseline_model)) != 1:
         raise MineError(Errors.E805_give_exactly_one)
     if scores is not None:
-        neg, pos = _read_confidences(scores, data, sample)
+        neg, pos = read_confidences(scores, data, sample)
         source = f"scores file {scores}"
     else:
         if classifier is not None:
@@ -559,13 +517,7 @@ def tiles_cmd(
     output.mkdir(parents=True, exist_ok=True)
     tiles.plot(output / "tiles.png", title=f"{sample.name}: negative density per tile")
     if scores is None:  # keep the scores: other rules can then be tried with --scores
-        with atomic_write(output / "scores.csv", newline="") as handle:
-            writer = csv.writer(handle)  # id and texts: --scores checks they name its pairs
-            writer.writerow(["id", "text1", "text2", "neg_conf", "pos_conf"])
-            writer.writerows(
-                [p.id, p.text1, p.text2, f"{a:.6f}", f"{b:.6f}"]
-                for p, a, b in zip(data, neg, pos, strict=True)
-            )
+        write_confidences(output / "scores.csv", data, neg, pos)
     with atomic_write(output / "tiles.md") as handle:
         handle.write(tiles.to_markdown() + "\n")
     save_json(
@@ -625,7 +577,7 @@ def select_cmd(
     from parakit.errors import MineError
     from parakit.io import write
     from parakit.io._open import load_json
-    from parakit.mine.tiles import SelectionRules, select_pairs
+    from parakit.mine.tiles import SelectionRules, read_confidences, select_pairs
 
     if (scores is None) == (classifier is None):
         raise MineError(Errors.E805_give_exactly_one_scores)
@@ -648,7 +600,7 @@ def select_cmd(
              "pos_lex_min": pos_lex_min, "pos_conf_min": pos_conf_min}  # fmt: skip
     rules.update({k: v for k, v in given.items() if v is not None})
     if scores is not None:
-        neg, pos = _read_confidences(scores, data, candidates)
+        neg, pos = read_confidences(scores, data, candidates)
     else:
         from parakit.mine.rerank import load_classifier, tile_confidences
 

@@ -294,3 +294,79 @@ def select_pairs(
             meta.update(pos_conf=float(pos[i]), tile_selection=kind)
             out[kind].append(pair.replace(label=None, metadata=meta))
     return pairs.derive(out["negative"]), pairs.derive(out["positive"])
+
+
+#: the columns of a scores CSV: the pair (``mine select --scores`` checks that every row names
+#: the pair of its line) and its two confidences
+SCORE_COLUMNS = ("id", "text1", "text2", "neg_conf", "pos_conf")
+
+
+def write_confidences(path: str | Path, pairs: PairSet, neg: Any, pos: Any) -> Path:
+    """Write the tile confidences of ``pairs`` as a scores CSV (:data:`SCORE_COLUMNS`), so that
+    other rules can be tried on them (``mine tiles --scores``, ``mine select --scores``)."""
+    import csv
+
+    from parakit.io.atomic import atomic_write
+
+    with atomic_write(path, newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SCORE_COLUMNS)
+        writer.writerows(
+            [p.id, p.text1, p.text2, f"{a:.6f}", f"{b:.6f}"]
+            for p, a, b in zip(pairs, neg, pos, strict=True)
+        )
+    return Path(path)
+
+
+def read_confidences(
+    path: str | Path, pairs: PairSet, against: str | Path | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``neg_conf`` and ``pos_conf`` columns of a scores CSV with one row per pair of
+    ``pairs`` (the file ``against`` names them in errors); where the file has
+    ``id``/``text1``/``text2`` columns (:func:`write_confidences` writes them), each row must
+    name its pair.
+
+    Raises:
+        MineError: E805 not a CSV, other columns or row count, a cell that is no confidence in
+            [0, 1] (file, line and field named); E140 a row naming another pair (scores made for
+            another file).
+    """
+    import pandas as pd
+
+    from parakit.io.validate import Where, check_joined_texts, number_text
+
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (ValueError, pd.errors.ParserError) as err:
+        raise MineError(Errors.E805_csv_file.format(scores=path, err=err)) from None
+    n = len(pairs)
+    if not {"neg_conf", "pos_conf"} <= set(frame.columns) or len(frame) != n:
+        raise MineError(Errors.E805_need_columns_neg.format(scores=path, n=n))
+    confidences = np.zeros((n, 2))
+    for line, row in enumerate(frame[["neg_conf", "pos_conf"]].itertuples(index=False), start=2):
+        where = Where(path, line)
+        for column, (field, cell) in enumerate(zip(("neg_conf", "pos_conf"), row, strict=True)):
+            value = number_text(cell, where, field)
+            if not 0.0 <= value <= 1.0:
+                raise where.error(Errors.E805_confidence_must_lie.format(value=cell), field, "E805")
+            confidences[line - 2, column] = value
+    if "id" in frame.columns:
+        texts = "text1" in frame.columns and "text2" in frame.columns
+        for line, (pair, row) in enumerate(zip(pairs, frame.itertuples(), strict=True), start=2):
+            where = Where(path, line)
+            if row.id != pair.id:
+                raise where.error(
+                    f"pair id {row.id!r} where {against} has {pair.id!r} (row {line - 1}): "
+                    "scores made for another file?",
+                    "id",
+                    "E140",
+                )
+            if texts:
+                check_joined_texts(
+                    {pair.id: (pair.text1, pair.text2)},
+                    pair.id,
+                    (row.text1, row.text2),
+                    where,
+                    str(against),
+                )
+    return confidences[:, 0], confidences[:, 1]
