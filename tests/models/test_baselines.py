@@ -192,3 +192,20 @@ def test_loading_through_the_wrong_class_is_refused(tmp_path):
 
     with pytest.raises(ModelError, match="E711"):
         MTFeatureClassifier.load(tmp_path / "w")
+
+
+def test_label_pairs_puts_the_predictions_in_metadata(multipit):
+    # what identify predict writes, from the library: labels, gold kept, probabilities
+    train, dev = multipit
+    model = make_model("tfidf").fit(train)
+    sample = dev[:20]
+    labelled = model.label_pairs(sample)
+    assert [p.id for p in labelled] == [p.id for p in sample] and labelled.scheme.name == "binary"
+    assert [p.label for p in labelled] == [str(v) for v in model.predict(sample)]
+    assert [p.metadata["gold_label"] for p in labelled] == [p.label for p in sample]
+    proba, para = model.predict_proba(sample), model.paraphrase_proba(sample)
+    first = labelled[0].metadata["prediction"]
+    assert first["proba"] == {"0": round(proba[0, 0], 6), "1": round(proba[0, 1], 6)}
+    assert [p.metadata["prediction"]["p_paraphrase"] for p in labelled] == [
+        round(float(v), 6) for v in para
+    ]

@@ -299,35 +299,13 @@ def predict(
     """Label pairs; the gold label (if any) moves to metadata.gold_label and the probabilities
     go to metadata.prediction."""
     from parakit.io import write
-    from parakit.labels import scheme_from_spec
-    from parakit.schema import PairSet
 
     classifier = load_any_model(
         model_dir, precision, dev=dev, positive=positive, threshold=threshold, reading=reading
     )
     pairs = read_pairs(input_path, fmt)
     with status(f"predicting {len(pairs)} pairs with {classifier.model_type}"):
-        labels, proba = classifier.predict_with_proba(pairs)
-    p_para = proba[:, classifier.positive_mask(reading)].sum(axis=1)
-    out_pairs = []
-    for pair, label, row, p in zip(pairs, labels, proba, p_para, strict=True):
-        meta = dict(pair.metadata)
-        if pair.label is not None:
-            meta["gold_label"] = pair.label
-        meta["prediction"] = {
-            "proba": {
-                str(c): round(float(v), 6) for c, v in zip(classifier.classes_, row, strict=True)
-            },
-            "p_paraphrase": round(float(p), 6),
-        }
-        out_pairs.append(pair.replace(label=str(label), metadata=meta))
-    result = PairSet(
-        out_pairs,
-        scheme=scheme_from_spec(classifier.scheme_),
-        name=pairs.name,
-        lang=pairs.lang,
-        documents=pairs.documents,
-    )
+        result = classifier.label_pairs(pairs, reading=reading)
     write(result, output)
     typer.echo(f"labelled {len(result)} pairs -> {output}")
 

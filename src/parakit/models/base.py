@@ -303,6 +303,33 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
         proba = self._predict_proba(as_pair_input(X, texts2))
         return self._decode(self._labels_of(proba)), proba
 
+    def label_pairs(self, pairs: PairSet, reading: str | None = None) -> PairSet:
+        """``pairs`` labelled by the model (``identify predict``): each pair's label is the
+        prediction, its gold label (if any) moves to ``metadata["gold_label"]``, and
+        ``metadata["prediction"]`` holds ``proba`` (class -> probability) and ``p_paraphrase``
+        (under ``reading``), rounded to 6 decimals; the set takes the model's scheme."""
+        labels, proba = self.predict_with_proba(pairs)
+        p_paraphrase = proba[:, self.positive_mask(reading)].sum(axis=1)
+        out = []
+        for pair, label, row, p in zip(pairs, labels, proba, p_paraphrase, strict=True):
+            metadata = dict(pair.metadata)
+            if pair.label is not None:
+                metadata["gold_label"] = pair.label
+            metadata["prediction"] = {
+                "proba": {
+                    str(c): round(float(v), 6) for c, v in zip(self.classes_, row, strict=True)
+                },
+                "p_paraphrase": round(float(p), 6),
+            }
+            out.append(pair.replace(label=str(label), metadata=metadata))
+        return PairSet(
+            out,
+            scheme=scheme_from_spec(self.scheme_),
+            name=pairs.name,
+            lang=pairs.lang,
+            documents=pairs.documents,
+        )
+
     def paraphrase_proba(
         self,
         X: PairSet | Sequence[Pair] | Sequence[str],
