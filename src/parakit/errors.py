@@ -563,6 +563,10 @@ class Errors:
         "a text cannot be encoded ({err_reason}: {err_object!r}); lone "
         "surrogates and similar characters cannot be written"
     )
+    E120_texts_file_shared = (
+        "document {doc_id!r} has another text than in {texts}, which {other} beside it reads "
+        "too: write to another folder or another texts file (texts=...), or remove {other}"
+    )
     E120_turku_layout_holds = (
         "the Turku layout holds Turku labels (1-4, x with flags); this set's scheme is "
         "{pairs_scheme_name!r}. Write JSONL instead (CLI: -o NAME.jsonl), or map each label to a "

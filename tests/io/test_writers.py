@@ -189,3 +189,42 @@ def test_orphan_temp_files_are_removed(tmp_path):
         raise RuntimeError("crash")
     assert {p.name for p in tmp_path.iterdir()} == {alive.name, other.name, "out.jsonl"}
     json.loads(target.read_text().splitlines()[0])  # the previous file is intact
+
+
+def _turku_split(name, docs):
+    documents = [Document(d, text) for d, text in docs.items()]
+    pairs = [
+        Pair(
+            f"{name}-{d}",
+            text[:5],
+            text[6:11],
+            label="4",
+            span1=Span(d, 0, 5),
+            span2=Span(d, 6, 11),
+        )
+        for d, text in docs.items()
+    ]
+    return PairSet(pairs, scheme="turku", documents=documents, lang="sv")
+
+
+def test_turku_files_written_one_by_one_share_their_texts_file(tmp_path):
+    # sv-train.json and sv-test.json read sv-texts.json.gz: the second write replaced it with
+    # its own documents, and sv-train.json then pointed into documents that were gone (E101)
+    train = _turku_split("train", {"d1": "Hello world.", "d2": "Alpha omega."})
+    test = _turku_split("test", {"d2": "Alpha omega.", "d3": "Gamma delta."})
+    write(train, tmp_path / "sv-train.json")
+    write(test, tmp_path / "sv-test.json")
+    for name, split in (("train", train), ("test", test)):
+        back = read(tmp_path / f"sv-{name}.json")
+        assert back.pairs == split.pairs and back.documents == split.documents
+    # a rewrite of sv-train.json may change a document only it points into ...
+    edited = _turku_split("train", {"d1": "Hallo world.", "d2": "Alpha omega."})
+    write(edited, tmp_path / "sv-train.json")
+    assert read(tmp_path / "sv-train.json").documents == edited.documents
+    assert read(tmp_path / "sv-test.json").documents == test.documents
+    # ... but not one sv-test.json reads: refused before anything is written
+    clash = _turku_split("train", {"d2": "Alpha OMEGA."})
+    with pytest.raises(DataFormatError, match=r"E120.*'d2'.*sv-test\.json"):
+        write(clash, tmp_path / "sv-train.json")
+    assert read(tmp_path / "sv-train.json").documents == edited.documents
+    assert read(tmp_path / "sv-test.json").documents == test.documents

@@ -42,7 +42,7 @@ from parakit.errors import DataFormatError, Errors, require_extra
 from parakit.io.atomic import atomic_files, check_output_folder
 from parakit.io.hub import check_license
 from parakit.labels import LabelScheme, scheme_from_spec
-from parakit.schema import Document, Pair, PairSet, document_ids
+from parakit.schema import Document, Pair, PairSet
 
 #: the file that marks a release folder and carries the corpus header
 RELEASE_FILE = "parakit.json"
@@ -687,9 +687,10 @@ def _remove_stale(target: Path, files: Mapping[str, bytes]) -> None:
 
 def _write_turku_files(pairs: PairSet, folder: Path, splits: list[str]) -> None:
     """``<split>.json`` per split (``dev`` for validation, as upstream) and one texts file
-    with the documents of every split; a language other than Finnish prefixes the names
-    (``sv-test.json``, ``sv-texts.json.gz``) so :func:`parakit.io.turku.read_turku` takes the
-    language from the name."""
+    with the documents of every split (each write keeps the documents the files before it
+    point into); a language other than Finnish prefixes the names (``sv-test.json``,
+    ``sv-texts.json.gz``) so :func:`parakit.io.turku.read_turku` takes the language from the
+    name."""
     from parakit.io.turku import write_turku
 
     single = pairs.lang is not None and "," not in pairs.lang
@@ -699,13 +700,6 @@ def _write_turku_files(pairs: PairSet, folder: Path, splits: list[str]) -> None:
     for split in splits:
         name = "dev" if split == "validation" else split
         write_turku(by_split[split], folder / f"{prefix}{name}.json", texts=texts)
-    # each split's write leaves the texts file with its own documents: the splits share it
-    used = sorted(document_ids(pairs))
-    if used:
-        with atomic_files([texts]) as (handle,):
-            handle.write(
-                json.dumps({d: pairs.documents[d].text for d in used}, ensure_ascii=False, indent=4)
-            )
 
 
 def _hub_languages() -> dict[str, str]:

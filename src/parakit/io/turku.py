@@ -420,10 +420,51 @@ def write_turku(
         if texts is not None
         else target.with_name(f"{target.stem.split('-')[0]}-texts.json.gz")
     )
+    shared = _shared_documents(target, texts_path)
+    if shared:  # other pair files read this texts file: their documents stay in it
+        for doc_id, (text, other) in shared.items():
+            if doc_id in used and pairs.documents[doc_id].text != text:
+                raise DataFormatError(
+                    Errors.E120_texts_file_shared.format(
+                        doc_id=doc_id, texts=texts_path, other=other.name
+                    ),
+                    path=target,
+                )
+        merged = {d: t for d, (t, _) in shared.items()}
+        merged.update((d, pairs.documents[d].text) for d in used)
+        documents = json.dumps(dict(sorted(merged.items())), ensure_ascii=False, indent=4)
     with atomic_files([texts_path, target]) as (texts_handle, handle):
         texts_handle.write(documents)
         handle.write(items + "\n")
     return target, texts_path
+
+
+def _shared_documents(target: Path, texts_path: Path) -> dict[str, tuple[str, Path]]:
+    """The documents of an existing ``texts_path`` that other Turku files beside ``target``
+    point into (``sv-train.json`` and ``sv-test.json`` share ``sv-texts.json.gz``), as
+    id -> (text, the first such file); files that are not Turku pair lists are passed over."""
+    if not texts_path.exists():
+        return {}
+    users: dict[str, Path] = {}
+    for other in sorted(target.parent.glob("*.json")):
+        found = find_texts_file(other)
+        if (
+            other.resolve() == target.resolve()
+            or not found
+            or found.resolve() != texts_path.resolve()
+        ):
+            continue
+        try:
+            items = load_json(other)
+        except DataFormatError:
+            continue
+        for item in items if isinstance(items, list) else ():
+            context = item.get("context") if isinstance(item, dict) else None
+            if isinstance(context, dict):
+                for key in ("doc1", "doc2"):
+                    users.setdefault(str(context.get(key)), other)
+    texts = load_json(texts_path) if users else {}
+    return {d: (texts[d], users[d]) for d in users if isinstance(texts, dict) and d in texts}
 
 
 OPUS_PB_COLUMNS = ("label", "lex-similarity", "source", "txt1", "txt2")
