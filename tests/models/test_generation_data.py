@@ -148,3 +148,41 @@ def test_multipit_auto_train_filter_fraction_full(data_path):
     lower = sacrebleu.metrics.BLEU(lowercase=True, effective_order=True)
     sample = list(itertools.islice(ps, 2000))
     assert sum(lower.sentence_score(p.text2, [p.text1]).score >= 14 for p in sample) > 100
+
+
+def test_backward_copies_mirror_the_subsumption_flag():
+    # 4< says txt1 is the more general statement; the backward copy swaps the texts, so its
+    # label must say 4> (the arrow points to the general statement, now txt2). Kept as 4<, the
+    # written file claims the detailed statement is the general one, and preparing it again
+    # turns it back into general -> detailed.
+    ps = PairSet(
+        [
+            Pair("b", "general", "detailed", label="4<i"),
+            Pair("c", "detailed", "general", label="4>"),
+            Pair("a", "one", "two", label="4s"),
+            Pair("d", "three", "four", label="4"),
+        ],
+        scheme="turku",
+    )
+    out = directed_pairs(ps)
+    assert [(p.id, p.text1, p.text2, p.label) for p in out] == [
+        ("c>", "detailed", "general", "4>"),
+        ("d>", "three", "four", "4"),
+        ("d<", "four", "three", "4"),
+    ]
+    both = directed_pairs(ps, "both")
+    assert [(p.id, p.label) for p in both] == [
+        ("b>", "4<i"),
+        ("b<", "4>i"),
+        ("c>", "4>"),
+        ("c<", "4<"),
+        ("a>", "4s"),
+        ("a<", "4s"),
+        ("d>", "4"),
+        ("d<", "4"),
+    ]
+    subsumption = PairSet([Pair("b", "general", "detailed", label="4<")], scheme="turku")
+    once = directed_pairs(subsumption)
+    assert [(p.text1, p.text2, p.label) for p in once] == [("detailed", "general", "4>")]
+    again = directed_pairs(once)  # the prepared file prepared again keeps its direction
+    assert [(p.text1, p.text2) for p in again] == [("detailed", "general")]

@@ -31,6 +31,8 @@ DEFAULT_BLEU_THRESHOLD = 14.0
 
 Directions = Literal["forward", "backward", "both", "label"]
 
+_MIRROR = str.maketrans("<>", "><")
+
 
 def directed_pairs(
     pairs: PairSet,
@@ -53,11 +55,14 @@ def directed_pairs(
 
     Returns:
         A new pair set; ids get ``>`` (forward) or ``<`` (backward) appended, and
-        ``metadata["direction"]`` records the direction.
+        ``metadata["direction"]`` records the direction. A backward copy of a Turku pair
+        mirrors its subsumption flag (``4<`` becomes ``4>``), so the label still points to the
+        more general statement.
     """
     if directions not in ("forward", "backward", "both", "label"):
         raise GenerationDataError(Errors.E901_unknown_directions_use.format(directions=directions))
-    turku = isinstance(pairs.scheme, TurkuScheme) and directions == "label"
+    is_turku = isinstance(pairs.scheme, TurkuScheme)
+    turku = is_turku and directions == "label"
     out: list[Pair] = []
     for pair, binary in zip(pairs, pairs.binary_labels(reading), strict=True):
         if turku:
@@ -78,6 +83,11 @@ def directed_pairs(
             meta = dict(
                 pair.metadata, direction="forward" if forward else "backward", pair_id=pair.id
             )
+            label = pair.label
+            if is_turku and not forward and label is not None:
+                # the subsumption arrow points to the general statement: swapped texts, swapped
+                # arrow
+                label = label.translate(_MIRROR)
             out.append(
                 pair.replace(
                     id=f"{pair.id}{'>' if forward else '<'}",
@@ -85,6 +95,7 @@ def directed_pairs(
                     text2=pair.text2 if forward else pair.text1,
                     span1=pair.span1 if forward else pair.span2,
                     span2=pair.span2 if forward else pair.span1,
+                    label=label,
                     metadata=meta,
                 )
             )
