@@ -197,3 +197,21 @@ def test_fleiss_kappa_with_mostly_single_annotated_items_and_why_nan(tmp_path):
         assert main(["annotate", "agreement", str(table)]) == 0
     lines = dict(line.split("\t", 1) for line in out.getvalue().splitlines() if "\t" in line)
     assert lines["full_fleiss_kappa"].startswith("nan\tundefined: none of the 100 items")
+
+
+def test_alpha_nan_not_crash_when_no_item_is_double_annotated(tmp_path):
+    # two labels but every item judged once: no pairable unit, alpha undefined (was ValueError)
+    frame = ag.judgments_frame([("i1", "a", "4"), ("i2", "a", "2")])
+    assert np.isnan(ag.krippendorff_alpha(frame))
+    from parakit.cli.app import main
+
+    table = tmp_path / "one.csv"
+    table.write_text("item,annotator,label\ni1,a,4\ni2,a,2\n", encoding="utf-8")
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["annotate", "agreement", str(table)]) == 0
+    lines = dict(line.split("\t", 1) for line in out.getvalue().splitlines() if "\t" in line)
+    assert lines["full_alpha_nominal"].startswith("nan\tundefined: none of the 2 items")

@@ -234,6 +234,8 @@ def krippendorff_alpha(
         index="annotator", columns="item", values="code", aggfunc="first"
     )
     data = wide.to_numpy(dtype=float)
+    if not ((~np.isnan(data)).sum(axis=0) >= 2).any():
+        return float("nan")  # no item judged twice: nothing pairable, alpha undefined
     # every judgment the same value: the expected disagreement is 0 and alpha NaN (0/0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return float(
