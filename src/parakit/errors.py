@@ -1395,6 +1395,13 @@ class Errors:
     E901_unknown_directions_use = (
         "unknown directions {directions!r}; use forward, backward, both or label"
     )
+    E902_unknown_bleu_tokenizer = (
+        "unknown SacreBLEU tokenizer {tokenize!r} for the BLEU filter; use one of {choices}"
+    )
+    E903_bleu_tokenizer_cannot = (
+        "the SacreBLEU tokenizer {tokenize!r} cannot be loaded ({reason}); install what it "
+        "names, or use another tokenizer (char for Japanese)"
+    )
     E911_source_reference = "no source has a reference"
     E912_bert_score_default = (
         "bert-score has no default layer for {model!r}; pass num_layers (for example --num-layers "
@@ -1696,6 +1703,8 @@ CODES: dict[str, str] = {
     # generation, evaluation, analysis
     "E900": "generation data cannot be prepared as asked",
     "E901": "unknown generation-data directions",
+    "E902": "unknown SacreBLEU tokenizer for the BLEU filter",
+    "E903": "the BLEU filter's SacreBLEU tokenizer cannot be loaded",
     "E910": "generation metrics cannot be computed",
     "E911": "no source has a reference",
     "E912": "BERTScore without a layer for the model",

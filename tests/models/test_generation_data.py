@@ -186,3 +186,13 @@ def test_backward_copies_mirror_the_subsumption_flag():
     assert [(p.text1, p.text2, p.label) for p in once] == [("detailed", "general", "4>")]
     again = directed_pairs(once)  # the prepared file prepared again keeps its direction
     assert [(p.text1, p.text2) for p in again] == [("detailed", "general")]
+
+
+def test_unknown_bleu_tokenizer_is_a_parakit_error():
+    # a mistyped --tokenize ended in an internal KeyError from SacreBLEU
+    ps = PairSet([Pair("a", "I adore that tune", "I love this song so much")])
+    with pytest.raises(ParakitError, match=r"E902.*'13A'.*13a"):
+        bleu_filter(ps, tokenize="13A")
+    with pytest.raises(ParakitError, match="E902"):
+        prepare_generation_data(PairSet([]), tokenize="nope")
+    assert [p.id for p in bleu_filter(ps, tokenize="char")] == ["a"]
