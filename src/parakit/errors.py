@@ -1160,6 +1160,9 @@ class Errors:
     )
     E712_noisylabelcleaner_needs_teacher = "NoisyLabelCleaner needs a teacher classifier"
     E712_number_negatives_must = "the number of negatives must be >= 0, got {wanted}"
+    E712_negatives_per_pair_finite = (
+        "negatives_per_pair must be a finite number >= 0, got {negatives_per_pair}"
+    )
     E712_same_hyperparameter_earlier = (
         "{old}= and {new}= are the same hyperparameter of {klass_name} (its earlier name and the "
         "current one); give {new}= only"

@@ -72,3 +72,12 @@ def test_retraining_a_binary_model_with_mined_negatives(multipit):
     shuffled = [d2[(i + len(d2) // 2) % len(d2)] for i in range(len(d1))]
     assert np.mean(model.predict(d1, shuffled) == "0") > 0.9
     assert np.mean(model.predict(dev_pos) == "1") > 0.8
+
+
+@pytest.mark.parametrize("ratio", [float("nan"), float("inf"), -1.0])
+def test_negatives_per_pair_must_be_a_finite_ratio(ratio):
+    # nan ended in a ValueError and inf in an OverflowError from round()
+    manual = PairSet([Pair("m", "a b", "a c", "4")], scheme="turku")
+    with pytest.raises(ModelError, match="E712"):
+        bootstrap_training_set(manual, mined(3), negatives_per_pair=ratio)
+    assert len(bootstrap_training_set(manual, mined(3), negatives_per_pair=2.0)) == 3

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,14 @@ def bootstrap_training_set(
     if exclude_texts_of is not None:
         banned = {t for p in exclude_texts_of for t in (p.text1, p.text2)}
         pool = [p for p in pool if p.text1 not in banned and p.text2 not in banned]
+    if (
+        n_negatives is None
+        and negatives_per_pair is not None
+        and not (math.isfinite(negatives_per_pair) and negatives_per_pair >= 0)
+    ):
+        raise ModelError(
+            Errors.E712_negatives_per_pair_finite.format(negatives_per_pair=negatives_per_pair)
+        )
     wanted = (
         n_negatives if n_negatives is not None else round((negatives_per_pair or 0.0) * len(manual))
     )
