@@ -1032,6 +1032,15 @@ class Errors:
     E635_judgments_pairs_pair = (
         "judgments for pairs not in the pair set: {unknown_5}{if_len_unknown_5_else}"
     )
+    E636_worker_judged_pair = (
+        "worker {worker!r} judged pair {pair!r} again (first on line {first}); keep one "
+        "judgment per worker and pair"
+    )
+    E637_file_holds_judgments = "the file holds no judgments; nothing to aggregate"
+    E638_labels_neither_positive = (
+        "labels {unknown} are neither positive {positive!r} nor negative {negative!r} "
+        "(e.g. pair {pair!r}); give --positive/--negative, or use --method majority"
+    )
     E640_bad_project_setting = "bad project setting 'suggestions': {err}"
     E640_suggestion_must_look = "suggestion must look like {{'rank': 3}}"
     E645_item_model_probability = "item {item_id}: model probability {p!r} is not in [0, 1]"
@@ -1661,6 +1670,9 @@ CODES: dict[str, str] = {
     "E633": "an unknown crowd aggregation method",
     "E634": "bad simulated-crowd settings",
     "E635": "crowd judgments for pairs not in the pair set",
+    "E636": "a crowd worker judging one pair twice",
+    "E637": "a crowd judgments file without judgments",
+    "E638": "crowd labels the vote-threshold rule cannot count",
     "E640": "a bad suggestion setting or rank",
     "E645": "model scores that cannot order a project's queue",
     "E660": "no store at the path (only annotate init and restore create one)",

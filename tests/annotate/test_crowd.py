@@ -147,3 +147,59 @@ def test_multipit_recipe_labels_a_simulated_crowd_after_quality_control():
     )
     rule = crowd.aggregate(frame, "threshold", require_n=False, min_judgments=3)
     assert rule.to_dict() == {"a": "1", "d": "0"}
+
+
+def test_read_judgments_refuses_a_worker_judging_a_pair_twice(tmp_path):
+    # w1 voting four times for p1 made a 6-judgment pair with 4 paraphrase votes ('1');
+    # the three distinct workers voted 1 vs 2
+    path = tmp_path / "dup.csv"
+    path.write_text("worker,pair,label\nw1,p1,1\nw2,p1,0\nw1,p1,1\nw3,p1,0\n", encoding="utf-8")
+    with pytest.raises(
+        DataFormatError,
+        match=r"dup.csv, line 4, field 'worker'.*E636|E636.*dup.csv, line 4, field 'worker'",
+    ):
+        crowd.read_judgments(path)
+
+
+def test_empty_judgments_file_is_an_error_not_a_crash(tmp_path):
+    from parakit.cli.app import main
+
+    for text in ("", "worker,pair,label\n"):
+        path = tmp_path / "empty.csv"
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(DataFormatError, match=r"E637.*empty.csv|empty.csv.*E637"):
+            crowd.read_judgments(path)
+        assert main(["annotate", "crowd", str(path)]) != 0  # was KeyError, an internal error
+
+
+def test_quality_control_removing_every_worker_labels_nothing():
+    # every worker disagrees with the others' majority: QC keeps none (was TypeError)
+    frame = pd.DataFrame(
+        {
+            "worker": ["a", "b", "a", "b"],
+            "pair": ["p1", "p1", "p2", "p2"],
+            "label": list("1001"),
+            "gold": [False] * 4,
+        }
+    )
+    kept, quality = crowd.filter_workers(frame)
+    assert not quality["kept"].any() and kept.empty
+    labels = crowd.aggregate(kept, "threshold", require_n=False)
+    assert labels.empty
+
+
+def test_threshold_rule_refuses_labels_that_are_neither_positive_nor_negative():
+    # 'yes' x4, 'no' x2 with positive '1' gave label '0' (every unknown label a negative vote)
+    frame = pd.DataFrame(
+        {
+            "worker": [f"w{i}" for i in range(6)],
+            "pair": ["p1"] * 6,
+            "label": ["yes"] * 4 + ["no"] * 2,
+        }
+    )
+    from parakit.errors import AnnotationDataError
+
+    with pytest.raises(AnnotationDataError, match=r"E638.*'no', 'yes'.*positive '1'"):
+        crowd.aggregate(frame, "threshold")
+    labels = crowd.aggregate(frame, "threshold", positive="yes", negative="no")
+    assert labels.to_dict() == {"p1": "yes"}

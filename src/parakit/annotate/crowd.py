@@ -61,7 +61,10 @@ def read_judgments(path: str | Path, columns: dict[str, str] | None = None) -> p
             records = [(number, row) for number, row in enumerate(reader, start=2)]
     else:
         raise DataFormatError(Errors.E630_crowd_judgments_must, path=path)
+    if not records:
+        raise DataFormatError(Errors.E637_file_holds_judgments, path=path)
     rows = []
+    seen: dict[tuple[str, str], int] = {}
     for number, record in records:
         row: dict[str, Any] = {}
         for key in REQUIRED:
@@ -74,6 +77,16 @@ def read_judgments(path: str | Path, columns: dict[str, str] | None = None) -> p
                     field=names[key],
                 )
             row[key] = str(value).strip()
+        first = seen.setdefault((row["worker"], row["pair"]), number)
+        if first != number:
+            raise DataFormatError(
+                Errors.E636_worker_judged_pair.format(
+                    worker=row["worker"], pair=row["pair"], first=first
+                ),
+                path=path,
+                line=number,
+                field=names["worker"],
+            )
         time = record.get(names["time"])
         row["time"] = None if time in (None, "") else str(time)
         gold = record.get(names["gold"], False)
@@ -161,7 +174,10 @@ def vote_counts(judgments: pd.DataFrame, positive: str = "1") -> pd.DataFrame:
     ordinary = judgments[~judgments["gold"].astype(bool)] if "gold" in judgments else judgments
     grouped = ordinary.groupby("pair")["label"]
     return pd.DataFrame(
-        {"n": grouped.count(), "votes": grouped.apply(lambda s: int((s == positive).sum()))}
+        {
+            "n": grouped.count(),
+            "votes": grouped.apply(lambda s: int((s == positive).sum())).astype(int),
+        }
     )
 
 
@@ -195,6 +211,16 @@ def aggregate(
     """
     ordinary = judgments[~judgments["gold"].astype(bool)] if "gold" in judgments else judgments
     if method == "threshold":
+        stray = ~ordinary["label"].isin([positive, negative])
+        if stray.any():
+            raise AnnotationDataError(
+                Errors.E638_labels_neither_positive.format(
+                    unknown=sorted(set(ordinary["label"][stray]), key=str),
+                    positive=positive,
+                    negative=negative,
+                    pair=ordinary["pair"][stray].iloc[0],
+                )
+            )
         counts = vote_counts(ordinary, positive)
         if require_n:
             counts = counts[counts["n"] == n_judgments]
