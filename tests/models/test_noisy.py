@@ -92,3 +92,16 @@ def test_grid_reports_counts_that_grow_with_lambda(multipit):
         assert row["n_train"] == 300 + len(noisy) - row["dropped"]
     assert result.best()["dev_f1"] == max(r["dev_f1"] for r in result.rows)
     assert "| clean + flipped noisy | 0.35 |" in result.to_markdown()
+
+
+def test_flip_multiclass_counts_only_labels_that_change():
+    # with three classes a label can be the teacher's most probable one and still have
+    # P <= λ (0.40 <= 0.45, a λ of the grid): relabelling it to the argmax changes nothing,
+    # so it is not a flip (it was counted as one and marked with a noisy_label)
+    pairs = PairSet([Pair("a", "x", "y", "4"), Pair("b", "x", "z", "2")], scheme="turku")
+    proba = np.array([[0.3, 0.3, 0.4], [0.1, 0.3, 0.6]])
+    out, report = relabel(pairs, np.array([0.4, 0.1]), ["2", "3", "4"], "flip", 0.45, proba)
+    assert [p.label for p in out] == ["4", "4"]
+    assert report["flipped"] == 1 and report["kept"] == 2
+    assert "noisy_label" not in out[0].metadata
+    assert out[1].metadata["noisy_label"] == "2"

@@ -5,7 +5,8 @@ For each noisy pair with label *i*, if ``P_teacher(y = i | pair) <= λ`` the pai
 
 * dropped (``method="filter"``; MultiPIT found λ = 0.35 best), or
 * relabelled (``method="flip"``; λ = 0.25): to the other class for binary labels, to the
-  teacher's most probable label otherwise.
+  teacher's most probable label otherwise (a label that is already the most probable one is
+  kept and not counted as flipped).
 
 :func:`noisy_label_grid` runs the λ grid {0.05, 0.15, 0.25, 0.35, 0.45} for both methods and
 reports how many pairs were dropped/flipped and the development F1 of each student.
@@ -99,6 +100,9 @@ def relabel(
             else:
                 assert proba is not None
                 new = classes[int(np.argmax(proba[row]))]
+            if new == pair.label:  # the teacher's most probable label already: nothing to flip
+                out.append(pair)
+                continue
             flipped += 1
             meta = dict(pair.metadata, noisy_label=pair.label, teacher_p=float(p))
             out.append(pair.replace(label=new, metadata=meta))
