@@ -1414,6 +1414,10 @@ class Errors:
         "the SacreBLEU tokenizer {tokenize!r} cannot be loaded ({reason}); install what it "
         "names, or use another tokenizer (char for Japanese)"
     )
+    E904_no_pair_left = (
+        "no training pair is left after the {step!r} step (pairs kept by each step: {counts}); "
+        "check the labels and --directions, the --test set and --bleu-threshold"
+    )
     E911_source_reference = "no source has a reference"
     E912_bert_score_default = (
         "bert-score has no default layer for {model!r}; pass num_layers (for example --num-layers "
@@ -1720,6 +1724,7 @@ CODES: dict[str, str] = {
     "E901": "unknown generation-data directions",
     "E902": "unknown SacreBLEU tokenizer for the BLEU filter",
     "E903": "the BLEU filter's SacreBLEU tokenizer cannot be loaded",
+    "E904": "generation-data preparation left no training pair",
     "E910": "generation metrics cannot be computed",
     "E911": "no source has a reference",
     "E912": "BERTScore without a layer for the model",

@@ -196,3 +196,15 @@ def test_unknown_bleu_tokenizer_is_a_parakit_error():
     with pytest.raises(ParakitError, match="E902"):
         prepare_generation_data(PairSet([]), tokenize="nope")
     assert [p.id for p in bleu_filter(ps, tokenize="char")] == ["a"]
+
+
+def test_prepare_stops_when_no_pair_is_left():
+    # a test set that shares every sentence (or a filter that drops everything) left an empty
+    # training file and exit 0; the step that emptied the set is named instead
+    ps = PairSet([Pair("1", "I adore that tune", "I love this song so much")])
+    with pytest.raises(ParakitError, match=r"E904.*test-overlap"):
+        prepare_generation_data(ps, directions="forward", test=ps)
+    with pytest.raises(ParakitError, match=r"E904.*directed"):
+        prepare_generation_data(PairSet([Pair("n", "a b", "c d", "0")]))
+    out, report = prepare_generation_data(ps, directions="forward")
+    assert [p.id for p in out] == ["1>"] and report.to_dict()["bleu<14"] == 1

@@ -242,6 +242,9 @@ def prepare_generation_data(
     Returns:
         ``(pairs, report)``.
 
+    Raises:
+        GenerationDataError: no pair is left (E904; the first step that left none is named).
+
     Example:
         >>> from parakit.schema import Pair, PairSet
         >>> ps = PairSet([Pair("a", "I love this song so much", "I adore that tune")])
@@ -262,5 +265,10 @@ def prepare_generation_data(
     if bleu_threshold is not None:
         out = bleu_filter(out, threshold=bleu_threshold, tokenize=tokenize)
         report.add(f"bleu<{bleu_threshold:g}", len(out))
+    if not out:
+        step = next((name for name, count in report.steps if count == 0), report.steps[-1][0])
+        raise GenerationDataError(
+            Errors.E904_no_pair_left.format(step=step, counts=report.to_dict())
+        )
     out.metadata = dict(out.metadata, generation_data=report.to_dict())
     return out, report
