@@ -1169,6 +1169,11 @@ class Errors:
     )
     E712_noisylabelcleaner_needs_teacher = "NoisyLabelCleaner needs a teacher classifier"
     E712_number_negatives_must = "the number of negatives must be >= 0, got {wanted}"
+    E712_mined_pair_positive = (
+        "mined pair {pair_id!r} has metadata.tile_selection 'positive': these are the safe "
+        "positives of 'mine select --positives', not negatives; give the negatives file "
+        "(mine select -o)"
+    )
     E712_negatives_per_pair_finite = (
         "negatives_per_pair must be a finite number >= 0, got {negatives_per_pair}"
     )

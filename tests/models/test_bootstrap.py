@@ -81,3 +81,22 @@ def test_negatives_per_pair_must_be_a_finite_ratio(ratio):
     with pytest.raises(ModelError, match="E712"):
         bootstrap_training_set(manual, mined(3), negatives_per_pair=ratio)
     assert len(bootstrap_training_set(manual, mined(3), negatives_per_pair=2.0)) == 3
+
+
+def test_safe_positives_given_as_negatives_are_refused():
+    # `mine select --positives` writes the safe positives beside the negatives; given to
+    # --negatives, they were relabelled "2" and trained on as negatives without a word
+    manual = PairSet([Pair("m", "a b", "a c", "4")], scheme="turku")
+    positives = PairSet(
+        [
+            Pair(f"p{i}", f"same {i}", f"same {i}!", metadata={"tile_selection": "positive"})
+            for i in range(3)
+        ]
+    )
+    with pytest.raises(ModelError, match=r"E712.*'p0'.*tile_selection"):
+        bootstrap_training_set(manual, positives, n_negatives=1)
+    negatives = PairSet(
+        [Pair("n", "x", "y", metadata={"tile_selection": "negative"})], scheme="turku"
+    )
+    train = bootstrap_training_set(manual, negatives, n_negatives=1)
+    assert sorted((p.id, p.label) for p in train) == [("m", "4"), ("mined:n", "2")]

@@ -54,8 +54,9 @@ def bootstrap_training_set(
         already set) and ids prefixed ``mined:``.
 
     Raises:
-        ModelError: ``negative_label`` is not valid in the scheme (E704), or more negatives
-            are requested than available (E712).
+        ModelError: ``negative_label`` is not valid in the scheme (E704), more negatives
+            are requested than available (E712), or a candidate is one of ``mine select``'s
+            safe positives (``metadata["tile_selection"] == "positive"``, E712).
     """
     if not manual.scheme.is_valid(negative_label):
         raise ModelError(
@@ -65,6 +66,9 @@ def bootstrap_training_set(
         )
     negative_label = manual.scheme.normalize(negative_label)
     pool = list(negatives)
+    for pair in pool:
+        if pair.metadata.get("tile_selection") == "positive":
+            raise ModelError(Errors.E712_mined_pair_positive.format(pair_id=pair.id))
     if exclude_texts_of is not None:
         banned = {t for p in exclude_texts_of for t in (p.text1, p.text2)}
         pool = [p for p in pool if p.text1 not in banned and p.text2 not in banned]
