@@ -1022,6 +1022,13 @@ class Errors:
     E621_unknown_level_choose = "unknown level {level!r}; choose one of {levels}"
     E622_label_sequences_differ = "label sequences differ in length: {n_labels1} vs {n_labels2}"
     E623_labels_order = "labels {unknown} are not in order {values}"
+    E624_annotator_judged_item = (
+        "annotator {annotator!r} judged item {item!r} {n} times; agreement counts one judgment "
+        "per annotator and item: keep one"
+    )
+    E625_file_holds_judgments = (
+        "the file holds no judgments; agreement needs a table item, annotator, label"
+    )
     E630_crowd_judgments_must = "crowd judgments must be .csv, .tsv or .jsonl"
     E631_missing_every_judgment = "missing {key}; every judgment needs worker, pair and label"
     E632_gold_judgment_needs = "a gold judgment needs the gold_label column (its true label)"
@@ -1673,6 +1680,8 @@ CODES: dict[str, str] = {
     "E621": "an unknown agreement level",
     "E622": "label sequences of different lengths",
     "E623": "labels outside the given order",
+    "E624": "an annotator judging one item twice",
+    "E625": "a judgments table without judgments",
     "E630": "crowd judgments in an unknown file type",
     "E631": "a crowd judgment without worker, pair or label",
     "E632": "a gold judgment without its gold label",

@@ -215,3 +215,44 @@ def test_alpha_nan_not_crash_when_no_item_is_double_annotated(tmp_path):
         assert main(["annotate", "agreement", str(table)]) == 0
     lines = dict(line.split("\t", 1) for line in out.getvalue().splitlines() if "\t" in line)
     assert lines["full_alpha_nominal"].startswith("nan\tundefined: none of the 2 items")
+
+
+def test_duplicate_judgments_by_one_annotator_are_refused():
+    # a judged i1 twice ('1' and '2'): pairwise kappa and alpha kept the first (1.0) while
+    # Fleiss counted a third rater; the figures disagreed about the same data
+    rows = [
+        ("i1", "a", "1"),
+        ("i1", "a", "2"),
+        ("i1", "b", "1"),
+        ("i2", "a", "2"),
+        ("i2", "b", "2"),
+    ]
+    from parakit.errors import AnnotationDataError
+
+    with pytest.raises(AnnotationDataError, match=r"E624.*'a'.*'i1'"):
+        ag.judgments_frame(rows)
+    frame = pd.DataFrame(rows, columns=["item", "annotator", "label"])
+    with pytest.raises(AnnotationDataError, match="E624"):
+        ag.judgments_frame(frame)
+
+
+def test_agreement_cli_empty_file_and_unknown_label_name_the_file(tmp_path, capsys):
+    # an empty file was an internal error (pandas' EmptyDataError); an unknown label was E201
+    # without the file, line or field
+    from parakit.cli.app import main
+
+    empty = tmp_path / "empty.csv"
+    empty.write_text("", encoding="utf-8")
+    assert main(["annotate", "agreement", str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert "[E625]" in err and "empty.csv" in err and "internal error" not in err
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,annotator,label\ni1,a,4\ni1,b,banana\n", encoding="utf-8")
+    assert main(["annotate", "agreement", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.csv, line 3, field 'label'" in err and "banana" in err
+    typo = tmp_path / "typo.csv"
+    typo.write_text("item,annotater,label\ni1,a,4\n", encoding="utf-8")
+    assert main(["annotate", "agreement", str(typo)]) == 2
+    err = capsys.readouterr().err
+    assert "[E620]" in err and "typo.csv" in err and "'annotator'" in err

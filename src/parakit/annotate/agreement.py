@@ -50,7 +50,14 @@ def judgments_frame(
         )
     else:
         frame = pd.DataFrame(list(judgments), columns=["item", "annotator", "label"])
-    return frame.dropna(subset=["label"]).reset_index(drop=True)
+    frame = frame.dropna(subset=["label"]).reset_index(drop=True)
+    times = frame.groupby(["item", "annotator"]).size()
+    if (times > 1).any():
+        (item_, annotator_), n = next((key, n) for key, n in times.items() if n > 1)
+        raise AnnotationDataError(
+            Errors.E624_annotator_judged_item.format(annotator=annotator_, item=item_, n=n)
+        )
+    return frame
 
 
 def reducer(

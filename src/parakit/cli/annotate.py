@@ -776,12 +776,32 @@ def agreement(
     import pandas as pd
 
     from parakit.annotate.agreement import agreement_report, judgments_frame, undefined_reasons
+    from parakit.errors import (
+        AnnotationDataError,
+        DataFormatError,
+        Errors,
+        LabelError,
+        with_location,
+    )
+    from parakit.labels import get_scheme
 
     consensus = None
     if corpus.suffix in (".csv", ".tsv") and fmt is None:
-        frame = judgments_frame(
-            pd.read_csv(corpus, sep="," if corpus.suffix == ".csv" else "\t", dtype=str)
-        )
+        try:
+            table = pd.read_csv(corpus, sep="," if corpus.suffix == ".csv" else "\t", dtype=str)
+        except pd.errors.EmptyDataError:
+            raise DataFormatError(Errors.E625_file_holds_judgments, path=corpus) from None
+        try:
+            frame = judgments_frame(table)
+        except AnnotationDataError as err:  # a missing column, a judgment given twice
+            raise with_location(err, path=corpus, line=None, field=None) from None
+        normalize = get_scheme(scheme).normalize
+        for number, label in enumerate(table["label"], start=2):
+            try:
+                if not pd.isna(label):
+                    normalize(label)
+            except LabelError as err:
+                raise with_location(err, path=corpus, line=number, field="label") from None
     else:
         pairs = read_pairs(corpus, fmt, options=option, status=False)
         frame = judgments_frame([(p.id, j.annotator, j.label) for p in pairs for j in p.judgments])
