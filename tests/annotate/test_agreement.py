@@ -256,3 +256,14 @@ def test_agreement_cli_empty_file_and_unknown_label_name_the_file(tmp_path, caps
     assert main(["annotate", "agreement", str(typo)]) == 2
     err = capsys.readouterr().err
     assert "[E620]" in err and "typo.csv" in err and "'annotator'" in err
+
+
+def test_fleiss_kappa_nan_when_no_item_has_the_given_rater_count():
+    # raters=5 with only 2-rater items, or raters=1, raised numpy's ValueError (empty table)
+    frame = ag.judgments_frame(
+        [("i1", "a", "1"), ("i1", "b", "1"), ("i2", "a", "2"), ("i2", "b", "1")]
+    )
+    assert np.isnan(ag.fleiss_kappa(frame, raters=5))
+    assert np.isnan(ag.fleiss_kappa(frame, raters=1))
+    # p_1 = 3/4, p_2 = 1/4 -> Pe = 10/16; Pbar = 1/2 -> kappa = (8/16 - 10/16) / (6/16) = -1/3
+    assert ag.fleiss_kappa(frame, raters=2) == pytest.approx(-1 / 3)

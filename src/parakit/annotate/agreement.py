@@ -161,6 +161,8 @@ def fleiss_kappa(frame: pd.DataFrame, raters: int | None = None) -> float:
         return float("nan")
     n = int(raters or multiple.mode().iloc[0])
     keep = counts[counts == n].index
+    if n < 2 or keep.empty:
+        return float("nan")  # no item with n >= 2 judgments: nothing to agree on
     table = pd.crosstab(
         frame[frame["item"].isin(keep)]["item"], frame[frame["item"].isin(keep)]["label"]
     )
