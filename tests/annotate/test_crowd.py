@@ -203,3 +203,36 @@ def test_threshold_rule_refuses_labels_that_are_neither_positive_nor_negative():
         crowd.aggregate(frame, "threshold")
     labels = crowd.aggregate(frame, "threshold", positive="yes", negative="no")
     assert labels.to_dict() == {"p1": "yes"}
+
+
+def test_crowd_cli_pairs_without_corpus_out_is_refused(tmp_path, capsys):
+    # --pairs without --corpus-out (or the reverse) exited 0 and wrote no labelled pairs
+    from parakit.cli.app import main
+
+    judgments = tmp_path / "j.csv"
+    judgments.write_text(
+        "worker,pair,label\n" + "".join(f"w{i},p1,1\n" for i in range(6)), encoding="utf-8"
+    )
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"id": "p1", "text1": "a b", "text2": "b a"}\n', encoding="utf-8")
+    assert main(["annotate", "crowd", str(judgments), "--no-qc", "--pairs", str(pairs)]) == 2
+    assert "--corpus-out" in capsys.readouterr().err
+    out = tmp_path / "labelled.jsonl"
+    assert main(["annotate", "crowd", str(judgments), "--no-qc", "--corpus-out", str(out)]) == 2
+    assert "--pairs" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "annotate",
+                "crowd",
+                str(judgments),
+                "--no-qc",
+                "--pairs",
+                str(pairs),
+                "--corpus-out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert '"label": "1"' in out.read_text(encoding="utf-8")

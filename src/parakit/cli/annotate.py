@@ -729,6 +729,11 @@ def crowd(
     from parakit.annotate import crowd as crowd_mod
     from parakit.io.atomic import atomic_write
 
+    if (pairs is None) != (corpus_out is None):
+        raise typer.BadParameter(
+            "--pairs and --corpus-out go together: the pairs to label and where to write them",
+            param_hint="--corpus-out" if corpus_out is None else "--pairs",
+        )
     frame = crowd_mod.read_judgments(judgments)
     if qc:
         frame, quality = crowd_mod.filter_workers(frame, min_gold_accuracy, min_kappa)
