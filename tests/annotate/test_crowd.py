@@ -236,3 +236,20 @@ def test_crowd_cli_pairs_without_corpus_out_is_refused(tmp_path, capsys):
         == 0
     )
     assert '"label": "1"' in out.read_text(encoding="utf-8")
+
+
+def test_quality_control_on_a_table_without_the_optional_gold_column():
+    # 'gold' is optional (aggregate reads tables without it); worker_quality raised KeyError
+    rows = []
+    for pair, votes in (("a", 5), ("b", 1), ("c", 6)):
+        for w in range(6):
+            rows.append({"worker": f"w{w}", "pair": pair, "label": "1" if w < votes else "0"})
+    frame = pd.DataFrame(rows)
+    quality = crowd.worker_quality(frame)
+    assert quality["n_gold"].tolist() == [0] * 6 and quality["gold_accuracy"].isna().all()
+    # w3 agrees with the others' majority on a, b, c (1, 0, 1): kappa 1; w0 says 1, 1, 1
+    # against 1, 0, 1: p_o = 2/3 = p_e, kappa 0
+    assert quality.loc["w3", "kappa"] == 1.0
+    assert quality.loc["w0", "kappa"] == pytest.approx(0.0)
+    kept, _ = crowd.filter_workers(frame)
+    assert "w3" in set(kept["worker"]) and "w0" not in set(kept["worker"])

@@ -117,6 +117,8 @@ def worker_quality(judgments: pd.DataFrame) -> pd.DataFrame:
     """
     from sklearn.metrics import cohen_kappa_score
 
+    if "gold" not in judgments:  # the column is optional: no gold questions
+        judgments = judgments.assign(gold=False, gold_label=None)
     ordinary = judgments[~judgments["gold"].astype(bool)]
     by_pair = {pair: group for pair, group in ordinary.groupby("pair")}
     rows = []
@@ -160,6 +162,8 @@ def filter_workers(
     Returns:
         (kept ordinary judgments, the quality table with a boolean ``kept`` column).
     """
+    if "gold" not in judgments:  # the column is optional: no gold questions
+        judgments = judgments.assign(gold=False)
     quality = worker_quality(judgments)
     accuracy_ok = quality["gold_accuracy"].isna() | (quality["gold_accuracy"] > min_gold_accuracy)
     kappa_ok = quality["kappa"].fillna(-1.0) > min_kappa
