@@ -1419,9 +1419,7 @@ class Errors:
     E901_unknown_directions_use = (
         "unknown directions {directions!r}; use forward, backward, both or label"
     )
-    E902_unknown_bleu_tokenizer = (
-        "unknown SacreBLEU tokenizer {tokenize!r} for the BLEU filter; use one of {choices}"
-    )
+    E902_unknown_bleu_tokenizer = "unknown SacreBLEU tokenizer {tokenize!r}; use one of {choices}"
     E903_bleu_tokenizer_cannot = (
         "the SacreBLEU tokenizer {tokenize!r} cannot be loaded ({reason}); install what it "
         "names, or use another tokenizer (char for Japanese)"
@@ -1736,8 +1734,8 @@ CODES: dict[str, str] = {
     # generation, evaluation, analysis
     "E900": "generation data cannot be prepared as asked",
     "E901": "unknown generation-data directions",
-    "E902": "unknown SacreBLEU tokenizer for the BLEU filter",
-    "E903": "the BLEU filter's SacreBLEU tokenizer cannot be loaded",
+    "E902": "unknown SacreBLEU tokenizer (BLEU filter, generation metrics)",
+    "E903": "a SacreBLEU tokenizer cannot be loaded (ja-mecab without its packages)",
     "E904": "generation-data preparation left no training pair",
     "E910": "generation metrics cannot be computed",
     "E911": "no source has a reference",

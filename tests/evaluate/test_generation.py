@@ -252,3 +252,16 @@ def test_a_source_with_an_empty_reference_list_is_named_not_a_crash():
             ["a b c d", "e f g h"], ["a b c d", "e f g x"], [["a b c d"], []], scorer=Fake()
         )
     assert err.value.code == "E916" and "'e f g h'" in str(err.value)
+
+
+def test_an_unknown_bleu_tokenizer_is_named_by_the_metrics_too():
+    # was: SacreBLEU's KeyError from inside bleu/self_bleu (the BLEU filter checked its own)
+    from parakit.errors import ParakitError
+    from parakit.evaluate.generation import bleu, self_bleu
+
+    same = ["the cat sat on the mat all day long"]
+    with pytest.raises(ParakitError, match=r"E902.*'13A'.*13a"):
+        bleu(same, [same], tokenize="13A")
+    with pytest.raises(ParakitError, match="E902"):
+        self_bleu(same, ["a dog sat"], tokenize="spaces")
+    assert bleu(same, [same], tokenize="13a")[0] == pytest.approx(100.0)

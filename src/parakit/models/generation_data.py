@@ -25,6 +25,7 @@ from parakit.errors import Errors, GenerationDataError
 from parakit.labels import TurkuScheme
 from parakit.schema import Pair, PairSet
 from parakit.text import dedup_key, sentence_bleu
+from parakit.text.bleu import check_tokenizer
 
 #: The paper's threshold (selected on the MultiPIT-auto dev set, App. F, Fig. 7).
 DEFAULT_BLEU_THRESHOLD = 14.0
@@ -110,29 +111,10 @@ def pair_bleu(pairs: PairSet, tokenize: str = "13a", lowercase: bool = False) ->
     Raises:
         GenerationDataError: a tokenizer SacreBLEU does not know (E902) or cannot load (E903).
     """
-    _check_tokenizer(tokenize)
+    check_tokenizer(tokenize)
     return [
         sentence_bleu(p.text2, [p.text1], tokenize=tokenize, lowercase=lowercase) for p in pairs
     ]
-
-
-def _check_tokenizer(tokenize: str) -> None:
-    """Refuse a tokenizer SacreBLEU does not know or cannot load, before any pair is scored."""
-    from sacrebleu.metrics import BLEU
-
-    if tokenize not in BLEU.TOKENIZERS:
-        raise GenerationDataError(
-            Errors.E902_unknown_bleu_tokenizer.format(
-                tokenize=tokenize, choices=", ".join(BLEU.TOKENIZERS)
-            )
-        )
-    try:
-        BLEU(tokenize=tokenize)
-    except (RuntimeError, ImportError) as err:
-        reason = " ".join(str(err).split())
-        raise GenerationDataError(
-            Errors.E903_bleu_tokenizer_cannot.format(tokenize=tokenize, reason=reason)
-        ) from err
 
 
 def bleu_filter(

@@ -6,17 +6,39 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from parakit.errors import Errors, GenerationDataError
+
 
 @lru_cache(maxsize=16)
 def _metric(tokenize: str, smooth_method: str, lowercase: bool, effective_order: bool) -> Any:
+    """The SacreBLEU metric of these settings; a tokenizer SacreBLEU does not know (E902) or
+    cannot load (E903: ``ja-mecab`` without its packages) is refused before anything is scored."""
     from sacrebleu.metrics import BLEU
 
-    return BLEU(
-        tokenize=tokenize,
-        smooth_method=smooth_method,
-        lowercase=lowercase,
-        effective_order=effective_order,
-    )
+    if tokenize not in BLEU.TOKENIZERS:
+        raise GenerationDataError(
+            Errors.E902_unknown_bleu_tokenizer.format(
+                tokenize=tokenize, choices=", ".join(BLEU.TOKENIZERS)
+            )
+        )
+    try:
+        return BLEU(
+            tokenize=tokenize,
+            smooth_method=smooth_method,
+            lowercase=lowercase,
+            effective_order=effective_order,
+        )
+    except (RuntimeError, ImportError) as err:
+        reason = " ".join(str(err).split())
+        raise GenerationDataError(
+            Errors.E903_bleu_tokenizer_cannot.format(tokenize=tokenize, reason=reason)
+        ) from err
+
+
+def check_tokenizer(tokenize: str) -> None:
+    """Refuse a tokenizer SacreBLEU does not know (E902) or cannot load (E903) before anything
+    is scored (an empty input scores nothing, and would say nothing)."""
+    _metric(tokenize, "exp", False, True)
 
 
 def sentence_bleu(
