@@ -1174,6 +1174,7 @@ class Errors:
         "{wanted} negatives requested but only {n_pool} mined candidates are available; lower "
         "negatives_per_pair / n_negatives or mine more"
     )
+    E712_no_grid_rows = "the grid has no rows of method {method!r} (it ran {ran})"
     E712_noisylabelcleaner_needs_teacher = "NoisyLabelCleaner needs a teacher classifier"
     E712_number_negatives_must = "the number of negatives must be >= 0, got {wanted}"
     E712_mined_pair_positive = (

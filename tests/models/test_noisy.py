@@ -7,7 +7,7 @@ import pytest
 
 from parakit.errors import ModelError
 from parakit.models.base import make_model
-from parakit.models.noisy import NoisyLabelCleaner, noisy_label_grid, relabel
+from parakit.models.noisy import NoisyLabelCleaner, NoisyLabelResult, noisy_label_grid, relabel
 from parakit.schema import Pair, PairSet
 
 
@@ -105,3 +105,11 @@ def test_flip_multiclass_counts_only_labels_that_change():
     assert report["flipped"] == 1 and report["kept"] == 2
     assert "noisy_label" not in out[0].metadata
     assert out[1].metadata["noisy_label"] == "2"
+
+
+def test_best_of_a_method_the_grid_did_not_run_is_named():
+    # was: max() of an empty list, a bare ValueError
+    result = NoisyLabelResult(rows=[{"method": "filter", "dev_f1": 0.5}])
+    assert result.best("filter")["dev_f1"] == 0.5
+    with pytest.raises(ModelError, match=r"E712.*'flip'.*\['filter'\]"):
+        result.best("flip")

@@ -210,8 +210,15 @@ class NoisyLabelResult:
     teacher: PairClassifier | None = field(default=None, repr=False)
 
     def best(self, method: str | None = None) -> dict[str, Any]:
-        """The row with the highest development F1 (of one method, if given)."""
+        """The row with the highest development F1 (of one method, if given).
+
+        Raises:
+            ModelError: E712 a method the grid has no rows of (a typo, or one not run).
+        """
         rows = [r for r in self.rows if method is None or r["method"] == method]
+        if not rows:
+            ran = sorted({r["method"] for r in self.rows})
+            raise ModelError(Errors.E712_no_grid_rows.format(method=method, ran=ran))
         return max(rows, key=lambda r: r["dev_f1"])
 
     def to_markdown(self) -> str:
