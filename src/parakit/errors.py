@@ -738,6 +738,10 @@ class Errors:
     E501_fit_aligner_every = "cannot fit the aligner: every text is empty"
     E501_need_least_two = "need at least two distinct non-empty sentences"
     E501_need_least_two_pairs = "need at least two pairs to mine negatives from"
+    E501_no_cluster_size = (
+        "no cluster of {min_size} or more statements: of the {n} pairs, {positive} are labelled "
+        "paraphrases (the output of `identify predict`, or an annotated corpus, gives labels)"
+    )
     E501_subtitle_text = "no subtitle with text"
     E502_answer = "answer {doc_id!r} has no {key!r}"
     E502_each_manifest_line = "each manifest line needs 'path' and 'title'"

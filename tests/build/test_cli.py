@@ -201,3 +201,16 @@ def test_social_seed_and_count_tables_are_checked_naming_file_and_group(tmp_path
         ],
     )
     assert isinstance(result.exception, DataFormatError) and result.exception.field == "t"
+
+
+def test_expert_batches_of_a_corpus_without_paraphrases_says_so(tmp_path):
+    # was: "no cluster has more than --n-seeds 2 members (largest: 0)"
+    from parakit.errors import ParakitError
+
+    rows = [{"id": str(i), "text1": f"s{i}", "text2": f"t{i}", "group": "g"} for i in range(3)]
+    corpus = _jsonl(tmp_path / "c.jsonl", rows)
+    result = runner.invoke(app, ["expert-batches", str(corpus), "-o", str(tmp_path / "b.jsonl")])
+    err = result.exception
+    assert isinstance(err, ParakitError) and err.code == "E501", result.output
+    assert "of the 3 pairs, 0 are labelled paraphrases" in err.message
+    assert not (tmp_path / "b.jsonl").exists()

@@ -787,7 +787,7 @@ def expert_batches_cmd(
     the positive pairs, e.g. the output of `identify predict`), the largest of each trend or
     URL group, each seed sentence against up to --max-members other members."""
     from parakit.annotate.clusters import expert_batches, group_clusters, paraphrase_clusters
-    from parakit.errors import DataFormatError
+    from parakit.errors import DataFormatError, ParakitError
 
     pairs = read_pairs(corpus, fmt)
     found: list[Any]
@@ -802,6 +802,11 @@ def expert_batches_cmd(
         found = group_clusters(pairs, reading=reading, min_size=min_size)
     else:
         found = paraphrase_clusters(pairs, reading=reading, min_size=min_size)
+    if not found:  # say why: no paraphrase at all is not "clusters too small"
+        positive = sum(b == 1 for b in pairs.binary_labels(reading))
+        raise ParakitError(
+            Errors.E501_no_cluster_size.format(n=len(pairs), positive=positive, min_size=min_size)
+        )
     batch = expert_batches(
         found, n_seeds=n_seeds, max_members=max_members, n_clusters=clusters, seed=seed
     )
@@ -813,8 +818,6 @@ def expert_batches_cmd(
         + f"; batch from {len(sizes)}"
     )
     if not len(batch):
-        from parakit.errors import ParakitError
-
         raise ParakitError(
             Errors.E501_cluster_more_seeds.format(
                 n_seeds=n_seeds, max_sizes_default_0=max(sizes, default=0)
