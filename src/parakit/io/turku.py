@@ -397,21 +397,11 @@ def write_turku(
             indent=4,
             allow_nan=False,
         )
-        documents = (
-            json.dumps(
-                {d: pairs.documents[d].text for d in sorted(used)},
-                ensure_ascii=False,
-                indent=4,
-                allow_nan=False,
-            )
-            if used
-            else None
-        )
     except (TypeError, ValueError) as err:
         raise DataFormatError(
             Errors.E120_value_written_json.format(err=str(err)[:200]), path=target
         ) from None
-    if documents is None:
+    if not used:
         with atomic_files([target]) as (handle,):
             handle.write(items + "\n")
         return target, None
@@ -420,21 +410,19 @@ def write_turku(
         if texts is not None
         else target.with_name(f"{target.stem.split('-')[0]}-texts.json.gz")
     )
-    shared = _shared_documents(target, texts_path)
-    if shared:  # other pair files read this texts file: their documents stay in it
-        for doc_id, (text, other) in shared.items():
-            if doc_id in used and pairs.documents[doc_id].text != text:
-                raise DataFormatError(
-                    Errors.E120_texts_file_shared.format(
-                        doc_id=doc_id, texts=texts_path, other=other.name
-                    ),
-                    path=target,
-                )
-        merged = {d: t for d, (t, _) in shared.items()}
-        merged.update((d, pairs.documents[d].text) for d in used)
-        documents = json.dumps(dict(sorted(merged.items())), ensure_ascii=False, indent=4)
+    documents = {d: pairs.documents[d].text for d in used}
+    # other pair files that read this texts file keep their documents in it, unchanged
+    for doc_id, (text, other) in _shared_documents(target, texts_path).items():
+        if documents.setdefault(doc_id, text) != text:
+            raise DataFormatError(
+                Errors.E120_texts_file_shared.format(
+                    doc_id=doc_id, texts=texts_path, other=other.name
+                ),
+                path=target,
+            )
+    texts_json = json.dumps(dict(sorted(documents.items())), ensure_ascii=False, indent=4)
     with atomic_files([texts_path, target]) as (texts_handle, handle):
-        texts_handle.write(documents)
+        texts_handle.write(texts_json)
         handle.write(items + "\n")
     return target, texts_path
 
