@@ -439,7 +439,7 @@ def evaluate_classifier(
         if proba is None:
             paraphrase = model.paraphrase_proba(pairs, reading=reading)
         else:
-            paraphrase = proba[:, model.positive_mask(reading)].sum(axis=1)
+            paraphrase = model.paraphrase_of(proba, reading)
         gold = [binary_truth[i] for i in keep]
         report.threshold_sweep = threshold_sweep(gold, paraphrase[keep])
         report.calibration = calibration(gold, paraphrase[keep], n_bins)

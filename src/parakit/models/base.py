@@ -309,7 +309,7 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
         ``metadata["prediction"]`` holds ``proba`` (class -> probability) and ``p_paraphrase``
         (under ``reading``), rounded to 6 decimals; the set takes the model's scheme."""
         labels, proba = self.predict_with_proba(pairs)
-        p_paraphrase = proba[:, self.positive_mask(reading)].sum(axis=1)
+        p_paraphrase = self.paraphrase_of(proba, reading)
         out = []
         for pair, label, row, p in zip(pairs, labels, proba, p_paraphrase, strict=True):
             metadata = dict(pair.metadata)
@@ -338,7 +338,11 @@ class PairClassifier(ClassifierMixin, Estimator, ABC):
     ) -> np.ndarray:
         """P(paraphrase) per pair: the summed probability of the classes whose binary reading
         (in the training scheme, e.g. Turku loose/strict) is 1. For re-ranking and mining."""
-        proba = self.predict_proba(X, texts2)
+        return self.paraphrase_of(self.predict_proba(X, texts2), reading)
+
+    def paraphrase_of(self, proba: np.ndarray, reading: str | None = None) -> np.ndarray:
+        """P(paraphrase) per row of ``proba`` (:meth:`predict_proba`'s output): the summed
+        probability of the classes that are paraphrases under ``reading``."""
         return proba[:, self.positive_mask(reading)].sum(axis=1)
 
     def positive_mask(self, reading: str | None = None) -> np.ndarray:
