@@ -8,7 +8,7 @@ from the whole candidate set, and their precision is estimated on the annotated 
 Example:
     >>> import numpy as np
     >>> tiles = TileAnalysis().fit([0.05, 0.9, 0.92], [0.9, 0.1, 0.05], ["1", "4", "2"])
-    >>> int(tiles.counts_.values.sum()), float(tiles.density_.iloc[4, 0])
+    >>> int(tiles.counts_.values.sum()), float(tiles.density_.iloc[0, 0])  # top row: high lex
     (3, 50.0)
 """
 
@@ -51,6 +51,15 @@ def _array(values: Any, name: str) -> np.ndarray:
     if np.isnan(array).any() or (array < 0).any() or (array > 1).any():
         raise MineError(Errors.E805_must_lie_without.format(name=name))
     return array
+
+
+def _edge_decimals(bins: int) -> int:
+    """As few decimals as label the tile edges ``i / bins`` exactly, 1 to 3: 0.2 (5 bins),
+    0.25 (4), 0.05 (20); 3 where none is exact (3 bins)."""
+    for digits in (1, 2):
+        if all(round(i / bins, digits) * bins == i for i in range(bins + 1)):
+            return digits
+    return 3
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -114,14 +123,10 @@ class TileAnalysis:
         negs = np.zeros((self.bins, self.bins), dtype=int)
         np.add.at(counts, (rows, cols), 1)
         np.add.at(negs, (rows, cols), negative[known].astype(int))
-        # as few decimals as tell the edges apart exactly (0.2, 0.25, 0.05), at least one
-        digits = next(
-            (d for d in range(1, 4) if all(round(i / self.bins, d) * self.bins == i
-                                           for i in range(self.bins + 1))),
-            3,
-        )  # fmt: skip
-        edges = [f"{i / self.bins:.{digits}f}–{(i + 1) / self.bins:.{digits}f}"
-                 for i in range(self.bins)]  # fmt: skip
+        digits = _edge_decimals(self.bins)
+        edges = [
+            f"{i / self.bins:.{digits}f}–{(i + 1) / self.bins:.{digits}f}" for i in range(self.bins)
+        ]
         index = pd.Index(edges[::-1], name="lexical similarity")
         columns = pd.Index(edges, name="negative confidence")
         self.counts_ = pd.DataFrame(counts[::-1], index=index, columns=columns)
@@ -322,9 +327,9 @@ def read_confidences(
     path: str | Path, pairs: PairSet, against: str | Path | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``neg_conf`` and ``pos_conf`` columns of a scores CSV with one row per pair of
-    ``pairs`` (the file ``against`` names them in errors); where the file has
-    ``id``/``text1``/``text2`` columns (:func:`write_confidences` writes them), each row must
-    name its pair.
+    ``pairs`` (errors name them as ``against``: their file; default the set's name); where the
+    file has ``id``/``text1``/``text2`` columns (:func:`write_confidences` writes them), each
+    row must name its pair.
 
     Raises:
         MineError: E805 not a CSV, other columns or row count, a cell that is no confidence in
@@ -335,6 +340,7 @@ def read_confidences(
 
     from parakit.io.validate import Where, check_joined_texts, number_text
 
+    against = against if against is not None else pairs.name or "the pairs"
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (ValueError, pd.errors.ParserError) as err:
