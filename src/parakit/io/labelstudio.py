@@ -329,7 +329,7 @@ def labeling_config(
     :func:`read_label_studio` reads them.
 
     Example:
-        >>> print(labeling_config("binary", comment=False))
+        >>> print(labeling_config("binary", comment=False), end="")
         <View>
           <Header value="Text 1"/>
           <Text name="text1" value="$text1"/>
