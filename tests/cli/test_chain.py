@@ -247,6 +247,19 @@ def test_life_cycle_through_the_cli(tmp_path, opus_sample, tiny_model, run, mine
         tmp_path / "mt-model",
     )
     assert (tmp_path / "tiles" / "tiles.png").exists()
+    # its scores.csv is the --scores of another run (other rules on the same scores)
+    run("mine", "tiles", tmp_path / "annotated-sim.jsonl", "-o", tmp_path / "tiles-again",
+        "--scores", tmp_path / "tiles" / "scores.csv")  # fmt: skip
+    first, again = (
+        json.loads((tmp_path / folder / "selection.json").read_text())
+        for folder in ("tiles", "tiles-again")
+    )
+    assert {k: v for k, v in again.items() if k != "scores"} == {
+        k: v for k, v in first.items() if k != "scores"
+    }
+    assert (tmp_path / "tiles-again" / "tiles.md").read_text() == (
+        tmp_path / "tiles" / "tiles.md"
+    ).read_text()
 
     # T16: the rules of `mine tiles` on all mined candidates; the safe negatives retrain
     mined = tmp_path / "mined-mt-model.jsonl"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from parakit.cli import main
-from parakit.errors import MineError
+from parakit.errors import MineError, ParakitError
 from parakit.io import read, write
 from parakit.mine.tiles import SelectionRules, candidate_lex_similarity, select_pairs
 from parakit.schema import Pair, PairSet
@@ -111,3 +111,18 @@ def test_mine_select_refuses_positives_onto_its_negatives(tmp_path, capsys):
     # was: exit 0, the positives written over the negatives
     assert main([*argv, "--positives", str(tmp_path / "." / "safe.jsonl")]) == 2
     assert "--positives" in capsys.readouterr().err and not out.exists()
+
+
+def test_scores_written_by_tiles_read_back_for_their_pairs_only(tmp_path):
+    from parakit.mine.tiles import read_confidences, write_confidences
+
+    pairs = _candidates()
+    neg = np.array([0.9, 0.5, 0.1, 0.0, 1.0])
+    pos = np.array([0.0, 0.25, 0.9991234, 0.5, 0.125])
+    path = write_confidences(tmp_path / "scores.csv", pairs, neg, pos)
+    back_neg, back_pos = read_confidences(path, pairs, "mined.jsonl")
+    assert back_neg.tolist() == neg.tolist()
+    assert back_pos.tolist() == [0.0, 0.25, 0.999123, 0.5, 0.125]  # six decimals
+    other = PairSet([pairs[1], pairs[0], *pairs[2:]])
+    with pytest.raises(ParakitError, match=r"E140.*line 2, field 'id'.*the pairs"):
+        read_confidences(path, other)
